@@ -1,0 +1,298 @@
+#include "oneflow_sbp/placement.h"
+
+#include <algorithm>
+
+#include "absl/hash/hash.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "oneflow_sbp/check.h"
+
+namespace oneflow_sbp {
+
+absl::string_view DeviceTypeName(DeviceType type) {
+  return type == DeviceType::kCpu ? "cpu" : "cuda";
+}
+
+absl::StatusOr<DeviceType> ParseDeviceType(absl::string_view text) {
+  const std::string t = absl::AsciiStrToLower(absl::StripAsciiWhitespace(text));
+  if (t == "cpu") return DeviceType::kCpu;
+  if (t == "cuda" || t == "gpu") return DeviceType::kCuda;
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown device type '", text, "': expected cpu or cuda"));
+}
+
+Placement::Placement() {
+  static const std::shared_ptr<const Rep>* const kDefault = [] {
+    absl::StatusOr<Placement> p = Make(DeviceType::kCpu, {0}, {});
+    OFS_CHECK(p.ok());
+    return new std::shared_ptr<const Rep>(p->rep_);
+  }();
+  rep_ = *kDefault;
+}
+
+absl::StatusOr<Placement> Placement::Make(DeviceType type,
+                                          absl::Span<const int64_t> ranks,
+                                          absl::Span<const int64_t> hierarchy) {
+  if (ranks.empty()) {
+    return absl::InvalidArgumentError("placement has no ranks");
+  }
+  if (static_cast<int64_t>(ranks.size()) > kMaxParallelNum) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "placement has ", ranks.size(), " ranks; at most ", kMaxParallelNum,
+        " are supported"));
+  }
+  auto rep = std::make_shared<Rep>();
+  rep->device_type = type;
+  rep->ranks.assign(ranks.begin(), ranks.end());
+  std::sort(rep->ranks.begin(), rep->ranks.end());
+  for (size_t i = 0; i < rep->ranks.size(); ++i) {
+    if (rep->ranks[i] < 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("placement rank ", rep->ranks[i], " is negative"));
+    }
+    if (i > 0 && rep->ranks[i] == rep->ranks[i - 1]) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "placement lists rank ", rep->ranks[i], " more than once"));
+    }
+  }
+  const int64_t n = static_cast<int64_t>(rep->ranks.size());
+  if (hierarchy.empty()) {
+    rep->hierarchy.push_back(n);
+  } else {
+    if (hierarchy.size() > NdSbp::kMaxAxes) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "hierarchy [", absl::StrJoin(hierarchy, ","), "] has ",
+          hierarchy.size(), " axes; at most ", NdSbp::kMaxAxes,
+          " are supported"));
+    }
+    int64_t product = 1;
+    for (int64_t h : hierarchy) {
+      if (h < 1) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("hierarchy [", absl::StrJoin(hierarchy, ","),
+                         "] has extent ", h, "; every extent must be >= 1"));
+      }
+      product = product > n ? product : product * h;  // saturates above n
+      rep->hierarchy.push_back(h);
+    }
+    if (product != n) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "hierarchy [", absl::StrJoin(hierarchy, ","), "] holds ",
+          product > n ? "more than " : "", product > n ? n : product,
+          " devices but the placement lists ", n, " ranks"));
+    }
+  }
+  rep->strides.resize(rep->hierarchy.size());
+  int64_t stride = 1;
+  for (int i = static_cast<int>(rep->hierarchy.size()) - 1; i >= 0; --i) {
+    rep->strides[i] = stride;
+    stride *= rep->hierarchy[i];
+  }
+  rep->hash = absl::HashOf(static_cast<int>(type), rep->ranks, rep->hierarchy);
+  return Placement(std::move(rep));
+}
+
+absl::StatusOr<Placement> Placement::Parse(absl::string_view text) {
+  absl::string_view body = absl::StripAsciiWhitespace(text);
+  if (body.empty()) {
+    return absl::InvalidArgumentError(
+        "empty placement: expected e.g. cpu:0-3 or cuda:0-7 [2,4]");
+  }
+  const size_t colon = body.find(':');
+  if (colon == absl::string_view::npos) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "malformed placement '", text,
+        "': expected <device>:<ranks>[ [hierarchy]], e.g. cpu:0-3 [2,2]"));
+  }
+  absl::StatusOr<DeviceType> type = ParseDeviceType(body.substr(0, colon));
+  if (!type.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "malformed placement '", text, "': ", type.status().message()));
+  }
+  absl::string_view rest = body.substr(colon + 1);
+  absl::string_view rank_text = rest;
+  absl::string_view hierarchy_text;
+  const size_t bracket = rest.find('[');
+  if (bracket != absl::string_view::npos) {
+    rank_text = rest.substr(0, bracket);
+    hierarchy_text = rest.substr(bracket + 1);
+    if (!absl::ConsumeSuffix(&hierarchy_text, "]")) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "malformed placement '", text, "': hierarchy lacks a closing ']'"));
+    }
+  }
+  rank_text = absl::StripAsciiWhitespace(rank_text);
+  if (rank_text.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("malformed placement '", text, "': no ranks after ':'"));
+  }
+  auto parse_int = [&](absl::string_view s, int64_t* out) -> absl::Status {
+    s = absl::StripAsciiWhitespace(s);
+    bool digits = !s.empty() && s.size() <= 12;
+    for (char c : s) digits = digits && absl::ascii_isdigit(c);
+    if (!digits || !absl::SimpleAtoi(s, out)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "malformed placement '", text, "': '", s,
+          "' is not a non-negative integer"));
+    }
+    return absl::OkStatus();
+  };
+  std::vector<int64_t> ranks;
+  for (absl::string_view item : absl::StrSplit(rank_text, ',')) {
+    std::vector<absl::string_view> ends = absl::StrSplit(item, '-');
+    if (ends.size() > 2) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "malformed placement '", text, "': bad rank range '", item, "'"));
+    }
+    int64_t lo = 0;
+    int64_t hi = 0;
+    absl::Status s = parse_int(ends[0], &lo);
+    if (!s.ok()) return s;
+    hi = lo;
+    if (ends.size() == 2) {
+      s = parse_int(ends[1], &hi);
+      if (!s.ok()) return s;
+      if (hi < lo) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "malformed placement '", text, "': rank range '", item,
+            "' runs backwards"));
+      }
+    }
+    if (hi - lo + 1 + static_cast<int64_t>(ranks.size()) > kMaxParallelNum) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "placement '", text, "' has more than ", kMaxParallelNum, " ranks"));
+    }
+    for (int64_t r = lo; r <= hi; ++r) ranks.push_back(r);
+  }
+  std::vector<int64_t> hierarchy;
+  if (bracket != absl::string_view::npos) {
+    for (absl::string_view item : absl::StrSplit(hierarchy_text, ',')) {
+      int64_t h = 0;
+      absl::Status s = parse_int(item, &h);
+      if (!s.ok()) return s;
+      hierarchy.push_back(h);
+    }
+  }
+  absl::StatusOr<Placement> placement = Make(*type, ranks, hierarchy);
+  if (!placement.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "bad placement '", text, "': ", placement.status().message()));
+  }
+  return placement;
+}
+
+int64_t Placement::RankOf(int64_t parallel_id) const {
+  OFS_CHECK(parallel_id >= 0 && parallel_id < parallel_num()) << parallel_id;
+  return rep_->ranks[parallel_id];
+}
+
+absl::StatusOr<int64_t> Placement::ParallelIdOf(int64_t rank) const {
+  auto it = std::lower_bound(rep_->ranks.begin(), rep_->ranks.end(), rank);
+  if (it == rep_->ranks.end() || *it != rank) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("rank ", rank, " is not in placement ", ToString()));
+  }
+  return it - rep_->ranks.begin();
+}
+
+MeshCoord Placement::CoordinateOf(int64_t parallel_id) const {
+  OFS_CHECK(parallel_id >= 0 && parallel_id < parallel_num()) << parallel_id;
+  MeshCoord coord(rep_->hierarchy.size());
+  for (size_t i = 0; i < coord.size(); ++i) {
+    coord[i] = (parallel_id / rep_->strides[i]) % rep_->hierarchy[i];
+  }
+  return coord;
+}
+
+int64_t Placement::ParallelIdAt(absl::Span<const int64_t> coord) const {
+  OFS_CHECK(coord.size() == rep_->hierarchy.size()) << coord.size();
+  int64_t id = 0;
+  for (size_t i = 0; i < coord.size(); ++i) {
+    OFS_CHECK(coord[i] >= 0 && coord[i] < rep_->hierarchy[i]) << coord[i];
+    id += coord[i] * rep_->strides[i];
+  }
+  return id;
+}
+
+std::vector<int64_t> Placement::SubGroup(int64_t parallel_id,
+                                         MeshAxisMask axes) const {
+  const MeshCoord base = CoordinateOf(parallel_id);
+  // Enumerate the free axes row-major (last free axis fastest), which keeps
+  // the result ascending.
+  std::vector<int> free_axes;
+  int64_t count = 1;
+  for (int i = 0; i < num_axes(); ++i) {
+    if (axes & AxisBit(i)) {
+      free_axes.push_back(i);
+      count *= rep_->hierarchy[i];
+    }
+  }
+  std::vector<int64_t> group;
+  group.reserve(count);
+  MeshCoord coord = base;
+  for (int a : free_axes) coord[a] = 0;
+  for (int64_t k = 0; k < count; ++k) {
+    group.push_back(ParallelIdAt(coord));
+    for (int j = static_cast<int>(free_axes.size()) - 1; j >= 0; --j) {
+      const int a = free_axes[j];
+      if (++coord[a] < rep_->hierarchy[a]) break;
+      coord[a] = 0;
+    }
+  }
+  return group;
+}
+
+std::vector<std::vector<int64_t>> Placement::SubGroups(MeshAxisMask axes) const {
+  std::vector<std::vector<int64_t>> groups;
+  std::vector<bool> seen(parallel_num(), false);
+  for (int64_t id = 0; id < parallel_num(); ++id) {
+    if (seen[id]) continue;
+    groups.push_back(SubGroup(id, axes));
+    for (int64_t member : groups.back()) seen[member] = true;
+  }
+  return groups;
+}
+
+bool Placement::EqualsIgnoringHierarchy(const Placement& other) const {
+  return rep_ == other.rep_ || (rep_->device_type == other.rep_->device_type &&
+                                rep_->ranks == other.rep_->ranks);
+}
+
+std::string Placement::RanksToString() const {
+  std::string out;
+  const std::vector<int64_t>& r = rep_->ranks;
+  for (size_t i = 0; i < r.size();) {
+    size_t j = i;
+    while (j + 1 < r.size() && r[j + 1] == r[j] + 1) ++j;
+    if (!out.empty()) out += ",";
+    if (j == i) {
+      absl::StrAppend(&out, r[i]);
+    } else {
+      absl::StrAppend(&out, r[i], "-", r[j]);
+    }
+    i = j + 1;
+  }
+  return out;
+}
+
+std::string Placement::ToString() const {
+  std::string out = absl::StrCat(DeviceTypeName(rep_->device_type), ":",
+                                 RanksToString());
+  if (rep_->hierarchy.size() >= 2) {
+    absl::StrAppend(&out, " [", absl::StrJoin(rep_->hierarchy, ","), "]");
+  }
+  return out;
+}
+
+bool operator==(const Placement& a, const Placement& b) {
+  if (a.rep_ == b.rep_) return true;
+  return a.rep_->hash == b.rep_->hash &&
+         a.rep_->device_type == b.rep_->device_type &&
+         a.rep_->ranks == b.rep_->ranks && a.rep_->hierarchy == b.rep_->hierarchy;
+}
+
+}  // namespace oneflow_sbp

@@ -1,0 +1,72 @@
+#include "oneflow_sbp/proto_io.h"
+
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "google/protobuf/io/tokenizer.h"
+#include "google/protobuf/text_format.h"
+#include "google/protobuf/util/json_util.h"
+#include "oneflow_sbp/check.h"
+
+namespace oneflow_sbp {
+namespace {
+
+class CollectingErrors : public google::protobuf::io::ErrorCollector {
+ public:
+  void AddError(int line, google::protobuf::io::ColumnNumber column,
+                const std::string& message) override {
+    errors_.push_back(absl::StrCat("line ", line + 1, " column ", column + 1,
+                                   ": ", message));
+  }
+  std::string Joined() const { return absl::StrJoin(errors_, "; "); }
+
+ private:
+  std::vector<std::string> errors_;
+};
+
+}  // namespace
+
+std::string ToJson(const google::protobuf::Message& message, bool pretty) {
+  google::protobuf::util::JsonPrintOptions options;
+  options.preserve_proto_field_names = true;
+  options.add_whitespace = pretty;
+  std::string out;
+  const auto status =
+      google::protobuf::util::MessageToJsonString(message, &out, options);
+  OFS_CHECK(status.ok()) << status.ToString();
+  if (!out.empty() && out.back() == '\n') out.pop_back();
+  return out;
+}
+
+absl::Status FromJson(absl::string_view json, google::protobuf::Message* message) {
+  google::protobuf::util::JsonParseOptions options;
+  const auto status = google::protobuf::util::JsonStringToMessage(
+      std::string(json), message, options);
+  if (!status.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "malformed JSON for ", message->GetTypeName(), ": ",
+        std::string(status.message())));
+  }
+  return absl::OkStatus();
+}
+
+std::string ToTextProto(const google::protobuf::Message& message) {
+  std::string out;
+  google::protobuf::TextFormat::PrintToString(message, &out);
+  return out;
+}
+
+absl::Status FromTextProto(absl::string_view text,
+                           google::protobuf::Message* message) {
+  CollectingErrors errors;
+  google::protobuf::TextFormat::Parser parser;
+  parser.RecordErrorsTo(&errors);
+  if (!parser.ParseFromString(std::string(text), message)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "malformed text proto for ", message->GetTypeName(), ": ", errors.Joined()));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace oneflow_sbp

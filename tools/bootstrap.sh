@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Installs exactly the Debian 12 packages the oneflow_sbp build needs.
+# Idempotent: packages already present are left alone, and nothing is fetched
+# when everything is installed. Needs root (or sudo) only when installing.
+set -euo pipefail
+
+packages=(
+  bazel-bootstrap     # Bazel 4.2.3 (WORKSPACE mode)
+  bazel-rules-java    # local stand-in for @rules_java (see WORKSPACE)
+  g++
+  protobuf-compiler   # protoc 3.21
+  libprotobuf-dev     # libprotobuf 3.21
+  libabsl-dev         # Abseil 20220623
+  libgtest-dev        # GoogleTest 1.12
+  libgmock-dev
+  libbenchmark-dev    # Google Benchmark 1.7
+  libeigen3-dev       # Eigen 3.4
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "bootstrap: all ${#packages[@]} packages present"
+  exit 0
+fi
+
+echo "bootstrap: installing ${missing[*]}"
+sudo_cmd=()
+if [ "$(id -u)" -ne 0 ]; then sudo_cmd=(sudo); fi
+export DEBIAN_FRONTEND=noninteractive
+"${sudo_cmd[@]}" apt-get update -qq
+"${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+echo "bootstrap: done"
