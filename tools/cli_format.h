@@ -1,0 +1,41 @@
+// Output formats and input decoding shared by the `sbp` subcommands.
+//
+// Every subcommand produces a result message and a human text rendering;
+// --format picks one: text (default), json (proto field names), textproto,
+// plus command-specific formats (table, dot) handled by the command.
+// Values on the command line may be written in the compact form
+// ("(S(0), B)", "cpu:0-3 [2,2]") or as the proto message in JSON ("{...}")
+// or text format; DecodeNdSbp and DecodePlacement accept all three.
+#ifndef TOOLS_CLI_FORMAT_H_
+#define TOOLS_CLI_FORMAT_H_
+
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "google/protobuf/message.h"
+#include "oneflow_sbp/nd_sbp.h"
+#include "oneflow_sbp/placement.h"
+
+namespace oneflow_sbp::cli {
+
+enum class OutputFormat { kText, kJson, kTextProto, kTable, kDot };
+
+// "text", "json", "textproto", "table", "dot". `allowed` lists the formats
+// the command supports, e.g. "text|json|textproto"; others are errors that
+// say which formats the command has.
+absl::StatusOr<OutputFormat> ParseOutputFormat(absl::string_view text,
+                                               absl::string_view allowed);
+
+// Renders `message` for kJson (pretty) and kTextProto; `text` for kText.
+std::string Render(OutputFormat format, const google::protobuf::Message& message,
+                   const std::string& text);
+
+// Compact string, JSON object ("{...}") or text-format NdSbp message.
+absl::StatusOr<NdSbp> DecodeNdSbp(absl::string_view text);
+// Compact string, JSON object or text-format ParallelConf message.
+absl::StatusOr<Placement> DecodePlacement(absl::string_view text);
+
+}  // namespace oneflow_sbp::cli
+
+#endif  // TOOLS_CLI_FORMAT_H_

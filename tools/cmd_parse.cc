@@ -1,0 +1,101 @@
+#include "tools/cmd_parse.h"
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "oneflow_sbp/data_type.h"
+#include "oneflow_sbp/proto_convert.h"
+#include "oneflow_sbp/shape.h"
+#include "proto/sbp_tool.pb.h"
+#include "tools/cli_format.h"
+
+namespace oneflow_sbp::cli {
+namespace {
+
+enum class Kind { kNdSbp, kPlacement, kShape, kDType };
+
+Kind Classify(absl::string_view value) {
+  const absl::string_view v = absl::StripAsciiWhitespace(value);
+  if (ParseDataType(v).ok()) return Kind::kDType;
+  if (!v.empty() && (absl::ascii_isdigit(v[0]) || v[0] == '[')) return Kind::kShape;
+  if (absl::StrContains(v, "device_tag") || absl::StrContains(v, "device_name")) {
+    return Kind::kPlacement;
+  }
+  const size_t colon = v.find(':');
+  if (colon != absl::string_view::npos && !absl::StrContains(v, "sbp_parallel")) {
+    return Kind::kPlacement;
+  }
+  return Kind::kNdSbp;
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> RunParse(const ParseOptions& options) {
+  absl::StatusOr<OutputFormat> format =
+      ParseOutputFormat(options.format, "text|json|textproto");
+  if (!format.ok()) return format.status();
+
+  ParseOptions o = options;
+  for (const std::string& value : options.positional) {
+    switch (Classify(value)) {
+      case Kind::kNdSbp: o.nd_sbp = value; break;
+      case Kind::kPlacement: o.placement = value; break;
+      case Kind::kShape: o.shape = value; break;
+      case Kind::kDType: o.dtype = value; break;
+    }
+  }
+  if (!o.sbp && !o.nd_sbp && !o.placement && !o.shape && !o.dtype) {
+    return absl::InvalidArgumentError(
+        "nothing to parse: give --sbp, --nd_sbp, --placement, --shape, --dtype "
+        "or a value, e.g. sbp parse '(S(0), B)' 'cuda:0-7 [2,4]'");
+  }
+
+  oneflow::ParsedValues result;
+  std::string text;
+  if (o.sbp) {
+    absl::StatusOr<SbpParallel> sbp = SbpParallel::Parse(*o.sbp);
+    if (!sbp.ok()) return sbp.status();
+    *result.mutable_sbp() = ToProto(*sbp);
+    result.set_sbp_str(sbp->ToString());
+    absl::StrAppend(&text, "sbp:       ", sbp->ToString(), "\n");
+  }
+  if (o.nd_sbp) {
+    absl::StatusOr<NdSbp> nd = DecodeNdSbp(*o.nd_sbp);
+    if (!nd.ok()) return nd.status();
+    *result.mutable_nd_sbp() = ToProto(*nd);
+    result.set_nd_sbp_str(nd->ToString());
+    absl::StrAppend(&text, "nd_sbp:    ", nd->ToString(), "   (long form ",
+                    nd->ToLongString(), ", ", nd->size(), nd->size() == 1 ? " mesh axis" : " mesh axes", ")\n");
+  }
+  if (o.placement) {
+    absl::StatusOr<Placement> p = DecodePlacement(*o.placement);
+    if (!p.ok()) return p.status();
+    *result.mutable_parallel_conf() = ToProto(*p);
+    result.set_placement_str(p->ToString());
+    std::string hierarchy;
+    for (int i = 0; i < p->num_axes(); ++i) {
+      absl::StrAppend(&hierarchy, i ? "," : "", p->hierarchy()[i]);
+    }
+    absl::StrAppend(&text, "placement: ", p->ToString(), "   (", p->parallel_num(),
+                    " ranks, hierarchy [", hierarchy, "])\n");
+  }
+  if (o.shape) {
+    absl::StatusOr<Shape> s = Shape::Parse(*o.shape);
+    if (!s.ok()) return s.status();
+    *result.mutable_shape() = ToProto(*s);
+    result.set_shape_str(s->ToString());
+    absl::StrAppend(&text, "shape:     ", s->ToString(), "   (rank ", s->rank(),
+                    ", ", s->elem_cnt(), " elements)\n");
+  }
+  if (o.dtype) {
+    absl::StatusOr<DataType> d = ParseDataType(*o.dtype);
+    if (!d.ok()) return d.status();
+    result.set_data_type(ToProto(*d));
+    result.set_data_type_str(std::string(DataTypeName(*d)));
+    absl::StrAppend(&text, "dtype:     ", DataTypeName(*d), "   (", ByteSizeOf(*d),
+                    " bytes)\n");
+  }
+  return Render(*format, result, text);
+}
+
+}  // namespace oneflow_sbp::cli
