@@ -1,0 +1,45 @@
+// What an op's N-D candidate hook sees (SPEC.md §3 step 3): the op call,
+// logical descs, the hierarchy, and the direct-product candidate list,
+// which it may edit (only reshape-class ops do, appending their N-D
+// enumeration and removing unsplittable outputs).
+#ifndef ONEFLOW_SBP_ND_CANDIDATE_CONTEXT_H_
+#define ONEFLOW_SBP_ND_CANDIDATE_CONTEXT_H_
+
+#include <vector>
+
+#include "absl/types/span.h"
+#include "oneflow_sbp/op_call.h"
+#include "oneflow_sbp/sbp_signature.h"
+#include "oneflow_sbp/tensor_desc.h"
+
+namespace oneflow_sbp {
+
+class NdCandidateContext {
+ public:
+  NdCandidateContext(const OpCall& call, absl::Span<const TensorDesc> input_descs,
+                     absl::Span<const TensorDesc> output_descs,
+                     absl::Span<const int64_t> hierarchy,
+                     std::vector<NdSbpSignature>* candidates)
+      : call_(call),
+        input_descs_(input_descs),
+        output_descs_(output_descs),
+        hierarchy_(hierarchy),
+        candidates_(candidates) {}
+
+  const OpCall& op() const { return call_; }
+  absl::Span<const TensorDesc> input_descs() const { return input_descs_; }
+  absl::Span<const TensorDesc> output_descs() const { return output_descs_; }
+  absl::Span<const int64_t> hierarchy() const { return hierarchy_; }
+  std::vector<NdSbpSignature>& candidates() { return *candidates_; }
+
+ private:
+  const OpCall& call_;
+  absl::Span<const TensorDesc> input_descs_;
+  absl::Span<const TensorDesc> output_descs_;
+  absl::Span<const int64_t> hierarchy_;
+  std::vector<NdSbpSignature>* candidates_;
+};
+
+}  // namespace oneflow_sbp
+
+#endif  // ONEFLOW_SBP_ND_CANDIDATE_CONTEXT_H_

@@ -1,0 +1,262 @@
+#include "oneflow_sbp/op_call.h"
+
+#include "absl/hash/hash.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "oneflow_sbp/check.h"
+
+namespace oneflow_sbp {
+
+absl::StatusOr<std::vector<int>> OpCall::DeduceInputCounts(const OpDef& def,
+                                                           int num_inputs) {
+  const std::vector<ArgDef>& args = def.inputs();
+  std::vector<int> counts(args.size(), 0);
+  int required = 0;
+  int variadic = -1;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i].variadic) variadic = static_cast<int>(i);
+    if (!args[i].optional) {
+      counts[i] = 1;
+      ++required;
+    }
+  }
+  int left = num_inputs - required;
+  if (left < 0) {
+    std::vector<std::string> names;
+    for (const ArgDef& a : args) {
+      if (!a.optional) names.push_back(a.name);
+    }
+    return absl::InvalidArgumentError(absl::StrCat(
+        def.type_name(), " takes at least ", required, " input",
+        required == 1 ? "" : "s", " (", absl::StrJoin(names, ", "), "); got ",
+        num_inputs));
+  }
+  for (size_t i = 0; i < args.size() && left > 0; ++i) {
+    if (args[i].optional && !args[i].variadic) {
+      counts[i] = 1;
+      --left;
+    }
+  }
+  if (left > 0) {
+    if (variadic < 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          def.type_name(), " takes at most ", num_inputs - left, " inputs; got ",
+          num_inputs));
+    }
+    counts[variadic] += left;
+  }
+  return counts;
+}
+
+absl::StatusOr<std::shared_ptr<const OpCall>> OpCall::Make(
+    std::shared_ptr<const OpDef> def, std::vector<int> input_counts,
+    const AttrMap& attrs) {
+  OFS_CHECK(def != nullptr);
+  const std::string& op = def->type_name();
+  if (input_counts.size() != def->inputs().size()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        op, ": ", input_counts.size(), " input counts for ", def->inputs().size(),
+        " declared input args"));
+  }
+  for (size_t i = 0; i < input_counts.size(); ++i) {
+    const ArgDef& a = def->inputs()[i];
+    const int c = input_counts[i];
+    if (c < 0 || (c == 0 && !a.optional) || (c > 1 && !a.variadic)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          op, ": input '", a.name, "' cannot have ", c, " blobs",
+          a.variadic ? "" : " (not variadic)"));
+    }
+  }
+  auto call = std::shared_ptr<OpCall>(new OpCall());
+  call->def_ = def;
+  call->input_counts_ = std::move(input_counts);
+
+  for (const auto& [name, value] : attrs.entries()) {
+    const AttrDef* decl = def->FindAttr(name);
+    if (decl == nullptr) {
+      std::vector<std::string> known;
+      for (const AttrDef& a : def->attrs()) known.push_back(a.name);
+      return absl::InvalidArgumentError(absl::StrCat(
+          op, ": unknown attribute '", name, "'",
+          known.empty() ? "; the op has no attributes"
+                        : absl::StrCat("; known: ", absl::StrJoin(known, ", "))));
+    }
+    if (value.type() == decl->type) {
+      call->attrs_.Set(name, value);
+    } else if (decl->type == AttrType::kFloat && value.type() == AttrType::kInt) {
+      call->attrs_.Set(name, AttrValue(static_cast<double>(value.i())));
+    } else {
+      return absl::InvalidArgumentError(absl::StrCat(
+          op, ": attribute '", name, "' is ", AttrTypeName(decl->type), ", got ",
+          AttrTypeName(value.type()), " '", value.ToString(), "'"));
+    }
+  }
+  for (const AttrDef& a : def->attrs()) {
+    if (call->attrs_.Find(a.name) != nullptr) continue;
+    if (!a.default_value) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          op, ": required attribute '", a.name, "' (", AttrTypeName(a.type),
+          ") is missing"));
+    }
+    call->attrs_.Set(a.name, *a.default_value);
+  }
+
+  if (def->output_arity_fn()) {
+    absl::StatusOr<std::vector<int>> counts =
+        def->output_arity_fn()(call->attrs_, call->input_counts_);
+    if (!counts.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(op, ": ", counts.status().message()));
+    }
+    if (counts->size() != def->outputs().size()) {
+      return absl::InternalError(absl::StrCat(
+          op, ": output arity function gave ", counts->size(), " counts for ",
+          def->outputs().size(), " output args"));
+    }
+    for (size_t i = 0; i < counts->size(); ++i) {
+      if ((*counts)[i] < 1 || ((*counts)[i] > 1 && !def->outputs()[i].variadic)) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            op, ": output '", def->outputs()[i].name, "' cannot have ",
+            (*counts)[i], " blobs"));
+      }
+    }
+    call->output_counts_ = *std::move(counts);
+  } else {
+    call->output_counts_.assign(def->outputs().size(), 1);
+  }
+
+  for (int is_input = 1; is_input >= 0; --is_input) {
+    const std::vector<ArgDef>& args = is_input ? def->inputs() : def->outputs();
+    const std::vector<int>& counts = is_input ? call->input_counts_ : call->output_counts_;
+    for (size_t a = 0; a < args.size(); ++a) {
+      for (int k = 0; k < counts[a]; ++k) {
+        call->blobs_.push_back(Blob{is_input == 1, static_cast<int>(a), k});
+        call->bns_.push_back(absl::StrCat(args[a].name, "_", k));
+        (is_input ? call->input_args_ : call->output_args_)
+            .push_back(OpArg{args[a].name, k});
+      }
+    }
+    if (is_input) call->num_inputs_ = static_cast<int>(call->blobs_.size());
+  }
+  call->hash_ = absl::HashOf(op, call->input_counts_, call->output_counts_,
+                             call->attrs_);
+  return std::shared_ptr<const OpCall>(std::move(call));
+}
+
+int OpCall::InputBlob(absl::string_view arg, int index) const {
+  for (int b = 0; b < num_inputs_; ++b) {
+    if (input_args_[b].name == arg && input_args_[b].index == index) return b;
+  }
+  return -1;
+}
+
+int OpCall::OutputBlob(absl::string_view arg, int index) const {
+  for (size_t k = 0; k < output_args_.size(); ++k) {
+    if (output_args_[k].name == arg && output_args_[k].index == index) {
+      return num_inputs_ + static_cast<int>(k);
+    }
+  }
+  return -1;
+}
+
+int OpCall::BlobIndexOf(absl::string_view bn) const {
+  for (size_t b = 0; b < bns_.size(); ++b) {
+    if (bns_[b] == bn) return static_cast<int>(b);
+  }
+  return -1;
+}
+
+bool OpCall::is_mutable_input(int blob) const {
+  return blob < num_inputs_ && def_->inputs()[blobs_[blob].arg].is_mutable;
+}
+
+std::string OpCall::ToString() const {
+  std::string out = absl::StrCat(type_name(), "(");
+  for (int b = 0; b < num_blobs(); ++b) {
+    if (b == num_inputs_) out += b == 0 ? "-> " : " -> ";
+    else if (b > 0) out += ", ";
+    out += bns_[b];
+  }
+  if (!attrs_.entries().empty()) absl::StrAppend(&out, "; ", attrs_.ToString());
+  return out + ")";
+}
+
+bool operator==(const OpCall& a, const OpCall& b) {
+  if (&a == &b) return true;
+  return a.hash_ == b.hash_ && a.type_name() == b.type_name() &&
+         a.input_counts_ == b.input_counts_ && a.output_counts_ == b.output_counts_ &&
+         a.attrs_ == b.attrs_;
+}
+
+absl::StatusOr<std::vector<TensorDesc>> OpCall::InferOutputDescs(
+    absl::Span<const TensorDesc> inputs) const {
+  if (static_cast<int>(inputs.size()) != num_inputs_) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        type_name(), ": expected ", num_inputs_, " input tensors, got ",
+        inputs.size()));
+  }
+  ShapeContext ctx(*this, inputs);
+  absl::Status s = def_->shape_fn()(ctx);
+  if (s.ok()) s = ctx.status();
+  if (!s.ok()) {
+    return absl::Status(s.code(), absl::StrCat(type_name(), ": ", s.message()));
+  }
+  std::vector<TensorDesc> outs;
+  outs.reserve(num_outputs());
+  for (int k = 0; k < num_outputs(); ++k) {
+    if (!ctx.outputs()[k]) {
+      return absl::InternalError(absl::StrCat(
+          type_name(), ": shape function left output ", bns_[num_inputs_ + k],
+          " unset"));
+    }
+    outs.push_back(*ctx.outputs()[k]);
+  }
+  return outs;
+}
+
+ShapeContext::ShapeContext(const OpCall& call, absl::Span<const TensorDesc> inputs)
+    : call_(call), inputs_(inputs), outputs_(call.num_outputs()) {}
+
+const TensorDesc& ShapeContext::input(absl::string_view arg, int index) {
+  const int b = call_.InputBlob(arg, index);
+  if (b < 0) {
+    static const TensorDesc* const kPlaceholder = new TensorDesc();
+    if (status_.ok()) {
+      status_ = absl::InternalError(absl::StrCat(
+          "shape function asked for input ", arg, "_", index,
+          ", which this call does not have"));
+    }
+    return *kPlaceholder;
+  }
+  return inputs_[b];
+}
+
+bool ShapeContext::has_input(absl::string_view arg, int index) const {
+  return call_.InputBlob(arg, index) >= 0;
+}
+
+int ShapeContext::input_count(absl::string_view arg) const {
+  const int a = call_.def().FindInput(arg);
+  return a < 0 ? 0 : call_.input_counts()[a];
+}
+
+int ShapeContext::output_count(absl::string_view arg) const {
+  const int a = call_.def().FindOutput(arg);
+  return a < 0 ? 0 : call_.output_counts()[a];
+}
+
+void ShapeContext::set_output(absl::string_view arg, int index, TensorDesc desc) {
+  const int b = call_.OutputBlob(arg, index);
+  if (b < 0) {
+    if (status_.ok()) {
+      status_ = absl::InternalError(absl::StrCat(
+          "shape function set output ", arg, "_", index,
+          ", which this call does not have"));
+    }
+    return;
+  }
+  outputs_[b - call_.num_inputs()] = std::move(desc);
+}
+
+}  // namespace oneflow_sbp

@@ -1,0 +1,124 @@
+// The rule API: what an op's GetSbp rule sees (SbpContext) and how it
+// writes candidates (SbpSignatureBuilder), modelled on OneFlow's
+// SbpContext / UserOpSbpSignatureBuilder (SPEC.md §5).
+//
+// Example (matmul's first two candidates, 1-D):
+//   absl::Status MatmulGetSbp(SbpContext& ctx) {
+//     ctx.NewBuilder().Split(OpArg{"a", 0}, 0).Broadcast(OpArg{"b", 0})
+//         .Split(ctx.outputs(), 0).Build();
+//     ctx.NewBuilder().Broadcast(OpArg{"a", 0}).Split(OpArg{"b", 0}, 1)
+//         .Split(ctx.outputs(), 1).Build();
+//     return absl::OkStatus();
+//   }
+//
+// Contract:
+// * A rule is called once per 1-D list: with hierarchy_value() ==
+//   parallel_num() on 1-D placements, once per distinct mesh extent on N-D
+//   ones. It sees logical input descs (outputs are not visible), attributes
+//   with defaults, and the device type.
+// * Builder methods overwrite the SBP of the named blobs and chain. Build()
+//   appends a copy of the current signature and keeps the state, so a
+//   reused builder accumulates (as in OneFlow).
+// * Args the op declares but this call lacks (absent optional inputs) are
+//   skipped silently; an undeclared arg or an index beyond the arg's count
+//   is a rule bug, recorded in status() (kInternal) rather than aborting.
+// * Every built signature must name every blob; the engine checks that.
+#ifndef ONEFLOW_SBP_SBP_CONTEXT_H_
+#define ONEFLOW_SBP_SBP_CONTEXT_H_
+
+#include <cstdint>
+#include <initializer_list>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/types/span.h"
+#include "oneflow_sbp/op_call.h"
+#include "oneflow_sbp/placement.h"
+#include "oneflow_sbp/sbp_signature.h"
+#include "oneflow_sbp/tensor_desc.h"
+
+namespace oneflow_sbp {
+
+class SbpContext;
+
+class SbpSignatureBuilder {
+ public:
+  SbpSignatureBuilder& Split(const OpArg& arg, int axis);
+  SbpSignatureBuilder& Split(absl::Span<const OpArg> args, int axis);
+  SbpSignatureBuilder& Split(std::initializer_list<OpArg> args, int axis);
+  SbpSignatureBuilder& Broadcast(const OpArg& arg);
+  SbpSignatureBuilder& Broadcast(absl::Span<const OpArg> args);
+  SbpSignatureBuilder& Broadcast(std::initializer_list<OpArg> args);
+  SbpSignatureBuilder& PartialSum(const OpArg& arg);
+  SbpSignatureBuilder& PartialSum(absl::Span<const OpArg> args);
+  SbpSignatureBuilder& PartialSum(std::initializer_list<OpArg> args);
+  // Appends a copy of the current signature to the context's list.
+  SbpSignatureBuilder& Build();
+
+ private:
+  friend class SbpContext;
+  explicit SbpSignatureBuilder(SbpContext* ctx);
+  SbpSignatureBuilder& Set(const OpArg& arg, SbpParallel sbp);
+
+  SbpContext* ctx_;
+  SbpSignature sig_;
+};
+
+class SbpContext {
+ public:
+  SbpContext(const OpCall& call, absl::Span<const TensorDesc> inputs,
+             int64_t hierarchy_value, int64_t parallel_num, DeviceType device_type);
+
+  const OpCall& op() const { return call_; }
+  const std::string& op_type() const { return call_.type_name(); }
+  // Logical desc of input <arg>_<index>; a blob the call lacks is recorded
+  // as a rule bug and a placeholder scalar is returned.
+  const TensorDesc& LogicalTensorDesc4InputArgNameAndIndex(absl::string_view arg,
+                                                           int index);
+  const TensorDesc& input_desc(absl::string_view arg, int index = 0) {
+    return LogicalTensorDesc4InputArgNameAndIndex(arg, index);
+  }
+  // Inputs / outputs of this call in declared order (absent optional
+  // inputs are not listed).
+  const std::vector<OpArg>& inputs() const { return call_.inputs(); }
+  const std::vector<OpArg>& outputs() const { return call_.outputs(); }
+  bool has_input(absl::string_view arg, int index = 0) const {
+    return call_.InputBlob(arg, index) >= 0;
+  }
+  template <typename T>
+  T Attr(absl::string_view name) const {
+    return call_.attrs().Get<T>(name);
+  }
+  // Extent of the mesh axis being enumerated (== parallel_num() in 1-D).
+  int64_t hierarchy_value() const { return hierarchy_value_; }
+  int64_t parallel_num() const { return parallel_num_; }
+  DeviceType device_type() const { return device_type_; }
+
+  // A fresh, empty builder bound to this context's candidate list.
+  SbpSignatureBuilder NewBuilder() { return SbpSignatureBuilder(this); }
+
+  // Candidates in emission order.
+  std::vector<SbpSignature>& candidates() { return candidates_; }
+  // OK unless the rule misused the API (see the header comment).
+  const absl::Status& status() const { return status_; }
+  void RecordRuleBug(absl::string_view message);
+
+ private:
+  friend class SbpSignatureBuilder;
+  const OpCall& call_;
+  absl::Span<const TensorDesc> inputs_;
+  int64_t hierarchy_value_;
+  int64_t parallel_num_;
+  DeviceType device_type_;
+  std::vector<SbpSignature> candidates_;
+  absl::Status status_;
+};
+
+// OneFlow's GetSbpFnUtil::SplitForEachAxis: requires >= 1 input, all of
+// input 0's rank (else kInvalidArgument naming the blobs), and emits
+// inputs:S(i) -> outputs:S(i) for every i < rank.
+absl::Status SplitForEachAxis(SbpContext& ctx);
+
+}  // namespace oneflow_sbp
+
+#endif  // ONEFLOW_SBP_SBP_CONTEXT_H_

@@ -1,0 +1,98 @@
+// Elementwise unary ops, scalar ops, cast and identity.
+//
+// Rules (SPEC.md §6): a unary op keeps any split of its input
+// (x:S(i) -> y:S(i) for every axis). Ops that are linear in their input
+// also pass partial sums through (P -> P): scalar_mul, scalar_div, cast,
+// identity, and `negative`, which OneFlow forgot (ours, SPEC.md §9 #17).
+#include "ops/elementwise_ops.h"
+
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "oneflow_sbp/data_type.h"
+#include "oneflow_sbp/sbp_context.h"
+#include "ops/op_util.h"
+
+namespace oneflow_sbp::ops {
+namespace {
+
+// y has x's desc. Works for any single-input, single-output op.
+absl::Status SameAsInput(ShapeContext& ctx) {
+  const OpArg& in = ctx.op().inputs()[0];
+  const OpArg& out = ctx.op().outputs()[0];
+  ctx.set_output(out.name, out.index, ctx.input(in.name, in.index));
+  return absl::OkStatus();
+}
+
+absl::Status SplitEveryAxis(SbpContext& ctx) { return SplitForEachAxis(ctx); }
+
+absl::Status SplitEveryAxisAndPartial(SbpContext& ctx) {
+  absl::Status s = SplitForEachAxis(ctx);
+  if (!s.ok()) return s;
+  ctx.NewBuilder().PartialSum(ctx.inputs()).PartialSum(ctx.outputs()).Build();
+  return absl::OkStatus();
+}
+
+OpDefBuilder Unary(const std::string& name, const std::string& in,
+                   const std::string& out, bool linear) {
+  OpDefBuilder b(name);
+  b.Input(in).Output(out).SetShapeFn(SameAsInput).SetGetSbpFn(
+      linear ? SplitEveryAxisAndPartial : SplitEveryAxis);
+  return b;
+}
+
+// OneFlow's scalar ops carry both operand kinds and flags saying which one
+// is meant.
+OpDefBuilder Scalar(const std::string& name, bool linear) {
+  OpDefBuilder b = Unary(name, "in", "out", linear);
+  b.Attr("has_int_operand", AttrValue(false))
+      .Attr("has_float_operand", AttrValue(true))
+      .Attr("int_operand", AttrValue(int64_t{0}))
+      .Attr("float_operand", AttrValue(0.0));
+  return b;
+}
+
+absl::Status CastShape(ShapeContext& ctx) {
+  absl::StatusOr<DataType> dtype = ParseDataType(ctx.Attr<std::string>("dtype"));
+  if (!dtype.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("attribute dtype: ", dtype.status().message()));
+  }
+  TensorDesc out = ctx.input("in");
+  out.dtype = *dtype;
+  ctx.set_output("out", 0, out);
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status RegisterElementwiseOps(OpRegistry* registry) {
+  std::vector<OpDefBuilder> ops;
+  // OneFlow names the args of these ops x -> y.
+  for (const char* name : {"relu", "tanh", "sigmoid", "exp", "log", "sqrt", "rsqrt",
+                           "square", "abs", "reciprocal", "sin", "cos", "erf",
+                           "floor", "ceil", "round", "sign", "logical_not"}) {
+    ops.push_back(Unary(name, "x", "y", /*linear=*/false));
+  }
+  ops.push_back(Unary("negative", "x", "y", /*linear=*/true));
+  // ... and these in -> out.
+  for (const char* name : {"gelu", "fast_gelu", "silu", "mish", "softplus"}) {
+    ops.push_back(Unary(name, "in", "out", /*linear=*/false));
+  }
+  for (const char* name : {"scalar_add", "scalar_pow", "scalar_floordiv", "scalar_fmod"}) {
+    ops.push_back(Scalar(name, /*linear=*/false));
+  }
+  for (const char* name : {"scalar_mul", "scalar_div"}) {
+    ops.push_back(Scalar(name, /*linear=*/true));
+  }
+  ops.push_back(Unary("identity", "in", "out", /*linear=*/true));
+  ops.push_back(Unary("copy", "in", "out", /*linear=*/true));
+  OpDefBuilder cast("cast");
+  cast.Input("in").Output("out").RequiredAttr("dtype", AttrType::kString)
+      .SetShapeFn(CastShape).SetGetSbpFn(SplitEveryAxisAndPartial);
+  ops.push_back(cast);
+  return RegisterAll(registry, ops);
+}
+
+}  // namespace oneflow_sbp::ops

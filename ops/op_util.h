@@ -1,0 +1,50 @@
+// Helpers shared by the op families in ops/: axis normalisation, NumPy
+// broadcasting, and the checks shape functions repeat.
+#ifndef OPS_OP_UTIL_H_
+#define OPS_OP_UTIL_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "oneflow_sbp/op_call.h"
+#include "oneflow_sbp/op_registry.h"
+#include "oneflow_sbp/shape.h"
+#include "oneflow_sbp/tensor_desc.h"
+
+namespace oneflow_sbp::ops {
+
+// `axis` in [-rank, rank) -> [0, rank). `what` names the attribute in the
+// error, e.g. "attribute axis".
+absl::StatusOr<int> NormalizeAxis(int64_t axis, int rank, absl::string_view what);
+
+// Normalised, sorted, duplicate-free axes; errors name the bad entry.
+absl::StatusOr<std::vector<int>> NormalizeAxes(const std::vector<int64_t>& axes,
+                                               int rank, absl::string_view what);
+
+// NumPy broadcasting of two shapes (right-aligned; size-1 dims stretch).
+// Errors name both blobs and shapes.
+absl::StatusOr<Shape> BroadcastShapes(const Shape& a, absl::string_view a_name,
+                                      const Shape& b, absl::string_view b_name);
+
+// kInvalidArgument unless both descs have the same dtype.
+absl::Status CheckSameDtype(const TensorDesc& a, absl::string_view a_name,
+                            const TensorDesc& b, absl::string_view b_name);
+
+// kInvalidArgument unless `desc` has rank `rank` (or >= rank when at_least).
+absl::Status CheckRank(const TensorDesc& desc, absl::string_view name, int rank,
+                       bool at_least = false);
+
+// Shape from dims, with the error naming `what`.
+absl::StatusOr<Shape> MakeShape(const std::vector<int64_t>& dims, absl::string_view what);
+
+// Registers every builder; stops at the first error.
+absl::Status RegisterAll(OpRegistry* registry,
+                         const std::vector<OpDefBuilder>& builders);
+
+}  // namespace oneflow_sbp::ops
+
+#endif  // OPS_OP_UTIL_H_

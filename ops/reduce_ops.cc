@@ -1,0 +1,118 @@
+// Reductions and softmax (SPEC.md §6).
+//
+// reduce_<op>(input_tensor; axis, keepdims) -> output_tensor. A kept dim
+// keeps its split (renumbered when keepdims is false). Splitting a reduced
+// dim leaves each rank with a partial result: for a sum that is exactly
+// P, so reduce_sum emits S(i) -> P, and OneFlow follows each such candidate
+// with P -> P (the pair repeats per reduced dim; the duplicates are kept
+// because they shift N-D removal order, SPEC.md §9 #13). max/min/prod have
+// no partial-sum form. A scalar input gives only P -> P.
+//
+// softmax/log_softmax normalise over the last dim, so any other dim may be
+// split.
+#include "ops/reduce_ops.h"
+
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "oneflow_sbp/sbp_context.h"
+#include "ops/op_util.h"
+
+namespace oneflow_sbp::ops {
+namespace {
+
+const OpArg kIn{"input_tensor", 0};
+const OpArg kOut{"output_tensor", 0};
+
+absl::StatusOr<std::vector<int>> ReducedAxes(const std::vector<int64_t>& axis, int rank) {
+  return NormalizeAxes(axis, rank, "attribute axis");
+}
+
+absl::Status ReduceShape(ShapeContext& ctx) {
+  const TensorDesc& in = ctx.input("input_tensor");
+  absl::StatusOr<std::vector<int>> axes =
+      ReducedAxes(ctx.Attr<std::vector<int64_t>>("axis"), in.shape.rank());
+  if (!axes.ok()) return axes.status();
+  const bool keepdims = ctx.Attr<bool>("keepdims");
+  std::vector<int64_t> dims;
+  size_t next = 0;
+  for (int i = 0; i < in.shape.rank(); ++i) {
+    const bool reduced = next < axes->size() && (*axes)[next] == i;
+    if (reduced) ++next;
+    if (!reduced) dims.push_back(in.shape.dim(i));
+    else if (keepdims) dims.push_back(1);
+  }
+  absl::StatusOr<Shape> out = MakeShape(dims, "output_tensor_0");
+  if (!out.ok()) return out.status();
+  ctx.set_output("output_tensor", 0, TensorDesc{*out, in.dtype});
+  return absl::OkStatus();
+}
+
+// Kept dims keep their split; reduced dims give P only for sums.
+absl::Status ReduceGetSbp(SbpContext& ctx, bool is_sum) {
+  const int rank = ctx.input_desc("input_tensor").shape.rank();
+  if (rank == 0) {
+    ctx.NewBuilder().PartialSum(kIn).PartialSum(kOut).Build();
+    return absl::OkStatus();
+  }
+  absl::StatusOr<std::vector<int>> axes =
+      ReducedAxes(ctx.Attr<std::vector<int64_t>>("axis"), rank);
+  if (!axes.ok()) return axes.status();
+  const bool keepdims = ctx.Attr<bool>("keepdims");
+  int reduced_before = 0;
+  size_t next = 0;
+  for (int i = 0; i < rank; ++i) {
+    const bool reduced = next < axes->size() && (*axes)[next] == i;
+    if (reduced) {
+      ++next;
+      ++reduced_before;
+      if (is_sum) {
+        ctx.NewBuilder().Split(kIn, i).PartialSum(kOut).Build();
+        ctx.NewBuilder().PartialSum(kIn).PartialSum(kOut).Build();
+      }
+    } else {
+      ctx.NewBuilder().Split(kIn, i).Split(kOut, keepdims ? i : i - reduced_before).Build();
+    }
+  }
+  return absl::OkStatus();
+}
+
+OpDefBuilder Reduce(const char* name, bool is_sum) {
+  OpDefBuilder b(name);
+  b.Input("input_tensor").Output("output_tensor")
+      .RequiredAttr("axis", AttrType::kInts)
+      .Attr("keepdims", AttrValue(false))
+      .SetShapeFn(ReduceShape)
+      .SetGetSbpFn([is_sum](SbpContext& ctx) { return ReduceGetSbp(ctx, is_sum); });
+  return b;
+}
+
+absl::Status SoftmaxGetSbp(SbpContext& ctx) {
+  const OpArg& in = ctx.inputs()[0];
+  const int rank = ctx.input_desc(in.name, in.index).shape.rank();
+  for (int i = 0; i + 1 < rank; ++i) {
+    ctx.NewBuilder().Split(ctx.inputs(), i).Split(ctx.outputs(), i).Build();
+  }
+  return absl::OkStatus();
+}
+
+OpDefBuilder Softmax(const char* name, const char* out) {
+  OpDefBuilder b(name);
+  b.Input("in").Output(out)
+      .SetShapeFn([out](ShapeContext& ctx) {
+        ctx.set_output(out, 0, ctx.input("in"));
+        return absl::OkStatus();
+      })
+      .SetGetSbpFn(SoftmaxGetSbp);
+  return b;
+}
+
+}  // namespace
+
+absl::Status RegisterReduceOps(OpRegistry* registry) {
+  return RegisterAll(registry, {Reduce("reduce_sum", true), Reduce("reduce_max", false),
+                                Reduce("reduce_min", false), Reduce("reduce_prod", false),
+                                Softmax("softmax", "out"), Softmax("log_softmax", "prob")});
+}
+
+}  // namespace oneflow_sbp::ops

@@ -1,0 +1,14 @@
+// Layout ops: transpose (reshape-class ops come with the op catalog).
+#ifndef OPS_SHAPE_OPS_H_
+#define OPS_SHAPE_OPS_H_
+
+#include "absl/status/status.h"
+#include "oneflow_sbp/op_registry.h"
+
+namespace oneflow_sbp::ops {
+
+absl::Status RegisterShapeOps(OpRegistry* registry);
+
+}  // namespace oneflow_sbp::ops
+
+#endif  // OPS_SHAPE_OPS_H_

@@ -1,0 +1,93 @@
+#include "tests/infer_test_util.h"
+
+#include "absl/strings/str_cat.h"
+#include "oneflow_sbp/signature_inference.h"
+#include "ops/builtin_ops.h"
+
+namespace oneflow_sbp::testing {
+
+OpRegistry& Registry() { return ops::BuiltinOpRegistry(); }
+
+absl::StatusOr<std::shared_ptr<const OpCall>> MakeCall(const std::string& op,
+                                                       int num_inputs,
+                                                       const std::vector<std::string>& attrs,
+                                                       OpRegistry* registry) {
+  OpRegistry& reg = registry != nullptr ? *registry : Registry();
+  absl::StatusOr<std::shared_ptr<const OpDef>> def = reg.Get(op);
+  if (!def.ok()) return def.status();
+  AttrMap map;
+  for (const std::string& a : attrs) {
+    const size_t eq = a.find('=');
+    if (eq == std::string::npos) return absl::InvalidArgumentError("attr without '='");
+    const std::string name = a.substr(0, eq);
+    const AttrDef* decl = (*def)->FindAttr(name);
+    if (decl == nullptr) return absl::InvalidArgumentError(absl::StrCat("unknown attr ", name));
+    absl::StatusOr<AttrValue> v = ParseAttrValue(decl->type, a.substr(eq + 1));
+    if (!v.ok()) return v.status();
+    map.Set(name, *v);
+  }
+  absl::StatusOr<std::vector<int>> counts = OpCall::DeduceInputCounts(**def, num_inputs);
+  if (!counts.ok()) return counts.status();
+  return OpCall::Make(*def, *counts, map);
+}
+
+absl::StatusOr<InferResult> Infer(const InferSpec& spec,
+                                  std::shared_ptr<const OpCall>* call_out) {
+  absl::StatusOr<std::shared_ptr<const OpCall>> call =
+      MakeCall(spec.op, static_cast<int>(spec.inputs.size()), spec.attrs, spec.registry);
+  if (!call.ok()) return call.status();
+  InferRequest req;
+  req.op = *call;
+  absl::StatusOr<Placement> placement = Placement::Parse(spec.placement);
+  if (!placement.ok()) return placement.status();
+  req.placement = *placement;
+  for (const std::string& in : spec.inputs) {
+    const size_t colon = in.find(':');
+    absl::StatusOr<TensorDesc> desc = TensorDesc::Parse(in.substr(0, colon));
+    if (!desc.ok()) return desc.status();
+    absl::StatusOr<NdSbp> nd = NdSbp::Parse(in.substr(colon + 1));
+    if (!nd.ok()) return nd.status();
+    req.inputs.push_back(InferInput{*desc, *nd});
+  }
+  if (!spec.constraints.empty()) {
+    req.constraints.resize((*call)->num_blobs());
+    for (const auto& [bn, text] : spec.constraints) {
+      const int b = (*call)->BlobIndexOf(bn);
+      if (b < 0) return absl::InvalidArgumentError(absl::StrCat("no blob ", bn));
+      absl::StatusOr<NdSbp> nd = NdSbp::Parse(text);
+      if (!nd.ok()) return nd.status();
+      req.constraints[b] = *nd;
+    }
+  }
+  req.explain = spec.explain;
+  if (call_out != nullptr) *call_out = *call;
+  return InferSignature(req);
+}
+
+std::string InferToString(const InferSpec& spec) {
+  std::shared_ptr<const OpCall> call;
+  absl::StatusOr<InferResult> r = Infer(spec, &call);
+  if (!r.ok()) return absl::StrCat("error: ", r.status().message());
+  return SignatureToString(*call, r->signature);
+}
+
+std::string CandidatesToString(const std::string& op, const std::vector<std::string>& inputs,
+                               const std::vector<std::string>& attrs, int64_t parallel_num) {
+  absl::StatusOr<std::shared_ptr<const OpCall>> call =
+      MakeCall(op, static_cast<int>(inputs.size()), attrs);
+  if (!call.ok()) return absl::StrCat("error: ", call.status().message());
+  std::vector<TensorDesc> descs;
+  for (const std::string& in : inputs) {
+    absl::StatusOr<TensorDesc> d = TensorDesc::Parse(in);
+    if (!d.ok()) return absl::StrCat("error: ", d.status().message());
+    descs.push_back(*d);
+  }
+  absl::StatusOr<std::vector<TensorDesc>> outs = (*call)->InferOutputDescs(descs);
+  if (!outs.ok()) return absl::StrCat("error: ", outs.status().message());
+  absl::StatusOr<std::vector<SbpSignature>> list = GetSbpCandidates(
+      **call, descs, *outs, parallel_num, parallel_num, DeviceType::kCpu);
+  if (!list.ok()) return absl::StrCat("error: ", list.status().message());
+  return SignatureListToString(**call, *list);
+}
+
+}  // namespace oneflow_sbp::testing
