@@ -504,16 +504,18 @@ absl::StatusOr<InferResult> InferNd(const InferRequest& req, const Prepared& p) 
       rec.mismatched_inputs = mismatches[k];
       rec.rank = static_cast<int>(r) + 1;
       rec.status = k == chosen ? CandidateStatus::kChosen : CandidateStatus::kRanked;
+      const bool chosen_matches = costs[chosen] == 0 && mismatches[chosen] == 0;
       if (k == chosen) {
-        rec.note = costs[k] == 0 && mismatches[k] == 0 ? "first candidate matching every input"
-                                                      : "least copy cost, earliest on ties";
+        rec.note = chosen_matches ? "keeps every input as produced (first such candidate)"
+                                  : "least copy cost (earliest within 1e-7)";
       } else if (costs[k] >= kMaxValidCost) {
         rec.note = "an input may not be boxed";
+      } else if (chosen_matches) {
+        rec.note = "needs boxing; a candidate keeping every input exists";
       } else if (k > chosen && costs[k] >= costs[chosen] * kFloatDeviationMinus) {
-        rec.note = absl::StrCat("cost ", costs[k], " not below ", costs[chosen],
-                                " of an earlier candidate");
+        rec.note = "not cheaper than an earlier candidate";
       } else {
-        rec.note = absl::StrCat("cost ", costs[k]);
+        rec.note = absl::StrCat("copy cost ", costs[k], " > ", costs[chosen]);
       }
       rec.note += absl::StrCat(" (final list position ", k, ")");
     }

@@ -17,6 +17,9 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "ops/builtin_ops.h"
+#include "tools/cmd_infer.h"
+#include "tools/cmd_ops.h"
 #include "tools/cmd_parse.h"
 #include "tools/cmd_slices.h"
 
@@ -34,6 +37,12 @@ ABSL_FLAG(std::optional<std::string>, shape, std::nullopt,
           "Logical tensor shape: 10,6 or [10,6].");
 ABSL_FLAG(std::string, dtype, "f32",
           "Element type: f16 bf16 f32 f64 i8 i32 i64 u8 bool.");
+ABSL_FLAG(std::optional<std::string>, op, std::nullopt, "Op type name, e.g. matmul.");
+ABSL_FLAG(std::optional<std::string>, cost, std::nullopt,
+          "Copy-cost policy: oneflow (OneFlow's eager formulas).");
+ABSL_FLAG(bool, explain, false, "Also list every candidate and why it won or lost.");
+ABSL_FLAG(std::optional<std::string>, request, std::nullopt,
+          "Inference request file (JSON or text-format InferRequestProto); - for stdin.");
 
 namespace {
 
@@ -76,6 +85,36 @@ first d % n parts one extra element, and mesh axes apply in order to the
 range already split (so (S(0),S(0)) on [2,2] cuts rows twice). B and P keep
 the full range; P ranks hold addends. Extents smaller than the parts leave
 some ranks with empty ranges, shown as "(empty)".)help"},
+    {"infer", "choose the SBP signature of one op call, and explain it",
+     R"help(sbp infer --op=OP --placement=PL --input=TENSOR [--input=TENSOR ...]
+          [--attr=NAME=VALUE ...] [--constraint=BN=ND ...] [--cost=oneflow]
+          [--explain] [--format=text|json|textproto|table] [--request=FILE|-]
+
+Runs the engine on one op call: lists the op's candidate signatures, expands
+them over the mesh, filters and ranks them as OneFlow does, and prints the
+winner with every blob's layout and which inputs need boxing.
+
+  $ sbp infer --op=matmul --attr=transpose_b=true --placement='cpu:0-3 [2,2]' \
+      --input='f32[64,32]:(S(0),B)' --input='f32[48,32]:(B,S(0))'
+
+TENSOR is <dtype>[<dims>]:<producer nd_sbp>, e.g. f32[64,32]:(S(0),B); on a
+1-D placement S(0) may stand for (S(0)). Inputs go in the op's declared order
+(`sbp ops OP`); to place optional inputs write NAME=TENSOR for every input
+(e.g. --input=x=... --input=gamma=...). Attribute values: ints, floats,
+true/false, comma lists (perm=1,0,2), strings. A constraint pins a blob's
+layout (in-place ops): --constraint=a_0='(S(0),B)'.
+
+--explain (or --format=table) lists every candidate with its order value,
+copy cost and status (chosen, ranked, filtered_by_shape,
+filtered_by_constraint). --request reads the same request as a protobuf
+message (InferRequestProto in proto/infer.proto) in JSON or text format;
+flags given with it override its fields.)help"},
+    {"ops", "list the registered ops, their args and attributes",
+     R"help(sbp ops [OP] [--format=text|json|textproto]
+
+Without OP, one line per op: inputs -> outputs and attributes with defaults.
+'?' marks optional args, '...' variadic ones, and '!' ops that have no SBP
+rule and only ever broadcast. With OP, that op in detail.)help"},
 };
 
 void PrintOverview() {
@@ -105,6 +144,57 @@ int Fail(const std::string& command, const absl::Status& status) {
   std::fprintf(stderr, "sbp %s: %s\n", command.c_str(),
                std::string(status.message()).c_str());
   return 1;
+}
+
+// --input, --attr and --constraint repeat, and their values contain commas,
+// which absl's list flags would split; they are taken out of argv here.
+struct RepeatedFlags {
+  std::vector<std::string> input;
+  std::vector<std::string> attr;
+  std::vector<std::string> constraint;
+};
+
+std::vector<char*> ExtractRepeatedFlags(int argc, char** argv, RepeatedFlags* out,
+                                        std::string* error) {
+  std::vector<char*> rest;
+  const std::pair<const char*, std::vector<std::string>*> kFlags[] = {
+      {"input", &out->input}, {"attr", &out->attr}, {"constraint", &out->constraint}};
+  for (int i = 0; i < argc; ++i) {
+    std::string arg = argv[i];
+    bool taken = false;
+    for (const auto& [name, values] : kFlags) {
+      for (const std::string prefix : {std::string("--") + name, std::string("-") + name}) {
+        if (arg == prefix) {
+          if (i + 1 >= argc) {
+            *error = absl::StrCat("--", name, " needs a value");
+            return rest;
+          }
+          values->push_back(argv[++i]);
+          taken = true;
+        } else if (absl::StartsWith(arg, prefix + "=")) {
+          values->push_back(arg.substr(prefix.size() + 1));
+          taken = true;
+        }
+        if (taken) break;
+      }
+      if (taken) break;
+    }
+    if (!taken) rest.push_back(argv[i]);
+  }
+  return rest;
+}
+
+absl::StatusOr<std::string> ReadRequest(const std::string& path) {
+  FILE* f = path == "-" ? stdin : std::fopen(path.c_str(), "rb");
+  if (f == nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat("cannot open --request file '", path, "'"));
+  }
+  std::string data;
+  char buf[4096];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof(buf), f)) > 0) data.append(buf, n);
+  if (f != stdin) std::fclose(f);
+  return data;
 }
 
 }  // namespace
@@ -147,7 +237,15 @@ int main(int argc, char** argv) {
     return argc == 1 ? 2 : 0;
   }
 
-  std::vector<char*> args = absl::ParseCommandLine(argc, argv);
+  RepeatedFlags repeated;
+  std::string flag_error;
+  std::vector<char*> kept = ExtractRepeatedFlags(argc, argv, &repeated, &flag_error);
+  if (!flag_error.empty()) {
+    std::fprintf(stderr, "sbp: %s\n", flag_error.c_str());
+    return 2;
+  }
+  std::vector<char*> args =
+      absl::ParseCommandLine(static_cast<int>(kept.size()), kept.data());
   if (args.size() < 2) {
     PrintOverview();
     return 2;
@@ -184,6 +282,33 @@ int main(int argc, char** argv) {
     o.nd_sbp = absl::GetFlag(FLAGS_nd_sbp).value_or("");
     o.format = format;
     out = oneflow_sbp::cli::RunSlices(o);
+  } else if (command == "infer") {
+    if (!positional.empty()) {
+      return Fail(command, absl::InvalidArgumentError(absl::StrCat(
+                               "unexpected argument '", positional[0],
+                               "'; inputs go in --input=..., see `sbp help infer`")));
+    }
+    oneflow_sbp::cli::InferOptions o;
+    o.op = absl::GetFlag(FLAGS_op);
+    o.attrs = repeated.attr;
+    o.placement = absl::GetFlag(FLAGS_placement);
+    o.inputs = repeated.input;
+    o.constraints = repeated.constraint;
+    o.cost = absl::GetFlag(FLAGS_cost);
+    o.explain = absl::GetFlag(FLAGS_explain);
+    o.format = format;
+    if (const std::optional<std::string> path = absl::GetFlag(FLAGS_request)) {
+      absl::StatusOr<std::string> body = ReadRequest(*path);
+      if (!body.ok()) return Fail(command, body.status());
+      o.request = *body;
+    }
+    out = oneflow_sbp::cli::RunInfer(o, oneflow_sbp::ops::BuiltinOpRegistry());
+  } else if (command == "ops") {
+    if (positional.size() > 1) {
+      return Fail(command, absl::InvalidArgumentError("give at most one op name"));
+    }
+    out = oneflow_sbp::cli::RunOps(positional.empty() ? "" : positional[0], format,
+                                   oneflow_sbp::ops::BuiltinOpRegistry());
   } else {
     std::fprintf(stderr, "sbp: unknown command '%s'; run `sbp help`\n",
                  command.c_str());

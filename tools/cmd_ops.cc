@@ -1,0 +1,87 @@
+#include "tools/cmd_ops.h"
+
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "oneflow_sbp/infer_proto.h"
+#include "proto/op_def.pb.h"
+#include "tools/cli_format.h"
+
+namespace oneflow_sbp::cli {
+namespace {
+
+std::string ArgsText(const google::protobuf::RepeatedPtrField<oneflow::ArgDefProto>& args) {
+  std::vector<std::string> parts;
+  for (const auto& a : args) {
+    parts.push_back(absl::StrCat(a.name(), a.variadic() ? "..." : "", a.optional() ? "?" : "",
+                                 a.is_mutable() ? " (mutable)" : ""));
+  }
+  return absl::StrJoin(parts, ", ");
+}
+
+std::string AttrsText(const oneflow::OpDefProto& op) {
+  std::vector<std::string> parts;
+  for (const auto& a : op.attr()) {
+    parts.push_back(a.has_default_value()
+                        ? absl::StrCat(a.name(), ":", a.type(), "=", a.default_value())
+                        : absl::StrCat(a.name(), ":", a.type(), " (required)"));
+  }
+  return absl::StrJoin(parts, ", ");
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> RunOps(const std::string& op, const std::string& format,
+                                   const OpRegistry& registry) {
+  absl::StatusOr<OutputFormat> fmt = ParseOutputFormat(format, "text|json|textproto");
+  if (!fmt.ok()) return fmt.status();
+  oneflow::OpDefListProto list;
+  std::vector<std::string> names;
+  if (op.empty()) {
+    names = registry.OpNames();
+  } else {
+    absl::StatusOr<std::shared_ptr<const OpDef>> def = registry.Get(op);
+    if (!def.ok()) return def.status();
+    names.push_back(op);
+  }
+  for (const std::string& name : names) {
+    *list.add_op() = OpDefToProto(*registry.Find(name));
+  }
+  std::string text;
+  if (op.empty()) {
+    int fallback = 0;
+    for (const auto& d : list.op()) fallback += d.broadcast_fallback() ? 1 : 0;
+    text = absl::StrCat(list.op_size(), " ops", fallback ? absl::StrCat(", ", fallback,
+                                                          " without an SBP rule (marked !)")
+                                                         : "",
+                        "; `sbp ops OP` for one op. ? = optional, ... = variadic\n");
+    for (const auto& d : list.op()) {
+      const std::string attrs = AttrsText(d);
+      absl::StrAppend(&text, absl::StrFormat("%s%-26s (%s) -> (%s)%s\n",
+                                             d.broadcast_fallback() ? "!" : " ",
+                                             d.op_type_name(), ArgsText(d.input()),
+                                             ArgsText(d.output()),
+                                             attrs.empty() ? "" : "  " + attrs));
+    }
+  } else {
+    const auto& d = list.op(0);
+    text = absl::StrCat("op:      ", d.op_type_name(), "\n", "inputs:  ", ArgsText(d.input()),
+                        "\n", "outputs: ", ArgsText(d.output()), "\n",
+                        "attrs:   ", AttrsText(d).empty() ? "none" : AttrsText(d), "\n",
+                        "rule:    ",
+                        d.broadcast_fallback() ? "none; broadcast-only fallback (every "
+                                                 "blob B)"
+                                               : "yes",
+                        "\n");
+    if (d.has_doc()) absl::StrAppend(&text, "\n", d.doc(), "\n");
+    absl::StrAppend(&text, "\nblob names: <arg>_<index>, e.g. ",
+                    d.input_size() ? d.input(0).name() : d.output(0).name(),
+                    "_0. Try: sbp infer --op=", d.op_type_name(),
+                    " --placement=cpu:0-1 --input=... --format=table\n");
+  }
+  return Render(*fmt, list, text);
+}
+
+}  // namespace oneflow_sbp::cli
