@@ -264,6 +264,7 @@ oneflow::InferResultProto InferResultToProto(const InferRequest& request,
     c->set_emission_index(rec.emission_index);
     c->set_mismatched_inputs(rec.mismatched_inputs);
     c->set_note(rec.note);
+    c->set_final_position(rec.final_position);
   }
   return proto;
 }

@@ -82,6 +82,9 @@ struct CandidateRecord {
   CandidateStatus status = CandidateStatus::kRanked;
   // 1-based rank among survivors (1 = chosen); 0 if filtered.
   int rank = 0;
+  // N-D: position in the list after OneFlow's swap-with-last filtering,
+  // the order in which selection scans (-1 if filtered; 1-D: -1).
+  int final_position = -1;
   // Why it was filtered or lost, in words.
   std::string note;
 };

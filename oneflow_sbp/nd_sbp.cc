@@ -54,7 +54,12 @@ absl::StatusOr<NdSbp> NdSbp::Parse(absl::string_view text) {
     }
     sbps.push_back(*sbp);
   }
-  return Make(sbps);
+  absl::StatusOr<NdSbp> nd = Make(sbps);
+  if (!nd.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("malformed nd_sbp '", text, "': ", nd.status().message()));
+  }
+  return nd;
 }
 
 void NdSbp::set(int i, SbpParallel sbp) {

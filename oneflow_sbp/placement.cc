@@ -69,20 +69,26 @@ absl::StatusOr<Placement> Placement::Make(DeviceType type,
           hierarchy.size(), " axes; at most ", NdSbp::kMaxAxes,
           " are supported"));
     }
+    // The product is tracked only up to n, so it never overflows.
     int64_t product = 1;
+    bool exceeds = false;
     for (int64_t h : hierarchy) {
       if (h < 1) {
         return absl::InvalidArgumentError(
             absl::StrCat("hierarchy [", absl::StrJoin(hierarchy, ","),
                          "] has extent ", h, "; every extent must be >= 1"));
       }
-      product = product > n ? product : product * h;  // saturates above n
+      if (exceeds || product > n / h) {
+        exceeds = true;
+      } else {
+        product *= h;
+      }
       rep->hierarchy.push_back(h);
     }
-    if (product != n) {
+    if (exceeds || product != n) {
       return absl::InvalidArgumentError(absl::StrCat(
           "hierarchy [", absl::StrJoin(hierarchy, ","), "] holds ",
-          product > n ? "more than " : "", product > n ? n : product,
+          exceeds ? absl::StrCat("more than ", n) : absl::StrCat(product),
           " devices but the placement lists ", n, " ranks"));
     }
   }

@@ -44,9 +44,12 @@ absl::Status FromJson(absl::string_view json, google::protobuf::Message* message
   const auto status = google::protobuf::util::JsonStringToMessage(
       std::string(json), message, options);
   if (!status.ok()) {
+    // Protobuf appends the input around the error position on further
+    // lines; keep the first line so every error stays one line.
+    std::string reason(status.message());
+    reason = reason.substr(0, reason.find('\n'));
     return absl::InvalidArgumentError(absl::StrCat(
-        "malformed JSON for ", message->GetTypeName(), ": ",
-        std::string(status.message())));
+        "malformed JSON for ", message->GetTypeName(), ": ", reason));
   }
   return absl::OkStatus();
 }

@@ -20,7 +20,8 @@
 
 namespace oneflow_sbp {
 
-// One line unless `pretty`, which indents by two spaces.
+// One line unless `pretty`, which breaks lines and indents (protobuf's
+// layout: one space per level).
 std::string ToJson(const google::protobuf::Message& message, bool pretty = false);
 absl::Status FromJson(absl::string_view json, google::protobuf::Message* message);
 

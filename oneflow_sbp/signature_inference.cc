@@ -517,7 +517,7 @@ absl::StatusOr<InferResult> InferNd(const InferRequest& req, const Prepared& p) 
       } else {
         rec.note = absl::StrCat("copy cost ", costs[k], " > ", costs[chosen]);
       }
-      rec.note += absl::StrCat(" (final list position ", k, ")");
+      rec.final_position = k;
     }
     result.candidates = std::move(records);
   }

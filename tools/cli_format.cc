@@ -69,7 +69,12 @@ absl::StatusOr<NdSbp> DecodeNdSbp(absl::string_view text) {
   absl::Status s = enc == Encoding::kJson ? FromJson(text, &proto)
                                           : FromTextProto(text, &proto);
   if (!s.ok()) return s;
-  return FromProto(proto);
+  absl::StatusOr<NdSbp> nd = FromProto(proto);
+  if (nd.ok() && nd->empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "NdSbp message '", text, "' has no sbp_parallel entries; give one per mesh axis"));
+  }
+  return nd;
 }
 
 absl::StatusOr<Placement> DecodePlacement(absl::string_view text) {

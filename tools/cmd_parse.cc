@@ -64,6 +64,12 @@ absl::StatusOr<std::string> RunParse(const ParseOptions& options) {
     if (!nd.ok()) return nd.status();
     *result.mutable_nd_sbp() = ToProto(*nd);
     result.set_nd_sbp_str(nd->ToString());
+    if (nd->size() == 1 && !o.sbp) {
+      // A 1-entry nd_sbp is also a plain SBP (1-D placements write S(0)).
+      *result.mutable_sbp() = ToProto((*nd)[0]);
+      result.set_sbp_str((*nd)[0].ToString());
+      absl::StrAppend(&text, "sbp:       ", (*nd)[0].ToString(), "\n");
+    }
     absl::StrAppend(&text, "nd_sbp:    ", nd->ToString(), "   (long form ",
                     nd->ToLongString(), ", ", nd->size(), nd->size() == 1 ? " mesh axis" : " mesh axes", ")\n");
   }

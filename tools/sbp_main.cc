@@ -13,6 +13,7 @@
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
+#include "absl/flags/reflection.h"
 #include "absl/flags/usage.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/match.h"
@@ -237,6 +238,23 @@ int main(int argc, char** argv) {
     return argc == 1 ? 2 : 0;
   }
 
+  // Unknown flags are a wrong command line (exit 2), reported in one line
+  // before absl's parser would exit 1.
+  for (int i = 1; i < argc; ++i) {
+    absl::string_view arg = argv[i];
+    if (arg == "--" ) break;
+    if (!absl::StartsWith(arg, "-") || arg == "-") continue;
+    absl::string_view name = arg.substr(arg[1] == '-' ? 2 : 1);
+    name = name.substr(0, name.find('='));
+    if (name == "input" || name == "attr" || name == "constraint") continue;
+    if (absl::FindCommandLineFlag(name) == nullptr &&
+        !(absl::StartsWith(name, "no") && absl::FindCommandLineFlag(name.substr(2)) != nullptr)) {
+      std::fprintf(stderr, "sbp: unknown flag --%s; see `sbp help%s%s`\n",
+                   std::string(name).c_str(), first_word.empty() ? "" : " ",
+                   first_word.c_str());
+      return 2;
+    }
+  }
   RepeatedFlags repeated;
   std::string flag_error;
   std::vector<char*> kept = ExtractRepeatedFlags(argc, argv, &repeated, &flag_error);

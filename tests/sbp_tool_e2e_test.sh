@@ -1,0 +1,152 @@
+#!/usr/bin/env bash
+# End-to-end test of the built `sbp` binary: stdout, stderr and exit codes.
+#
+#   sbp_tool_e2e_test.sh <path to sbp>
+set -u
+
+SBP="${1:?usage: $0 <path to sbp>}"
+if [[ ! -x "$SBP" && -n "${TEST_SRCDIR:-}" ]]; then
+  SBP="$TEST_SRCDIR/${TEST_WORKSPACE:-__main__}/tools/sbp"
+fi
+[[ -x "$SBP" ]] || { echo "FAIL: sbp binary not found at $SBP"; exit 1; }
+
+TMP="${TEST_TMPDIR:-$(mktemp -d)}"
+OUT="$TMP/stdout"
+ERR="$TMP/stderr"
+failures=0
+
+fail() {
+  echo "FAIL: $*"
+  echo "--- stdout:"; cat "$OUT"
+  echo "--- stderr:"; cat "$ERR"
+  failures=$((failures + 1))
+}
+
+# run ARGS...: runs sbp, leaving the exit code in $rc.
+run() {
+  "$SBP" "$@" >"$OUT" 2>"$ERR"
+  rc=$?
+}
+
+expect_rc() {  # expect_rc WANT DESCRIPTION
+  [[ "$rc" == "$1" ]] || fail "$2: exit code $rc, want $1"
+}
+
+expect_stdout() {  # expect_stdout EXPECTED_TEXT DESCRIPTION
+  diff -u <(printf '%s' "$1") "$OUT" >"$TMP/diff" || {
+    cat "$TMP/diff"
+    fail "$2: stdout differs"
+  }
+}
+
+expect_one_error_line() {  # expect_one_error_line PREFIX NEEDLE DESCRIPTION
+  local lines
+  lines=$(wc -l <"$ERR")
+  [[ "$lines" == 1 ]] || fail "$3: $lines lines on stderr, want 1"
+  [[ "$(head -c ${#1} "$ERR")" == "$1" ]] || fail "$3: stderr does not start with '$1'"
+  grep -qF -- "$2" "$ERR" || fail "$3: stderr does not mention '$2'"
+  [[ ! -s "$OUT" ]] || fail "$3: stdout not empty"
+}
+
+# --- wrong command lines and one-line errors ---------------------------------
+run slices --bogus_flag=1 --shape=10,6 --placement='cpu:0-3' --nd_sbp='S(0)'
+expect_rc 2 "unknown flag"
+grep -qF "bogus_flag" "$ERR" || fail "unknown flag: stderr does not name it"
+
+# Protobuf's JSON parser adds context lines; the tool keeps one line.
+run slices --shape=10,6 --placement='cpu:0-3' --nd_sbp='{'
+expect_rc 1 "truncated JSON"
+expect_one_error_line "sbp slices:" "JSON" "truncated JSON"
+
+# --- slices: golden output -------------------------------------------------
+run slices --shape=10,6 --placement='cpu:0-3 [2,2]' --nd_sbp='(S(0),S(1))'
+expect_rc 0 "slices golden"
+expect_stdout "f32[10,6] (240 bytes) as (S(0), S(1)) on cpu:0-3 [2,2]
+parallel_id rank  coord    slice                       elems      bytes
+0           0     (0,0)    [0,5)x[0,3)                    15         60
+1           1     (0,1)    [0,5)x[3,6)                    15         60
+2           2     (1,0)    [5,10)x[0,3)                   15         60
+3           3     (1,1)    [5,10)x[3,6)                   15         60
+" "slices golden"
+[[ ! -s "$ERR" ]] || fail "slices golden: stderr not empty"
+
+# Flags may come before the command; JSON output uses proto field names.
+run --format=json slices --shape=10,6 --placement='cpu:0-3 [2,2]' --nd_sbp='S(0),S(1)'
+expect_rc 0 "slices json"
+grep -qF '"rank_slice"' "$OUT" || fail "slices json: no rank_slice"
+grep -qF '"split_parallel"' "$OUT" || fail "slices json: no split_parallel"
+
+run slices --shape=3 --placement='cpu:0-3' --nd_sbp='S(0)' --dtype=i64
+expect_rc 0 "slices empty"
+grep -qF '[3,3)' "$OUT" || fail "slices empty: no empty range"
+grep -qF '(empty)' "$OUT" || fail "slices empty: no (empty) marker"
+
+# --- slices: bad input exits 1 with one line on stderr --------------------
+run slices --shape=10,6 --placement='cpu:0-3 [2,2]' --nd_sbp='S(-1)'
+expect_rc 1 "bad nd_sbp"
+expect_one_error_line "sbp slices:" "S(-1)" "bad nd_sbp"
+
+run slices --shape=10,6 --placement='cpu:3-1' --nd_sbp='S(0)'
+expect_rc 1 "backwards range"
+expect_one_error_line "sbp slices:" "3-1" "backwards range"
+
+run slices --shape=10,6 --placement='cpu:0-3 [2,2]' --nd_sbp='(S(0))'
+expect_rc 1 "nd_sbp length"
+expect_one_error_line "sbp slices:" "(S(0))" "nd_sbp length"
+
+run slices --placement='cpu:0-3' --nd_sbp='S(0)'
+expect_rc 1 "missing shape"
+expect_one_error_line "sbp slices:" "--shape" "missing shape"
+
+run slices --shape=10,6 --placement='cpu:0-3' --nd_sbp='S(0)' extra
+expect_rc 1 "extra argument"
+expect_one_error_line "sbp slices:" "'extra'" "extra argument"
+
+# --- parse -----------------------------------------------------------------
+run parse '(S(0),B)' 'cuda:0-7 [2,4]'
+expect_rc 0 "parse golden"
+expect_stdout "nd_sbp:    (S(0), B)   (long form S(0),B, 2 mesh axes)
+placement: cuda:0-7 [2,4]   (8 ranks, hierarchy [2,4])
+" "parse golden"
+
+run parse --nd_sbp='{"sbp_parallel":[{"broadcast_parallel":{}}]}' --format=textproto
+expect_rc 0 "parse json input"
+grep -qF 'nd_sbp_str: "(B)"' "$OUT" || fail "parse json input: no nd_sbp_str"
+
+run parse --sbp=Q
+expect_rc 1 "bad sbp"
+expect_one_error_line "sbp parse:" "'Q'" "bad sbp"
+
+run parse --placement='{"device_tag":"cpu","device_name":["1:0"]}'
+expect_rc 1 "node 1"
+expect_one_error_line "sbp parse:" "1:0" "node 1"
+
+# --- commands and help -----------------------------------------------------
+run bogus
+expect_rc 2 "unknown command"
+grep -qF "bogus" "$ERR" || fail "unknown command: stderr does not name it"
+
+run help bogus
+expect_rc 2 "help for unknown command"
+
+run
+expect_rc 2 "no command"
+
+run help slices
+expect_rc 0 "help slices"
+grep -qF 'sbp slices --shape=SHAPE' "$OUT" || fail "help slices: no usage line"
+grep -qF 'sbp parse [VALUE' "$OUT" && fail "help slices: shows parse help"
+
+run slices --help
+expect_rc 0 "slices --help"
+grep -qF 'sbp slices --shape=SHAPE' "$OUT" || fail "slices --help: no usage line"
+
+run help
+expect_rc 0 "help"
+grep -qF 'slices' "$OUT" || fail "help: no command list"
+
+if ((failures > 0)); then
+  echo "$failures check(s) failed"
+  exit 1
+fi
+echo "PASS"
