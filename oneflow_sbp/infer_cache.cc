@@ -10,14 +10,21 @@
 
 namespace oneflow_sbp {
 
+// Combines precomputed hashes only (op call, placement, each input), so the
+// cost stays a few multiplications however large the shapes are.
 size_t InferKeyHash(const InferRequest& r) {
-  size_t h = absl::HashOf(r.op == nullptr ? size_t{0} : r.op->hash(), r.placement,
-                          r.cost, r.explain, r.inputs.size(), r.constraints.size());
-  for (const InferInput& in : r.inputs) h = absl::HashOf(h, in);
+  uint64_t h = (r.op == nullptr ? 0 : r.op->hash()) ^ r.placement.hash();
+  auto mix = [&h](uint64_t v) {
+    h = (h ^ v) * 0x9E3779B97F4A7C15ull;
+    h ^= h >> 29;
+  };
+  mix((uint64_t{static_cast<uint8_t>(r.cost.policy)} << 40) ^
+      (static_cast<uint64_t>(r.cost.partial_penalty_policy) << 8) ^ (r.explain ? 1 : 0));
+  for (const InferInput& in : r.inputs) mix(in.hash());
   for (const std::optional<NdSbp>& c : r.constraints) {
-    h = c ? absl::HashOf(h, true, *c) : absl::HashOf(h, false);
+    mix(c ? c->packed() ^ (uint64_t{static_cast<uint8_t>(c->size())} << 56) : 0x5bd1e995ull);
   }
-  return h;
+  return static_cast<size_t>(h);
 }
 
 bool InferKeyEquals(const InferRequest& a, const InferRequest& b) {
@@ -30,52 +37,76 @@ bool InferKeyEquals(const InferRequest& a, const InferRequest& b) {
 
 struct InferCache::Entry {
   // The key is a request whose op, placement, inputs and constraints are
-  // owned copies.
+  // owned copies. Results handed out alias the entry, so an entry lives as
+  // long as anyone holds its result (or a thread's front cache holds it).
   InferRequest key;
-  std::shared_ptr<const InferResult> value;
-  mutable std::atomic<bool> referenced{true};
-  size_t clock_slot = 0;
+  size_t hash = 0;
+  InferResult value;
+  // New entries start unreferenced, so a sweep evicts them before entries
+  // that were hit since they arrived.
+  mutable std::atomic<bool> referenced{false};
 };
 
 namespace {
 
-// Heterogeneous lookup: entries are keyed by their precomputed hash plus
-// the full request, and looked up with a request the caller owns.
+// Heterogeneous lookup: entries are keyed by their hash plus the full
+// request, and looked up with a request the caller owns.
 struct KeyRef {
   size_t hash;
   const InferRequest* request;
 };
 
 struct KeyRefHash {
-  using is_transparent = void;
   size_t operator()(const KeyRef& k) const { return k.hash; }
 };
 
 struct KeyRefEq {
-  using is_transparent = void;
   bool operator()(const KeyRef& a, const KeyRef& b) const {
     return a.hash == b.hash && InferKeyEquals(*a.request, *b.request);
   }
 };
 
+uint64_t NextCacheId() {
+  static std::atomic<uint64_t> next{1};
+  return next.fetch_add(1, std::memory_order_relaxed);
+}
+
+// The per-thread front cache: direct-mapped by key hash.
+struct FrontSlot {
+  uint64_t cache_id = 0;
+  uint64_t epoch = 0;
+  size_t hash = 0;
+  std::shared_ptr<const void> entry;  // keeps the Entry alive
+  const InferRequest* key = nullptr;
+  const InferResult* value = nullptr;
+  const std::atomic<bool>* referenced = nullptr;
+};
+constexpr size_t kFrontSlots = 64;
+thread_local FrontSlot tl_front[kFrontSlots];
+
+// Stripe of the hit/miss counters this thread uses.
+size_t ThreadStripe() {
+  static std::atomic<size_t> next{0};
+  thread_local const size_t stripe = next.fetch_add(1, std::memory_order_relaxed);
+  return stripe;
+}
+
 }  // namespace
 
 struct InferCache::Shard {
   mutable absl::Mutex mu;
-  absl::flat_hash_map<KeyRef, std::unique_ptr<Entry>, KeyRefHash, KeyRefEq> map
+  absl::flat_hash_map<KeyRef, std::shared_ptr<Entry>, KeyRefHash, KeyRefEq> map
       ABSL_GUARDED_BY(mu);
   // CLOCK ring of live entries; `hand` is the next slot the sweep looks at.
   std::vector<Entry*> ring ABSL_GUARDED_BY(mu);
   size_t hand ABSL_GUARDED_BY(mu) = 0;
-  mutable std::atomic<uint64_t> hits{0};
-  mutable std::atomic<uint64_t> misses{0};
   std::atomic<uint64_t> inserts{0};
   std::atomic<uint64_t> evictions{0};
 };
 
 InferCache::InferCache() : InferCache(Options()) {}
 
-InferCache::InferCache(Options options) : options_(std::move(options)) {
+InferCache::InferCache(Options options) : options_(std::move(options)), id_(NextCacheId()) {
   OFS_CHECK(options_.shards >= 1 && (options_.shards & (options_.shards - 1)) == 0)
       << "shards must be a power of two, got " << options_.shards;
   shards_ = std::make_unique<Shard[]>(options_.shards);
@@ -90,38 +121,94 @@ size_t InferCache::HashOf(const InferRequest& request) const {
 }
 
 InferCache::Shard& InferCache::ShardFor(size_t hash) const {
-  // High bits pick the shard; the map uses the whole hash.
+  // High bits pick the shard; the map and the front cache use the rest.
   return shards_[(hash >> 48) & static_cast<size_t>(options_.shards - 1)];
+}
+
+// The first kStripes threads own a stripe each and count with a plain
+// load/store (no locked instruction on the hit path); later threads share
+// the last stripe through atomic adds.
+namespace {
+void Bump(std::atomic<uint64_t>& c, bool owned) {
+  if (owned) {
+    c.store(c.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  } else {
+    c.fetch_add(1, std::memory_order_relaxed);
+  }
+}
+}  // namespace
+
+void InferCache::CountHit() const {
+  const size_t stripe = ThreadStripe();
+  const bool owned = stripe < kStripes - 1;
+  Bump(counters_[owned ? stripe : kStripes - 1].hits, owned);
+}
+
+void InferCache::CountMiss() const {
+  const size_t stripe = ThreadStripe();
+  const bool owned = stripe < kStripes - 1;
+  Bump(counters_[owned ? stripe : kStripes - 1].misses, owned);
 }
 
 std::shared_ptr<const InferResult> InferCache::Lookup(const InferRequest& request) const {
   const size_t hash = HashOf(request);
+  FrontSlot& slot = tl_front[hash % kFrontSlots];
+  if (slot.cache_id == id_ && slot.hash == hash &&
+      slot.epoch == epoch_.load(std::memory_order_acquire) &&
+      InferKeyEquals(*slot.key, request)) {
+    // Keep CLOCK informed; read first so that hot entries shared by many
+    // threads are not written on every hit.
+    if (!slot.referenced->load(std::memory_order_relaxed)) {
+      const_cast<std::atomic<bool>*>(slot.referenced)->store(true, std::memory_order_relaxed);
+    }
+    CountHit();
+    return std::shared_ptr<const InferResult>(slot.entry, slot.value);
+  }
+  std::shared_ptr<const InferResult> shared = LookupShared(request, hash);
+  if (shared == nullptr) {
+    CountMiss();
+  } else {
+    CountHit();
+  }
+  return shared;
+}
+
+std::shared_ptr<const InferResult> InferCache::LookupShared(const InferRequest& request,
+                                                            size_t hash) const {
+  const uint64_t epoch = epoch_.load(std::memory_order_acquire);
   Shard& shard = ShardFor(hash);
+  std::shared_ptr<Entry> entry;
   {
     absl::ReaderMutexLock lock(&shard.mu);
     auto it = shard.map.find(KeyRef{hash, &request});
-    if (it != shard.map.end()) {
-      it->second->referenced.store(true, std::memory_order_relaxed);
-      shard.hits.fetch_add(1, std::memory_order_relaxed);
-      return it->second->value;
-    }
+    if (it == shard.map.end()) return nullptr;
+    entry = it->second;
   }
-  shard.misses.fetch_add(1, std::memory_order_relaxed);
-  return nullptr;
+  entry->referenced.store(true, std::memory_order_relaxed);
+  FrontSlot& slot = tl_front[hash % kFrontSlots];
+  slot.cache_id = id_;
+  slot.epoch = epoch;
+  slot.hash = hash;
+  slot.entry = entry;
+  slot.key = &entry->key;
+  slot.value = &entry->value;
+  slot.referenced = &entry->referenced;
+  const InferResult* value = &entry->value;
+  return std::shared_ptr<const InferResult>(std::move(entry), value);
 }
 
-void InferCache::Insert(const InferRequest& request,
-                        std::shared_ptr<const InferResult> result) {
+std::shared_ptr<const InferResult> InferCache::Insert(const InferRequest& request,
+                                                      InferResult result) {
   const size_t hash = HashOf(request);
   Shard& shard = ShardFor(hash);
-  auto entry = std::make_unique<Entry>();
+  auto entry = std::make_shared<Entry>();
   entry->key = request;
+  entry->hash = hash;
   entry->value = std::move(result);
   absl::MutexLock lock(&shard.mu);
   auto it = shard.map.find(KeyRef{hash, &request});
   if (it != shard.map.end()) {
-    it->second->value = entry->value;
-    return;
+    return std::shared_ptr<const InferResult>(it->second, &it->second->value);
   }
   if (shard.ring.size() >= per_shard_capacity_) {
     // CLOCK: clear reference bits until an unreferenced entry comes up.
@@ -132,20 +219,20 @@ void InferCache::Insert(const InferRequest& request,
         continue;
       }
       const size_t slot = shard.hand;
-      shard.map.erase(KeyRef{HashOf(victim->key), &victim->key});
-      entry->clock_slot = slot;
+      shard.map.erase(KeyRef{victim->hash, &victim->key});
       shard.ring[slot] = entry.get();
       shard.hand = (slot + 1) % shard.ring.size();
       shard.evictions.fetch_add(1, std::memory_order_relaxed);
       break;
     }
   } else {
-    entry->clock_slot = shard.ring.size();
     shard.ring.push_back(entry.get());
   }
-  Entry* raw = entry.get();
-  shard.map.emplace(KeyRef{hash, &raw->key}, std::move(entry));
   shard.inserts.fetch_add(1, std::memory_order_relaxed);
+  const KeyRef key{hash, &entry->key};
+  std::shared_ptr<const InferResult> value(entry, &entry->value);
+  shard.map.emplace(key, std::move(entry));
+  return value;
 }
 
 absl::StatusOr<std::shared_ptr<const InferResult>> InferCache::GetOrInfer(
@@ -154,18 +241,18 @@ absl::StatusOr<std::shared_ptr<const InferResult>> InferCache::GetOrInfer(
   if (hit != nullptr) return hit;
   absl::StatusOr<InferResult> result = InferSignature(request);
   if (!result.ok()) return result.status();
-  auto value = std::make_shared<const InferResult>(*std::move(result));
-  Insert(request, value);
-  return value;
+  return Insert(request, *std::move(result));
 }
 
 InferCache::Stats InferCache::stats() const {
   Stats s;
   s.capacity = per_shard_capacity_ * options_.shards;
+  for (const Counter& c : counters_) {
+    s.hits += c.hits.load(std::memory_order_relaxed);
+    s.misses += c.misses.load(std::memory_order_relaxed);
+  }
   for (int i = 0; i < options_.shards; ++i) {
     const Shard& shard = shards_[i];
-    s.hits += shard.hits.load(std::memory_order_relaxed);
-    s.misses += shard.misses.load(std::memory_order_relaxed);
     s.inserts += shard.inserts.load(std::memory_order_relaxed);
     s.evictions += shard.evictions.load(std::memory_order_relaxed);
     absl::ReaderMutexLock lock(&shard.mu);
@@ -182,6 +269,8 @@ void InferCache::Clear() {
     shard.ring.clear();
     shard.hand = 0;
   }
+  // Front caches of every thread compare this epoch before answering.
+  epoch_.fetch_add(1, std::memory_order_acq_rel);
 }
 
 }  // namespace oneflow_sbp

@@ -17,11 +17,19 @@
 // Errors are not cached.
 //
 // Concurrency and eviction: the key space is split into shards by hash;
-// each shard has a reader-writer lock, so concurrent hits proceed in
+// each shard has a reader-writer lock, so concurrent lookups proceed in
 // parallel. When a shard is full, a CLOCK sweep evicts one entry not hit
 // since the last sweep (a hit only sets a relaxed atomic bit, which keeps
 // hits under the shared lock). OneFlow clears the whole cache when it is
 // full; this evicts one entry at a time.
+//
+// Hot path: each thread keeps a small direct-mapped front cache of entries
+// it hit recently. A repeated call (the common case in an eager training
+// loop) is answered there without any lock: the key hash combines hashes
+// precomputed in the OpCall, Placement and InferInputs, and the full-key
+// comparison short-cuts on shared objects. Front entries are correct
+// values for their keys even after the shared cache evicts them; they only
+// delay freeing a few entries per thread. Clear() invalidates them.
 #ifndef ONEFLOW_SBP_INFER_CACHE_H_
 #define ONEFLOW_SBP_INFER_CACHE_H_
 
@@ -65,8 +73,10 @@ class InferCache {
 
   // The cached result for `request`, or nullptr (counted as hit / miss).
   std::shared_ptr<const InferResult> Lookup(const InferRequest& request) const;
-  // Stores `result` for `request` (replacing an equal key's value).
-  void Insert(const InferRequest& request, std::shared_ptr<const InferResult> result);
+  // Stores `result` for `request` and returns the shared value. An equal
+  // key already present keeps its value (results are deterministic), which
+  // is returned instead.
+  std::shared_ptr<const InferResult> Insert(const InferRequest& request, InferResult result);
   // Lookup, else InferSignature and Insert. Errors pass through uncached.
   absl::StatusOr<std::shared_ptr<const InferResult>> GetOrInfer(const InferRequest& request);
 
@@ -79,9 +89,25 @@ class InferCache {
   size_t HashOf(const InferRequest& request) const;
   Shard& ShardFor(size_t hash) const;
 
+  std::shared_ptr<const InferResult> LookupShared(const InferRequest& request,
+                                                 size_t hash) const;
+  void CountHit() const;
+  void CountMiss() const;
+
   Options options_;
   std::unique_ptr<Shard[]> shards_;
   size_t per_shard_capacity_;
+  // Identifies this cache (and its Clear() generation) in the per-thread
+  // front caches, which outlive no cache's identity: ids are never reused.
+  const uint64_t id_;
+  std::atomic<uint64_t> epoch_{0};
+  struct alignas(64) Counter {
+    std::atomic<uint64_t> hits{0};
+    std::atomic<uint64_t> misses{0};
+  };
+  // Hit/miss counters striped by thread so hits do not share a cache line.
+  static constexpr size_t kStripes = 64;
+  mutable Counter counters_[kStripes];
 };
 
 // Hash of the cache key of `request` (before any test override).

@@ -236,7 +236,7 @@ oneflow::InferResultProto InferResultToProto(const InferRequest& request,
   for (int b = 0; b < call.num_blobs(); ++b) {
     const bool is_input = b < call.num_inputs();
     const TensorDesc& desc =
-        is_input ? request.inputs[b].desc : result.output_descs[b - call.num_inputs()];
+        is_input ? request.inputs[b].desc() : result.output_descs[b - call.num_inputs()];
     oneflow::BlobResultProto* blob = is_input ? proto.add_inputs() : proto.add_outputs();
     blob->set_bn(call.bn(b));
     *blob->mutable_shape() = ToProto(desc.shape);
@@ -245,7 +245,7 @@ oneflow::InferResultProto InferResultToProto(const InferRequest& request,
     *blob->mutable_nd_sbp() = ToProto(result.signature[b]);
     blob->set_nd_sbp_str(result.signature[b].ToString());
     if (is_input) {
-      const NdSbp& producer = request.inputs[b].nd_sbp;
+      const NdSbp& producer = request.inputs[b].nd_sbp();
       *blob->mutable_producer_nd_sbp() = ToProto(producer);
       blob->set_producer_nd_sbp_str(producer.ToString());
       blob->set_needs_boxing(producer != result.signature[b]);

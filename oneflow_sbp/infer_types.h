@@ -29,17 +29,32 @@
 namespace oneflow_sbp {
 
 // One input as its producer made it: logical desc and current NdSbp.
-struct InferInput {
-  TensorDesc desc;
-  NdSbp nd_sbp;
+// Immutable, with its hash computed once at construction: an eager
+// interpreter builds one per tensor and reuses it for every op call, so the
+// cache key of a call combines precomputed hashes (OneFlow interns global
+// tensor metas for the same reason).
+class InferInput {
+ public:
+  InferInput() : InferInput(TensorDesc(), NdSbp()) {}
+  InferInput(TensorDesc desc, NdSbp nd_sbp);
+
+  const TensorDesc& desc() const { return desc_; }
+  const NdSbp& nd_sbp() const { return nd_sbp_; }
+  size_t hash() const { return hash_; }
 
   friend bool operator==(const InferInput& a, const InferInput& b) {
-    return a.desc == b.desc && a.nd_sbp == b.nd_sbp;
+    return a.hash_ == b.hash_ && a.nd_sbp_ == b.nd_sbp_ && a.desc_ == b.desc_;
   }
+  friend bool operator!=(const InferInput& a, const InferInput& b) { return !(a == b); }
   template <typename H>
   friend H AbslHashValue(H h, const InferInput& in) {
-    return H::combine(std::move(h), in.desc, in.nd_sbp);
+    return H::combine(std::move(h), in.hash_);
   }
+
+ private:
+  TensorDesc desc_;
+  NdSbp nd_sbp_;
+  size_t hash_;
 };
 
 struct InferRequest {

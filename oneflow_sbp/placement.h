@@ -102,6 +102,9 @@ class Placement {
   // "0-3,8,10": the rank list, ascending runs collapsed.
   std::string RanksToString() const;
 
+  // Precomputed at construction.
+  size_t hash() const { return rep_->hash; }
+
   friend bool operator==(const Placement& a, const Placement& b);
   friend bool operator!=(const Placement& a, const Placement& b) { return !(a == b); }
   template <typename H>

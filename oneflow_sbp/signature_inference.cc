@@ -4,6 +4,7 @@
 #include <numeric>
 #include <utility>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "oneflow_sbp/copy_cost.h"
@@ -59,13 +60,13 @@ absl::StatusOr<Prepared> Prepare(const InferRequest& req) {
   const absl::Span<const int64_t> h = req.placement.hierarchy();
   for (int b = 0; b < call.num_inputs(); ++b) {
     const InferInput& in = req.inputs[b];
-    absl::Status s = ValidateNdSbp(in.nd_sbp, in.desc.shape, h);
+    absl::Status s = ValidateNdSbp(in.nd_sbp(), in.desc().shape, h);
     if (!s.ok()) {
       return absl::InvalidArgumentError(
-          absl::StrCat(op, ": input ", call.bn(b), " ", in.desc.ToString(), ": ",
+          absl::StrCat(op, ": input ", call.bn(b), " ", in.desc().ToString(), ": ",
                        s.message()));
     }
-    p.input_descs.push_back(in.desc);
+    p.input_descs.push_back(in.desc());
   }
   absl::StatusOr<std::vector<TensorDesc>> outs = call.InferOutputDescs(p.input_descs);
   if (!outs.ok()) return outs.status();
@@ -206,7 +207,7 @@ absl::StatusOr<InferResult> Infer1D(const InferRequest& req, const Prepared& p) 
     int64_t v = 0;
     if (call.num_inputs() > 0) {
       for (int b = 0; b < call.num_inputs(); ++b) {
-        if (req.inputs[b].nd_sbp[0] == sig[b]) v -= 10;
+        if (req.inputs[b].nd_sbp()[0] == sig[b]) v -= 10;
       }
     } else {
       for (int b = 0; b < call.num_blobs(); ++b) {
@@ -219,7 +220,7 @@ absl::StatusOr<InferResult> Infer1D(const InferRequest& req, const Prepared& p) 
   auto copy_cost = [&](const SbpSignature& sig) {
     double total = 0;
     for (int b = 0; b < call.num_inputs(); ++b) {
-      total += OneFlow1DCopyCost(req.inputs[b].nd_sbp[0], sig[b],
+      total += OneFlow1DCopyCost(req.inputs[b].nd_sbp()[0], sig[b],
                                  static_cast<double>(p.input_descs[b].byte_size()));
     }
     return total;
@@ -257,7 +258,7 @@ absl::StatusOr<InferResult> Infer1D(const InferRequest& req, const Prepared& p) 
       rec.rank = static_cast<int>(r) + 1;
       rec.status = r == 0 ? CandidateStatus::kChosen : CandidateStatus::kRanked;
       for (int b = 0; b < call.num_inputs(); ++b) {
-        if (req.inputs[b].nd_sbp[0] != list[ranked[r].index][b]) ++rec.mismatched_inputs;
+        if (req.inputs[b].nd_sbp()[0] != list[ranked[r].index][b]) ++rec.mismatched_inputs;
       }
       if (r > 0) {
         const Ranked& best = ranked.front();
@@ -423,13 +424,15 @@ absl::StatusOr<InferResult> InferNd(const InferRequest& req, const Prepared& p) 
   std::vector<double> costs(req.explain ? list.size() : 0, 0);
   std::vector<int> mismatches(req.explain ? list.size() : 0, 0);
   if (list.size() == 1 && !req.explain) chosen = 0;
+  // All NdSbps here have the hierarchy's length, so packed() is a full key.
+  std::vector<absl::flat_hash_map<uint64_t, double>> cost_memo(call.num_inputs());
   for (size_t k = 0; k < list.size() && (chosen < 0 || req.explain); ++k) {
     double cost = 0;
     double mism = 0;
     bool all_equal = true;
     int mismatched = 0;
     for (int b = 0; b < call.num_inputs(); ++b) {
-      const NdSbp& producer = req.inputs[b].nd_sbp;
+      const NdSbp& producer = req.inputs[b].nd_sbp();
       const NdSbp& wanted = list[k][b];
       const bool equal = producer == wanted;
       all_equal = all_equal && equal;
@@ -451,14 +454,21 @@ absl::StatusOr<InferResult> InferNd(const InferRequest& req, const Prepared& p) 
         cost = kUnsupportedCost;
         break;
       }
-      absl::StatusOr<double> c = OneFlowEagerNdCost(
-          producer, wanted, h, h, /*same_devices=*/true, p.input_descs[b].shape,
-          static_cast<double>(p.input_descs[b].byte_size()), requires_same,
-          req.cost.partial_penalty_policy);
-      if (!c.ok()) {
-        return absl::InternalError(absl::StrCat(op, ": ", call.bn(b), ": ", c.status().message()));
+      // Many candidates ask the same layout of an input (the product repeats
+      // each list entry), so costs are memoised per input and layout.
+      auto [memo, fresh] = cost_memo[b].try_emplace(wanted.packed(), 0.0);
+      if (fresh) {
+        absl::StatusOr<double> c = OneFlowEagerNdCost(
+            producer, wanted, h, h, /*same_devices=*/true, p.input_descs[b].shape,
+            static_cast<double>(p.input_descs[b].byte_size()), requires_same,
+            req.cost.partial_penalty_policy);
+        if (!c.ok()) {
+          return absl::InternalError(
+              absl::StrCat(op, ": ", call.bn(b), ": ", c.status().message()));
+        }
+        memo->second = *c;
       }
-      cost += *c;
+      cost += memo->second;
     }
     if (req.explain) {
       costs[k] = cost;
@@ -480,7 +490,7 @@ absl::StatusOr<InferResult> InferNd(const InferRequest& req, const Prepared& p) 
     for (const NdSbpSignature& s : list) sigs.push_back(SignatureToString(call, s));
     std::vector<std::string> ins;
     for (int b = 0; b < call.num_inputs(); ++b) {
-      ins.push_back(absl::StrCat(call.bn(b), ":", CompactNdSbpString(req.inputs[b].nd_sbp)));
+      ins.push_back(absl::StrCat(call.bn(b), ":", CompactNdSbpString(req.inputs[b].nd_sbp())));
     }
     return absl::InvalidArgumentError(absl::StrCat(
         "op: `", op, "` can't find available sbp signature; inputs ",

@@ -47,7 +47,7 @@ absl::StatusOr<InferResult> Infer(const InferSpec& spec,
     if (!desc.ok()) return desc.status();
     absl::StatusOr<NdSbp> nd = NdSbp::Parse(in.substr(colon + 1));
     if (!nd.ok()) return nd.status();
-    req.inputs.push_back(InferInput{*desc, *nd});
+    req.inputs.push_back(InferInput(*desc, *nd));
   }
   if (!spec.constraints.empty()) {
     req.constraints.resize((*call)->num_blobs());

@@ -1,0 +1,180 @@
+// InferCache: hits, misses, eviction, full-key comparison under forced hash
+// collisions, and concurrent use.
+#include "oneflow_sbp/infer_cache.h"
+
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "oneflow_sbp/signature_inference.h"
+#include "tests/infer_test_util.h"
+
+namespace oneflow_sbp::testing {
+namespace {
+
+InferRequest Request(const std::string& op, const std::string& placement,
+                     const std::vector<std::string>& inputs,
+                     const std::vector<std::string>& attrs = {}) {
+  absl::StatusOr<std::shared_ptr<const OpCall>> call =
+      MakeCall(op, static_cast<int>(inputs.size()), attrs);
+  EXPECT_TRUE(call.ok()) << call.status();
+  InferRequest r;
+  r.op = *call;
+  r.placement = *Placement::Parse(placement);
+  for (const std::string& in : inputs) {
+    const size_t colon = in.find(':');
+    r.inputs.push_back(InferInput{*TensorDesc::Parse(in.substr(0, colon)),
+                                  *NdSbp::Parse(in.substr(colon + 1))});
+  }
+  return r;
+}
+
+// Many requests that differ in exactly one key component each.
+std::vector<InferRequest> DistinctRequests() {
+  std::vector<InferRequest> out;
+  const std::vector<std::string> sbps = {"(S(0),B)", "(B,S(0))", "(S(1),S(0))", "(P,B)",
+                                         "(B,B)", "(S(0),S(1))"};
+  for (const std::string& a : sbps) {
+    for (const std::string& b : sbps) {
+      out.push_back(Request("matmul", "cpu:0-3 [2,2]",
+                            {"f32[64,32]:" + a, "f32[32,48]:" + b}));
+    }
+  }
+  out.push_back(Request("matmul", "cpu:0-3 [2,2]", {"f32[64,32]:(S(0),B)", "f32[48,32]:(B,S(0))"},
+                        {"transpose_b=true"}));
+  out.push_back(Request("matmul", "cpu:0-3 [2,2]", {"f16[64,32]:(S(0),B)", "f16[32,48]:(B,B)"}));
+  out.push_back(Request("matmul", "cpu:0-3 [4,1]", {"f32[64,32]:(S(0),B)", "f32[32,48]:(B,B)"}));
+  out.push_back(Request("matmul", "cpu:4-7 [2,2]", {"f32[64,32]:(S(0),B)", "f32[32,48]:(B,B)"}));
+  out.push_back(Request("matmul", "cpu:0-3 [2,2]", {"f32[64,16]:(S(0),B)", "f32[16,48]:(B,B)"}));
+  InferRequest explained = out.front();
+  explained.explain = true;
+  out.push_back(explained);
+  InferRequest constrained = out.front();
+  constrained.constraints.resize(3);
+  constrained.constraints[0] = *NdSbp::Parse("(B,B)");
+  out.push_back(constrained);
+  InferRequest penalty = out.front();
+  penalty.cost.partial_penalty_policy = 1;
+  out.push_back(penalty);
+  return out;
+}
+
+TEST(InferCache, HitAfterMissSharesTheValue) {
+  InferCache cache;
+  const InferRequest r = Request("relu", "cpu:0-3 [2,2]", {"f32[8,8]:(P,P)"});
+  absl::StatusOr<std::shared_ptr<const InferResult>> a = cache.GetOrInfer(r);
+  absl::StatusOr<std::shared_ptr<const InferResult>> b = cache.GetOrInfer(r);
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ(a->get(), b->get());
+  const InferCache::Stats s = cache.stats();
+  EXPECT_EQ(s.misses, 1u);
+  EXPECT_EQ(s.hits, 1u);
+  EXPECT_EQ(s.inserts, 1u);
+  EXPECT_EQ(s.size, 1u);
+  // An equal request built separately (other OpCall object) hits too.
+  const InferRequest again = Request("relu", "cpu:0-3 [2,2]", {"f32[8,8]:(P,P)"});
+  EXPECT_EQ(cache.Lookup(again).get(), a->get());
+}
+
+TEST(InferCache, EveryKeyComponentSeparatesEntries) {
+  const std::vector<InferRequest> requests = DistinctRequests();
+  for (size_t i = 0; i < requests.size(); ++i) {
+    for (size_t j = 0; j < requests.size(); ++j) {
+      EXPECT_EQ(InferKeyEquals(requests[i], requests[j]), i == j) << i << " vs " << j;
+    }
+  }
+}
+
+// Every key hashes to the same value: only full-key comparison can keep the
+// entries apart. Each cached answer must equal a fresh inference.
+TEST(InferCache, ForcedHashCollisionsNeverMixUpCalls) {
+  InferCache::Options options;
+  options.hash_override_for_testing = [](size_t) { return size_t{42}; };
+  InferCache cache(options);
+  const std::vector<InferRequest> requests = DistinctRequests();
+  for (int round = 0; round < 2; ++round) {
+    for (const InferRequest& r : requests) {
+      absl::StatusOr<std::shared_ptr<const InferResult>> cached = cache.GetOrInfer(r);
+      absl::StatusOr<InferResult> fresh = InferSignature(r);
+      ASSERT_TRUE(cached.ok() && fresh.ok());
+      EXPECT_EQ(SignatureToString(*r.op, (*cached)->signature),
+                SignatureToString(*r.op, fresh->signature));
+      EXPECT_EQ((*cached)->candidates.size(), fresh->candidates.size());
+    }
+  }
+  EXPECT_EQ(cache.stats().size, requests.size());
+  EXPECT_EQ(cache.stats().hits, requests.size());
+}
+
+TEST(InferCache, ClockEvictsEntriesNotHitSinceTheLastSweep) {
+  InferCache::Options options;
+  options.capacity = 4;
+  options.shards = 1;
+  InferCache cache(options);
+  const std::vector<InferRequest> r = DistinctRequests();
+  for (int i = 0; i < 4; ++i) ASSERT_TRUE(cache.GetOrInfer(r[i]).ok());
+  ASSERT_NE(cache.Lookup(r[0]), nullptr);  // r[0] referenced
+  ASSERT_TRUE(cache.GetOrInfer(r[4]).ok());  // evicts r[1], the first unreferenced
+  EXPECT_NE(cache.Lookup(r[0]), nullptr);
+  EXPECT_EQ(cache.Lookup(r[1]), nullptr);
+  EXPECT_NE(cache.Lookup(r[4]), nullptr);
+  InferCache::Stats s = cache.stats();
+  EXPECT_EQ(s.size, 4u);
+  EXPECT_EQ(s.evictions, 1u);
+  for (size_t i = 5; i < r.size(); ++i) ASSERT_TRUE(cache.GetOrInfer(r[i]).ok());
+  s = cache.stats();
+  EXPECT_EQ(s.size, 4u);
+  EXPECT_EQ(s.evictions, r.size() - 4);
+  cache.Clear();
+  EXPECT_EQ(cache.stats().size, 0u);
+}
+
+TEST(InferCache, ErrorsAreNotCached) {
+  InferCache cache;
+  const InferRequest bad = Request("relu", "cpu:0-1", {"f32[8,8]:S(0)"});
+  InferRequest wrong = bad;
+  wrong.constraints = {std::nullopt, *NdSbp::Parse("P")};
+  EXPECT_FALSE(cache.GetOrInfer(wrong).ok());
+  EXPECT_FALSE(cache.GetOrInfer(wrong).ok());
+  EXPECT_EQ(cache.stats().inserts, 0u);
+  EXPECT_EQ(cache.stats().misses, 2u);
+}
+
+TEST(InferCache, ConcurrentReadersAndWritersAgree) {
+  InferCache::Options options;
+  options.capacity = 32;  // smaller than the working set: evictions race too
+  options.shards = 4;
+  InferCache cache(options);
+  const std::vector<InferRequest> requests = DistinctRequests();
+  std::vector<std::string> expected;
+  for (const InferRequest& r : requests) {
+    expected.push_back(SignatureToString(*r.op, InferSignature(r)->signature));
+  }
+  constexpr int kThreads = 8;
+  constexpr int kRounds = 30;
+  std::vector<int> wrong(kThreads, 0);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int round = 0; round < kRounds; ++round) {
+        for (size_t i = 0; i < requests.size(); ++i) {
+          const size_t k = (i * 7 + t + round) % requests.size();
+          absl::StatusOr<std::shared_ptr<const InferResult>> r = cache.GetOrInfer(requests[k]);
+          if (!r.ok() || SignatureToString(*requests[k].op, (*r)->signature) != expected[k]) {
+            ++wrong[t];
+          }
+        }
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  for (int t = 0; t < kThreads; ++t) EXPECT_EQ(wrong[t], 0) << "thread " << t;
+  const InferCache::Stats s = cache.stats();
+  EXPECT_EQ(s.hits + s.misses, uint64_t{kThreads} * kRounds * requests.size());
+  EXPECT_LE(s.size, 32u);
+}
+
+}  // namespace
+}  // namespace oneflow_sbp::testing
