@@ -112,15 +112,21 @@ std::string CandidateTable(const oneflow::InferResultProto& r) {
   });
   size_t width = 9;
   for (const auto* c : rows) width = std::max(width, c->signature().size());
+  // 1-D ranks by OneFlow's order value; N-D has none, so the column shows
+  // how many inputs the candidate would box instead.
+  const bool one_d = r.parallel_conf().hierarchy().dim_size() <= 1;
   std::string out = absl::StrFormat("%-5s %-*s %6s %14s  %s\n", "rank", static_cast<int>(width),
-                                    "signature", "order", "copy_cost", "status");
+                                    "signature", one_d ? "order" : "boxed", "copy_cost",
+                                    "status");
   for (const auto* c : rows) {
     const bool filtered = c->rank() == 0;
     const std::string rank = filtered ? "-" : absl::StrCat(c->status() == "chosen" ? "*" : " ",
                                                            c->rank());
+    const std::string key = one_d ? absl::StrCat(c->order_value())
+                                  : absl::StrCat(c->mismatched_inputs());
     absl::StrAppend(&out, absl::StrFormat("%-5s %-*s %6s %14s  %s%s\n", rank,
                                           static_cast<int>(width), c->signature(),
-                                          filtered ? "" : absl::StrCat(c->order_value()),
+                                          filtered ? "" : key,
                                           filtered ? "" : FormatCost(c->copy_cost()),
                                           c->status(),
                                           c->note().empty() ? "" : ": " + c->note()));

@@ -19,6 +19,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "ops/builtin_ops.h"
+#include "tools/cmd_demo.h"
 #include "tools/cmd_infer.h"
 #include "tools/cmd_ops.h"
 #include "tools/cmd_parse.h"
@@ -110,6 +111,11 @@ copy cost and status (chosen, ranked, filtered_by_shape,
 filtered_by_constraint). --request reads the same request as a protobuf
 message (InferRequestProto in proto/infer.proto) in JSON or text format;
 flags given with it override its fields.)help"},
+    {"demo", "a short tour on built-in examples",
+     R"help(sbp demo
+
+Runs a few fixed examples of the other commands and prints them with their
+command lines: layouts, exact uneven slices, and signature inference.)help"},
     {"ops", "list the registered ops, their args and attributes",
      R"help(sbp ops [OP] [--format=text|json|textproto]
 
@@ -321,6 +327,8 @@ int main(int argc, char** argv) {
       o.request = *body;
     }
     out = oneflow_sbp::cli::RunInfer(o, oneflow_sbp::ops::BuiltinOpRegistry());
+  } else if (command == "demo") {
+    out = oneflow_sbp::cli::RunDemo(oneflow_sbp::ops::BuiltinOpRegistry());
   } else if (command == "ops") {
     if (positional.size() > 1) {
       return Fail(command, absl::InvalidArgumentError("give at most one op name"));
