@@ -241,12 +241,16 @@ absl::StatusOr<std::shared_ptr<const InferResult>> InferCache::GetOrInfer(
   if (hit != nullptr) return hit;
   absl::StatusOr<InferResult> result = InferSignature(request);
   if (!result.ok()) return result.status();
+  if (result->used_broadcast_fallback) {
+    fallback_inferences_.fetch_add(1, std::memory_order_relaxed);
+  }
   return Insert(request, *std::move(result));
 }
 
 InferCache::Stats InferCache::stats() const {
   Stats s;
   s.capacity = per_shard_capacity_ * options_.shards;
+  s.fallback_inferences = fallback_inferences_.load(std::memory_order_relaxed);
   for (const Counter& c : counters_) {
     s.hits += c.hits.load(std::memory_order_relaxed);
     s.misses += c.misses.load(std::memory_order_relaxed);

@@ -61,6 +61,9 @@ class InferCache {
     uint64_t misses = 0;
     uint64_t inserts = 0;
     uint64_t evictions = 0;
+    // Cold inferences (through GetOrInfer) of ops without an SBP rule,
+    // which only ever broadcast: a number to watch, never a silent default.
+    uint64_t fallback_inferences = 0;
     size_t size = 0;
     size_t capacity = 0;
   };
@@ -97,6 +100,7 @@ class InferCache {
   Options options_;
   std::unique_ptr<Shard[]> shards_;
   size_t per_shard_capacity_;
+  std::atomic<uint64_t> fallback_inferences_{0};
   // Identifies this cache (and its Clear() generation) in the per-thread
   // front caches, which outlive no cache's identity: ids are never reused.
   const uint64_t id_;

@@ -6,6 +6,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "oneflow_sbp/infer_cache.h"
 #include "oneflow_sbp/op_registry.h"
 #include "oneflow_sbp/sbp_context.h"
 #include "oneflow_sbp/signature_inference.h"
@@ -103,6 +104,18 @@ TEST(CustomOp, MissingRuleIsAnErrorUnlessTheFallbackIsExplicit) {
   EXPECT_TRUE(r->used_broadcast_fallback);
   ASSERT_EQ(r->candidates.size(), 1u);  // only (B,B) -> (B,B)
   EXPECT_EQ(r->signature[0].ToString(), "(B, B)");
+
+  // The engine's cache counts fallback inferences.
+  InferCache cache;
+  std::shared_ptr<const OpCall> call;
+  ASSERT_TRUE(Infer(spec, &call).ok());
+  InferRequest req;
+  req.op = call;
+  req.placement = *Placement::Parse("cpu:0-3 [2,2]");
+  req.inputs = {InferInput(*TensorDesc::Parse("f32[8,8]"), *NdSbp::Parse("(S(0),S(1))"))};
+  ASSERT_TRUE(cache.GetOrInfer(req).ok());
+  ASSERT_TRUE(cache.GetOrInfer(req).ok());
+  EXPECT_EQ(cache.stats().fallback_inferences, 1u);
 }
 
 TEST(CustomOp, RuleBugsAreErrorsNotAborts) {

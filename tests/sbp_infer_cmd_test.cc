@@ -1,0 +1,202 @@
+// `sbp infer` and `sbp ops` through their command functions: every output
+// format, requests from JSON and text format, and the bad-request errors.
+#include <string>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "oneflow_sbp/proto_io.h"
+#include "ops/builtin_ops.h"
+#include "proto/infer.pb.h"
+#include "proto/op_def.pb.h"
+#include "tools/cmd_infer.h"
+#include "tools/cmd_ops.h"
+
+namespace oneflow_sbp::cli {
+namespace {
+
+using ::testing::HasSubstr;
+
+const OpRegistry& Ops() { return ops::BuiltinOpRegistry(); }
+
+InferOptions Matmul2x2() {
+  InferOptions o;
+  o.op = "matmul";
+  o.attrs = {"transpose_b=true"};
+  o.placement = "cpu:0-3 [2,2]";
+  o.inputs = {"f32[64,32]:(S(0),B)", "f32[48,32]:(B,S(1))"};
+  return o;
+}
+
+std::string ErrorOf(const absl::StatusOr<std::string>& r) {
+  return r.ok() ? "OK: " + *r : std::string(r.status().message());
+}
+
+// No candidate keeps both inputs (b's S(1) on axis 1 is matmul's column
+// split only without transpose_b). a:(S0,S1) b:(B,S1) -> (S0,P) costs 2
+// (B -> S on one axis of a is a local slice, +1 for staying 2-D); keeping
+// a and gathering b to (B,B) costs 1 + 3·T(b) = 18433.
+TEST(SbpInfer, TextReportNamesEveryBlobAndTheBoxing) {
+  absl::StatusOr<std::string> out = RunInfer(Matmul2x2(), Ops());
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(*out,
+            "matmul on cpu:0-3 [2,2] (cost policy oneflow, 36 candidates)\n"
+            "signature: a_0:(S(0),S(1)) b_0:(B,S(1)) -> out_0:(S(0),P)\n"
+            "  blob  tensor           producer         chosen\n"
+            "  a_0   f32[64,32]       (S(0), B)        (S(0), S(1))\n"
+            "  b_0   f32[48,32]       (B, S(1))        (B, S(1))\n"
+            "  out_0 f32[64,48]                        (S(0), P)\n"
+            "boxing: a_0 (S(0), B) -> (S(0), S(1))\n");
+}
+
+TEST(SbpInfer, JsonIsTheResultMessageWithOneFlowFieldNames) {
+  InferOptions o = Matmul2x2();
+  o.format = "json";
+  o.explain = true;
+  absl::StatusOr<std::string> out = RunInfer(o, Ops());
+  ASSERT_TRUE(out.ok()) << out.status();
+  oneflow::InferResultProto r;
+  ASSERT_TRUE(FromJson(*out, &r).ok());
+  EXPECT_THAT(*out, HasSubstr("\"bn_in_op2nd_sbp\""));
+  ASSERT_EQ(r.nd_sbp_signature().bn_in_op2nd_sbp().count("a_0"), 1u);
+  EXPECT_EQ(r.nd_sbp_signature().bn_in_op2nd_sbp().at("a_0").sbp_parallel(1).split_parallel().axis(), 1);
+  ASSERT_EQ(r.inputs_size(), 2);
+  EXPECT_EQ(r.inputs(0).bn(), "a_0");
+  EXPECT_EQ(r.inputs(0).dtype(), "f32");
+  EXPECT_EQ(r.inputs(0).nd_sbp_str(), "(S(0), S(1))");
+  EXPECT_EQ(r.inputs(0).producer_nd_sbp_str(), "(S(0), B)");
+  EXPECT_TRUE(r.inputs(0).producer_nd_sbp().sbp_parallel(1).has_broadcast_parallel());
+  EXPECT_TRUE(r.inputs(0).needs_boxing());
+  EXPECT_FALSE(r.inputs(1).needs_boxing());
+  ASSERT_EQ(r.outputs_size(), 1);
+  EXPECT_EQ(r.outputs(0).shape().dim(1), 48);
+  ASSERT_EQ(r.candidates_size(), 36);
+  int chosen = 0;
+  for (const auto& c : r.candidates()) {
+    if (c.status() == "chosen") {
+      ++chosen;
+      EXPECT_EQ(c.signature(), "a_0:(S(0),S(1)) b_0:(B,S(1)) -> out_0:(S(0),P)");
+      EXPECT_EQ(c.copy_cost(), 2);
+    }
+  }
+  EXPECT_EQ(chosen, 1);
+}
+
+TEST(SbpInfer, TableListsRankedThenFilteredCandidates) {
+  InferOptions o;
+  o.op = "matmul";
+  o.placement = "cpu:0-3";
+  o.inputs = {"f32[2,8]:S(0)", "f32[8,16]:B"};
+  o.format = "table";
+  absl::StatusOr<std::string> out = RunInfer(o, Ops());
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT(*out, HasSubstr("*1    a_0:B b_0:B -> out_0:B"));
+  EXPECT_THAT(*out, HasSubstr("filtered_by_shape: a_0 S(0): dim 0 has 2 < 4 parts"));
+  EXPECT_LT(out->find("*1"), out->find("filtered_by_shape"));
+}
+
+TEST(SbpInfer, RequestFromJsonAndTextFormat) {
+  InferOptions json;
+  json.request = R"json({"op_type_name": "add_n", "placement": "cpu:0-1",
+                     "input": [{"tensor": "f32[4,4]:S(0)"},
+                               {"shape": {"dim": [4, 4]}, "data_type": "kFloat",
+                                "nd_sbp": {"sbp_parallel": [{"split_parallel": {"axis": 1}}]}}]})json";
+  absl::StatusOr<std::string> a = RunInfer(json, Ops());
+  ASSERT_TRUE(a.ok()) << a.status();
+  EXPECT_THAT(*a, HasSubstr("signature: in_0:S(0) in_1:S(0) -> out_0:S(0)"));
+  InferOptions text;
+  text.request = R"pb(op_type_name: "add_n" placement: "cpu:0-1"
+                    input { tensor: "f32[4,4]:S(1)" } input { tensor: "f32[4,4]:S(1)" })pb";
+  absl::StatusOr<std::string> b = RunInfer(text, Ops());
+  ASSERT_TRUE(b.ok()) << b.status();
+  EXPECT_THAT(*b, HasSubstr("signature: in_0:S(1) in_1:S(1) -> out_0:S(1)"));
+  // Flags override the request's fields.
+  text.placement = "cpu:0-3";
+  EXPECT_THAT(*RunInfer(text, Ops()), HasSubstr("add_n on cpu:0-3"));
+}
+
+TEST(SbpInfer, NamedInputsPlaceOptionalArgs) {
+  InferOptions o;
+  o.op = "matmul";
+  o.placement = "cpu:0-1";
+  o.inputs = {"a=f32[8,4]:S(0)", "b=f32[4,6]:B", "_add_to_output=f32[8,6]:S(0)"};
+  absl::StatusOr<std::string> out = RunInfer(o, Ops());
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT(*out, HasSubstr("a_0:S(0) b_0:B _add_to_output_0:S(0) -> out_0:S(0)"));
+  o.inputs = {"a=f32[8,4]:S(0)", "f32[4,6]:B"};
+  EXPECT_THAT(ErrorOf(RunInfer(o, Ops())), HasSubstr("name every input (bn=...) or none"));
+  o.inputs = {"a=f32[8,4]:S(0)", "c=f32[4,6]:B"};
+  EXPECT_THAT(ErrorOf(RunInfer(o, Ops())), HasSubstr("no input named 'c'"));
+}
+
+TEST(SbpInfer, ConstraintsFromFlags) {
+  InferOptions o = Matmul2x2();
+  // a_0 pinned to (B,B): gathering a costs 1 + 3·T(a) = 24577 in every
+  // survivor; b is cheapest as (B,S(0)) (1 + T(b)·3/4 = 4609), one less
+  // than (S(0),S(0)), which pays the extra slice on axis 0.
+  o.constraints = {"a_0=(B,B)"};
+  EXPECT_THAT(*RunInfer(o, Ops()),
+              HasSubstr("signature: a_0:(B,B) b_0:(B,S(0)) -> out_0:(B,S(1))"));
+  o.constraints = {"z_0=(B,B)"};
+  EXPECT_THAT(ErrorOf(RunInfer(o, Ops())),
+              HasSubstr("matmul: constraint on unknown blob 'z_0'; blobs are a_0, b_0, out_0"));
+  o.constraints = {"b_0"};
+  EXPECT_THAT(ErrorOf(RunInfer(o, Ops())), HasSubstr("must read bn=nd_sbp"));
+}
+
+TEST(SbpInfer, BadRequestsGiveOneClearMessage) {
+  InferOptions o = Matmul2x2();
+  o.op = "matmull";
+  EXPECT_THAT(ErrorOf(RunInfer(o, Ops())), HasSubstr("unknown op 'matmull' (did you mean"));
+  o = Matmul2x2();
+  o.attrs = {"transpose_c=true"};
+  EXPECT_THAT(ErrorOf(RunInfer(o, Ops())),
+              HasSubstr("matmul: unknown attribute 'transpose_c'; known: transpose_a, "
+                        "transpose_b, alpha"));
+  o.attrs = {"transpose_b=maybe"};
+  EXPECT_THAT(ErrorOf(RunInfer(o, Ops())),
+              HasSubstr("matmul: attribute 'transpose_b': 'maybe' is not a valid bool"));
+  o = Matmul2x2();
+  o.inputs = {"f32[64,32]:(S(0),B)"};
+  EXPECT_THAT(ErrorOf(RunInfer(o, Ops())), HasSubstr("matmul takes at least 2 inputs"));
+  o.inputs = {"f32[64,32]:(S(0),B)", "f32[48,32]:(B,S(1))", "f32[64,48]:(B,B)", "f32[1]:(B,B)"};
+  EXPECT_THAT(ErrorOf(RunInfer(o, Ops())), HasSubstr("matmul takes at most 3 inputs; got 4"));
+  o = Matmul2x2();
+  o.inputs = {"f32[64,32]:S(0)", "f32[48,32]:(B,S(1))"};
+  EXPECT_THAT(ErrorOf(RunInfer(o, Ops())),
+              HasSubstr("matmul: input a_0 f32[64,32]: nd_sbp (S(0)) has 1 entries"));
+  o.inputs = {"f32[64,32]:(S(2),B)", "f32[48,32]:(B,S(1))"};
+  EXPECT_THAT(ErrorOf(RunInfer(o, Ops())), HasSubstr("splits dim 2 but shape [64,32] has rank 2"));
+  o.inputs = {"f32[64,32]", "f32[48,32]:(B,S(1))"};
+  EXPECT_THAT(ErrorOf(RunInfer(o, Ops())), HasSubstr("malformed input 'f32[64,32]'"));
+  o = Matmul2x2();
+  o.placement.reset();
+  EXPECT_THAT(ErrorOf(RunInfer(o, Ops())), HasSubstr("request has no placement"));
+  o = Matmul2x2();
+  o.cost = "cheapest";
+  EXPECT_THAT(ErrorOf(RunInfer(o, Ops())), HasSubstr("unknown cost policy 'cheapest'"));
+  o = Matmul2x2();
+  o.format = "dot";
+  EXPECT_THAT(ErrorOf(RunInfer(o, Ops())), HasSubstr("supports text|json|textproto|table"));
+  InferOptions bad_request;
+  bad_request.request = "{\"op_type_name\": ";
+  EXPECT_THAT(ErrorOf(RunInfer(bad_request, Ops())), HasSubstr("malformed JSON"));
+}
+
+TEST(SbpOps, ListsEveryOpWithArgsAndAttrs) {
+  absl::StatusOr<std::string> out = RunOps("", "text", Ops());
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT(*out, HasSubstr(" matmul                     (a, b, _add_to_output?) -> (out)  "
+                              "transpose_a:bool=false, transpose_b:bool=false, alpha:float=1\n"));
+  EXPECT_THAT(*out, HasSubstr(" add_n                      (in...) -> (out)\n"));
+  absl::StatusOr<std::string> json = RunOps("transpose", "json", Ops());
+  ASSERT_TRUE(json.ok());
+  oneflow::OpDefListProto list;
+  ASSERT_TRUE(FromJson(*json, &list).ok());
+  ASSERT_EQ(list.op_size(), 1);
+  EXPECT_EQ(list.op(0).attr(0).name(), "perm");
+  EXPECT_FALSE(list.op(0).attr(0).has_default_value());
+  EXPECT_THAT(ErrorOf(RunOps("nope", "text", Ops())), HasSubstr("unknown op 'nope'"));
+}
+
+}  // namespace
+}  // namespace oneflow_sbp::cli
