@@ -12,14 +12,17 @@ absl::string_view CostPolicyName(CostPolicy policy) {
   switch (policy) {
     case CostPolicy::kOneFlow:
       return "oneflow";
+    case CostPolicy::kPlanned:
+      return "planned";
   }
   return "?";
 }
 
 absl::StatusOr<CostPolicy> ParseCostPolicy(absl::string_view text) {
   if (text == "oneflow") return CostPolicy::kOneFlow;
+  if (text == "planned") return CostPolicy::kPlanned;
   return absl::InvalidArgumentError(
-      absl::StrCat("unknown cost policy '", text, "': expected oneflow"));
+      absl::StrCat("unknown cost policy '", text, "': expected oneflow or planned"));
 }
 
 double OneFlow1DCopyCost(SbpParallel producer, SbpParallel consumer, double bytes) {

@@ -5,9 +5,10 @@
 // `planned` (bytes of the cheapest real plan).
 //
 // Example:
-//   CostOptions opts;                                  // oneflow, penalty 2
 //   absl::StatusOr<double> c = OneFlowEagerNdCost(
-//       NdSbp{P, P}, NdSbp{B, B}, {2, 3}, Shape{12, 10}, 480, false, opts);
+//       NdSbp{P, P}, NdSbp{B, B}, /*in_hierarchy=*/{2, 3}, /*out_hierarchy=*/{2, 3},
+//       /*same_devices=*/true, Shape{12, 10}, /*bytes=*/480,
+//       /*requires_same_sbp=*/false, /*penalty_policy=*/2);
 //   // 4800: (P,P)->(B,B) reduces to P->B on [6], 2·T·(6-1)
 //
 // Cost values are doubles. kUnsupportedCost (FLT_MAX) marks a conversion
@@ -18,37 +19,64 @@
 
 #include <cfloat>
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "oneflow_sbp/nd_sbp.h"
+#include "oneflow_sbp/placement.h"
 #include "oneflow_sbp/shape.h"
 
 namespace oneflow_sbp {
 
 enum class CostPolicy : uint8_t {
   kOneFlow,  // OneFlow's eager formulas and selection quirks (default)
+  kPlanned,  // cost of the cheapest real boxing plan; improved selection
 };
 
-// "oneflow".
+// "oneflow", "planned".
 absl::string_view CostPolicyName(CostPolicy policy);
 absl::StatusOr<CostPolicy> ParseCostPolicy(absl::string_view text);
+
+// Costs computed outside the core library: the boxing planner implements
+// this for the `planned` policy (boxing/planned_cost_model.h). Costs are in
+// effective bytes (plan time x a reference bandwidth), so OneFlow's
+// byte-based partial penalty can be added to them.
+class NdCopyCostModel {
+ public:
+  virtual ~NdCopyCostModel() = default;
+  // Cost of converting a tensor of `desc_shape`/`element_bytes` laid out
+  // as `from` into `to`, both on `placement`.
+  virtual absl::StatusOr<double> Cost(const Shape& shape, int element_bytes,
+                                      const Placement& placement, const NdSbp& from,
+                                      const NdSbp& to) const = 0;
+  // Everything that changes costs (calibration), for cache keys.
+  virtual const std::string& fingerprint() const = 0;
+  virtual size_t fingerprint_hash() const = 0;
+};
 
 // Options that change costs; part of every inference cache key.
 struct CostOptions {
   CostPolicy policy = CostPolicy::kOneFlow;
   // OneFlow's ONEFLOW_PENALTY_FOR_PARTIAL_IN_CONSUMER_POLICY, passed
   // explicitly: 1 -> 1.0; 2 -> 4·T·(np+nc) (default); other -> FLT_MAX.
+  // Under `planned` it is added for every input the candidate turns into P.
   int partial_penalty_policy = 2;
+  // Required by kPlanned, ignored otherwise.
+  std::shared_ptr<const NdCopyCostModel> planned_model;
 
   friend bool operator==(const CostOptions& a, const CostOptions& b) {
-    return a.policy == b.policy && a.partial_penalty_policy == b.partial_penalty_policy;
+    if (a.policy != b.policy || a.partial_penalty_policy != b.partial_penalty_policy) {
+      return false;
+    }
+    if (a.planned_model == b.planned_model) return true;
+    return a.planned_model != nullptr && b.planned_model != nullptr &&
+           a.planned_model->fingerprint() == b.planned_model->fingerprint();
   }
-  template <typename H>
-  friend H AbslHashValue(H h, const CostOptions& o) {
-    return H::combine(std::move(h), o.policy, o.partial_penalty_policy);
+  size_t model_hash() const {
+    return planned_model == nullptr ? 0 : planned_model->fingerprint_hash();
   }
 };
 

@@ -20,6 +20,7 @@ size_t InferKeyHash(const InferRequest& r) {
   };
   mix((uint64_t{static_cast<uint8_t>(r.cost.policy)} << 40) ^
       (static_cast<uint64_t>(r.cost.partial_penalty_policy) << 8) ^ (r.explain ? 1 : 0));
+  mix(r.cost.model_hash());
   for (const InferInput& in : r.inputs) mix(in.hash());
   for (const std::optional<NdSbp>& c : r.constraints) {
     mix(c ? c->packed() ^ (uint64_t{static_cast<uint8_t>(c->size())} << 56) : 0x5bd1e995ull);

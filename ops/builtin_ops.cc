@@ -2,16 +2,21 @@
 
 #include "oneflow_sbp/check.h"
 #include "ops/binary_ops.h"
+#include "ops/concat_slice_ops.h"
 #include "ops/elementwise_ops.h"
+#include "ops/index_ops.h"
 #include "ops/matmul_ops.h"
+#include "ops/nn_ops.h"
 #include "ops/reduce_ops.h"
+#include "ops/reshape_ops.h"
 #include "ops/shape_ops.h"
 
 namespace oneflow_sbp::ops {
 
 absl::Status RegisterBuiltinOps(OpRegistry* registry) {
   for (auto family : {RegisterElementwiseOps, RegisterBinaryOps, RegisterMatmulOps,
-                      RegisterReduceOps, RegisterShapeOps}) {
+                      RegisterReduceOps, RegisterShapeOps, RegisterReshapeOps, RegisterNnOps, RegisterIndexOps,
+                      RegisterConcatSliceOps}) {
     absl::Status s = family(registry);
     if (!s.ok()) return s;
   }

@@ -1,6 +1,7 @@
 // Reductions and softmax (SPEC.md §6).
 //
-// reduce_<op>(input_tensor; axis, keepdims) -> output_tensor. A kept dim
+// reduce_<op>(input_tensor; axis, keepdims) -> output_tensor. An empty
+// axis list reduces nothing (frameworks expand "all dims" before the op). A kept dim
 // keeps its split (renumbered when keepdims is false). Splitting a reduced
 // dim leaves each rank with a partial result: for a sum that is exactly
 // P, so reduce_sum emits S(i) -> P, and OneFlow follows each such candidate
@@ -48,8 +49,15 @@ absl::Status ReduceShape(ShapeContext& ctx) {
   return absl::OkStatus();
 }
 
-// Kept dims keep their split; reduced dims give P only for sums.
-absl::Status ReduceGetSbp(SbpContext& ctx, bool is_sum) {
+// How a reduction treats partial sums.
+enum class Partial {
+  kNone,       // max, min, prod: no partial-sum form
+  kSum,        // sum, mean: S(reduced) -> P and P -> P
+  kSplitOnly,  // nansum: S(reduced) -> P only (a NaN addend would poison P -> P)
+};
+
+// Kept dims keep their split; reduced dims give P as `partial` allows.
+absl::Status ReduceGetSbp(SbpContext& ctx, Partial partial) {
   const int rank = ctx.input_desc("input_tensor").shape.rank();
   if (rank == 0) {
     ctx.NewBuilder().PartialSum(kIn).PartialSum(kOut).Build();
@@ -66,24 +74,27 @@ absl::Status ReduceGetSbp(SbpContext& ctx, bool is_sum) {
     if (reduced) {
       ++next;
       ++reduced_before;
-      if (is_sum) {
-        ctx.NewBuilder().Split(kIn, i).PartialSum(kOut).Build();
-        ctx.NewBuilder().PartialSum(kIn).PartialSum(kOut).Build();
-      }
+      if (partial != Partial::kNone) ctx.NewBuilder().Split(kIn, i).PartialSum(kOut).Build();
+      if (partial == Partial::kSum) ctx.NewBuilder().PartialSum(kIn).PartialSum(kOut).Build();
     } else {
       ctx.NewBuilder().Split(kIn, i).Split(kOut, keepdims ? i : i - reduced_before).Build();
     }
   }
+  // Ours: with no dim reduced a sum is the identity, which is linear;
+  // OneFlow only emits P -> P next to reduced dims.
+  if (partial == Partial::kSum && axes->empty()) {
+    ctx.NewBuilder().PartialSum(kIn).PartialSum(kOut).Build();
+  }
   return absl::OkStatus();
 }
 
-OpDefBuilder Reduce(const char* name, bool is_sum) {
+OpDefBuilder Reduce(const char* name, Partial partial) {
   OpDefBuilder b(name);
   b.Input("input_tensor").Output("output_tensor")
       .RequiredAttr("axis", AttrType::kInts)
       .Attr("keepdims", AttrValue(false))
       .SetShapeFn(ReduceShape)
-      .SetGetSbpFn([is_sum](SbpContext& ctx) { return ReduceGetSbp(ctx, is_sum); });
+      .SetGetSbpFn([partial](SbpContext& ctx) { return ReduceGetSbp(ctx, partial); });
   return b;
 }
 
@@ -110,9 +121,18 @@ OpDefBuilder Softmax(const char* name, const char* out) {
 }  // namespace
 
 absl::Status RegisterReduceOps(OpRegistry* registry) {
-  return RegisterAll(registry, {Reduce("reduce_sum", true), Reduce("reduce_max", false),
-                                Reduce("reduce_min", false), Reduce("reduce_prod", false),
-                                Softmax("softmax", "out"), Softmax("log_softmax", "prob")});
+  return RegisterAll(registry,
+                     {Reduce("reduce_sum", Partial::kSum),
+                      // Ours (OneFlow lowers mean to reduce_sum + scalar_mul): the
+                      // kernel divides each rank's sum by the LOGICAL count, so
+                      // the sum of the ranks' results is the mean.
+                      Reduce("reduce_mean", Partial::kSum),
+                      // OneFlow has no partial candidate; S(reduced) -> P is
+                      // exact because NaNs are dropped before summing (ours).
+                      Reduce("reduce_nansum", Partial::kSplitOnly),
+                      Reduce("reduce_max", Partial::kNone), Reduce("reduce_min", Partial::kNone),
+                      Reduce("reduce_prod", Partial::kNone), Softmax("softmax", "out"),
+                      Softmax("log_softmax", "prob")});
 }
 
 }  // namespace oneflow_sbp::ops

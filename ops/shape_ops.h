@@ -1,4 +1,4 @@
-// Layout ops: transpose (reshape-class ops come with the op catalog).
+// transpose, and argwhere (broadcast-only: its output depends on all data).
 #ifndef OPS_SHAPE_OPS_H_
 #define OPS_SHAPE_OPS_H_
 

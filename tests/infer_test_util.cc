@@ -1,6 +1,7 @@
 #include "tests/infer_test_util.h"
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "oneflow_sbp/signature_inference.h"
 #include "ops/builtin_ops.h"
 
@@ -71,23 +72,53 @@ std::string InferToString(const InferSpec& spec) {
   return SignatureToString(*call, r->signature);
 }
 
-std::string CandidatesToString(const std::string& op, const std::vector<std::string>& inputs,
-                               const std::vector<std::string>& attrs, int64_t parallel_num) {
+namespace {
+
+// The call, its input descs and its output descs, or an error message.
+struct PreparedCall {
+  std::shared_ptr<const OpCall> call;
+  std::vector<TensorDesc> inputs;
+  std::vector<TensorDesc> outputs;
+};
+
+absl::StatusOr<PreparedCall> Prepare(const std::string& op, const std::vector<std::string>& inputs,
+                                     const std::vector<std::string>& attrs, OpRegistry* registry) {
+  PreparedCall p;
   absl::StatusOr<std::shared_ptr<const OpCall>> call =
-      MakeCall(op, static_cast<int>(inputs.size()), attrs);
-  if (!call.ok()) return absl::StrCat("error: ", call.status().message());
-  std::vector<TensorDesc> descs;
+      MakeCall(op, static_cast<int>(inputs.size()), attrs, registry);
+  if (!call.ok()) return call.status();
+  p.call = *call;
   for (const std::string& in : inputs) {
     absl::StatusOr<TensorDesc> d = TensorDesc::Parse(in);
-    if (!d.ok()) return absl::StrCat("error: ", d.status().message());
-    descs.push_back(*d);
+    if (!d.ok()) return d.status();
+    p.inputs.push_back(*d);
   }
-  absl::StatusOr<std::vector<TensorDesc>> outs = (*call)->InferOutputDescs(descs);
-  if (!outs.ok()) return absl::StrCat("error: ", outs.status().message());
+  absl::StatusOr<std::vector<TensorDesc>> outs = p.call->InferOutputDescs(p.inputs);
+  if (!outs.ok()) return outs.status();
+  p.outputs = *std::move(outs);
+  return p;
+}
+
+}  // namespace
+
+std::string CandidatesToString(const std::string& op, const std::vector<std::string>& inputs,
+                               const std::vector<std::string>& attrs, int64_t parallel_num,
+                               OpRegistry* registry) {
+  absl::StatusOr<PreparedCall> p = Prepare(op, inputs, attrs, registry);
+  if (!p.ok()) return absl::StrCat("error: ", p.status().message());
   absl::StatusOr<std::vector<SbpSignature>> list = GetSbpCandidates(
-      **call, descs, *outs, parallel_num, parallel_num, DeviceType::kCpu);
+      *p->call, p->inputs, p->outputs, parallel_num, parallel_num, DeviceType::kCpu);
   if (!list.ok()) return absl::StrCat("error: ", list.status().message());
-  return SignatureListToString(**call, *list);
+  return SignatureListToString(*p->call, *list);
+}
+
+std::string OutputDescs(const std::string& op, const std::vector<std::string>& inputs,
+                        const std::vector<std::string>& attrs) {
+  absl::StatusOr<PreparedCall> p = Prepare(op, inputs, attrs, nullptr);
+  if (!p.ok()) return absl::StrCat("error: ", p.status().message());
+  std::vector<std::string> parts;
+  for (const TensorDesc& d : p->outputs) parts.push_back(d.ToString());
+  return absl::StrJoin(parts, " ");
 }
 
 }  // namespace oneflow_sbp::testing

@@ -49,7 +49,12 @@ std::string InferToString(const InferSpec& spec);
 // for inputs given as "f32[8,4]" descs; hierarchy_value == parallel_num.
 std::string CandidatesToString(const std::string& op, const std::vector<std::string>& inputs,
                                const std::vector<std::string>& attrs = {},
-                               int64_t parallel_num = 2);
+                               int64_t parallel_num = 2, OpRegistry* registry = nullptr);
+
+// The output descs of the op's shape function, space-separated
+// ("f32[4,11] bool[4,11]"), or "error: <message>".
+std::string OutputDescs(const std::string& op, const std::vector<std::string>& inputs,
+                        const std::vector<std::string>& attrs = {});
 
 }  // namespace oneflow_sbp::testing
 

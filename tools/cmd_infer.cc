@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "boxing/planned_cost_model.h"
 #include "oneflow_sbp/infer_proto.h"
 #include "oneflow_sbp/proto_convert.h"
 #include "oneflow_sbp/proto_io.h"
@@ -189,6 +190,9 @@ absl::StatusOr<std::string> RunInfer(const InferOptions& options, const OpRegist
   if (*format == OutputFormat::kTable) proto.set_explain(true);
   absl::StatusOr<InferRequest> request = InferRequestFromProto(proto, registry);
   if (!request.ok()) return request.status();
+  if (request->cost.policy == CostPolicy::kPlanned) {
+    request->cost.planned_model = boxing::PlannedCostModel::Default();
+  }
   absl::StatusOr<InferResult> result = InferSignature(*request);
   if (!result.ok()) return result.status();
   const oneflow::InferResultProto out = InferResultToProto(*request, *result);

@@ -1,0 +1,230 @@
+#include "boxing/collective_moves.h"
+
+#include <algorithm>
+
+#include "oneflow_sbp/check.h"
+#include "oneflow_sbp/hierarchy_reduction.h"
+
+namespace oneflow_sbp::boxing {
+
+LayoutSpace::LayoutSpace(const Shape& shape, DataType dtype, const Placement& placement,
+                         std::vector<int> participant_index, int num_participants)
+    : shape_(shape),
+      element_bytes_(ByteSizeOf(dtype)),
+      placement_(placement),
+      participant_index_(std::move(participant_index)),
+      num_participants_(num_participants) {}
+
+const std::vector<TensorSlice>& LayoutSpace::Slices(const NdSbp& nd_sbp) {
+  auto [it, fresh] = slices_.try_emplace(nd_sbp.packed());
+  if (fresh) {
+    it->second.reserve(placement_.parallel_num());
+    for (int64_t id = 0; id < placement_.parallel_num(); ++id) {
+      it->second.push_back(
+          SliceAt(shape_, nd_sbp, placement_.hierarchy(), placement_.CoordinateOf(id)));
+    }
+  }
+  return it->second;
+}
+
+const std::vector<std::vector<int64_t>>& LayoutSpace::Groups(MeshAxisMask axes) {
+  auto [it, fresh] = groups_.try_emplace(axes);
+  if (fresh) it->second = placement_.SubGroups(axes);
+  return it->second;
+}
+
+namespace {
+
+bool Contains(const TensorSlice& outer, const TensorSlice& inner) {
+  if (inner.elem_cnt() == 0) return true;
+  for (int d = 0; d < outer.rank(); ++d) {
+    if (inner.range(d).begin < outer.range(d).begin || inner.range(d).end > outer.range(d).end) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// The smallest box holding every slice of the group.
+TensorSlice BoundingBox(const std::vector<TensorSlice>& slices,
+                        const std::vector<int64_t>& group) {
+  TensorSlice box = slices[group[0]];
+  for (int64_t m : group) {
+    for (int d = 0; d < box.rank(); ++d) {
+      const IndexRange r = slices[m].range(d);
+      if (r.empty()) continue;
+      IndexRange b = box.range(d);
+      if (b.empty()) {
+        b = r;
+      } else {
+        b.begin = std::min(b.begin, r.begin);
+        b.end = std::max(b.end, r.end);
+      }
+      box.set_range(d, b);
+    }
+  }
+  return box;
+}
+
+bool AllEqual(const std::vector<TensorSlice>& slices, const std::vector<int64_t>& group) {
+  for (int64_t m : group) {
+    if (slices[m] != slices[group[0]]) return false;
+  }
+  return true;
+}
+
+// True if the group's slices are pairwise disjoint and exactly cover `box`.
+bool Tiles(const std::vector<TensorSlice>& slices, const std::vector<int64_t>& group,
+           const TensorSlice& box) {
+  int64_t total = 0;
+  for (size_t a = 0; a < group.size(); ++a) {
+    const TensorSlice& s = slices[group[a]];
+    if (!Contains(box, s)) return false;
+    total += s.elem_cnt();
+    for (size_t b = a + 1; b < group.size(); ++b) {
+      if (s.Intersect(slices[group[b]]).elem_cnt() != 0) return false;
+    }
+  }
+  return total == box.elem_cnt();
+}
+
+}  // namespace
+
+std::optional<BoxingStep> CollectiveMove(LayoutSpace& space, const NdSbp& layout,
+                                         MeshAxisMask axes, SbpParallel to,
+                                         const Calibration& calibration) {
+  const absl::Span<const int64_t> h = space.placement().hierarchy();
+  SbpParallel from;
+  int64_t flat = 1;
+  int count = 0;
+  for (int i = 0; i < layout.size(); ++i) {
+    if (!(axes & AxisBit(i))) continue;
+    if (count > 0 && layout[i] != from) return std::nullopt;
+    from = layout[i];
+    flat *= h[i];
+    ++count;
+  }
+  if (count == 0 || from == to || from.is_unset() || to.is_unset()) return std::nullopt;
+  if (count > 1) {
+    // Flattened group: the nested split must equal the flat one.
+    for (SbpParallel s : {from, to}) {
+      if (s.is_split() && !CanMergeSplit(space.shape().dim(s.split_axis()), flat)) {
+        return std::nullopt;
+      }
+    }
+  }
+  NdSbp next = layout;
+  for (int i = 0; i < layout.size(); ++i) {
+    if (axes & AxisBit(i)) next.set(i, to);
+  }
+
+  StepKind kind;
+  if (from.is_split() && to.is_broadcast()) kind = StepKind::kAllGather;
+  else if (from.is_partial_sum() && to.is_split()) kind = StepKind::kReduceScatter;
+  else if (from.is_partial_sum() && to.is_broadcast()) kind = StepKind::kAllReduce;
+  else if (from.is_split() && to.is_split()) kind = StepKind::kAllToAll;
+  else if (from.is_broadcast() && to.is_split()) kind = StepKind::kLocalSlice;
+  else if (from.is_broadcast() && to.is_partial_sum()) kind = StepKind::kLocalPartial;
+  else kind = StepKind::kLocalScatter;  // S -> P
+
+  // Copy the slices: computing `next` may grow the memo and move them.
+  const std::vector<TensorSlice> old_slices = space.Slices(layout);
+  const std::vector<TensorSlice>& new_slices = space.Slices(next);
+  const std::vector<std::vector<int64_t>>& groups = space.Groups(axes);
+  const int64_t es = space.element_bytes();
+
+  BoxingStep step;
+  step.kind = kind;
+  step.axes = axes;
+  step.from = from;
+  step.to = to;
+  step.result = next;
+  step.bytes_sent.assign(space.num_participants(), 0);
+  step.bytes_received.assign(space.num_participants(), 0);
+
+  for (const std::vector<int64_t>& g : groups) {
+    const TensorSlice box = BoundingBox(old_slices, g);
+    const bool old_copies = AllEqual(old_slices, g);
+    const bool old_tiles = Tiles(old_slices, g, box);
+    // Validity per the table in the header.
+    bool exact = false;
+    switch (kind) {
+      case StepKind::kAllGather:
+        exact = old_tiles && AllEqual(new_slices, g) && new_slices[g[0]] == box;
+        break;
+      case StepKind::kReduceScatter:
+        exact = old_copies && Tiles(new_slices, g, box);
+        break;
+      case StepKind::kAllReduce:
+        exact = old_copies && AllEqual(new_slices, g) && new_slices[g[0]] == box;
+        break;
+      case StepKind::kAllToAll:
+        exact = old_tiles && Tiles(new_slices, g, box);
+        break;
+      case StepKind::kLocalSlice: {
+        exact = old_copies;
+        for (int64_t m : g) exact = exact && Contains(box, new_slices[m]);
+        break;
+      }
+      case StepKind::kLocalPartial:
+        exact = old_copies && AllEqual(new_slices, g) && new_slices[g[0]] == box;
+        break;
+      case StepKind::kLocalScatter:
+        exact = old_tiles && AllEqual(new_slices, g) && new_slices[g[0]] == box;
+        break;
+      case StepKind::kPointToPoint:
+        break;
+    }
+    if (!exact) return std::nullopt;
+
+    const int n = static_cast<int>(g.size());
+    const int64_t total = box.elem_cnt() * es;
+    auto chunk = [&](const std::vector<TensorSlice>& s, int k) {
+      return s[g[(k % n + n) % n]].elem_cnt() * es;
+    };
+    for (int k = 0; k < n; ++k) {
+      const int p = space.participant(g[k]);
+      int64_t sent = 0;
+      int64_t recv = 0;
+      switch (kind) {
+        case StepKind::kAllGather:  // ring: forward all but the next rank's chunk
+          sent = total - chunk(old_slices, k + 1);
+          recv = total - chunk(old_slices, k);
+          break;
+        case StepKind::kReduceScatter:  // ring: rank k ends with its own chunk
+          sent = total - chunk(new_slices, k);
+          recv = total - chunk(new_slices, k - 1);
+          break;
+        case StepKind::kAllReduce: {
+          // Reduce-scatter then all-gather over n balanced chunks of the
+          // group's elements.
+          auto part = [&](int j) {
+            const int jj = (j % n + n) % n;
+            return BalancedPart(IndexRange{0, box.elem_cnt()}, n, jj).size() * es;
+          };
+          sent = (total - part(k)) + (total - part(k + 1));
+          recv = (total - part(k - 1)) + (total - part(k));
+          break;
+        }
+        case StepKind::kAllToAll:
+          for (int q = 0; q < n; ++q) {
+            if (q == k) continue;
+            sent += old_slices[g[k]].Intersect(new_slices[g[q]]).elem_cnt() * es;
+            recv += old_slices[g[q]].Intersect(new_slices[g[k]]).elem_cnt() * es;
+          }
+          break;
+        default:
+          break;
+      }
+      step.bytes_sent[p] += sent;
+      step.bytes_received[p] += recv;
+    }
+    std::vector<int64_t> ranks;
+    for (int64_t m : g) ranks.push_back(space.placement().RankOf(m));
+    step.groups.push_back(std::move(ranks));
+  }
+  step.time_s = IsLocal(kind) ? 0 : calibration.StepTime(axes, step.max_rank_bytes());
+  return step;
+}
+
+}  // namespace oneflow_sbp::boxing

@@ -1,0 +1,299 @@
+#include "boxing/planner.h"
+
+#include <algorithm>
+#include <map>
+#include <queue>
+#include <tuple>
+
+#include "absl/strings/str_cat.h"
+#include "boxing/collective_moves.h"
+#include "boxing/p2p_exchange.h"
+#include "oneflow_sbp/check.h"
+
+namespace oneflow_sbp::boxing {
+
+absl::Status ValidatePlanRequest(const PlanRequest& r) {
+  for (const auto& [nd, placement, what] :
+       {std::tuple<const NdSbp&, const Placement&, const char*>{r.src, r.src_placement, "source"},
+        std::tuple<const NdSbp&, const Placement&, const char*>{r.dst, r.dst_placement,
+                                                                "destination"}}) {
+    absl::Status s = ValidateNdSbp(nd, r.shape, placement.hierarchy());
+    if (!s.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("boxing ", what, " ", nd.ToString(), " on ", placement.ToString(), ": ",
+                       s.message()));
+    }
+  }
+  if (r.src_placement.device_type() != r.dst_placement.device_type()) {
+    return absl::UnimplementedError(absl::StrCat(
+        "boxing between device types (", r.src_placement.ToString(), " -> ",
+        r.dst_placement.ToString(), ") is not supported"));
+  }
+  return absl::OkStatus();
+}
+
+namespace {
+
+// Every SBP a mesh axis may take for a tensor of `rank` dims, in the fixed
+// order edges are tried.
+std::vector<SbpParallel> AxisValues(int rank) {
+  std::vector<SbpParallel> v = {SbpParallel::Broadcast(), SbpParallel::PartialSum()};
+  for (int k = 0; k < rank; ++k) v.push_back(SbpParallel::Split(k));
+  return v;
+}
+
+// Axis sets: single axes ascending, then larger sets by mask.
+std::vector<MeshAxisMask> AxisSets(int axes) {
+  std::vector<MeshAxisMask> sets;
+  for (int i = 0; i < axes; ++i) sets.push_back(AxisBit(i));
+  for (MeshAxisMask m = 1; m < (MeshAxisMask{1} << axes); ++m) {
+    if (__builtin_popcount(m) >= 2) sets.push_back(m);
+  }
+  return sets;
+}
+
+struct Spaces {
+  std::vector<int64_t> ranks;
+  std::unique_ptr<LayoutSpace> src;
+  std::unique_ptr<LayoutSpace> dst;  // == src when placements are equal
+  bool same = true;
+  LayoutSpace& side(int s) { return s == 0 || same ? *src : *dst; }
+};
+
+Spaces MakeSpaces(const PlanRequest& r) {
+  Spaces sp;
+  sp.same = r.src_placement == r.dst_placement;
+  for (int64_t x : r.src_placement.ranks()) sp.ranks.push_back(x);
+  if (!sp.same) {
+    for (int64_t x : r.dst_placement.ranks()) sp.ranks.push_back(x);
+    std::sort(sp.ranks.begin(), sp.ranks.end());
+    sp.ranks.erase(std::unique(sp.ranks.begin(), sp.ranks.end()), sp.ranks.end());
+  }
+  auto index = [&](const Placement& p) {
+    std::vector<int> idx;
+    for (int64_t x : p.ranks()) {
+      idx.push_back(static_cast<int>(std::lower_bound(sp.ranks.begin(), sp.ranks.end(), x) -
+                                     sp.ranks.begin()));
+    }
+    return idx;
+  };
+  const int n = static_cast<int>(sp.ranks.size());
+  sp.src = std::make_unique<LayoutSpace>(r.shape, r.dtype, r.src_placement,
+                                         index(r.src_placement), n);
+  if (!sp.same) {
+    sp.dst = std::make_unique<LayoutSpace>(r.shape, r.dtype, r.dst_placement,
+                                           index(r.dst_placement), n);
+  }
+  return sp;
+}
+
+BoxingPlan EmptyPlan(const PlanRequest& r, const Spaces& sp) {
+  BoxingPlan plan;
+  plan.shape = r.shape;
+  plan.dtype = r.dtype;
+  plan.src_placement = r.src_placement;
+  plan.dst_placement = r.dst_placement;
+  plan.src = r.src;
+  plan.dst = r.dst;
+  plan.ranks = sp.ranks;
+  return plan;
+}
+
+void MapP2pGroup(const Spaces& sp, BoxingStep* step) {
+  if (step->kind != StepKind::kPointToPoint) return;
+  for (std::vector<int64_t>& g : step->groups) {
+    for (int64_t& p : g) p = sp.ranks[p];
+  }
+}
+
+// Bytes some rank must still receive to hold its destination slice.
+int64_t MissingBytesLowerBound(LayoutSpace& space, const NdSbp& cur, const NdSbp& dst) {
+  const std::vector<TensorSlice> have = space.Slices(cur);
+  const std::vector<TensorSlice>& need = space.Slices(dst);
+  int64_t worst = 0;
+  for (size_t r = 0; r < need.size(); ++r) {
+    worst = std::max(worst, need[r].elem_cnt() - need[r].Intersect(have[r]).elem_cnt());
+  }
+  return worst * space.element_bytes();
+}
+
+}  // namespace
+
+absl::StatusOr<BoxingPlan> PlanBoxing(const PlanRequest& r, const Calibration& cal) {
+  absl::Status valid = ValidatePlanRequest(r);
+  if (!valid.ok()) return valid;
+  Spaces sp = MakeSpaces(r);
+  BoxingPlan plan = EmptyPlan(r, sp);
+  const int goal_side = sp.same ? 0 : 1;
+  if (sp.same && r.src == r.dst) return plan;
+
+  struct Node {
+    int side;
+    NdSbp nd;
+    double g;
+    int comm;  // communication steps (p2p counts even when it moves nothing)
+    int steps;
+    int prev;
+    BoxingStep via;
+    bool settled;
+  };
+  std::vector<Node> nodes;
+  std::map<std::pair<int, uint64_t>, int> index;  // ordered: no hash order anywhere
+  struct Entry {
+    double f;
+    double g;
+    int comm;
+    int steps;
+    int64_t seq;
+    int node;
+    bool operator>(const Entry& o) const {
+      return std::tie(f, g, comm, steps, seq) > std::tie(o.f, o.g, o.comm, o.steps, o.seq);
+    }
+  };
+  std::priority_queue<Entry, std::vector<Entry>, std::greater<Entry>> queue;
+  int64_t seq = 0;
+  const bool dst_partial = r.dst.any_partial_sum();
+  auto bound = [&](int side, const NdSbp& nd) {
+    if (!sp.same || side != goal_side || nd.any_partial_sum() || dst_partial) return 0.0;
+    const int64_t missing = MissingBytesLowerBound(sp.side(side), nd, r.dst);
+    return missing == 0 ? 0.0
+                        : cal.MinLatency() + static_cast<double>(missing) / cal.MaxBandwidth();
+  };
+  auto relax = [&](int from, BoxingStep step, int side) {
+    const double g = nodes[from].g + step.time_s;
+    const int comm = nodes[from].comm + (IsLocal(step.kind) ? 0 : 1);
+    const int steps = nodes[from].steps + 1;
+    const auto key = std::make_pair(side, step.result.packed());
+    auto it = index.find(key);
+    if (it != index.end()) {
+      Node& n = nodes[it->second];
+      if (n.settled || std::tie(g, comm, steps) >= std::tie(n.g, n.comm, n.steps)) return;
+      n.g = g;
+      n.comm = comm;
+      n.steps = steps;
+      n.prev = from;
+      n.via = std::move(step);
+      queue.push(Entry{g + bound(side, n.nd), g, comm, steps, seq++, it->second});
+      return;
+    }
+    const int id = static_cast<int>(nodes.size());
+    index.emplace(key, id);
+    NdSbp nd = step.result;
+    nodes.push_back(Node{side, nd, g, comm, steps, from, std::move(step), false});
+    queue.push(Entry{g + bound(side, nd), g, comm, steps, seq++, id});
+  };
+
+  nodes.push_back(Node{0, r.src, 0, 0, 0, -1, BoxingStep(), false});
+  index.emplace(std::make_pair(0, r.src.packed()), 0);
+  queue.push(Entry{bound(0, r.src), 0, 0, 0, seq++, 0});
+  const std::vector<SbpParallel> values = AxisValues(r.shape.rank());
+  int goal = -1;
+  while (!queue.empty()) {
+    const Entry e = queue.top();
+    queue.pop();
+    if (nodes[e.node].settled) continue;
+    nodes[e.node].settled = true;
+    const int side = nodes[e.node].side;
+    const NdSbp nd = nodes[e.node].nd;
+    if (side == goal_side && nd == r.dst) {
+      goal = e.node;
+      break;
+    }
+    LayoutSpace& space = sp.side(side);
+    for (MeshAxisMask axes : AxisSets(nd.size())) {
+      for (SbpParallel to : values) {
+        std::optional<BoxingStep> step = CollectiveMove(space, nd, axes, to, cal);
+        if (!step) continue;
+        step->on_destination = side == goal_side;
+        relax(e.node, *std::move(step), side);
+      }
+    }
+    if (side == 0) {
+      BoxingStep p2p = PointToPointExchange(*sp.src, nd, sp.side(1), r.dst, cal);
+      MapP2pGroup(sp, &p2p);
+      relax(e.node, std::move(p2p), goal_side);
+      if (!sp.same && e.node == 0) {
+        // Move first, convert on the destination: every layout there
+        // without partial sums.
+        std::vector<NdSbp> layouts = {NdSbp()};
+        for (int i = 0; i < r.dst.size(); ++i) {
+          std::vector<NdSbp> longer;
+          for (const NdSbp& prefix : layouts) {
+            for (SbpParallel v : values) {
+              if (v.is_partial_sum()) continue;
+              NdSbp l = prefix;
+              l.push_back(v);
+              longer.push_back(l);
+            }
+          }
+          layouts = std::move(longer);
+        }
+        for (const NdSbp& d : layouts) {
+          if (d == r.dst) continue;
+          BoxingStep step = PointToPointExchange(*sp.src, nd, *sp.dst, d, cal);
+          MapP2pGroup(sp, &step);
+          relax(e.node, std::move(step), 1);
+        }
+      }
+    }
+  }
+  OFS_CHECK(goal >= 0) << "the p2p edge always reaches the destination";
+  std::vector<BoxingStep> steps;
+  for (int n = goal; nodes[n].prev >= 0; n = nodes[n].prev) steps.push_back(nodes[n].via);
+  std::reverse(steps.begin(), steps.end());
+  plan.steps = std::move(steps);
+  return plan;
+}
+
+absl::StatusOr<BoxingPlan> NaivePerAxisPlan(const PlanRequest& r, const Calibration& cal) {
+  absl::Status valid = ValidatePlanRequest(r);
+  if (!valid.ok()) return valid;
+  Spaces sp = MakeSpaces(r);
+  BoxingPlan plan = EmptyPlan(r, sp);
+  NdSbp cur = r.src;
+  if (sp.same) {
+    for (int i = 0; i < cur.size(); ++i) {
+      if (cur[i] == r.dst[i]) continue;
+      std::optional<BoxingStep> step = CollectiveMove(*sp.src, cur, AxisBit(i), r.dst[i], cal);
+      if (!step) break;
+      step->on_destination = true;
+      cur = step->result;
+      plan.steps.push_back(*std::move(step));
+    }
+    if (cur == r.dst) return plan;
+  }
+  BoxingStep p2p = PointToPointExchange(*sp.src, cur, sp.side(1), r.dst, cal);
+  MapP2pGroup(sp, &p2p);
+  plan.steps.push_back(std::move(p2p));
+  return plan;
+}
+
+absl::StatusOr<std::shared_ptr<const BoxingPlan>> BoxingPlanner::Plan(const PlanRequest& r) {
+  const Key key{r.shape, r.dtype, r.src_placement, r.src, r.dst_placement, r.dst};
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = cache_.find(key);
+    if (it != cache_.end()) {
+      ++hits_;
+      return it->second;
+    }
+    ++misses_;
+  }
+  absl::StatusOr<BoxingPlan> plan = PlanBoxing(r, calibration_);
+  if (!plan.ok()) return plan.status();
+  auto shared = std::make_shared<const BoxingPlan>(*std::move(plan));
+  absl::MutexLock lock(&mu_);
+  return cache_.emplace(key, shared).first->second;
+}
+
+uint64_t BoxingPlanner::hits() const {
+  absl::MutexLock lock(&mu_);
+  return hits_;
+}
+
+uint64_t BoxingPlanner::misses() const {
+  absl::MutexLock lock(&mu_);
+  return misses_;
+}
+
+}  // namespace oneflow_sbp::boxing

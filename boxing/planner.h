@@ -1,0 +1,114 @@
+// The boxing planner: the cheapest exact plan that turns a tensor laid out
+// as `src` on one placement into `dst` on the same or another placement.
+//
+// Example:
+//   BoxingPlanner planner;
+//   absl::StatusOr<std::shared_ptr<const BoxingPlan>> plan = planner.Plan(
+//       {Shape{8, 6}, DataType::kFloat32, P("cpu:0-3 [2,2]"), Nd("(S(0),S(1))"),
+//        P("cpu:0-3 [2,2]"), Nd("(S(1),S(0))")});
+//   (*plan)->Summary();
+//
+// Search: Dijkstra with an admissible A* bound over intermediate layouts
+// (every NdSbp on the source placement, and on the destination's when the
+// placements differ). Edges are the exact one-step collectives of
+// collective_moves.h (on one mesh axis, or several flattened), and exact
+// point-to-point exchanges (p2p_exchange.h) from any source-side layout to
+// the destination, and from the source to any destination-side layout
+// without P when placements differ. Cost = sum of step times from the
+// calibration (latency + max per-rank bytes / bandwidth).
+//
+// Tie-breaks, in order: lower time, fewer communication steps (a p2p
+// exchange counts even when it moves nothing), fewer steps, then the path
+// found first,
+// with edges tried in a fixed order (mesh axes ascending, single axes before
+// flattened sets, targets B, P, S(0), S(1), ...; p2p last). No hash order
+// is involved, so plans are the same on every run.
+//
+// Lower bound used by A*: the largest number of bytes any rank must receive
+// that it does not hold, at the fastest bandwidth plus the smallest
+// latency (0 when the layout holds partial sums or placements differ).
+#ifndef BOXING_PLANNER_H_
+#define BOXING_PLANNER_H_
+
+#include <cstdint>
+#include <memory>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "boxing/boxing_plan.h"
+#include "boxing/calibration.h"
+#include "oneflow_sbp/data_type.h"
+#include "oneflow_sbp/nd_sbp.h"
+#include "oneflow_sbp/placement.h"
+#include "oneflow_sbp/shape.h"
+
+namespace oneflow_sbp::boxing {
+
+struct PlanRequest {
+  Shape shape;
+  DataType dtype = DataType::kFloat32;
+  Placement src_placement;
+  NdSbp src;
+  Placement dst_placement;
+  NdSbp dst;
+};
+
+// Checks a request: nd_sbps match their hierarchies, no unset entries,
+// splits within the tensor's rank, one device type. kInvalidArgument (or
+// kUnimplemented for cpu <-> cuda) with the offending value named.
+absl::Status ValidatePlanRequest(const PlanRequest& request);
+
+// Plans without caching. `calibration` covers mesh axes 0..7 of either
+// placement (by axis index) and point-to-point links.
+absl::StatusOr<BoxingPlan> PlanBoxing(const PlanRequest& request,
+                                      const Calibration& calibration);
+
+// The naive plan DTensor makes: mesh axes left to right, each converted on
+// its own by the collective for that axis's change; where that collective
+// is not exact (or the placements differ) the rest is one p2p exchange.
+// For comparison only.
+absl::StatusOr<BoxingPlan> NaivePerAxisPlan(const PlanRequest& request,
+                                            const Calibration& calibration);
+
+// A planner with a cache keyed by (shape, dtype, placements, layouts); the
+// calibration is fixed per planner. Thread-safe.
+class BoxingPlanner {
+ public:
+  BoxingPlanner() : BoxingPlanner(Calibration::Defaults(NdSbp::kMaxAxes)) {}
+  explicit BoxingPlanner(Calibration calibration) : calibration_(std::move(calibration)) {}
+
+  absl::StatusOr<std::shared_ptr<const BoxingPlan>> Plan(const PlanRequest& request);
+
+  const Calibration& calibration() const { return calibration_; }
+  uint64_t hits() const;
+  uint64_t misses() const;
+
+ private:
+  struct Key {
+    Shape shape;
+    DataType dtype;
+    Placement src_placement;
+    NdSbp src;
+    Placement dst_placement;
+    NdSbp dst;
+    friend bool operator==(const Key& a, const Key& b) {
+      return a.dtype == b.dtype && a.src == b.src && a.dst == b.dst && a.shape == b.shape &&
+             a.src_placement == b.src_placement && a.dst_placement == b.dst_placement;
+    }
+    template <typename H>
+    friend H AbslHashValue(H h, const Key& k) {
+      return H::combine(std::move(h), k.shape, k.dtype, k.src_placement.hash(), k.src,
+                        k.dst_placement.hash(), k.dst);
+    }
+  };
+  const Calibration calibration_;
+  mutable absl::Mutex mu_;
+  absl::flat_hash_map<Key, std::shared_ptr<const BoxingPlan>> cache_ ABSL_GUARDED_BY(mu_);
+  uint64_t hits_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t misses_ ABSL_GUARDED_BY(mu_) = 0;
+};
+
+}  // namespace oneflow_sbp::boxing
+
+#endif  // BOXING_PLANNER_H_

@@ -1,0 +1,282 @@
+// The boxing planner: per-step byte counts against ring formulas, exact
+// uneven splits, optimality against exhaustive search of short plans, the
+// naive per-axis plan, placement changes, errors and determinism.
+#include "boxing/planner.h"
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "boxing/collective_moves.h"
+#include "boxing/p2p_exchange.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/value_test_util.h"
+
+namespace oneflow_sbp::boxing {
+namespace {
+
+using testing::Nd;
+using testing::P;
+using ::testing::ElementsAreArray;
+using ::testing::HasSubstr;
+
+const Calibration& Cal() {
+  static const Calibration c = Calibration::Defaults(NdSbp::kMaxAxes);
+  return c;
+}
+
+std::vector<int> Identity(int n) {
+  std::vector<int> v(n);
+  for (int i = 0; i < n; ++i) v[i] = i;
+  return v;
+}
+
+BoxingStep Move(const Shape& shape, const std::string& placement, const std::string& from,
+                MeshAxisMask axes, const std::string& to) {
+  const Placement p = P(placement);
+  LayoutSpace space(shape, DataType::kFloat32, p, Identity(p.parallel_num()),
+                    p.parallel_num());
+  std::optional<BoxingStep> step = CollectiveMove(space, Nd(from), axes, *SbpParallel::Parse(to), Cal());
+  EXPECT_TRUE(step.has_value()) << from << " axes " << axes << " -> " << to;
+  return step.value_or(BoxingStep());
+}
+
+// --- Per-rank bytes against the ring formulas (T = 8x6 f32 = 192 bytes) ----
+
+TEST(CollectiveMoves, RingFormulasOnEvenSplits) {
+  const Shape s{8, 6};
+  const int64_t T = 192;
+  // n = 4 on one axis.
+  BoxingStep ag = Move(s, "cpu:0-3", "S(0)", AxisBit(0), "B");
+  EXPECT_EQ(ag.kind, StepKind::kAllGather);
+  EXPECT_THAT(ag.bytes_received, ElementsAreArray(std::vector<int64_t>(4, T * 3 / 4)));
+  EXPECT_THAT(ag.bytes_sent, ElementsAreArray(std::vector<int64_t>(4, T * 3 / 4)));
+  BoxingStep rs = Move(s, "cpu:0-3", "P", AxisBit(0), "S(0)");
+  EXPECT_EQ(rs.kind, StepKind::kReduceScatter);
+  EXPECT_THAT(rs.bytes_received, ElementsAreArray(std::vector<int64_t>(4, T * 3 / 4)));
+  BoxingStep ar = Move(s, "cpu:0-3", "P", AxisBit(0), "B");
+  EXPECT_EQ(ar.kind, StepKind::kAllReduce);
+  EXPECT_THAT(ar.bytes_received, ElementsAreArray(std::vector<int64_t>(4, 2 * T * 3 / 4)));
+  EXPECT_THAT(ar.bytes_sent, ElementsAreArray(std::vector<int64_t>(4, 2 * T * 3 / 4)));
+  BoxingStep a2a = Move(Shape{8, 8}, "cpu:0-3", "S(0)", AxisBit(0), "S(1)");
+  EXPECT_EQ(a2a.kind, StepKind::kAllToAll);
+  EXPECT_THAT(a2a.bytes_received, ElementsAreArray(std::vector<int64_t>(4, 256 * 3 / 16)));
+  EXPECT_THAT(a2a.bytes_sent, ElementsAreArray(std::vector<int64_t>(4, 256 * 3 / 16)));
+  for (const auto& [from, to, kind] :
+       std::vector<std::tuple<std::string, std::string, StepKind>>{
+           {"B", "S(0)", StepKind::kLocalSlice},
+           {"B", "P", StepKind::kLocalPartial},
+           {"S(1)", "P", StepKind::kLocalScatter}}) {
+    BoxingStep local = Move(s, "cpu:0-3", from, AxisBit(0), to);
+    EXPECT_EQ(local.kind, kind);
+    EXPECT_EQ(local.total_bytes(), 0);
+    EXPECT_EQ(local.time_s, 0);
+  }
+  // One axis of a [2,2] mesh: n = 2 and the group tensor is what the other
+  // axis leaves (T/2 under S(1) on axis 1).
+  BoxingStep ag2 = Move(s, "cpu:0-3 [2,2]", "(S(0),S(1))", AxisBit(0), "B");
+  EXPECT_THAT(ag2.bytes_received, ElementsAreArray(std::vector<int64_t>(4, T / 2 / 2)));
+  EXPECT_EQ(ag2.groups.size(), 2u);
+  EXPECT_THAT(ag2.groups[0], ElementsAreArray({0, 2}));
+  // Two axes flattened: (P,P) -> (B,B) as one all-reduce over 4 ranks.
+  BoxingStep flat = Move(s, "cpu:0-3 [2,2]", "(P,P)", AxisBit(0) | AxisBit(1), "B");
+  EXPECT_EQ(flat.kind, StepKind::kAllReduce);
+  EXPECT_THAT(flat.bytes_received, ElementsAreArray(std::vector<int64_t>(4, 2 * T * 3 / 4)));
+}
+
+TEST(CollectiveMoves, UnevenSplitsAreExact) {
+  // 10 rows over 4 ranks: 3,3,2,2 rows of 6 f32 (72, 72, 48, 48 bytes).
+  BoxingStep ag = Move(Shape{10, 6}, "cpu:0-3", "S(0)", AxisBit(0), "B");
+  EXPECT_THAT(ag.bytes_received, ElementsAreArray({240 - 72, 240 - 72, 240 - 48, 240 - 48}));
+  EXPECT_THAT(ag.bytes_sent, ElementsAreArray({240 - 72, 240 - 48, 240 - 48, 240 - 72}));
+  int64_t sent = 0, recv = 0;
+  for (int r = 0; r < 4; ++r) {
+    sent += ag.bytes_sent[r];
+    recv += ag.bytes_received[r];
+  }
+  EXPECT_EQ(sent, recv);
+  BoxingStep rs = Move(Shape{10, 6}, "cpu:0-3", "P", AxisBit(0), "S(0)");
+  EXPECT_THAT(rs.bytes_sent, ElementsAreArray({240 - 72, 240 - 72, 240 - 48, 240 - 48}));
+  EXPECT_THAT(rs.bytes_received, ElementsAreArray({240 - 48, 240 - 72, 240 - 72, 240 - 48}));
+  // d < parts: 3 rows on 4 ranks; rank 3 holds nothing and receives all.
+  BoxingStep small = Move(Shape{3, 2}, "cpu:0-3", "S(0)", AxisBit(0), "B");
+  EXPECT_THAT(small.bytes_received, ElementsAreArray({16, 16, 16, 24}));
+}
+
+TEST(CollectiveMoves, InexactMovesAreNotOffered) {
+  const Placement p = P("cpu:0-3 [2,2]");
+  LayoutSpace space(Shape{8, 6}, DataType::kFloat32, p, Identity(4), 4);
+  // (B,S0) -> (S0,S0): a rank's new rows are not among its group's rows.
+  EXPECT_FALSE(CollectiveMove(space, Nd("(B,S(0))"), AxisBit(0), SbpParallel::Split(0), Cal()));
+  // (S0,S0) -> (B,S0): the axis-0 group does not hold what either member needs.
+  EXPECT_FALSE(CollectiveMove(space, Nd("(S(0),S(0))"), AxisBit(0), SbpParallel::Broadcast(), Cal()));
+  // Flattening needs equal SBPs on the axes, and the merge condition.
+  EXPECT_FALSE(CollectiveMove(space, Nd("(S(0),P)"), AxisBit(0) | AxisBit(1),
+                              SbpParallel::Broadcast(), Cal()));
+  const Placement q = P("cpu:0-5 [2,3]");
+  LayoutSpace uneven(Shape{14, 2}, DataType::kFloat32, q, Identity(6), 6);
+  EXPECT_FALSE(CollectiveMove(uneven, Nd("(S(0),S(0))"), AxisBit(0) | AxisBit(1),
+                              SbpParallel::Broadcast(), Cal()));
+  LayoutSpace mergeable(Shape{13, 2}, DataType::kFloat32, q, Identity(6), 6);
+  EXPECT_TRUE(CollectiveMove(mergeable, Nd("(S(0),S(0))"), AxisBit(0) | AxisBit(1),
+                             SbpParallel::Broadcast(), Cal()));
+}
+
+// --- Reference: every plan of up to three steps ------------------------------
+
+double ExhaustiveBest(const PlanRequest& r, int max_steps) {
+  const int n = r.src_placement.parallel_num();
+  LayoutSpace space(r.shape, r.dtype, r.src_placement, Identity(n), n);
+  std::vector<SbpParallel> values = {SbpParallel::Broadcast(), SbpParallel::PartialSum()};
+  for (int k = 0; k < r.shape.rank(); ++k) values.push_back(SbpParallel::Split(k));
+  double best = 1e300;
+  std::function<void(const NdSbp&, double, int)> walk = [&](const NdSbp& cur, double t, int d) {
+    if (cur == r.dst) best = std::min(best, t);
+    if (d == max_steps) return;
+    best = std::min(best, t + PointToPointExchange(space, cur, space, r.dst, Cal()).time_s);
+    for (MeshAxisMask m = 1; m < (MeshAxisMask{1} << cur.size()); ++m) {
+      for (SbpParallel to : values) {
+        std::optional<BoxingStep> s = CollectiveMove(space, cur, m, to, Cal());
+        if (s) walk(s->result, t + s->time_s, d + 1);
+      }
+    }
+  };
+  walk(r.src, 0, 0);
+  return best;
+}
+
+std::vector<NdSbp> AllLayouts(int axes, int rank) {
+  std::vector<NdSbp> out = {NdSbp()};
+  for (int i = 0; i < axes; ++i) {
+    std::vector<NdSbp> next;
+    for (const NdSbp& prefix : out) {
+      for (int v = -2; v < rank; ++v) {
+        NdSbp l = prefix;
+        l.push_back(v == -2 ? SbpParallel::Broadcast()
+                            : v == -1 ? SbpParallel::PartialSum() : SbpParallel::Split(v));
+        next.push_back(l);
+      }
+    }
+    out = std::move(next);
+  }
+  return out;
+}
+
+struct Mesh {
+  std::string placement;
+  Shape shape;
+};
+
+// Never more expensive than the best plan of up to three steps, and never
+// worse than the naive per-axis plan.
+TEST(Planner, NeverWorseThanExhaustiveSearchOrNaive) {
+  const std::vector<Mesh> meshes = {{"cpu:0-1", Shape{4, 6}},        {"cpu:0-2", Shape{5, 6}},
+                                    {"cpu:0-3 [2,2]", Shape{8, 6}},  {"cpu:0-3 [2,2]", Shape{5, 3}},
+                                    {"cpu:0-5 [2,3]", Shape{12, 7}}, {"cpu:0-7 [2,2,2]", Shape{8, 4}}};
+  int checked = 0;
+  int strictly_better = 0;
+  for (const Mesh& m : meshes) {
+    const Placement p = P(m.placement);
+    const std::vector<NdSbp> layouts = AllLayouts(p.num_axes(), m.shape.rank());
+    for (size_t a = 0; a < layouts.size(); a += (p.num_axes() == 3 ? 5 : 1)) {
+      for (size_t b = 0; b < layouts.size(); b += (p.num_axes() == 3 ? 7 : 1)) {
+        const PlanRequest r{m.shape, DataType::kFloat32, p, layouts[a], p, layouts[b]};
+        absl::StatusOr<BoxingPlan> plan = PlanBoxing(r, Cal());
+        ASSERT_TRUE(plan.ok()) << plan.status();
+        ASSERT_EQ(plan->steps.empty() ? r.src : plan->steps.back().result, r.dst);
+        const double best = ExhaustiveBest(r, p.num_axes() == 3 ? 2 : 3);
+        EXPECT_LE(plan->time_s(), best * (1 + 1e-12))
+            << m.placement << " " << r.src.ToString() << " -> " << r.dst.ToString() << ": "
+            << plan->Summary();
+        absl::StatusOr<BoxingPlan> naive = NaivePerAxisPlan(r, Cal());
+        ASSERT_TRUE(naive.ok());
+        EXPECT_LE(plan->time_s(), naive->time_s() * (1 + 1e-12));
+        strictly_better += plan->time_s() < naive->time_s() * (1 - 1e-9) ? 1 : 0;
+        ++checked;
+      }
+    }
+  }
+  EXPECT_GT(checked, 300);
+  EXPECT_GT(strictly_better, 0);
+}
+
+TEST(Planner, KnownPlans) {
+  const Placement p = P("cpu:0-3 [2,2]");
+  auto plan = [&](const std::string& from, const std::string& to, Shape shape = Shape{8, 6}) {
+    absl::StatusOr<BoxingPlan> pl =
+        PlanBoxing({shape, DataType::kFloat32, p, Nd(from), p, Nd(to)}, Cal());
+    EXPECT_TRUE(pl.ok()) << pl.status();
+    return pl.ok() ? pl->Summary() : std::string(pl.status().message());
+  };
+  EXPECT_EQ(plan("(S(0),S(1))", "(S(0),S(1))"), "no-op");
+  // Both axes partial: one all-reduce over the flattened group.
+  EXPECT_EQ(plan("(P,P)", "(B,B)"), "all_reduce[0,1] P->B");
+  EXPECT_EQ(plan("(S(0),B)", "(B,B)"), "all_gather[0] S(0)->B");
+  EXPECT_EQ(plan("(B,B)", "(S(1),S(0))"), "local_slice[0] B->S(1) ; local_slice[1] B->S(0)");
+}
+
+TEST(Planner, ChangesOfPlacement) {
+  // Four ranks to the other four: a p2p exchange moves each shard once.
+  const PlanRequest r{Shape{8, 6}, DataType::kFloat32, P("cpu:0-3"), Nd("S(0)"),
+                      P("cpu:4-7"), Nd("S(0)")};
+  absl::StatusOr<BoxingPlan> plan = PlanBoxing(r, Cal());
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_EQ(plan->steps.size(), 1u);
+  EXPECT_EQ(plan->steps[0].kind, StepKind::kPointToPoint);
+  EXPECT_EQ(plan->total_bytes(), 192);
+  EXPECT_EQ(plan->max_rank_bytes(), 48);
+  EXPECT_THAT(plan->ranks, ElementsAreArray({0, 1, 2, 3, 4, 5, 6, 7}));
+  // Overlapping ranks keep what they hold: [4] -> [2,2] on the same ranks
+  // with the same rows needs nothing.
+  const PlanRequest same_rows{Shape{8, 6}, DataType::kFloat32, P("cpu:0-3"), Nd("S(0)"),
+                              P("cpu:0-3 [2,2]"), Nd("(S(0),S(0))")};
+  absl::StatusOr<BoxingPlan> free = PlanBoxing(same_rows, Cal());
+  ASSERT_TRUE(free.ok());
+  EXPECT_EQ(free->total_bytes(), 0);
+  // Partial sums across placements are reduced exactly: 2 addends of 192 bytes
+  // to one B copy on each of 2 other ranks.
+  const PlanRequest partial{Shape{8, 6}, DataType::kFloat32, P("cpu:0-1"), Nd("P"),
+                            P("cpu:2-3"), Nd("B")};
+  absl::StatusOr<BoxingPlan> reduced = PlanBoxing(partial, Cal());
+  ASSERT_TRUE(reduced.ok());
+  EXPECT_GE(reduced->total_bytes(), 2 * 192);
+}
+
+TEST(Planner, BadRequests) {
+  const Placement p = P("cpu:0-3 [2,2]");
+  auto error = [](const PlanRequest& r) {
+    absl::StatusOr<BoxingPlan> plan = PlanBoxing(r, Cal());
+    return plan.ok() ? std::string("OK") : std::string(plan.status().message());
+  };
+  EXPECT_THAT(error({Shape{8, 6}, DataType::kFloat32, p, Nd("S(0)"), p, Nd("(B,B)")}),
+              HasSubstr("boxing source (S(0)) on cpu:0-3 [2,2]: nd_sbp (S(0)) has 1 entries"));
+  EXPECT_THAT(error({Shape{8, 6}, DataType::kFloat32, p, Nd("(B,B)"), p, Nd("(S(2),B)")}),
+              HasSubstr("splits dim 2 but shape [8,6] has rank 2"));
+  EXPECT_THAT(error({Shape{8, 6}, DataType::kFloat32, p, Nd("(B,B)"), P("cuda:0-3 [2,2]"),
+                     Nd("(B,B)")}),
+              HasSubstr("boxing between device types"));
+  NdSbp unset = Nd("(B,B)");
+  unset.set(1, SbpParallel());
+  EXPECT_THAT(error({Shape{8, 6}, DataType::kFloat32, p, unset, p, Nd("(B,B)")}),
+              HasSubstr("leaves mesh axis 1 unset"));
+}
+
+TEST(Planner, DeterministicAndCached) {
+  BoxingPlanner planner;
+  const PlanRequest r{Shape{10, 7}, DataType::kFloat32, P("cpu:0-7 [2,2,2]"),
+                      Nd("(S(0),P,S(1))"), P("cpu:0-7 [2,2,2]"), Nd("(S(1),B,S(0))")};
+  absl::StatusOr<std::shared_ptr<const BoxingPlan>> a = planner.Plan(r);
+  absl::StatusOr<std::shared_ptr<const BoxingPlan>> b = planner.Plan(r);
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ(a->get(), b->get());
+  EXPECT_EQ(planner.hits(), 1u);
+  absl::StatusOr<BoxingPlan> fresh = PlanBoxing(r, planner.calibration());
+  ASSERT_TRUE(fresh.ok());
+  EXPECT_EQ(fresh->Summary(), (*a)->Summary());
+  EXPECT_EQ(fresh->time_s(), (*a)->time_s());
+}
+
+}  // namespace
+}  // namespace oneflow_sbp::boxing

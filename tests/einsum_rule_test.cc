@@ -1,0 +1,102 @@
+// The einsum rule generator: matmul-like lists from one spec line, custom
+// ops defined by an einsum, extent-1 letters, and malformed specs.
+#include "ops/einsum_rule.h"
+
+#include <string>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "oneflow_sbp/op_registry.h"
+#include "tests/infer_test_util.h"
+
+namespace oneflow_sbp::testing {
+namespace {
+
+using ::testing::HasSubstr;
+
+class EinsumTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    for (const auto& [name, spec, inputs] :
+         std::vector<std::tuple<std::string, std::string, std::vector<std::string>>>{
+             {"es_matmul", "mk,kn->mn", {"a", "b"}},
+             {"es_bmm", "bmk,bkn->bmn", {"a", "b"}},
+             {"es_bilinear", "bi,ij,bj->b", {}},
+             {"es_outer", "i,j->ij", {"x", "y"}},
+             {"es_transpose", "ij->ji", {"x"}}}) {
+      absl::StatusOr<OpDefBuilder> op = ops::EinsumOp(name, spec, inputs);
+      ASSERT_TRUE(op.ok()) << op.status();
+      ASSERT_TRUE(registry_.Register(*op).ok());
+    }
+  }
+  std::string Candidates(const std::string& op, const std::vector<std::string>& inputs) {
+    std::string out = CandidatesToString(op, inputs, {}, 2, &registry_);
+    return out.rfind("error: ", 0) == 0 ? out.substr(7) : out;
+  }
+  OpRegistry registry_;
+};
+
+TEST_F(EinsumTest, MatmulSpecGivesOneFlowsMatmulList) {
+  const std::string matmul = CandidatesToString("matmul", {"f32[8,4]", "f32[4,6]"});
+  EXPECT_EQ(Candidates("es_matmul", {"f32[8,4]", "f32[4,6]"}), matmul);
+  const std::string bmm = CandidatesToString("batch_matmul", {"f32[3,8,4]", "f32[3,4,6]"});
+  EXPECT_EQ(Candidates("es_bmm", {"f32[3,8,4]", "f32[3,4,6]"}), bmm);
+}
+
+TEST_F(EinsumTest, CustomOpFromOneLine) {
+  EXPECT_EQ(Candidates("es_bilinear", {"f32[8,4]", "f32[4,5]", "f32[8,5]"}),
+            "in_0:S(0) in_1:B in_2:S(0) -> out_0:S(0) | "
+            "in_0:S(1) in_1:S(0) in_2:B -> out_0:P | "
+            "in_0:B in_1:S(1) in_2:S(1) -> out_0:P | "
+            "in_0:P in_1:B in_2:B -> out_0:P | in_0:B in_1:P in_2:B -> out_0:P | "
+            "in_0:B in_1:B in_2:P -> out_0:P");
+  EXPECT_EQ(Candidates("es_outer", {"f32[3]", "f32[5]"}),
+            "x_0:S(0) y_0:B -> out_0:S(0) | x_0:B y_0:S(0) -> out_0:S(1) | "
+            "x_0:P y_0:B -> out_0:P | x_0:B y_0:P -> out_0:P");
+  EXPECT_EQ(Candidates("es_transpose", {"f32[3,5]"}),
+            "x_0:S(1) -> out_0:S(0) | x_0:S(0) -> out_0:S(1) | x_0:P -> out_0:P");
+  // Full inference with the custom op: keep the batch split of in_0/in_2.
+  InferSpec spec{"es_bilinear", "cpu:0-3 [2,2]",
+                 {"f32[8,4]:(S(0),B)", "f32[4,5]:(B,B)", "f32[8,5]:(S(0),B)"}};
+  spec.registry = &registry_;
+  EXPECT_EQ(InferToString(spec), "in_0:(S(0),B) in_1:(B,B) in_2:(S(0),B) -> out_0:(S(0),B)");
+}
+
+TEST_F(EinsumTest, LettersOfExtentOneOfferNoSplit) {
+  EXPECT_EQ(Candidates("es_matmul", {"f32[1,4]", "f32[4,6]"}),
+            "a_0:B b_0:S(1) -> out_0:S(1) | a_0:S(1) b_0:S(0) -> out_0:P | "
+            "a_0:P b_0:B -> out_0:P | a_0:B b_0:P -> out_0:P");
+  EXPECT_EQ(Candidates("es_matmul", {"f32[8,1]", "f32[1,6]"}),
+            "a_0:S(0) b_0:B -> out_0:S(0) | a_0:B b_0:S(1) -> out_0:S(1) | "
+            "a_0:P b_0:B -> out_0:P | a_0:B b_0:P -> out_0:P");
+}
+
+TEST_F(EinsumTest, ShapeErrorsNameOperandsAndLetters) {
+  EXPECT_THAT(Candidates("es_matmul", {"f32[8,4]", "f32[5,6]"}),
+              HasSubstr("letter 'k' has extent 4 in operand 0 but 5 in operand 1 f32[5,6]"));
+  EXPECT_THAT(Candidates("es_matmul", {"f32[8,4,2]", "f32[4,6]"}),
+              HasSubstr("operand 0 'mk' has 2 letters but input f32[8,4,2] has rank 3"));
+  EXPECT_THAT(Candidates("es_matmul", {"f32[8,4]", "f16[4,6]"}), HasSubstr("dtypes must match"));
+}
+
+TEST(EinsumParse, MalformedSpecs) {
+  for (const auto& [spec, needle] : std::vector<std::pair<std::string, std::string>>{
+           {"mk,kn", "exactly one '->'"},
+           {"mk->m->k", "exactly one '->'"},
+           {"m1,kn->mn", "has '1'; use letters only"},
+           {"...k,kn->...n", "use letters only"},
+           {"mk,kn->md", "output letter 'd' is in no operand"},
+           {"ii->i", "repeats 'i' (diagonals are not supported)"},
+           {"mk,,kn->mn", "empty operand"}}) {
+    absl::StatusOr<ops::EinsumSpec> parsed = ops::ParseEinsum(spec);
+    ASSERT_FALSE(parsed.ok()) << spec;
+    EXPECT_THAT(std::string(parsed.status().message()), HasSubstr(needle)) << spec;
+  }
+  absl::StatusOr<OpDefBuilder> op = ops::EinsumOp("bad", "mk,kn->mn", {"only_one"});
+  ASSERT_FALSE(op.ok());
+  EXPECT_THAT(std::string(op.status().message()),
+              HasSubstr("bad: 1 input names for 2 einsum operands"));
+}
+
+}  // namespace
+}  // namespace oneflow_sbp::testing

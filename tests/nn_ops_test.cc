@@ -1,0 +1,2 @@
+#include "gtest/gtest.h"
+#include "tests/infer_test_util.h"

@@ -1,0 +1,139 @@
+// The `planned` cost policy: costs from the boxing planner and the improved
+// selection rules (SPEC.md §9, "improved").
+#include <string>
+
+#include "boxing/planned_cost_model.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "oneflow_sbp/infer_cache.h"
+#include "oneflow_sbp/sbp_context.h"
+#include "oneflow_sbp/signature_inference.h"
+#include "tests/infer_test_util.h"
+
+namespace oneflow_sbp::testing {
+namespace {
+
+using ::testing::HasSubstr;
+
+absl::StatusOr<InferResult> InferPlanned(const InferSpec& spec, std::shared_ptr<const OpCall>* call,
+                                         bool with_model = true) {
+  absl::StatusOr<std::shared_ptr<const OpCall>> c =
+      MakeCall(spec.op, static_cast<int>(spec.inputs.size()), spec.attrs, spec.registry);
+  if (!c.ok()) return c.status();
+  *call = *c;
+  InferRequest req;
+  req.op = *c;
+  req.placement = *Placement::Parse(spec.placement);
+  for (const std::string& in : spec.inputs) {
+    const size_t colon = in.find(':');
+    req.inputs.emplace_back(*TensorDesc::Parse(in.substr(0, colon)),
+                            *NdSbp::Parse(in.substr(colon + 1)));
+  }
+  if (!spec.constraints.empty()) {
+    req.constraints.resize(req.op->num_blobs());
+    for (const auto& [bn, nd] : spec.constraints) {
+      req.constraints[req.op->BlobIndexOf(bn)] = *NdSbp::Parse(nd);
+    }
+  }
+  req.cost.policy = CostPolicy::kPlanned;
+  if (with_model) req.cost.planned_model = boxing::PlannedCostModel::Default();
+  req.explain = spec.explain;
+  return InferSignature(req);
+}
+
+std::string Planned(const InferSpec& spec) {
+  std::shared_ptr<const OpCall> call;
+  absl::StatusOr<InferResult> r = InferPlanned(spec, &call);
+  if (!r.ok()) return absl::StrCat("error: ", r.status().message());
+  return SignatureToString(*call, r->signature);
+}
+
+TEST(PlannedPolicy, CostFirstThenFewerBoxedInputsThenListOrder) {
+  // Both split candidates box one input with one all-to-all; P would need a
+  // reduction later (the default penalty charges it), B gathers both.
+  EXPECT_EQ(Planned({"add_n", "cpu:0-1", {"f32[4,4]:S(0)", "f32[4,4]:S(1)"}}),
+            "in_0:S(0) in_1:S(0) -> out_0:S(0)");
+  // An all-matching candidate costs nothing.
+  EXPECT_EQ(Planned({"matmul", "cpu:0-3 [2,2]", {"f32[64,32]:(S(0),B)", "f32[32,48]:(B,S(1))"}}),
+            "a_0:(S(0),B) b_0:(B,S(1)) -> out_0:(S(0),S(1))");
+}
+
+TEST(PlannedPolicy, DiffersFromOneFlowWhereOrderValuesMislead) {
+  // 1-D, N = 2: both S(0) and all-B keep one input (order -10). OneFlow
+  // prices the local slice of in_1 at INT32_MAX and the gather of in_0 at
+  // T = 4 MiB, so it gathers; planned slices in_1 for free and keeps in_0.
+  const InferSpec spec{"add_n", "cpu:0-1", {"f32[1024,1024]:S(0)", "f32[1024,1024]:B"}};
+  EXPECT_EQ(InferToString(spec), "in_0:B in_1:B -> out_0:B");
+  EXPECT_EQ(Planned(spec), "in_0:S(0) in_1:S(0) -> out_0:S(0)");
+}
+
+TEST(PlannedPolicy, OutputsAreShapeFilteredAndConstraintsApplyToOutputs) {
+  OpRegistry registry;
+  ASSERT_TRUE(registry
+                  .Register(OpDefBuilder("shrink").Input("x").Output("y")
+                                .SetShapeFn([](ShapeContext& ctx) {
+                                  ctx.set_output("y", 0, TensorDesc{Shape{2}, ctx.input("x").dtype});
+                                  return absl::OkStatus();
+                                })
+                                .SetGetSbpFn([](SbpContext& ctx) {
+                                  ctx.NewBuilder().Split(ctx.inputs(), 0).Split(ctx.outputs(), 0).Build();
+                                  return absl::OkStatus();
+                                }))
+                  .ok());
+  InferSpec spec{"shrink", "cpu:0-3", {"f32[8]:S(0)"}};
+  spec.registry = &registry;
+  // OneFlow never checks outputs: y:S(0) with 2 < 4 rows stays.
+  EXPECT_EQ(InferToString(spec), "x_0:S(0) -> y_0:S(0)");
+  EXPECT_EQ(Planned(spec), "x_0:B -> y_0:B");
+  // N-D: OneFlow ignores output constraints; planned honours them.
+  InferSpec constrained{"relu", "cpu:0-3 [2,2]", {"f32[8,8]:(S(0),B)"}};
+  constrained.constraints = {{"y_0", "(B,B)"}};
+  EXPECT_EQ(InferToString(constrained), "x_0:(S(0),B) -> y_0:(S(0),B)");
+  EXPECT_EQ(Planned(constrained), "x_0:(B,B) -> y_0:(B,B)");
+}
+
+TEST(PlannedPolicy, NeedsAModelAndExplains) {
+  std::shared_ptr<const OpCall> call;
+  absl::StatusOr<InferResult> r =
+      InferPlanned({"relu", "cpu:0-1", {"f32[8]:S(0)"}}, &call, /*with_model=*/false);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(std::string(r.status().message()), HasSubstr("relu: cost policy planned needs"));
+  InferSpec spec{"relu", "cpu:0-5 [2,3]", {"f32[2,12]:(P,P)"}};
+  spec.explain = true;
+  r = InferPlanned(spec, &call);
+  ASSERT_TRUE(r.ok()) << r.status();
+  int chosen = 0;
+  int filtered = 0;
+  for (const CandidateRecord& c : r->candidates) {
+    chosen += c.status == CandidateStatus::kChosen ? 1 : 0;
+    filtered += c.status == CandidateStatus::kFilteredByShape ? 1 : 0;
+    if (c.status == CandidateStatus::kChosen) {
+      EXPECT_GT(c.copy_cost, 0);
+    }
+  }
+  EXPECT_EQ(chosen, 1);
+  EXPECT_EQ(filtered, 3);
+}
+
+TEST(PlannedPolicy, CacheKeysSeparatePolicies) {
+  absl::StatusOr<std::shared_ptr<const OpCall>> call = MakeCall("add_n", 2);
+  ASSERT_TRUE(call.ok());
+  InferRequest a;
+  a.op = *call;
+  a.placement = *Placement::Parse("cpu:0-1");
+  a.inputs = {InferInput(*TensorDesc::Parse("f32[8,8]"), *NdSbp::Parse("S(0)")),
+              InferInput(*TensorDesc::Parse("f32[8,8]"), *NdSbp::Parse("B"))};
+  InferRequest b = a;
+  b.cost.policy = CostPolicy::kPlanned;
+  b.cost.planned_model = boxing::PlannedCostModel::Default();
+  EXPECT_FALSE(InferKeyEquals(a, b));
+  InferCache cache;
+  absl::StatusOr<std::shared_ptr<const InferResult>> ra = cache.GetOrInfer(a);
+  absl::StatusOr<std::shared_ptr<const InferResult>> rb = cache.GetOrInfer(b);
+  ASSERT_TRUE(ra.ok() && rb.ok());
+  EXPECT_NE(SignatureToString(*a.op, (*ra)->signature), SignatureToString(*b.op, (*rb)->signature));
+}
+
+}  // namespace
+}  // namespace oneflow_sbp::testing

@@ -1,0 +1,51 @@
+#include "tools/cmd_boxing.h"
+
+#include "absl/strings/str_cat.h"
+#include "boxing/plan_format.h"
+#include "boxing/planner.h"
+#include "oneflow_sbp/data_type.h"
+#include "tools/cli_format.h"
+
+namespace oneflow_sbp::cli {
+
+absl::StatusOr<std::string> RunBoxing(const BoxingOptions& o) {
+  absl::StatusOr<OutputFormat> format = ParseOutputFormat(o.format, "text|json|textproto|dot");
+  if (!format.ok()) return format.status();
+  for (const auto& [value, flag, example] :
+       {std::tuple<const std::string&, const char*, const char*>{o.shape, "shape", "8,6"},
+        {o.placement, "placement", "'cpu:0-3 [2,2]'"},
+        {o.from, "from", "'(S(0),S(1))'"},
+        {o.to, "to", "'(S(1),S(0))'"}}) {
+    if (value.empty()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--", flag, " is required, e.g. --", flag, "=", example));
+    }
+  }
+  absl::StatusOr<Shape> shape = Shape::Parse(o.shape);
+  if (!shape.ok()) return shape.status();
+  absl::StatusOr<DataType> dtype = ParseDataType(o.dtype);
+  if (!dtype.ok()) return dtype.status();
+  absl::StatusOr<int64_t> bytes = CheckedByteSize(*shape, ByteSizeOf(*dtype));
+  if (!bytes.ok()) return bytes.status();
+  absl::StatusOr<Placement> src_placement = DecodePlacement(o.placement);
+  if (!src_placement.ok()) return src_placement.status();
+  absl::StatusOr<Placement> dst_placement =
+      o.to_placement ? DecodePlacement(*o.to_placement) : src_placement;
+  if (!dst_placement.ok()) return dst_placement.status();
+  absl::StatusOr<NdSbp> from = DecodeNdSbp(o.from);
+  if (!from.ok()) return from.status();
+  absl::StatusOr<NdSbp> to = DecodeNdSbp(o.to);
+  if (!to.ok()) return to.status();
+
+  const boxing::PlanRequest request{*shape, *dtype, *src_placement, *from, *dst_placement, *to};
+  const boxing::Calibration calibration = boxing::Calibration::Defaults(NdSbp::kMaxAxes);
+  absl::StatusOr<boxing::BoxingPlan> plan = boxing::PlanBoxing(request, calibration);
+  if (!plan.ok()) return plan.status();
+  absl::StatusOr<boxing::BoxingPlan> naive = boxing::NaivePerAxisPlan(request, calibration);
+  if (!naive.ok()) return naive.status();
+  if (*format == OutputFormat::kDot) return boxing::PlanToDot(*plan);
+  return Render(*format, boxing::PlanToProto(*plan, &*naive),
+                boxing::PlanToText(*plan, &*naive));
+}
+
+}  // namespace oneflow_sbp::cli

@@ -1,0 +1,28 @@
+// `sbp boxing`: the cheapest exact plan that converts a tensor from one
+// nd_sbp (and placement) to another, step by step with bytes per rank.
+#ifndef TOOLS_CMD_BOXING_H_
+#define TOOLS_CMD_BOXING_H_
+
+#include <optional>
+#include <string>
+
+#include "absl/status/statusor.h"
+
+namespace oneflow_sbp::cli {
+
+struct BoxingOptions {
+  std::string shape;
+  std::string dtype = "f32";
+  std::string placement;
+  std::string from;
+  std::string to;
+  // Defaults to `placement`.
+  std::optional<std::string> to_placement;
+  std::string format = "text";
+};
+
+absl::StatusOr<std::string> RunBoxing(const BoxingOptions& options);
+
+}  // namespace oneflow_sbp::cli
+
+#endif  // TOOLS_CMD_BOXING_H_
