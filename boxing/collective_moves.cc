@@ -35,6 +35,21 @@ const std::vector<std::vector<int64_t>>& LayoutSpace::Groups(MeshAxisMask axes) 
 
 namespace {
 
+}  // namespace
+
+int64_t OverlapCount(const TensorSlice& a, const TensorSlice& b) {
+  int64_t n = 1;
+  for (int d = 0; d < a.rank(); ++d) {
+    const int64_t lo = std::max(a.range(d).begin, b.range(d).begin);
+    const int64_t hi = std::min(a.range(d).end, b.range(d).end);
+    if (hi <= lo) return 0;
+    n *= hi - lo;
+  }
+  return n;
+}
+
+namespace {
+
 bool Contains(const TensorSlice& outer, const TensorSlice& inner) {
   if (inner.elem_cnt() == 0) return true;
   for (int d = 0; d < outer.rank(); ++d) {
@@ -82,7 +97,7 @@ bool Tiles(const std::vector<TensorSlice>& slices, const std::vector<int64_t>& g
     if (!Contains(box, s)) return false;
     total += s.elem_cnt();
     for (size_t b = a + 1; b < group.size(); ++b) {
-      if (s.Intersect(slices[group[b]]).elem_cnt() != 0) return false;
+      if (OverlapCount(s, slices[group[b]]) != 0) return false;
     }
   }
   return total == box.elem_cnt();
@@ -92,7 +107,7 @@ bool Tiles(const std::vector<TensorSlice>& slices, const std::vector<int64_t>& g
 
 std::optional<BoxingStep> CollectiveMove(LayoutSpace& space, const NdSbp& layout,
                                          MeshAxisMask axes, SbpParallel to,
-                                         const Calibration& calibration) {
+                                         const Calibration& calibration, bool detailed) {
   const absl::Span<const int64_t> h = space.placement().hierarchy();
   SbpParallel from;
   int64_t flat = 1;
@@ -127,8 +142,7 @@ std::optional<BoxingStep> CollectiveMove(LayoutSpace& space, const NdSbp& layout
   else if (from.is_broadcast() && to.is_partial_sum()) kind = StepKind::kLocalPartial;
   else kind = StepKind::kLocalScatter;  // S -> P
 
-  // Copy the slices: computing `next` may grow the memo and move them.
-  const std::vector<TensorSlice> old_slices = space.Slices(layout);
+  const std::vector<TensorSlice>& old_slices = space.Slices(layout);
   const std::vector<TensorSlice>& new_slices = space.Slices(next);
   const std::vector<std::vector<int64_t>>& groups = space.Groups(axes);
   const int64_t es = space.element_bytes();
@@ -139,8 +153,11 @@ std::optional<BoxingStep> CollectiveMove(LayoutSpace& space, const NdSbp& layout
   step.from = from;
   step.to = to;
   step.result = next;
-  step.bytes_sent.assign(space.num_participants(), 0);
-  step.bytes_received.assign(space.num_participants(), 0);
+  if (detailed) {
+    step.bytes_sent.assign(space.num_participants(), 0);
+    step.bytes_received.assign(space.num_participants(), 0);
+  }
+  int64_t max_rank_bytes = 0;
 
   for (const std::vector<int64_t>& g : groups) {
     const TensorSlice box = BoundingBox(old_slices, g);
@@ -183,7 +200,7 @@ std::optional<BoxingStep> CollectiveMove(LayoutSpace& space, const NdSbp& layout
       return s[g[(k % n + n) % n]].elem_cnt() * es;
     };
     for (int k = 0; k < n; ++k) {
-      const int p = space.participant(g[k]);
+      const int p = detailed ? space.participant(g[k]) : 0;
       int64_t sent = 0;
       int64_t recv = 0;
       switch (kind) {
@@ -209,21 +226,27 @@ std::optional<BoxingStep> CollectiveMove(LayoutSpace& space, const NdSbp& layout
         case StepKind::kAllToAll:
           for (int q = 0; q < n; ++q) {
             if (q == k) continue;
-            sent += old_slices[g[k]].Intersect(new_slices[g[q]]).elem_cnt() * es;
-            recv += old_slices[g[q]].Intersect(new_slices[g[k]]).elem_cnt() * es;
+            sent += OverlapCount(old_slices[g[k]], new_slices[g[q]]) * es;
+            recv += OverlapCount(old_slices[g[q]], new_slices[g[k]]) * es;
           }
           break;
         default:
           break;
       }
-      step.bytes_sent[p] += sent;
-      step.bytes_received[p] += recv;
+      max_rank_bytes = std::max({max_rank_bytes, sent, recv});
+      if (detailed) {
+        step.bytes_sent[p] += sent;
+        step.bytes_received[p] += recv;
+      }
     }
-    std::vector<int64_t> ranks;
-    for (int64_t m : g) ranks.push_back(space.placement().RankOf(m));
-    step.groups.push_back(std::move(ranks));
+    if (detailed) {
+      std::vector<int64_t> ranks;
+      ranks.reserve(g.size());
+      for (int64_t m : g) ranks.push_back(space.placement().RankOf(m));
+      step.groups.push_back(std::move(ranks));
+    }
   }
-  step.time_s = IsLocal(kind) ? 0 : calibration.StepTime(axes, step.max_rank_bytes());
+  step.time_s = IsLocal(kind) ? 0 : calibration.StepTime(axes, max_rank_bytes);
   return step;
 }
 

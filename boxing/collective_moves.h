@@ -33,6 +33,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/node_hash_map.h"
 #include "boxing/boxing_plan.h"
 #include "boxing/calibration.h"
 #include "oneflow_sbp/data_type.h"
@@ -69,15 +70,21 @@ class LayoutSpace {
   Placement placement_;
   std::vector<int> participant_index_;
   int num_participants_;
-  absl::flat_hash_map<uint64_t, std::vector<TensorSlice>> slices_;
+  // Node-based so references stay valid while more layouts are added.
+  absl::node_hash_map<uint64_t, std::vector<TensorSlice>> slices_;
   absl::flat_hash_map<MeshAxisMask, std::vector<std::vector<int64_t>>> groups_;
 };
 
 // The step that changes every axis in `axes` (all carrying the same SBP in
 // `layout`) to `to`, or nullopt if no exact collective does that here.
+// Without `detailed`, only kind, axes, result and time are filled (the
+// search's fast path; groups and per-rank bytes are left empty).
 std::optional<BoxingStep> CollectiveMove(LayoutSpace& space, const NdSbp& layout,
                                          MeshAxisMask axes, SbpParallel to,
-                                         const Calibration& calibration);
+                                         const Calibration& calibration, bool detailed = true);
+
+// Elements two slices share (0 if disjoint), without building the overlap.
+int64_t OverlapCount(const TensorSlice& a, const TensorSlice& b);
 
 }  // namespace oneflow_sbp::boxing
 

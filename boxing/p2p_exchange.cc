@@ -1,6 +1,5 @@
 #include "boxing/p2p_exchange.h"
 
-#include <map>
 #include <utility>
 #include <vector>
 
@@ -28,27 +27,31 @@ bool IsPartialRoot(const Placement& p, const NdSbp& nd, int64_t id) {
 }  // namespace
 
 BoxingStep PointToPointExchange(LayoutSpace& src, const NdSbp& from, LayoutSpace& dst,
-                                const NdSbp& to, const Calibration& calibration) {
-  const std::vector<TensorSlice> src_slices = src.Slices(from);
+                                const NdSbp& to, const Calibration& calibration,
+                                bool detailed) {
+  const std::vector<TensorSlice>& src_slices = src.Slices(from);
   const std::vector<TensorSlice>& dst_slices = dst.Slices(to);
   const Placement& sp = src.placement();
   const Placement& dp = dst.placement();
   const int64_t es = src.element_bytes();
 
-  // Distinct source pieces: (addend key, slice) -> the parallel_ids holding
-  // copies, ascending. std::map keeps the iteration deterministic.
-  struct PieceKey {
-    int64_t addend;
-    std::vector<std::pair<int64_t, int64_t>> ranges;
-    bool operator<(const PieceKey& o) const {
-      return std::tie(addend, ranges) < std::tie(o.addend, o.ranges);
-    }
-  };
-  std::map<PieceKey, std::vector<int64_t>> pieces;
+  // Distinct source pieces, in order of first holder: ranks with the same
+  // addend (P coordinates) and the same slice hold copies of one piece.
+  std::vector<std::vector<int64_t>> pieces;
+  std::vector<int64_t> piece_addend;
   for (int64_t id = 0; id < sp.parallel_num(); ++id) {
-    PieceKey k{PartialKey(sp, from, id), {}};
-    for (IndexRange r : src_slices[id].ranges()) k.ranges.emplace_back(r.begin, r.end);
-    pieces[k].push_back(id);
+    const int64_t addend = PartialKey(sp, from, id);
+    bool found = false;
+    for (size_t k = 0; k < pieces.size() && !found; ++k) {
+      if (piece_addend[k] == addend && src_slices[pieces[k][0]] == src_slices[id]) {
+        pieces[k].push_back(id);
+        found = true;
+      }
+    }
+    if (!found) {
+      pieces.push_back({id});
+      piece_addend.push_back(addend);
+    }
   }
 
   BoxingStep step;
@@ -64,10 +67,9 @@ BoxingStep PointToPointExchange(LayoutSpace& src, const NdSbp& from, LayoutSpace
     const int receiver = dst.participant(q);
     const int64_t receiver_rank = dp.RankOf(q);
     int piece_index = 0;
-    for (const auto& [key, holders] : pieces) {
+    for (const std::vector<int64_t>& holders : pieces) {
       ++piece_index;
-      TensorSlice piece = src_slices[holders[0]];
-      const int64_t bytes = piece.Intersect(need).elem_cnt() * es;
+      const int64_t bytes = OverlapCount(src_slices[holders[0]], need) * es;
       if (bytes == 0) continue;
       bool local = false;
       for (int64_t h : holders) local = local || sp.RankOf(h) == receiver_rank;
@@ -78,12 +80,17 @@ BoxingStep PointToPointExchange(LayoutSpace& src, const NdSbp& from, LayoutSpace
       step.bytes_received[receiver] += bytes;
     }
   }
+  step.time_s = calibration.P2pTime(step.max_rank_bytes());
+  if (!detailed) {
+    step.bytes_sent.clear();
+    step.bytes_received.clear();
+    return step;
+  }
   std::vector<int64_t> ranks;
   for (int p = 0; p < src.num_participants(); ++p) {
     if (step.bytes_sent[p] > 0 || step.bytes_received[p] > 0) ranks.push_back(p);
   }
   step.groups.push_back(std::move(ranks));  // participant indices; the planner maps them
-  step.time_s = calibration.P2pTime(step.max_rank_bytes());
   return step;
 }
 

@@ -26,8 +26,10 @@ namespace oneflow_sbp::boxing {
 
 // The step moving `from` on `src`'s placement to `to` on `dst`'s. Both
 // spaces must use the same participant numbering.
+// Without `detailed`, only kind, result and time are filled.
 BoxingStep PointToPointExchange(LayoutSpace& src, const NdSbp& from, LayoutSpace& dst,
-                                const NdSbp& to, const Calibration& calibration);
+                                const NdSbp& to, const Calibration& calibration,
+                                bool detailed = true);
 
 }  // namespace oneflow_sbp::boxing
 

@@ -112,7 +112,7 @@ int64_t MissingBytesLowerBound(LayoutSpace& space, const NdSbp& cur, const NdSbp
   const std::vector<TensorSlice>& need = space.Slices(dst);
   int64_t worst = 0;
   for (size_t r = 0; r < need.size(); ++r) {
-    worst = std::max(worst, need[r].elem_cnt() - need[r].Intersect(have[r]).elem_cnt());
+    worst = std::max(worst, need[r].elem_cnt() - OverlapCount(need[r], have[r]));
   }
   return worst * space.element_bytes();
 }
@@ -127,6 +127,14 @@ absl::StatusOr<BoxingPlan> PlanBoxing(const PlanRequest& r, const Calibration& c
   const int goal_side = sp.same ? 0 : 1;
   if (sp.same && r.src == r.dst) return plan;
 
+  // How a node was reached: a collective on `axes` to `to`, or a p2p
+  // exchange. The search keeps only this; the detailed steps (groups,
+  // per-rank bytes) are rebuilt for the winning path alone.
+  struct Edge {
+    bool p2p = false;
+    MeshAxisMask axes = 0;
+    SbpParallel to;
+  };
   struct Node {
     int side;
     NdSbp nd;
@@ -134,7 +142,7 @@ absl::StatusOr<BoxingPlan> PlanBoxing(const PlanRequest& r, const Calibration& c
     int comm;  // communication steps (p2p counts even when it moves nothing)
     int steps;
     int prev;
-    BoxingStep via;
+    Edge via;
     bool settled;
   };
   std::vector<Node> nodes;
@@ -153,13 +161,22 @@ absl::StatusOr<BoxingPlan> PlanBoxing(const PlanRequest& r, const Calibration& c
   std::priority_queue<Entry, std::vector<Entry>, std::greater<Entry>> queue;
   int64_t seq = 0;
   const bool dst_partial = r.dst.any_partial_sum();
+  // Admissible lower bound on the time still needed from (side, nd):
+  // a rank missing bytes must receive them (one step at the fastest link);
+  // partial sums on an axis where the destination has none must be
+  // reduced, which takes at least one communication step.
   auto bound = [&](int side, const NdSbp& nd) {
-    if (!sp.same || side != goal_side || nd.any_partial_sum() || dst_partial) return 0.0;
+    if (!sp.same || side != goal_side || dst_partial || nd == r.dst) return 0.0;
+    bool must_reduce = false;
+    for (int i = 0; i < nd.size(); ++i) {
+      must_reduce = must_reduce || (nd[i].is_partial_sum() && !r.dst[i].is_partial_sum() &&
+                                    r.src_placement.hierarchy()[i] > 1);
+    }
     const int64_t missing = MissingBytesLowerBound(sp.side(side), nd, r.dst);
-    return missing == 0 ? 0.0
-                        : cal.MinLatency() + static_cast<double>(missing) / cal.MaxBandwidth();
+    if (missing == 0 && !must_reduce) return 0.0;
+    return cal.MinLatency() + static_cast<double>(missing) / cal.MaxBandwidth();
   };
-  auto relax = [&](int from, BoxingStep step, int side) {
+  auto relax = [&](int from, const BoxingStep& step, Edge edge, int side) {
     const double g = nodes[from].g + step.time_s;
     const int comm = nodes[from].comm + (IsLocal(step.kind) ? 0 : 1);
     const int steps = nodes[from].steps + 1;
@@ -172,21 +189,23 @@ absl::StatusOr<BoxingPlan> PlanBoxing(const PlanRequest& r, const Calibration& c
       n.comm = comm;
       n.steps = steps;
       n.prev = from;
-      n.via = std::move(step);
+      n.via = edge;
       queue.push(Entry{g + bound(side, n.nd), g, comm, steps, seq++, it->second});
       return;
     }
     const int id = static_cast<int>(nodes.size());
     index.emplace(key, id);
     NdSbp nd = step.result;
-    nodes.push_back(Node{side, nd, g, comm, steps, from, std::move(step), false});
+    nodes.push_back(Node{side, nd, g, comm, steps, from, edge, false});
     queue.push(Entry{g + bound(side, nd), g, comm, steps, seq++, id});
   };
 
-  nodes.push_back(Node{0, r.src, 0, 0, 0, -1, BoxingStep(), false});
+  nodes.push_back(Node{0, r.src, 0, 0, 0, -1, Edge(), false});
   index.emplace(std::make_pair(0, r.src.packed()), 0);
   queue.push(Entry{bound(0, r.src), 0, 0, 0, seq++, 0});
   const std::vector<SbpParallel> values = AxisValues(r.shape.rank());
+  const std::vector<MeshAxisMask> axis_sets = AxisSets(r.src.size());
+  const std::vector<MeshAxisMask> dst_axis_sets = AxisSets(r.dst.size());
   int goal = -1;
   while (!queue.empty()) {
     const Entry e = queue.top();
@@ -200,18 +219,16 @@ absl::StatusOr<BoxingPlan> PlanBoxing(const PlanRequest& r, const Calibration& c
       break;
     }
     LayoutSpace& space = sp.side(side);
-    for (MeshAxisMask axes : AxisSets(nd.size())) {
+    for (MeshAxisMask axes : side == 0 ? axis_sets : dst_axis_sets) {
       for (SbpParallel to : values) {
-        std::optional<BoxingStep> step = CollectiveMove(space, nd, axes, to, cal);
-        if (!step) continue;
-        step->on_destination = side == goal_side;
-        relax(e.node, *std::move(step), side);
+        std::optional<BoxingStep> step =
+            CollectiveMove(space, nd, axes, to, cal, /*detailed=*/false);
+        if (step) relax(e.node, *step, Edge{false, axes, to}, side);
       }
     }
     if (side == 0) {
-      BoxingStep p2p = PointToPointExchange(*sp.src, nd, sp.side(1), r.dst, cal);
-      MapP2pGroup(sp, &p2p);
-      relax(e.node, std::move(p2p), goal_side);
+      relax(e.node, PointToPointExchange(*sp.src, nd, sp.side(1), r.dst, cal, false),
+            Edge{true}, goal_side);
       if (!sp.same && e.node == 0) {
         // Move first, convert on the destination: every layout there
         // without partial sums.
@@ -230,18 +247,33 @@ absl::StatusOr<BoxingPlan> PlanBoxing(const PlanRequest& r, const Calibration& c
         }
         for (const NdSbp& d : layouts) {
           if (d == r.dst) continue;
-          BoxingStep step = PointToPointExchange(*sp.src, nd, *sp.dst, d, cal);
-          MapP2pGroup(sp, &step);
-          relax(e.node, std::move(step), 1);
+          relax(e.node, PointToPointExchange(*sp.src, nd, *sp.dst, d, cal, false), Edge{true},
+                1);
         }
       }
     }
   }
   OFS_CHECK(goal >= 0) << "the p2p edge always reaches the destination";
-  std::vector<BoxingStep> steps;
-  for (int n = goal; nodes[n].prev >= 0; n = nodes[n].prev) steps.push_back(nodes[n].via);
-  std::reverse(steps.begin(), steps.end());
-  plan.steps = std::move(steps);
+  std::vector<int> path;
+  for (int n = goal; nodes[n].prev >= 0; n = nodes[n].prev) path.push_back(n);
+  std::reverse(path.begin(), path.end());
+  for (int n : path) {
+    const Node& prev = nodes[nodes[n].prev];
+    const Edge& edge = nodes[n].via;
+    BoxingStep step;
+    if (edge.p2p) {
+      step = PointToPointExchange(sp.side(prev.side), prev.nd, sp.side(nodes[n].side),
+                                  nodes[n].nd, cal);
+      MapP2pGroup(sp, &step);
+    } else {
+      std::optional<BoxingStep> s =
+          CollectiveMove(sp.side(prev.side), prev.nd, edge.axes, edge.to, cal);
+      OFS_CHECK(s.has_value()) << "a searched move is valid when rebuilt";
+      step = *std::move(s);
+    }
+    step.on_destination = nodes[n].side == goal_side;
+    plan.steps.push_back(std::move(step));
+  }
   return plan;
 }
 

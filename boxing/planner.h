@@ -25,8 +25,10 @@
 // is involved, so plans are the same on every run.
 //
 // Lower bound used by A*: the largest number of bytes any rank must receive
-// that it does not hold, at the fastest bandwidth plus the smallest
-// latency (0 when the layout holds partial sums or placements differ).
+// that it does not hold, at the fastest bandwidth, plus the smallest
+// latency whenever a step is unavoidable (missing bytes, or partial sums
+// the destination does not have); 0 when placements differ or the
+// destination holds partial sums.
 #ifndef BOXING_PLANNER_H_
 #define BOXING_PLANNER_H_
 
