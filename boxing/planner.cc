@@ -282,21 +282,42 @@ absl::StatusOr<BoxingPlan> NaivePerAxisPlan(const PlanRequest& r, const Calibrat
   if (!valid.ok()) return valid;
   Spaces sp = MakeSpaces(r);
   BoxingPlan plan = EmptyPlan(r, sp);
-  NdSbp cur = r.src;
-  if (sp.same) {
-    for (int i = 0; i < cur.size(); ++i) {
-      if (cur[i] == r.dst[i]) continue;
-      std::optional<BoxingStep> step = CollectiveMove(*sp.src, cur, AxisBit(i), r.dst[i], cal);
-      if (!step) break;
-      step->on_destination = true;
-      cur = step->result;
-      plan.steps.push_back(*std::move(step));
-    }
-    if (cur == r.dst) return plan;
+  if (!sp.same) {
+    BoxingStep p2p = PointToPointExchange(*sp.src, r.src, *sp.dst, r.dst, cal);
+    MapP2pGroup(sp, &p2p);
+    plan.steps.push_back(std::move(p2p));
+    return plan;
   }
-  BoxingStep p2p = PointToPointExchange(*sp.src, cur, sp.side(1), r.dst, cal);
-  MapP2pGroup(sp, &p2p);
-  plan.steps.push_back(std::move(p2p));
+  NdSbp cur = r.src;
+  auto apply = [&](int axis, SbpParallel to) {
+    std::optional<BoxingStep> step = CollectiveMove(*sp.src, cur, AxisBit(axis), to, cal);
+    if (!step) return false;
+    step->on_destination = true;
+    cur = step->result;
+    plan.steps.push_back(*std::move(step));
+    return true;
+  };
+  // DTensor's order: mesh axes left to right, each by its own collective.
+  bool stuck = false;
+  for (int i = 0; i < cur.size() && !stuck; ++i) {
+    if (cur[i] != r.dst[i]) stuck = !apply(i, r.dst[i]);
+  }
+  if (stuck) {
+    // A per-axis collective would not be exact here (e.g. two axes split
+    // the same dim). DTensor then replicates: every axis to B, innermost
+    // first, and slices the destination out axis by axis.
+    for (int i = cur.size() - 1; i >= 0 && stuck; --i) {
+      if (!cur[i].is_broadcast() && !apply(i, SbpParallel::Broadcast())) break;
+    }
+    for (int i = 0; i < cur.size(); ++i) {
+      if (cur[i] != r.dst[i] && !apply(i, r.dst[i])) break;
+    }
+  }
+  if (cur != r.dst) {
+    BoxingStep p2p = PointToPointExchange(*sp.src, cur, *sp.src, r.dst, cal);
+    MapP2pGroup(sp, &p2p);
+    plan.steps.push_back(std::move(p2p));
+  }
   return plan;
 }
 

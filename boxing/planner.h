@@ -67,9 +67,10 @@ absl::StatusOr<BoxingPlan> PlanBoxing(const PlanRequest& request,
                                       const Calibration& calibration);
 
 // The naive plan DTensor makes: mesh axes left to right, each converted on
-// its own by the collective for that axis's change; where that collective
-// is not exact (or the placements differ) the rest is one p2p exchange.
-// For comparison only.
+// its own by the collective for that axis's change. Where such a
+// collective is not exact (two mesh axes splitting one dim), it replicates
+// (every axis to B, innermost first) and slices the destination out; a
+// change of placement is one p2p exchange. For comparison only.
 absl::StatusOr<BoxingPlan> NaivePerAxisPlan(const PlanRequest& request,
                                             const Calibration& calibration);
 

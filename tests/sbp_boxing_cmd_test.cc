@@ -1,0 +1,102 @@
+// `sbp boxing` through its command function: text, JSON and dot output, and
+// bad requests.
+#include <string>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "oneflow_sbp/proto_io.h"
+#include "proto/boxing.pb.h"
+#include "tools/cmd_boxing.h"
+
+namespace oneflow_sbp::cli {
+namespace {
+
+using ::testing::HasSubstr;
+
+BoxingOptions Swap() {
+  BoxingOptions o;
+  o.shape = "8,6";
+  o.placement = "cpu:0-3 [2,2]";
+  o.from = "(S(0),S(1))";
+  o.to = "(S(1),S(0))";
+  return o;
+}
+
+std::string ErrorOf(const absl::StatusOr<std::string>& r) {
+  return r.ok() ? "OK: " + *r : std::string(r.status().message());
+}
+
+TEST(SbpBoxing, TextReport) {
+  absl::StatusOr<std::string> out = RunBoxing(Swap());
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(*out,
+            "f32[8,6] (192 bytes): (S(0), S(1)) on cpu:0-3 [2,2] -> (S(1), S(0)) on cpu:0-3 [2,2]\n"
+            "step 1: p2p exchange -> (S(1), S(0)) on cpu:0-3 [2,2]\n"
+            "  groups {1,2}\n"
+            "  bytes received/sent: r1 48/48, r2 48/48\n"
+            "  max per rank 48 B, 10.002 us\n"
+            "total: 1 step (1 communicating), 96 bytes received in all, max 48 per rank, 10.002 us\n"
+            "naive per-axis plan: all_gather[1] S(1)->B ; all_gather[0] S(0)->B ; "
+            "local_slice[0] B->S(1) ; local_slice[1] B->S(0): 576 bytes, 20.006 us\n");
+}
+
+TEST(SbpBoxing, JsonAndDot) {
+  BoxingOptions o = Swap();
+  o.from = "(P,P)";
+  o.to = "(B,B)";
+  o.format = "json";
+  absl::StatusOr<std::string> json = RunBoxing(o);
+  ASSERT_TRUE(json.ok()) << json.status();
+  oneflow::BoxingPlanProto plan;
+  ASSERT_TRUE(FromJson(*json, &plan).ok());
+  ASSERT_EQ(plan.steps_size(), 1);
+  EXPECT_EQ(plan.steps(0).kind(), "all_reduce");
+  EXPECT_EQ(plan.steps(0).mesh_axes_size(), 2);
+  EXPECT_EQ(plan.steps(0).groups(0).rank_size(), 4);
+  EXPECT_EQ(plan.steps(0).bytes_received(0), 2 * 192 * 3 / 4);
+  EXPECT_EQ(plan.total_bytes(), 4 * 288);
+  EXPECT_EQ(plan.naive_summary(), "all_reduce[0] P->B ; all_reduce[1] P->B");
+  o.format = "dot";
+  absl::StatusOr<std::string> dot = RunBoxing(o);
+  ASSERT_TRUE(dot.ok());
+  EXPECT_THAT(*dot, HasSubstr("digraph boxing {"));
+  EXPECT_THAT(*dot, HasSubstr("n0 -> n1 [label=\"all_reduce on mesh axes 0,1, P -> B\\n1152 B"));
+}
+
+TEST(SbpBoxing, ChangeOfPlacement) {
+  BoxingOptions o;
+  o.shape = "8,6";
+  o.placement = "cpu:0-3";
+  o.from = "S(0)";
+  o.to = "S(0)";
+  o.to_placement = "cpu:4-7";
+  absl::StatusOr<std::string> out = RunBoxing(o);
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT(*out, HasSubstr("bytes received/sent: r0 0/48, r1 0/48, r2 0/48, r3 0/48, "
+                              "r4 48/0, r5 48/0, r6 48/0, r7 48/0"));
+}
+
+TEST(SbpBoxing, BadRequests) {
+  BoxingOptions o = Swap();
+  o.to = "S(0)";
+  EXPECT_THAT(ErrorOf(RunBoxing(o)),
+              HasSubstr("boxing destination (S(0)) on cpu:0-3 [2,2]: nd_sbp (S(0)) has 1 entries"));
+  o = Swap();
+  o.from = "(S(3),B)";
+  EXPECT_THAT(ErrorOf(RunBoxing(o)), HasSubstr("splits dim 3"));
+  o = Swap();
+  o.shape = "";
+  EXPECT_THAT(ErrorOf(RunBoxing(o)), HasSubstr("--shape is required"));
+  o = Swap();
+  o.to_placement = "cuda:0-3 [2,2]";
+  EXPECT_THAT(ErrorOf(RunBoxing(o)), HasSubstr("boxing between device types"));
+  o = Swap();
+  o.format = "table";
+  EXPECT_THAT(ErrorOf(RunBoxing(o)), HasSubstr("supports text|json|textproto|dot"));
+  o = Swap();
+  o.from = "(S(0),Q)";
+  EXPECT_THAT(ErrorOf(RunBoxing(o)), HasSubstr("bad SBP 'Q'"));
+}
+
+}  // namespace
+}  // namespace oneflow_sbp::cli
