@@ -113,9 +113,10 @@ std::string CandidateTable(const oneflow::InferResultProto& r) {
   });
   size_t width = 9;
   for (const auto* c : rows) width = std::max(width, c->signature().size());
-  // 1-D ranks by OneFlow's order value; N-D has none, so the column shows
-  // how many inputs the candidate would box instead.
-  const bool one_d = r.parallel_conf().hierarchy().dim_size() <= 1;
+  // OneFlow's 1-D ranking uses order values; N-D and the planned policy
+  // have none, so the column shows how many inputs the candidate boxes.
+  const bool one_d =
+      r.parallel_conf().hierarchy().dim_size() <= 1 && r.cost_policy() == "oneflow";
   std::string out = absl::StrFormat("%-5s %-*s %6s %14s  %s\n", "rank", static_cast<int>(width),
                                     "signature", one_d ? "order" : "boxed", "copy_cost",
                                     "status");

@@ -1,0 +1,132 @@
+// The op catalog in one place: one example and one golden candidate line
+// per registered op, in alphabetical order (like Shardy's registry golden
+// file). A new op without an entry here, or an entry for an op that no
+// longer exists, fails the test, so every op has a golden list. The family
+// tests (op_rules_test, nn_ops_test, index_ops_test, concat_slice_ops_test,
+// reshape_rule_test) derive each list by hand; this file pins them all.
+#include <set>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "tests/infer_test_util.h"
+
+namespace oneflow_sbp::testing {
+namespace {
+
+struct Golden {
+  std::string op;
+  std::vector<std::string> inputs;
+  std::vector<std::string> attrs;
+  std::string candidates;  // on 2 ranks, without the engine's all-B
+};
+
+const std::vector<Golden>& Catalog() {
+  static const std::vector<Golden>* catalog = new std::vector<Golden>{
+      {"abs", {"f32[4,6]"}, {}, "x_0:S(0) -> y_0:S(0) | x_0:S(1) -> y_0:S(1)"},
+      {"add_n", {"f32[4,6]", "f32[4,6]", "f32[4,6]"}, {}, "in_0:S(0) in_1:S(0) in_2:S(0) -> out_0:S(0) | in_0:S(1) in_1:S(1) in_2:S(1) -> out_0:S(1) | in_0:P in_1:P in_2:P -> out_0:P"},
+      {"argwhere", {"f32[4,6]"}, {}, ""},
+      {"batch_matmul", {"f32[3,8,4]", "f32[3,4,6]"}, {}, "a_0:S(0) b_0:S(0) -> out_0:S(0) | a_0:S(1) b_0:B -> out_0:S(1) | a_0:B b_0:S(2) -> out_0:S(2) | a_0:S(2) b_0:S(1) -> out_0:P | a_0:P b_0:B -> out_0:P | a_0:B b_0:P -> out_0:P"},
+      {"broadcast_add", {"f32[4,1]", "f32[4,6]"}, {}, "x_0:S(0) y_0:S(0) -> z_0:S(0) | x_0:B y_0:S(1) -> z_0:S(1) | x_0:P y_0:P -> z_0:P"},
+      {"broadcast_div", {"f32[4,6]", "f32[6]"}, {}, "x_0:S(0) y_0:B -> z_0:S(0) | x_0:S(1) y_0:S(0) -> z_0:S(1) | x_0:P y_0:B -> z_0:P"},
+      {"broadcast_equal", {"f32[4,6]", "f32[4,6]"}, {}, "x_0:S(0) y_0:S(0) -> z_0:S(0) | x_0:S(1) y_0:S(1) -> z_0:S(1)"},
+      {"broadcast_fmod", {"f32[4,6]", "f32[4,6]"}, {}, "x_0:S(0) y_0:S(0) -> z_0:S(0) | x_0:S(1) y_0:S(1) -> z_0:S(1)"},
+      {"broadcast_greater", {"f32[4,6]", "f32[1,6]"}, {}, "x_0:S(0) y_0:B -> z_0:S(0) | x_0:S(1) y_0:S(1) -> z_0:S(1)"},
+      {"broadcast_greater_equal", {"f32[4,6]", "f32[4,6]"}, {}, "x_0:S(0) y_0:S(0) -> z_0:S(0) | x_0:S(1) y_0:S(1) -> z_0:S(1)"},
+      {"broadcast_less", {"f32[4,6]", "f32[4,6]"}, {}, "x_0:S(0) y_0:S(0) -> z_0:S(0) | x_0:S(1) y_0:S(1) -> z_0:S(1)"},
+      {"broadcast_less_equal", {"f32[4,6]", "f32[4,6]"}, {}, "x_0:S(0) y_0:S(0) -> z_0:S(0) | x_0:S(1) y_0:S(1) -> z_0:S(1)"},
+      {"broadcast_like", {"f32[6]", "f32[4,6]"}, {"broadcast_axes=0"}, "x_0:B like_0:S(0) -> y_0:S(0) | x_0:S(0) like_0:S(1) -> y_0:S(1) | x_0:P like_0:P -> y_0:P | x_0:P like_0:B -> y_0:P | x_0:B like_0:P -> y_0:B"},
+      {"broadcast_matmul", {"f32[3,8,4]", "f32[4,6]"}, {}, "a_0:S(0) b_0:B -> out_0:S(0) | a_0:S(1) b_0:B -> out_0:S(1) | a_0:B b_0:S(1) -> out_0:S(2) | a_0:S(2) b_0:S(0) -> out_0:P | a_0:P b_0:B -> out_0:P | a_0:B b_0:P -> out_0:P"},
+      {"broadcast_maximum", {"f32[4,6]", "f32[4,6]"}, {}, "x_0:S(0) y_0:S(0) -> z_0:S(0) | x_0:S(1) y_0:S(1) -> z_0:S(1)"},
+      {"broadcast_minimum", {"f32[4,6]", "f32[4,6]"}, {}, "x_0:S(0) y_0:S(0) -> z_0:S(0) | x_0:S(1) y_0:S(1) -> z_0:S(1)"},
+      {"broadcast_mul", {"f32[3,1]", "f32[2,3,4]"}, {}, "x_0:B y_0:S(0) -> z_0:S(0) | x_0:B y_0:S(2) -> z_0:S(2) | x_0:S(0) y_0:S(1) -> z_0:S(1) | x_0:B y_0:P -> z_0:P | x_0:P y_0:B -> z_0:P"},
+      {"broadcast_not_equal", {"f32[4,6]", "f32[4,6]"}, {}, "x_0:S(0) y_0:S(0) -> z_0:S(0) | x_0:S(1) y_0:S(1) -> z_0:S(1)"},
+      {"broadcast_pow", {"f32[4,6]", "f32[4,6]"}, {}, "x_0:S(0) y_0:S(0) -> z_0:S(0) | x_0:S(1) y_0:S(1) -> z_0:S(1)"},
+      {"broadcast_sub", {"f32[4,6]", "f32[4,6]"}, {}, "x_0:S(0) y_0:S(0) -> z_0:S(0) | x_0:S(1) y_0:S(1) -> z_0:S(1) | x_0:P y_0:P -> z_0:P"},
+      {"cast", {"f32[4,6]"}, {"dtype=bf16"}, "in_0:S(0) -> out_0:S(0) | in_0:S(1) -> out_0:S(1) | in_0:P -> out_0:P"},
+      {"cat", {"f32[4,6]", "f32[4,2]", "f32[4,3]"}, {"axis=1"}, "in_0:S(0) in_1:S(0) in_2:S(0) -> out_0:S(0) | in_0:P in_1:P in_2:P -> out_0:P"},
+      {"ceil", {"f32[4,6]"}, {}, "x_0:S(0) -> y_0:S(0) | x_0:S(1) -> y_0:S(1)"},
+      {"copy", {"f32[4,6]"}, {}, "in_0:S(0) -> out_0:S(0) | in_0:S(1) -> out_0:S(1) | in_0:P -> out_0:P"},
+      {"cos", {"f32[4,6]"}, {}, "x_0:S(0) -> y_0:S(0) | x_0:S(1) -> y_0:S(1)"},
+      {"dim_gather", {"f32[4,6]", "i64[4,3]"}, {"dim=1"}, "input_0:S(0) index_0:S(0) -> output_0:S(0) | input_0:B index_0:S(1) -> output_0:S(1) | input_0:P index_0:B -> output_0:P"},
+      {"embedding", {"f32[10,4]", "i64[3,5]"}, {}, "weight_0:B indices_0:S(0) -> out_0:S(0) | weight_0:B indices_0:S(1) -> out_0:S(1) | weight_0:S(1) indices_0:B -> out_0:S(2) | weight_0:S(0) indices_0:B -> out_0:P"},
+      {"embedding_grad", {"f32[3,5,4]", "f32[10,4]", "i64[3,5]"}, {}, "dy_0:S(0) weight_0:B indices_0:S(0) -> dx_0:P | dy_0:S(1) weight_0:B indices_0:S(1) -> dx_0:P | dy_0:S(2) weight_0:S(1) indices_0:B -> dx_0:S(1) | dy_0:P weight_0:B indices_0:B -> dx_0:P | dy_0:B weight_0:S(0) indices_0:B -> dx_0:S(0)"},
+      {"erf", {"f32[4,6]"}, {}, "x_0:S(0) -> y_0:S(0) | x_0:S(1) -> y_0:S(1)"},
+      {"exp", {"f32[4,6]"}, {}, "x_0:S(0) -> y_0:S(0) | x_0:S(1) -> y_0:S(1)"},
+      {"expand", {"f32[4,1]"}, {"expand_shape=2,4,6"}, "in_0:S(0) -> out_0:S(1) | in_0:P -> out_0:P"},
+      {"expand_dims", {"f32[4,6]"}, {"axis=1"}, "in_0:S(0) -> out_0:S(0) | in_0:S(1) -> out_0:S(2) | in_0:P -> out_0:P"},
+      {"fast_gelu", {"f32[4,6]"}, {}, "in_0:S(0) -> out_0:S(0) | in_0:S(1) -> out_0:S(1)"},
+      {"flatten", {"f32[4,3,2]"}, {"start_dim=1"}, "in_0:S(0) -> out_0:S(0) | in_0:P -> out_0:P"},
+      {"floor", {"f32[4,6]"}, {}, "x_0:S(0) -> y_0:S(0) | x_0:S(1) -> y_0:S(1)"},
+      {"gather", {"f32[6,7]", "i64[2,3]"}, {"axis=1"}, "in_0:B indices_0:S(0) -> out_0:S(1) | in_0:B indices_0:S(1) -> out_0:S(2) | in_0:S(0) indices_0:B -> out_0:S(0) | in_0:S(1) indices_0:B -> out_0:P"},
+      {"gelu", {"f32[4,6]"}, {}, "in_0:S(0) -> out_0:S(0) | in_0:S(1) -> out_0:S(1)"},
+      {"identity", {"f32[4,6]"}, {}, "in_0:S(0) -> out_0:S(0) | in_0:S(1) -> out_0:S(1) | in_0:P -> out_0:P"},
+      {"log", {"f32[4,6]"}, {}, "x_0:S(0) -> y_0:S(0) | x_0:S(1) -> y_0:S(1)"},
+      {"log_softmax", {"f32[4,6]"}, {}, "in_0:S(0) -> prob_0:S(0)"},
+      {"logical_not", {"bool[4,6]"}, {}, "x_0:S(0) -> y_0:S(0) | x_0:S(1) -> y_0:S(1)"},
+      {"matmul", {"f32[8,4]", "f32[4,6]"}, {}, "a_0:S(0) b_0:B -> out_0:S(0) | a_0:B b_0:S(1) -> out_0:S(1) | a_0:S(1) b_0:S(0) -> out_0:P | a_0:P b_0:B -> out_0:P | a_0:B b_0:P -> out_0:P"},
+      {"mish", {"f32[4,6]"}, {}, "in_0:S(0) -> out_0:S(0) | in_0:S(1) -> out_0:S(1)"},
+      {"narrow", {"f32[4,6]"}, {"dim=1", "start=2", "length=3"}, "in_0:S(0) -> out_0:S(0) | in_0:P -> out_0:P"},
+      {"narrow_grad", {"f32[4,3]", "f32[4,6]"}, {"dim=1", "start=2", "length=3"}, "dy_0:S(0) like_0:S(0) -> dx_0:S(0) | dy_0:P like_0:P -> dx_0:P | dy_0:P like_0:B -> dx_0:P | dy_0:B like_0:P -> dx_0:B"},
+      {"negative", {"f32[4,6]"}, {}, "x_0:S(0) -> y_0:S(0) | x_0:S(1) -> y_0:S(1) | x_0:P -> y_0:P"},
+      {"reciprocal", {"f32[4,6]"}, {}, "x_0:S(0) -> y_0:S(0) | x_0:S(1) -> y_0:S(1)"},
+      {"reduce_max", {"f32[4,6,8]"}, {"axis=1"}, "input_tensor_0:S(0) -> output_tensor_0:S(0) | input_tensor_0:S(2) -> output_tensor_0:S(1)"},
+      {"reduce_mean", {"f32[4,6,8]"}, {"axis=1"}, "input_tensor_0:S(0) -> output_tensor_0:S(0) | input_tensor_0:S(1) -> output_tensor_0:P | input_tensor_0:P -> output_tensor_0:P | input_tensor_0:S(2) -> output_tensor_0:S(1)"},
+      {"reduce_min", {"f32[4,6,8]"}, {"axis=1"}, "input_tensor_0:S(0) -> output_tensor_0:S(0) | input_tensor_0:S(2) -> output_tensor_0:S(1)"},
+      {"reduce_nansum", {"f32[4,6,8]"}, {"axis=1"}, "input_tensor_0:S(0) -> output_tensor_0:S(0) | input_tensor_0:S(1) -> output_tensor_0:P | input_tensor_0:S(2) -> output_tensor_0:S(1)"},
+      {"reduce_prod", {"f32[4,6,8]"}, {"axis=1"}, "input_tensor_0:S(0) -> output_tensor_0:S(0) | input_tensor_0:S(2) -> output_tensor_0:S(1)"},
+      {"reduce_sum", {"f32[4,6,8]"}, {"axis=1"}, "input_tensor_0:S(0) -> output_tensor_0:S(0) | input_tensor_0:S(1) -> output_tensor_0:P | input_tensor_0:P -> output_tensor_0:P | input_tensor_0:S(2) -> output_tensor_0:S(1)"},
+      {"reduce_sum_like", {"f32[4,6,8]", "f32[4,1,8]"}, {"axis=1"}, "x_0:S(0) like_0:S(0) -> y_0:S(0) | x_0:S(1) like_0:B -> y_0:P | x_0:S(1) like_0:P -> y_0:P | x_0:S(2) like_0:S(2) -> y_0:S(2) | x_0:B like_0:P -> y_0:B | x_0:P like_0:B -> y_0:P | x_0:P like_0:P -> y_0:P"},
+      {"relu", {"f32[4,6]"}, {}, "x_0:S(0) -> y_0:S(0) | x_0:S(1) -> y_0:S(1)"},
+      {"reshape", {"f32[2,3,4]"}, {"shape=6,2,2"}, "in_0:S(0) -> out_0:S(0) | in_0:S(2) -> out_0:S(1) | in_0:P -> out_0:P"},
+      {"round", {"f32[4,6]"}, {}, "x_0:S(0) -> y_0:S(0) | x_0:S(1) -> y_0:S(1)"},
+      {"rsqrt", {"f32[4,6]"}, {}, "x_0:S(0) -> y_0:S(0) | x_0:S(1) -> y_0:S(1)"},
+      {"scalar_add", {"f32[4,6]"}, {}, "in_0:S(0) -> out_0:S(0) | in_0:S(1) -> out_0:S(1)"},
+      {"scalar_div", {"f32[4,6]"}, {}, "in_0:S(0) -> out_0:S(0) | in_0:S(1) -> out_0:S(1) | in_0:P -> out_0:P"},
+      {"scalar_floordiv", {"f32[4,6]"}, {}, "in_0:S(0) -> out_0:S(0) | in_0:S(1) -> out_0:S(1)"},
+      {"scalar_fmod", {"f32[4,6]"}, {}, "in_0:S(0) -> out_0:S(0) | in_0:S(1) -> out_0:S(1)"},
+      {"scalar_mul", {"f32[4,6]"}, {}, "in_0:S(0) -> out_0:S(0) | in_0:S(1) -> out_0:S(1) | in_0:P -> out_0:P"},
+      {"scalar_pow", {"f32[4,6]"}, {}, "in_0:S(0) -> out_0:S(0) | in_0:S(1) -> out_0:S(1)"},
+      {"sigmoid", {"f32[4,6]"}, {}, "x_0:S(0) -> y_0:S(0) | x_0:S(1) -> y_0:S(1)"},
+      {"sign", {"f32[4,6]"}, {}, "x_0:S(0) -> y_0:S(0) | x_0:S(1) -> y_0:S(1)"},
+      {"silu", {"f32[4,6]"}, {}, "in_0:S(0) -> out_0:S(0) | in_0:S(1) -> out_0:S(1)"},
+      {"sin", {"f32[4,6]"}, {}, "x_0:S(0) -> y_0:S(0) | x_0:S(1) -> y_0:S(1)"},
+      {"slice", {"f32[4,6]"}, {"start=0,1", "stop=4,5", "step=1,1"}, "x_0:S(0) -> y_0:S(0) | x_0:S(1) -> y_0:P | x_0:P -> y_0:P"},
+      {"slice_grad", {"f32[4,4]", "f32[4,6]"}, {"start=0,1", "stop=4,5", "step=1,1"}, "dy_0:S(0) like_0:S(0) -> dx_0:S(0) | dy_0:P like_0:P -> dx_0:P | dy_0:P like_0:B -> dx_0:P | dy_0:B like_0:P -> dx_0:B"},
+      {"slice_update", {"f32[4,6]", "f32[4,4]"}, {"start=0,1", "stop=4,5", "step=1,1"}, "ref_0:S(0) value_0:B -> y_0:S(0) | ref_0:S(0) value_0:S(0) -> y_0:S(0) | ref_0:S(1) value_0:B -> y_0:S(1) | ref_0:P value_0:P -> y_0:P"},
+      {"softmax", {"f32[4,6]"}, {}, "in_0:S(0) -> out_0:S(0)"},
+      {"softplus", {"f32[4,6]"}, {}, "in_0:S(0) -> out_0:S(0) | in_0:S(1) -> out_0:S(1)"},
+      {"split", {"f32[4,6]"}, {"axis=1", "sizes=1,2,3"}, "x_0:S(0) -> out_0:S(0) out_1:S(0) out_2:S(0) | x_0:P -> out_0:P out_1:P out_2:P"},
+      {"sqrt", {"f32[4,6]"}, {}, "x_0:S(0) -> y_0:S(0) | x_0:S(1) -> y_0:S(1)"},
+      {"square", {"f32[4,6]"}, {}, "x_0:S(0) -> y_0:S(0) | x_0:S(1) -> y_0:S(1)"},
+      {"squeeze", {"f32[4,1,6]"}, {"axes=1"}, "in_0:S(0) -> out_0:S(0) | in_0:S(2) -> out_0:S(1) | in_0:P -> out_0:P"},
+      {"stack", {"f32[4,6]", "f32[4,6]"}, {"axis=1"}, "in_0:S(0) in_1:S(0) -> out_0:S(0) | in_0:P in_1:P -> out_0:P | in_0:S(1) in_1:S(1) -> out_0:S(2)"},
+      {"tanh", {"f32[4,6]"}, {}, "x_0:S(0) -> y_0:S(0) | x_0:S(1) -> y_0:S(1)"},
+      {"transpose", {"f32[4,6,8]"}, {"perm=2,0,1"}, "input_0:S(2) -> output_0:S(0) | input_0:S(0) -> output_0:S(1) | input_0:S(1) -> output_0:S(2) | input_0:P -> output_0:P"},
+      {"where", {"bool[4,1]", "f32[4,6]", "f32[6]"}, {}, "condition_0:S(0) x_0:S(0) y_0:B -> out_0:S(0) | condition_0:B x_0:S(1) y_0:S(0) -> out_0:S(1) | condition_0:B x_0:P y_0:P -> out_0:P"},
+  };
+  return *catalog;
+}
+
+TEST(OpCatalog, EveryRegisteredOpHasAGoldenLine) {
+  std::set<std::string> listed;
+  for (const Golden& g : Catalog()) {
+    EXPECT_TRUE(listed.insert(g.op).second) << g.op << " is listed twice";
+  }
+  for (const std::string& op : Registry().OpNames()) {
+    if (op.rfind("test_", 0) == 0) continue;  // ops registered by other tests
+    EXPECT_TRUE(listed.count(op)) << "op " << op << " has no golden line in op_catalog_test.cc";
+  }
+  for (const std::string& op : listed) {
+    EXPECT_NE(Registry().Find(op), nullptr) << op << " is listed but not registered";
+  }
+}
+
+TEST(OpCatalog, GoldenCandidateLists) {
+  for (const Golden& g : Catalog()) {
+    EXPECT_EQ(CandidatesToString(g.op, g.inputs, g.attrs), g.candidates) << g.op;
+  }
+}
+
+}  // namespace
+}  // namespace oneflow_sbp::testing
