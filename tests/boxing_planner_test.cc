@@ -186,7 +186,7 @@ TEST(Planner, NeverWorseThanExhaustiveSearchOrNaive) {
         absl::StatusOr<BoxingPlan> plan = PlanBoxing(r, Cal());
         ASSERT_TRUE(plan.ok()) << plan.status();
         ASSERT_EQ(plan->steps.empty() ? r.src : plan->steps.back().result, r.dst);
-        const double best = ExhaustiveBest(r, p.num_axes() == 3 ? 2 : 3);
+        const double best = ExhaustiveBest(r, 3);
         EXPECT_LE(plan->time_s(), best * (1 + 1e-12))
             << m.placement << " " << r.src.ToString() << " -> " << r.dst.ToString() << ": "
             << plan->Summary();
