@@ -58,28 +58,6 @@ namespace {
 // ---------------------------------------------------------------------------
 // Shared checks
 
-// Index tensors must be i32 or i64 (OneFlow's IsIndexDataType).
-absl::Status CheckIndexDtype(const TensorDesc& desc, absl::string_view bn) {
-  if (desc.dtype == DataType::kInt32 || desc.dtype == DataType::kInt64) {
-    return absl::OkStatus();
-  }
-  return absl::InvalidArgumentError(absl::StrCat(
-      bn, " is ", desc.ToString(), " but must be an integer index tensor (i32 or i64)"));
-}
-
-// NormalizeAxis, with the error prefixed by the blob the axis refers to:
-// "in_0 f32[4,5]: attribute axis 2 is out of range for rank 2 (...)".
-absl::StatusOr<int> AxisOf(int64_t axis, const TensorDesc& desc, absl::string_view bn,
-                           absl::string_view attr) {
-  absl::StatusOr<int> a =
-      NormalizeAxis(axis, desc.shape.rank(), absl::StrCat("attribute ", attr));
-  if (!a.ok()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(bn, " ", desc.ToString(), ": ", a.status().message()));
-  }
-  return a;
-}
-
 absl::StatusOr<std::vector<int>> AxesOf(const std::vector<int64_t>& axes,
                                         const TensorDesc& desc, absl::string_view bn,
                                         absl::string_view attr) {
@@ -218,7 +196,7 @@ absl::Status GatherShape(ShapeContext& ctx) {
   const TensorDesc& indices = ctx.input("indices");
   OFS_RETURN_IF_ERROR(CheckRank(in, "in_0", 1, /*at_least=*/true));
   OFS_RETURN_IF_ERROR(CheckIndexDtype(indices, "indices_0"));
-  OFS_ASSIGN_OR_RETURN(int axis, AxisOf(ctx.Attr<int64_t>("axis"), in, "in_0", "axis"));
+  OFS_ASSIGN_OR_RETURN(int axis, NormalizeAxisOf(ctx.Attr<int64_t>("axis"), in, "in_0", "axis"));
   std::vector<int64_t> dims(in.shape.dims().begin(), in.shape.dims().begin() + axis);
   dims.insert(dims.end(), indices.shape.dims().begin(), indices.shape.dims().end());
   dims.insert(dims.end(), in.shape.dims().begin() + axis + 1, in.shape.dims().end());
@@ -235,7 +213,7 @@ absl::Status GatherShape(ShapeContext& ctx) {
 absl::Status GatherGetSbp(SbpContext& ctx) {
   const TensorDesc& in = ctx.input_desc("in");
   const int ni = ctx.input_desc("indices").shape.rank();
-  OFS_ASSIGN_OR_RETURN(int axis, AxisOf(ctx.Attr<int64_t>("axis"), in, "in_0", "axis"));
+  OFS_ASSIGN_OR_RETURN(int axis, NormalizeAxisOf(ctx.Attr<int64_t>("axis"), in, "in_0", "axis"));
   for (int i = 0; i < ni; ++i) {
     ctx.NewBuilder().Split(kIndices, i).Broadcast(kIn).Split(kOut, axis + i).Build();
   }
@@ -268,7 +246,7 @@ absl::Status DimGatherShape(ShapeContext& ctx) {
         "index_0 ", index.ToString(), " must have the rank of input_0 ", input.ToString(),
         " (", index.shape.rank(), " vs ", input.shape.rank(), ")"));
   }
-  OFS_ASSIGN_OR_RETURN(int dim, AxisOf(ctx.Attr<int64_t>("dim"), input, "input_0", "dim"));
+  OFS_ASSIGN_OR_RETURN(int dim, NormalizeAxisOf(ctx.Attr<int64_t>("dim"), input, "input_0", "dim"));
   // PyTorch's rule (OneFlow does not check): off `dim`, index may not be
   // larger than input, or the gather reads past the end.
   for (int i = 0; i < input.shape.rank(); ++i) {
@@ -300,7 +278,7 @@ absl::Status DimGatherShape(ShapeContext& ctx) {
 absl::Status DimGatherGetSbp(SbpContext& ctx) {
   const TensorDesc& input = ctx.input_desc("input");
   const Shape& index = ctx.input_desc("index").shape;
-  OFS_ASSIGN_OR_RETURN(int dim, AxisOf(ctx.Attr<int64_t>("dim"), input, "input_0", "dim"));
+  OFS_ASSIGN_OR_RETURN(int dim, NormalizeAxisOf(ctx.Attr<int64_t>("dim"), input, "input_0", "dim"));
   for (int i = 0; i < index.rank(); ++i) {
     if (i != dim) {
       if (i < input.shape.rank() && index.dim(i) == input.shape.dim(i)) {

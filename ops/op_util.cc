@@ -69,6 +69,27 @@ absl::Status CheckRank(const TensorDesc& desc, absl::string_view name, int rank,
                                                  at_least ? ">= " : "", rank));
 }
 
+absl::StatusOr<int> NormalizeAxisOf(int64_t axis, const TensorDesc& desc, absl::string_view bn,
+                                    absl::string_view attr) {
+  absl::StatusOr<int> a =
+      NormalizeAxis(axis, desc.shape.rank(), absl::StrCat("attribute ", attr));
+  if (!a.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(bn, " ", desc.ToString(), ": ", a.status().message()));
+  }
+  return a;
+}
+
+absl::Status CheckIndexDtype(const TensorDesc& desc, absl::string_view bn,
+                             absl::string_view what) {
+  if (desc.dtype == DataType::kInt32 || desc.dtype == DataType::kInt64) {
+    return absl::OkStatus();
+  }
+  return absl::InvalidArgumentError(absl::StrCat(bn, " is ", desc.ToString(),
+                                                 " but must be an integer ", what,
+                                                 " tensor (i32 or i64)"));
+}
+
 absl::StatusOr<Shape> MakeShape(const std::vector<int64_t>& dims, absl::string_view what) {
   absl::StatusOr<Shape> s = Shape::Make(dims);
   if (!s.ok()) return absl::InvalidArgumentError(absl::StrCat(what, ": ", s.status().message()));

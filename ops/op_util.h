@@ -38,6 +38,16 @@ absl::Status CheckSameDtype(const TensorDesc& a, absl::string_view a_name,
 absl::Status CheckRank(const TensorDesc& desc, absl::string_view name, int rank,
                        bool at_least = false);
 
+// NormalizeAxis for attribute `attr` of blob `bn`; errors read
+// "in_0 f32[4,5]: attribute axis 2 is out of range for rank 2 (...)".
+absl::StatusOr<int> NormalizeAxisOf(int64_t axis, const TensorDesc& desc, absl::string_view bn,
+                                    absl::string_view attr);
+
+// Index and label tensors must be i32 or i64 (OneFlow's IsIndexDataType).
+// `what` names the role in the error ("index", "label").
+absl::Status CheckIndexDtype(const TensorDesc& desc, absl::string_view bn,
+                             absl::string_view what = "index");
+
 // Shape from dims, with the error naming `what`.
 absl::StatusOr<Shape> MakeShape(const std::vector<int64_t>& dims, absl::string_view what);
 
