@@ -33,6 +33,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+#include "oneflow_sbp/candidate_list.h"
 #include "oneflow_sbp/infer_types.h"
 #include "oneflow_sbp/op_call.h"
 #include "oneflow_sbp/placement.h"
@@ -46,21 +47,6 @@ namespace oneflow_sbp {
 inline constexpr int64_t kMaxNdCandidates = int64_t{1} << 20;
 
 absl::StatusOr<InferResult> InferSignature(const InferRequest& request);
-
-// The rule's 1-D candidate list in emission order, validated (every blob
-// set; split axes within the blob's rank), WITHOUT the appended all-B
-// signature. Empty for broadcast-fallback ops. This is the list golden
-// tests pin.
-absl::StatusOr<std::vector<SbpSignature>> GetSbpCandidates(
-    const OpCall& call, absl::Span<const TensorDesc> input_descs,
-    absl::Span<const TensorDesc> output_descs, int64_t hierarchy_value,
-    int64_t parallel_num, DeviceType device_type);
-
-// SPEC.md §3 step 4: walk the mesh axes; S(a) on axis i fails if a >= rank
-// or the current extent of dim a is < hierarchy[i], else the extent becomes
-// floor(extent / hierarchy[i]).
-bool IsSplittable(const Shape& shape, const NdSbp& nd_sbp,
-                  absl::Span<const int64_t> hierarchy);
 
 }  // namespace oneflow_sbp
 

@@ -194,7 +194,7 @@ std::vector<char*> ExtractRepeatedFlags(int argc, char** argv, RepeatedFlags* ou
     std::string arg = argv[i];
     bool taken = false;
     for (const auto& [name, values] : kFlags) {
-      for (const std::string prefix : {std::string("--") + name, std::string("-") + name}) {
+      for (const std::string& prefix : {std::string("--") + name, std::string("-") + name}) {
         if (arg == prefix) {
           if (i + 1 >= argc) {
             *error = absl::StrCat("--", name, " needs a value");
