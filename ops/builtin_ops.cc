@@ -7,6 +7,7 @@
 #include "ops/index_ops.h"
 #include "ops/matmul_ops.h"
 #include "ops/nn_ops.h"
+#include "ops/norm_ops.h"
 #include "ops/reduce_ops.h"
 #include "ops/reshape_ops.h"
 #include "ops/shape_ops.h"
@@ -15,7 +16,7 @@ namespace oneflow_sbp::ops {
 
 absl::Status RegisterBuiltinOps(OpRegistry* registry) {
   for (auto family : {RegisterElementwiseOps, RegisterBinaryOps, RegisterMatmulOps,
-                      RegisterReduceOps, RegisterShapeOps, RegisterReshapeOps, RegisterNnOps, RegisterIndexOps,
+                      RegisterReduceOps, RegisterShapeOps, RegisterReshapeOps, RegisterNnOps, RegisterNormOps, RegisterIndexOps,
                       RegisterConcatSliceOps}) {
     absl::Status s = family(registry);
     if (!s.ok()) return s;

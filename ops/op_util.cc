@@ -90,6 +90,18 @@ absl::Status CheckIndexDtype(const TensorDesc& desc, absl::string_view bn,
                                                  " tensor (i32 or i64)"));
 }
 
+Shape SubShape(const Shape& s, int begin, int end) {
+  return *Shape::Make(s.dims().subspan(begin, end - begin));
+}
+
+absl::Status CheckSameDesc(const TensorDesc& a, absl::string_view an, const TensorDesc& b,
+                           absl::string_view bn) {
+  if (a == b) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(an, " is ", a.ToString(), " but ", bn, " is ",
+                                                 b.ToString(),
+                                                 "; they must have the same shape and dtype"));
+}
+
 absl::StatusOr<Shape> MakeShape(const std::vector<int64_t>& dims, absl::string_view what) {
   absl::StatusOr<Shape> s = Shape::Make(dims);
   if (!s.ok()) return absl::InvalidArgumentError(absl::StrCat(what, ": ", s.status().message()));

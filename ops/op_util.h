@@ -48,6 +48,21 @@ absl::StatusOr<int> NormalizeAxisOf(int64_t axis, const TensorDesc& desc, absl::
 absl::Status CheckIndexDtype(const TensorDesc& desc, absl::string_view bn,
                              absl::string_view what = "index");
 
+// The axis attribute `attr` of blob `bn`, normalised (errors as
+// NormalizeAxisOf). Works for ShapeContext and SbpContext.
+template <typename Ctx>
+absl::StatusOr<int> AxisOf(const Ctx& ctx, absl::string_view attr, const TensorDesc& d,
+                           absl::string_view bn) {
+  return NormalizeAxisOf(ctx.template Attr<int64_t>(attr), d, bn, attr);
+}
+
+// Dims [begin, end) of `s`. Requires 0 <= begin <= end <= rank.
+Shape SubShape(const Shape& s, int begin, int end);
+
+// kInvalidArgument unless `a` and `b` have the same shape and dtype.
+absl::Status CheckSameDesc(const TensorDesc& a, absl::string_view an, const TensorDesc& b,
+                           absl::string_view bn);
+
 // Shape from dims, with the error naming `what`.
 absl::StatusOr<Shape> MakeShape(const std::vector<int64_t>& dims, absl::string_view what);
 
