@@ -116,7 +116,7 @@ std::string PlanToText(const BoxingPlan& plan, const BoxingPlan* naive) {
   return out;
 }
 
-std::string PlanToDot(const BoxingPlan& plan) {
+std::string PlanToGraphviz(const BoxingPlan& plan) {
   std::string out = "digraph boxing {\n  rankdir=LR;\n  node [shape=box];\n";
   auto node = [&](int i, const NdSbp& nd, const Placement& p) {
     absl::StrAppend(&out, "  n", i, " [label=\"", nd.ToString(), "\\n", p.ToString(), "\"];\n");

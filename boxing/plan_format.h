@@ -16,7 +16,7 @@ namespace oneflow_sbp::boxing {
 oneflow::BoxingPlanProto PlanToProto(const BoxingPlan& plan,
                                      const BoxingPlan* naive = nullptr);
 std::string PlanToText(const BoxingPlan& plan, const BoxingPlan* naive = nullptr);
-std::string PlanToDot(const BoxingPlan& plan);
+std::string PlanToGraphviz(const BoxingPlan& plan);
 
 }  // namespace oneflow_sbp::boxing
 

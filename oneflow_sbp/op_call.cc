@@ -221,13 +221,13 @@ ShapeContext::ShapeContext(const OpCall& call, absl::Span<const TensorDesc> inpu
 const TensorDesc& ShapeContext::input(absl::string_view arg, int index) {
   const int b = call_.InputBlob(arg, index);
   if (b < 0) {
-    static const TensorDesc* const kPlaceholder = new TensorDesc();
+    static const TensorDesc* const kMissingBlobDesc = new TensorDesc();
     if (status_.ok()) {
       status_ = absl::InternalError(absl::StrCat(
           "shape function asked for input ", arg, "_", index,
           ", which this call does not have"));
     }
-    return *kPlaceholder;
+    return *kMissingBlobDesc;
   }
   return inputs_[b];
 }

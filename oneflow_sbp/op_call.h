@@ -121,7 +121,7 @@ class ShapeContext {
   const OpCall& op() const { return call_; }
   // The desc of input blob <arg>_<index>. Asking for a blob the op lacks is
   // a bug in the shape function: it is recorded (status() turns kInternal)
-  // and a placeholder scalar desc is returned.
+  // and a scalar desc stands in for the missing blob.
   const TensorDesc& input(absl::string_view arg, int index = 0);
   bool has_input(absl::string_view arg, int index = 0) const;
   int input_count(absl::string_view arg) const;

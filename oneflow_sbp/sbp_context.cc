@@ -80,10 +80,10 @@ const TensorDesc& SbpContext::LogicalTensorDesc4InputArgNameAndIndex(
     absl::string_view arg, int index) {
   const int b = call_.InputBlob(arg, index);
   if (b < 0) {
-    static const TensorDesc* const kPlaceholder = new TensorDesc();
+    static const TensorDesc* const kMissingBlobDesc = new TensorDesc();
     RecordRuleBug(absl::StrCat("rule asks for input ", arg, "_", index,
                                ", which this call does not have"));
-    return *kPlaceholder;
+    return *kMissingBlobDesc;
   }
   return inputs_[b];
 }

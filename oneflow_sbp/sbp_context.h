@@ -72,7 +72,7 @@ class SbpContext {
   const OpCall& op() const { return call_; }
   const std::string& op_type() const { return call_.type_name(); }
   // Logical desc of input <arg>_<index>; a blob the call lacks is recorded
-  // as a rule bug and a placeholder scalar is returned.
+  // as a rule bug and a scalar desc stands in for the missing blob.
   const TensorDesc& LogicalTensorDesc4InputArgNameAndIndex(absl::string_view arg,
                                                            int index);
   const TensorDesc& input_desc(absl::string_view arg, int index = 0) {

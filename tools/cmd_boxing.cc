@@ -43,7 +43,7 @@ absl::StatusOr<std::string> RunBoxing(const BoxingOptions& o) {
   if (!plan.ok()) return plan.status();
   absl::StatusOr<boxing::BoxingPlan> naive = boxing::NaivePerAxisPlan(request, calibration);
   if (!naive.ok()) return naive.status();
-  if (*format == OutputFormat::kDot) return boxing::PlanToDot(*plan);
+  if (*format == OutputFormat::kDot) return boxing::PlanToGraphviz(*plan);
   return Render(*format, boxing::PlanToProto(*plan, &*naive),
                 boxing::PlanToText(*plan, &*naive));
 }
