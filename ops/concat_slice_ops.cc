@@ -295,6 +295,20 @@ absl::Status NarrowGradShape(ShapeContext& ctx) {
   return absl::OkStatus();
 }
 
+// The candidates of a zero-padding gradient (dy, like -> dx), shared by
+// narrow_grad and slice_grad: every dim the forward kept whole splits all
+// three together; then dy:P like:P -> dx:P, dy:P like:B -> dx:P and
+// dy:B like:P -> dx:B, in OneFlow's order.
+void EmitPadGradCandidates(SbpContext& ctx, const std::vector<bool>& whole) {
+  for (int i = 0; i < static_cast<int>(whole.size()); ++i) {
+    if (whole[i]) ctx.NewBuilder().Split(ctx.inputs(), i).Split(ctx.outputs(), i).Build();
+  }
+  const OpArg dy{"dy", 0}, lk{"like", 0}, dx{"dx", 0};
+  ctx.NewBuilder().PartialSum(dy).PartialSum(lk).PartialSum(dx).Build();
+  ctx.NewBuilder().PartialSum(dy).Broadcast(lk).PartialSum(dx).Build();
+  ctx.NewBuilder().Broadcast(dy).PartialSum(lk).Broadcast(dx).Build();
+}
+
 // OneFlow's narrow_grad list, in its order:
 //   for i: i != dim or length == like[i]: dy:S(i) like:S(i) -> dx:S(i)
 //   dy:P like:P -> dx:P, dy:P like:B -> dx:P, dy:B like:P -> dx:B.
@@ -306,15 +320,11 @@ absl::Status NarrowGradShape(ShapeContext& ctx) {
 absl::Status NarrowGradGetSbp(SbpContext& ctx) {
   const TensorDesc& like = ctx.input_desc("like");
   OFS_ASSIGN_OR_RETURN(NarrowRange r, ResolveNarrow(ctx.op().attrs(), like, "like_0"));
+  std::vector<bool> whole(like.shape.rank());
   for (int i = 0; i < like.shape.rank(); ++i) {
-    if (i != r.dim || r.length == like.shape.dim(i)) {
-      ctx.NewBuilder().Split(ctx.inputs(), i).Split(ctx.outputs(), i).Build();
-    }
+    whole[i] = i != r.dim || r.length == like.shape.dim(i);
   }
-  const OpArg dy{"dy", 0}, lk{"like", 0}, dx{"dx", 0};
-  ctx.NewBuilder().PartialSum(dy).PartialSum(lk).PartialSum(dx).Build();
-  ctx.NewBuilder().PartialSum(dy).Broadcast(lk).PartialSum(dx).Build();
-  ctx.NewBuilder().Broadcast(dy).PartialSum(lk).Broadcast(dx).Build();
+  EmitPadGradCandidates(ctx, whole);
   return absl::OkStatus();
 }
 
@@ -437,15 +447,9 @@ absl::Status SliceGradGetSbp(SbpContext& ctx) {
   const TensorDesc& like = ctx.input_desc("like");
   OFS_ASSIGN_OR_RETURN(std::vector<SliceDim> s,
                        ResolveSlice(ctx.op().attrs(), like, "like_0"));
-  for (int i = 0; i < like.shape.rank(); ++i) {
-    if (s[i].full(like.shape.dim(i))) {
-      ctx.NewBuilder().Split(ctx.inputs(), i).Split(ctx.outputs(), i).Build();
-    }
-  }
-  const OpArg dy{"dy", 0}, lk{"like", 0}, dx{"dx", 0};
-  ctx.NewBuilder().PartialSum(dy).PartialSum(lk).PartialSum(dx).Build();
-  ctx.NewBuilder().PartialSum(dy).Broadcast(lk).PartialSum(dx).Build();
-  ctx.NewBuilder().Broadcast(dy).PartialSum(lk).Broadcast(dx).Build();
+  std::vector<bool> whole(like.shape.rank());
+  for (int i = 0; i < like.shape.rank(); ++i) whole[i] = s[i].full(like.shape.dim(i));
+  EmitPadGradCandidates(ctx, whole);
   return absl::OkStatus();
 }
 

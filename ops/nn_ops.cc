@@ -38,11 +38,6 @@
 namespace oneflow_sbp::ops {
 namespace {
 
-absl::Status Invalid(const std::string& message) {
-  return absl::InvalidArgumentError(message);
-}
-
-std::string Bn(absl::string_view arg) { return absl::StrCat(arg, "_0"); }
 
 const OpArg kX{"x", 0};
 const OpArg kDy{"dy", 0};
@@ -56,7 +51,7 @@ const OpArg kAddTo{"_add_to_output", 0};
 absl::Status ActivationGradShape(ShapeContext& ctx) {
   const OpArg& saved = ctx.op().inputs()[0];
   OFS_RETURN_IF_ERROR(
-      CheckSameDesc(ctx.input("dy"), "dy_0", ctx.input(saved.name), Bn(saved.name)));
+      CheckSameDesc(ctx.input("dy"), "dy_0", ctx.input(saved.name), FirstBlob(saved.name)));
   ctx.set_output("dx", 0, ctx.input("dy"));
   return absl::OkStatus();
 }
@@ -87,7 +82,7 @@ absl::Status DropoutShape(ShapeContext& ctx) {
   const TensorDesc& in = ctx.input("in");
   const double rate = ctx.Attr<double>("rate");
   if (!(rate >= 0.0 && rate <= 1.0)) {
-    return Invalid(absl::StrCat("attribute rate ", rate, " must be in [0, 1]"));
+    return absl::InvalidArgumentError(absl::StrCat("attribute rate ", rate, " must be in [0, 1]"));
   }
   if (ctx.has_input("_add_to_output")) {
     OFS_RETURN_IF_ERROR(CheckSameDesc(ctx.input("_add_to_output"), "_add_to_output_0", in, "in_0"));
@@ -110,10 +105,10 @@ absl::Status DropoutGradShape(ShapeContext& ctx) {
   const TensorDesc& mask = ctx.input("mask");
   const double scale = ctx.Attr<double>("scale");
   if (!(scale >= 1.0)) {
-    return Invalid(absl::StrCat("attribute scale ", scale, " must be >= 1 (it is 1 / (1 - rate))"));
+    return absl::InvalidArgumentError(absl::StrCat("attribute scale ", scale, " must be >= 1 (it is 1 / (1 - rate))"));
   }
   if (mask.dtype != DataType::kBool || mask.shape != dy.shape) {
-    return Invalid(absl::StrCat("mask_0 is ", mask.ToString(), " but must be ",
+    return absl::InvalidArgumentError(absl::StrCat("mask_0 is ", mask.ToString(), " but must be ",
                                 TensorDesc{dy.shape, DataType::kBool}.ToString(),
                                 " (bool, shaped like dy_0 ", dy.ToString(), ")"));
   }
@@ -141,18 +136,18 @@ const OpArg kPredDiff{"prediction_diff", 0};
 absl::Status CheckLogitsAndLabel(ShapeContext& ctx, const char* logits_arg) {
   const TensorDesc& logits = ctx.input(logits_arg);
   const TensorDesc& label = ctx.input("label");
-  const std::string lbn = Bn(logits_arg);
+  const std::string lbn = FirstBlob(logits_arg);
   OFS_RETURN_IF_ERROR(CheckRank(logits, lbn, 2, /*at_least=*/true));
   OFS_RETURN_IF_ERROR(CheckIndexDtype(label, "label_0", "label"));
   const int r = logits.shape.rank();
   if (label.shape != SubShape(logits.shape, 0, r - 1)) {
-    return Invalid(absl::StrCat("label_0 is ", label.ToString(), " but must have shape ",
+    return absl::InvalidArgumentError(absl::StrCat("label_0 is ", label.ToString(), " but must have shape ",
                                 SubShape(logits.shape, 0, r - 1).ToString(), " (", lbn, " ",
                                 logits.ToString(), " without its class dim)"));
   }
   const int64_t depth = ctx.Attr<int64_t>("depth");
   if (depth != logits.shape.dim(r - 1)) {
-    return Invalid(absl::StrCat("attribute depth ", depth, " does not match the class dim of ",
+    return absl::InvalidArgumentError(absl::StrCat("attribute depth ", depth, " does not match the class dim of ",
                                 lbn, " ", logits.ToString()));
   }
   return absl::OkStatus();
@@ -184,7 +179,7 @@ absl::Status SparseCeGradShape(ShapeContext& ctx) {
   const TensorDesc& prob = ctx.input("prob");
   const TensorDesc want_dy{ctx.input("label").shape, prob.dtype};
   if (ctx.input("dy") != want_dy) {
-    return Invalid(absl::StrCat("dy_0 is ", ctx.input("dy").ToString(), " but must be ",
+    return absl::InvalidArgumentError(absl::StrCat("dy_0 is ", ctx.input("dy").ToString(), " but must be ",
                                 want_dy.ToString(), " (label_0's shape, prob_0's dtype)"));
   }
   ctx.set_output("prediction_diff", 0, prob);
@@ -213,7 +208,7 @@ absl::Status BiasAddShape(ShapeContext& ctx) {
   OFS_RETURN_IF_ERROR(CheckRank(a, "a_0", 1, /*at_least=*/true));
   OFS_ASSIGN_OR_RETURN(int axis, AxisOf(ctx, "axis", a, "a_0"));
   if (b.shape.rank() != 1 || b.shape.dim(0) != a.shape.dim(axis)) {
-    return Invalid(absl::StrCat("b_0 is ", b.ToString(), " but must be 1-D with extent ",
+    return absl::InvalidArgumentError(absl::StrCat("b_0 is ", b.ToString(), " but must be 1-D with extent ",
                                 a.shape.dim(axis), " (a_0 ", a.ToString(), " at axis ", axis, ")"));
   }
   OFS_RETURN_IF_ERROR(CheckSameDtype(a, "a_0", b, "b_0"));
@@ -246,7 +241,7 @@ absl::StatusOr<std::vector<int64_t>> Pair(ShapeContext& ctx, const char* attr, i
   std::vector<int64_t> v = ctx.Attr<std::vector<int64_t>>(attr);
   const bool bad = v.size() != 2 || *std::min_element(v.begin(), v.end()) < min;
   if (bad) {
-    return Invalid(absl::StrCat("attribute ", attr, " [", absl::StrJoin(v, ","),
+    return absl::InvalidArgumentError(absl::StrCat("attribute ", attr, " [", absl::StrJoin(v, ","),
                                 "] must have 2 entries, each >= ", min));
   }
   return v;
@@ -255,7 +250,7 @@ absl::StatusOr<std::vector<int64_t>> Pair(ShapeContext& ctx, const char* attr, i
 absl::Status Conv2dShape(ShapeContext& ctx) {
   const std::string df = ctx.Attr<std::string>("data_format");
   if (df != "channels_first") {
-    return Invalid(absl::StrCat("attribute data_format \"", df,
+    return absl::InvalidArgumentError(absl::StrCat("attribute data_format \"", df,
                                 "\" is not supported: conv2d takes channels_first (NCHW) only"));
   }
   const TensorDesc& in = ctx.input("in");
@@ -267,7 +262,7 @@ absl::Status Conv2dShape(ShapeContext& ctx) {
   const int64_t groups = ctx.Attr<int64_t>("groups");
   const int64_t channels = in.shape.dim(1);
   if (groups < 1 || channels % groups != 0 || filters < 1 || filters % groups != 0) {
-    return Invalid(absl::StrCat("attributes filters ", filters, " and groups ", groups,
+    return absl::InvalidArgumentError(absl::StrCat("attributes filters ", filters, " and groups ", groups,
                                 " must be >= 1 with groups dividing filters and the ", channels,
                                 " channels of in_0 ", in.ToString()));
   }
@@ -278,14 +273,14 @@ absl::Status Conv2dShape(ShapeContext& ctx) {
   OFS_ASSIGN_OR_RETURN(Shape want_w,
                        MakeShape({filters, channels / groups, ks[0], ks[1]}, "weight_0"));
   if (w.shape != want_w) {
-    return Invalid(absl::StrCat("weight_0 is ", w.ToString(), " but must have shape ",
+    return absl::InvalidArgumentError(absl::StrCat("weight_0 is ", w.ToString(), " but must have shape ",
                                 want_w.ToString(), " = [filters, in channels / groups, ",
                                 "kernel_size] (in_0 ", in.ToString(), ", groups ", groups, ")"));
   }
   if (ctx.has_input("bias")) {
     const TensorDesc& bias = ctx.input("bias");
     if (bias != TensorDesc{Shape{filters}, in.dtype}) {
-      return Invalid(absl::StrCat("bias_0 is ", bias.ToString(), " but must be ",
+      return absl::InvalidArgumentError(absl::StrCat("bias_0 is ", bias.ToString(), " but must be ",
                                   TensorDesc{Shape{filters}, in.dtype}.ToString(),
                                   " (one per filter)"));
     }
@@ -295,7 +290,7 @@ absl::Status Conv2dShape(ShapeContext& ctx) {
     const int64_t padded = in.shape.dim(2 + s) + 2 * pad[s];
     const int64_t window = dil[s] * (ks[s] - 1) + 1;
     if (window > padded) {
-      return Invalid(absl::StrCat("kernel_size[", s, "]=", ks[s], " (dilated to ", window,
+      return absl::InvalidArgumentError(absl::StrCat("kernel_size[", s, "]=", ks[s], " (dilated to ", window,
                                   ") is larger than the padded input extent ", padded,
                                   " of in_0 ", in.ToString(), " dim ", 2 + s));
     }

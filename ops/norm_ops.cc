@@ -37,11 +37,6 @@
 namespace oneflow_sbp::ops {
 namespace {
 
-absl::Status Invalid(const std::string& message) {
-  return absl::InvalidArgumentError(message);
-}
-
-std::string Bn(absl::string_view arg) { return absl::StrCat(arg, "_0"); }
 
 DataType StatsDtype(DataType x) {
   return x == DataType::kFloat16 || x == DataType::kBFloat16 ? DataType::kFloat32 : x;
@@ -54,7 +49,7 @@ absl::Status CheckStats(const TensorDesc& stats, absl::string_view bn, const Ten
   if (k < 0) k = std::min(stats.shape.rank(), x.shape.rank());
   const TensorDesc want{SubShape(x.shape, 0, k), StatsDtype(x.dtype)};
   if (stats == want) return absl::OkStatus();
-  return Invalid(absl::StrCat(bn, " is ", stats.ToString(), " but must be ", want.ToString(),
+  return absl::InvalidArgumentError(absl::StrCat(bn, " is ", stats.ToString(), " but must be ", want.ToString(),
                               ": the leading dims of x_0 ", x.ToString(), why));
 }
 
@@ -62,7 +57,7 @@ absl::Status CheckStats(const TensorDesc& stats, absl::string_view bn, const Ten
 absl::Status CheckParam(const TensorDesc& p, absl::string_view bn, const TensorDesc& x,
                         const Shape& want, absl::string_view why) {
   if (p.shape != want) {
-    return Invalid(absl::StrCat(bn, " is ", p.ToString(), " but must have shape ",
+    return absl::InvalidArgumentError(absl::StrCat(bn, " is ", p.ToString(), " but must have shape ",
                                 want.ToString(), why));
   }
   return CheckSameDtype(p, bn, x, "x_0");
@@ -89,7 +84,7 @@ absl::Status LayerNormShape(ShapeContext& ctx) {
   const Shape param = SubShape(x.shape, bpa, x.shape.rank());
   const std::string why = absl::StrCat(" = x_0.shape[begin_params_axis=", bpa, ":]");
   for (const char* arg : {"beta", "gamma"}) {
-    if (ctx.has_input(arg)) OFS_RETURN_IF_ERROR(CheckParam(ctx.input(arg), Bn(arg), x, param, why));
+    if (ctx.has_input(arg)) OFS_RETURN_IF_ERROR(CheckParam(ctx.input(arg), FirstBlob(arg), x, param, why));
   }
   const TensorDesc stats{SubShape(x.shape, 0, bna), StatsDtype(x.dtype)};
   ctx.set_output("y", 0, x);
@@ -146,10 +141,10 @@ absl::Status CheckParamGradInputs(ShapeContext& ctx, const std::vector<const cha
   const TensorDesc& x = ctx.input("x");
   OFS_RETURN_IF_ERROR(CheckRank(x, "x_0", 1, /*at_least=*/true));
   OFS_RETURN_IF_ERROR(CheckSameDesc(ctx.input("dy"), "dy_0", x, "x_0"));
-  for (const char* s : stats) OFS_RETURN_IF_ERROR(CheckStats(ctx.input(s), Bn(s), x, -1, ""));
+  for (const char* s : stats) OFS_RETURN_IF_ERROR(CheckStats(ctx.input(s), FirstBlob(s), x, -1, ""));
   if (stats.size() == 2) {
-    OFS_RETURN_IF_ERROR(CheckSameDesc(ctx.input(stats[1]), Bn(stats[1]), ctx.input(stats[0]),
-                                      Bn(stats[0])));
+    OFS_RETURN_IF_ERROR(CheckSameDesc(ctx.input(stats[1]), FirstBlob(stats[1]), ctx.input(stats[0]),
+                                      FirstBlob(stats[0])));
   }
   return absl::OkStatus();
 }
@@ -205,7 +200,7 @@ absl::Status RmsNormShape(ShapeContext& ctx) {
   const int r = x.shape.rank();
   const int n = static_cast<int>(ns.size());
   if (n > r || !std::equal(ns.begin(), ns.end(), x.shape.dims().end() - n)) {
-    return Invalid(absl::StrCat("attribute normalized_shape [", absl::StrJoin(ns, ","),
+    return absl::InvalidArgumentError(absl::StrCat("attribute normalized_shape [", absl::StrJoin(ns, ","),
                                 "] is not the trailing dims of x_0 ", x.ToString()));
   }
   if (ctx.has_input("weight")) {

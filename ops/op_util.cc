@@ -90,6 +90,8 @@ absl::Status CheckIndexDtype(const TensorDesc& desc, absl::string_view bn,
                                                  " tensor (i32 or i64)"));
 }
 
+std::string FirstBlob(absl::string_view arg) { return absl::StrCat(arg, "_0"); }
+
 Shape SubShape(const Shape& s, int begin, int end) {
   return *Shape::Make(s.dims().subspan(begin, end - begin));
 }

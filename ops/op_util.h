@@ -63,6 +63,9 @@ Shape SubShape(const Shape& s, int begin, int end);
 absl::Status CheckSameDesc(const TensorDesc& a, absl::string_view an, const TensorDesc& b,
                            absl::string_view bn);
 
+// "<arg>_0": the blob name of a non-variadic arg, for messages.
+std::string FirstBlob(absl::string_view arg);
+
 // Shape from dims, with the error naming `what`.
 absl::StatusOr<Shape> MakeShape(const std::vector<int64_t>& dims, absl::string_view what);
 
