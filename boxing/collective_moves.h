@@ -59,7 +59,9 @@ class LayoutSpace {
   int num_participants() const { return num_participants_; }
   int participant(int64_t parallel_id) const { return participant_index_[parallel_id]; }
 
-  // Slices of every rank (by parallel_id). Requires a valid nd_sbp.
+  // Slices of every rank (by parallel_id). Requires a valid nd_sbp. The
+  // reference stays valid for the life of the space (later layouts do not
+  // move earlier ones).
   const std::vector<TensorSlice>& Slices(const NdSbp& nd_sbp);
   // SubGroups of the placement for `axes`.
   const std::vector<std::vector<int64_t>>& Groups(MeshAxisMask axes);

@@ -16,14 +16,9 @@ std::shared_ptr<const PlannedCostModel> PlannedCostModel::Default() {
   return model;
 }
 
-absl::StatusOr<double> PlannedCostModel::Cost(const Shape& shape, int element_bytes,
+absl::StatusOr<double> PlannedCostModel::Cost(const Shape& shape, DataType dtype,
                                               const Placement& placement, const NdSbp& from,
                                               const NdSbp& to) const {
-  DataType dtype = DataType::kFloat32;
-  for (DataType d : {DataType::kInt8, DataType::kFloat16, DataType::kFloat32,
-                     DataType::kFloat64}) {
-    if (ByteSizeOf(d) == element_bytes) dtype = d;
-  }
   absl::StatusOr<std::shared_ptr<const BoxingPlan>> plan =
       planner_.Plan(PlanRequest{shape, dtype, placement, from, placement, to});
   if (!plan.ok()) return plan.status();

@@ -27,7 +27,7 @@ class PlannedCostModel : public NdCopyCostModel {
   // is shared by every user).
   static std::shared_ptr<const PlannedCostModel> Default();
 
-  absl::StatusOr<double> Cost(const Shape& shape, int element_bytes, const Placement& placement,
+  absl::StatusOr<double> Cost(const Shape& shape, DataType dtype, const Placement& placement,
                               const NdSbp& from, const NdSbp& to) const override;
   const std::string& fingerprint() const override { return fingerprint_; }
   size_t fingerprint_hash() const override { return fingerprint_hash_; }

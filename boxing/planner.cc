@@ -108,7 +108,8 @@ void MapP2pGroup(const Spaces& sp, BoxingStep* step) {
 
 // Bytes some rank must still receive to hold its destination slice.
 int64_t MissingBytesLowerBound(LayoutSpace& space, const NdSbp& cur, const NdSbp& dst) {
-  const std::vector<TensorSlice> have = space.Slices(cur);
+  // References stay valid: LayoutSpace keeps each layout's slices in place.
+  const std::vector<TensorSlice>& have = space.Slices(cur);
   const std::vector<TensorSlice>& need = space.Slices(dst);
   int64_t worst = 0;
   for (size_t r = 0; r < need.size(); ++r) {

@@ -25,6 +25,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
+#include "oneflow_sbp/data_type.h"
 #include "oneflow_sbp/nd_sbp.h"
 #include "oneflow_sbp/placement.h"
 #include "oneflow_sbp/shape.h"
@@ -47,9 +48,9 @@ absl::StatusOr<CostPolicy> ParseCostPolicy(absl::string_view text);
 class NdCopyCostModel {
  public:
   virtual ~NdCopyCostModel() = default;
-  // Cost of converting a tensor of `desc_shape`/`element_bytes` laid out
-  // as `from` into `to`, both on `placement`.
-  virtual absl::StatusOr<double> Cost(const Shape& shape, int element_bytes,
+  // Cost of converting a tensor of `shape` and `dtype` laid out as `from`
+  // into `to`, both on `placement`.
+  virtual absl::StatusOr<double> Cost(const Shape& shape, DataType dtype,
                                       const Placement& placement, const NdSbp& from,
                                       const NdSbp& to) const = 0;
   // Everything that changes costs (calibration), for cache keys.

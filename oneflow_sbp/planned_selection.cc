@@ -91,7 +91,7 @@ absl::StatusOr<InferResult> InferPlanned(const InferRequest& req, const Prepared
       if (fresh) {
         const TensorDesc& d = p.input_descs[b];
         absl::StatusOr<double> c = req.cost.planned_model->Cost(
-            d.shape, ByteSizeOf(d.dtype), req.placement, producer, wanted);
+            d.shape, d.dtype, req.placement, producer, wanted);
         if (!c.ok()) {
           return absl::Status(c.status().code(), absl::StrCat(op, ": ", call.bn(b), ": ",
                                                               c.status().message()));
@@ -108,7 +108,7 @@ absl::StatusOr<InferResult> InferPlanned(const InferRequest& req, const Prepared
           // forbids turning inputs into P.
           if (req.cost.partial_penalty_policy == 2) {
             absl::StatusOr<double> back = req.cost.planned_model->Cost(
-                d.shape, ByteSizeOf(d.dtype), req.placement, wanted, producer);
+                d.shape, d.dtype, req.placement, wanted, producer);
             if (!back.ok()) return back.status();
             cost += *back;
           } else {
