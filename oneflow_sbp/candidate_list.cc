@@ -25,7 +25,8 @@ absl::StatusOr<std::vector<SbpSignature>> GetSbpCandidates(
   const std::string& op = call.type_name();
   std::vector<SbpSignature> list;
   if (call.def().get_sbp_fn()) {
-    SbpContext ctx(call, input_descs, hierarchy_value, parallel_num, device_type);
+    SbpContext ctx(call, input_descs, output_descs, hierarchy_value, parallel_num,
+                   device_type);
     absl::Status s = call.def().get_sbp_fn()(ctx);
     if (s.ok()) s = ctx.status();
     if (!s.ok()) {

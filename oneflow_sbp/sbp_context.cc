@@ -68,10 +68,11 @@ SbpSignatureBuilder& SbpSignatureBuilder::Build() {
 }
 
 SbpContext::SbpContext(const OpCall& call, absl::Span<const TensorDesc> inputs,
-                       int64_t hierarchy_value, int64_t parallel_num,
-                       DeviceType device_type)
+                       absl::Span<const TensorDesc> outputs, int64_t hierarchy_value,
+                       int64_t parallel_num, DeviceType device_type)
     : call_(call),
       inputs_(inputs),
+      outputs_(outputs),
       hierarchy_value_(hierarchy_value),
       parallel_num_(parallel_num),
       device_type_(device_type) {}
@@ -86,6 +87,17 @@ const TensorDesc& SbpContext::LogicalTensorDesc4InputArgNameAndIndex(
     return *kMissingBlobDesc;
   }
   return inputs_[b];
+}
+
+const TensorDesc& SbpContext::output_desc(absl::string_view arg, int index) {
+  const int b = call_.OutputBlob(arg, index);
+  if (b < 0) {
+    static const TensorDesc* const kMissingBlobDesc = new TensorDesc();
+    RecordRuleBug(absl::StrCat("rule asks for output ", arg, "_", index,
+                               ", which this call does not have"));
+    return *kMissingBlobDesc;
+  }
+  return outputs_[b - call_.num_inputs()];
 }
 
 void SbpContext::RecordRuleBug(absl::string_view message) {

@@ -67,7 +67,8 @@ class SbpSignatureBuilder {
 class SbpContext {
  public:
   SbpContext(const OpCall& call, absl::Span<const TensorDesc> inputs,
-             int64_t hierarchy_value, int64_t parallel_num, DeviceType device_type);
+             absl::Span<const TensorDesc> outputs, int64_t hierarchy_value,
+             int64_t parallel_num, DeviceType device_type);
 
   const OpCall& op() const { return call_; }
   const std::string& op_type() const { return call_.type_name(); }
@@ -78,6 +79,10 @@ class SbpContext {
   const TensorDesc& input_desc(absl::string_view arg, int index = 0) {
     return LogicalTensorDesc4InputArgNameAndIndex(arg, index);
   }
+  // Logical desc of output <arg>_<index>, as the shape function computed
+  // it (OneFlow hides outputs from rules; we have them already, and
+  // view-like rules need the output shape). Same misuse handling as inputs.
+  const TensorDesc& output_desc(absl::string_view arg, int index = 0);
   // Inputs / outputs of this call in declared order (absent optional
   // inputs are not listed).
   const std::vector<OpArg>& inputs() const { return call_.inputs(); }
@@ -107,6 +112,7 @@ class SbpContext {
   friend class SbpSignatureBuilder;
   const OpCall& call_;
   absl::Span<const TensorDesc> inputs_;
+  absl::Span<const TensorDesc> outputs_;
   int64_t hierarchy_value_;
   int64_t parallel_num_;
   DeviceType device_type_;

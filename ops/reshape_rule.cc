@@ -111,12 +111,10 @@ absl::Status ReshapeGetSbp(SbpContext& ctx) {
   const OpArg out = ctx.outputs()[0];
   const Shape& in_shape = ctx.input_desc(in.name, in.index).shape;
   if (in_shape.rank() == 0) return absl::OkStatus();  // only the engine's all-B
-  absl::StatusOr<std::vector<TensorDesc>> outs = ctx.op().InferOutputDescs(
-      absl::MakeConstSpan(&ctx.input_desc(in.name, in.index), 1));
-  if (!outs.ok()) return outs.status();
+  const Shape& out_shape = ctx.output_desc(out.name, out.index).shape;
   // OneFlow reuses one builder and overwrites the same two blobs.
   SbpSignatureBuilder builder = ctx.NewBuilder();
-  for (const auto& [a, b] : ReshapeSplitPairs(in_shape, (*outs)[0].shape, ctx.hierarchy_value())) {
+  for (const auto& [a, b] : ReshapeSplitPairs(in_shape, out_shape, ctx.hierarchy_value())) {
     builder.Split(in, a).Split(out, b).Build();
   }
   builder.PartialSum(in).PartialSum(out).Build();
