@@ -62,12 +62,15 @@ Encoding Detect(absl::string_view text, absl::string_view first_field) {
 
 }  // namespace
 
+absl::Status DecodeMessage(absl::string_view text, google::protobuf::Message* message) {
+  const absl::string_view t = absl::StripAsciiWhitespace(text);
+  return absl::StartsWith(t, "{") ? FromJson(t, message) : FromTextProto(t, message);
+}
+
 absl::StatusOr<NdSbp> DecodeNdSbp(absl::string_view text) {
-  const Encoding enc = Detect(text, "sbp_parallel");
-  if (enc == Encoding::kCompact) return NdSbp::Parse(text);
+  if (Detect(text, "sbp_parallel") == Encoding::kCompact) return NdSbp::Parse(text);
   oneflow::NdSbp proto;
-  absl::Status s = enc == Encoding::kJson ? FromJson(text, &proto)
-                                          : FromTextProto(text, &proto);
+  absl::Status s = DecodeMessage(text, &proto);
   if (!s.ok()) return s;
   absl::StatusOr<NdSbp> nd = FromProto(proto);
   if (nd.ok() && nd->empty()) {
@@ -78,11 +81,11 @@ absl::StatusOr<NdSbp> DecodeNdSbp(absl::string_view text) {
 }
 
 absl::StatusOr<Placement> DecodePlacement(absl::string_view text) {
-  const Encoding enc = Detect(text, "device_name|device_tag|hierarchy");
-  if (enc == Encoding::kCompact) return Placement::Parse(text);
+  if (Detect(text, "device_name|device_tag|hierarchy") == Encoding::kCompact) {
+    return Placement::Parse(text);
+  }
   oneflow::ParallelConf proto;
-  absl::Status s = enc == Encoding::kJson ? FromJson(text, &proto)
-                                          : FromTextProto(text, &proto);
+  absl::Status s = DecodeMessage(text, &proto);
   if (!s.ok()) return s;
   return FromProto(proto);
 }

@@ -31,6 +31,9 @@ absl::StatusOr<OutputFormat> ParseOutputFormat(absl::string_view text,
 std::string Render(OutputFormat format, const google::protobuf::Message& message,
                    const std::string& text);
 
+// A JSON object ("{...}") or, otherwise, text format.
+absl::Status DecodeMessage(absl::string_view text, google::protobuf::Message* message);
+
 // Compact string, JSON object ("{...}") or text-format NdSbp message.
 absl::StatusOr<NdSbp> DecodeNdSbp(absl::string_view text);
 // Compact string, JSON object or text-format ParallelConf message.

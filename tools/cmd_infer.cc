@@ -3,14 +3,12 @@
 #include <algorithm>
 
 #include "absl/strings/ascii.h"
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "boxing/planned_cost_model.h"
 #include "oneflow_sbp/infer_proto.h"
 #include "oneflow_sbp/proto_convert.h"
-#include "oneflow_sbp/proto_io.h"
 #include "oneflow_sbp/signature_inference.h"
 #include "tools/cli_format.h"
 
@@ -181,9 +179,7 @@ absl::StatusOr<std::string> RunInfer(const InferOptions& options, const OpRegist
   if (!format.ok()) return format.status();
   oneflow::InferRequestProto proto;
   if (options.request) {
-    const absl::string_view body = absl::StripAsciiWhitespace(*options.request);
-    absl::Status s = absl::StartsWith(body, "{") ? FromJson(body, &proto)
-                                                 : FromTextProto(body, &proto);
+    absl::Status s = DecodeMessage(*options.request, &proto);
     if (!s.ok()) return s;
   }
   absl::Status s = ApplyFlags(options, registry, &proto);
