@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 
 namespace oneflow_sbp::boxing {
 
@@ -44,12 +45,15 @@ double Calibration::MinLatency() const {
   return l;
 }
 
+// Hex-float ("%a") is exact: two calibrations print alike iff every
+// number is bit-for-bit equal (decimal with 6 digits made 25e9 and
+// 25.00001e9 look the same).
 std::string Calibration::Fingerprint() const {
   std::string out;
   for (const LinkSpec& l : axes_) {
-    absl::StrAppend(&out, l.bandwidth_bytes_per_s, "/", l.latency_s, ";");
+    absl::StrAppendFormat(&out, "%a/%a;", l.bandwidth_bytes_per_s, l.latency_s);
   }
-  absl::StrAppend(&out, "p2p:", p2p_.bandwidth_bytes_per_s, "/", p2p_.latency_s);
+  absl::StrAppendFormat(&out, "p2p:%a/%a", p2p_.bandwidth_bytes_per_s, p2p_.latency_s);
   return out;
 }
 

@@ -50,7 +50,7 @@ class Calibration {
   double MaxBandwidth() const;
   double MinLatency() const;
 
-  // Stable text form of every number, for cache keys and dumps.
+  // Exact text form of every number (hex-float), for cache keys.
   std::string Fingerprint() const;
 
   friend bool operator==(const Calibration& a, const Calibration& b) {

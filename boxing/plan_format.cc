@@ -3,7 +3,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "oneflow_sbp/proto_convert.h"
+#include "oneflow_sbp/io/proto_convert.h"
 
 namespace oneflow_sbp::boxing {
 namespace {

@@ -3,9 +3,10 @@
 // the reference bandwidth), so the ranking and the executor use one cost
 // model.
 //
-//   InferRequest req = ...;
-//   req.cost.policy = CostPolicy::kPlanned;
-//   req.cost.planned_model = boxing::PlannedCostModel::Default();
+// The Engine builds one over its own planner and registers the
+// `planned` policy with it (engine.h):
+//   auto model = std::make_shared<PlannedCostModel>(engine_planner);
+//   PlannedSelection policy(model);
 #ifndef BOXING_PLANNED_COST_MODEL_H_
 #define BOXING_PLANNED_COST_MODEL_H_
 
@@ -13,7 +14,7 @@
 #include <string>
 
 #include "boxing/planner.h"
-#include "oneflow_sbp/copy_cost.h"
+#include "oneflow_sbp/planned_selection.h"
 
 namespace oneflow_sbp::boxing {
 
@@ -22,20 +23,17 @@ class PlannedCostModel : public NdCopyCostModel {
   // Bytes per second that turn plan time into effective bytes.
   static constexpr double kReferenceBandwidth = Calibration::kDefaultBandwidth;
 
-  explicit PlannedCostModel(Calibration calibration);
-  // A process-wide model with the default calibration (its planner cache
-  // is shared by every user).
-  static std::shared_ptr<const PlannedCostModel> Default();
+  // Prices plans with `planner` (and its calibration and bounded cache),
+  // which it shares with whoever else plans (the Engine, the executor).
+  explicit PlannedCostModel(std::shared_ptr<BoxingPlanner> planner);
 
   absl::StatusOr<double> Cost(const Shape& shape, DataType dtype, const Placement& placement,
                               const NdSbp& from, const NdSbp& to) const override;
   const std::string& fingerprint() const override { return fingerprint_; }
-  size_t fingerprint_hash() const override { return fingerprint_hash_; }
 
  private:
-  mutable BoxingPlanner planner_;
+  std::shared_ptr<BoxingPlanner> planner_;
   std::string fingerprint_;
-  size_t fingerprint_hash_;
 };
 
 }  // namespace oneflow_sbp::boxing

@@ -323,31 +323,44 @@ absl::StatusOr<BoxingPlan> NaivePerAxisPlan(const PlanRequest& r, const Calibrat
 }
 
 absl::StatusOr<std::shared_ptr<const BoxingPlan>> BoxingPlanner::Plan(const PlanRequest& r) {
-  const Key key{r.shape, r.dtype, r.src_placement, r.src, r.dst_placement, r.dst};
+  Key key{r.shape, r.dtype, r.src_placement, r.src, r.dst_placement, r.dst};
   {
     absl::MutexLock lock(&mu_);
     auto it = cache_.find(key);
     if (it != cache_.end()) {
       ++hits_;
-      return it->second;
+      lru_.splice(lru_.begin(), lru_, it->second.lru);
+      return it->second.plan;
     }
     ++misses_;
   }
+  // Planned outside the lock: two threads missing on one key both plan,
+  // and the first to insert wins (plans are deterministic, so equal).
   absl::StatusOr<BoxingPlan> plan = PlanBoxing(r, calibration_);
   if (!plan.ok()) return plan.status();
   auto shared = std::make_shared<const BoxingPlan>(*std::move(plan));
   absl::MutexLock lock(&mu_);
-  return cache_.emplace(key, shared).first->second;
+  auto [it, fresh] = cache_.try_emplace(key);
+  if (!fresh) return it->second.plan;
+  lru_.push_front(std::move(key));
+  it->second = Slot{shared, lru_.begin()};
+  if (cache_.size() > capacity_) {
+    cache_.erase(lru_.back());
+    lru_.pop_back();
+    ++evictions_;
+  }
+  return shared;
 }
 
-uint64_t BoxingPlanner::hits() const {
+PlannerStats BoxingPlanner::stats() const {
   absl::MutexLock lock(&mu_);
-  return hits_;
+  return PlannerStats{hits_, misses_, evictions_, cache_.size(), capacity_};
 }
 
-uint64_t BoxingPlanner::misses() const {
+void BoxingPlanner::Clear() {
   absl::MutexLock lock(&mu_);
-  return misses_;
+  cache_.clear();
+  lru_.clear();
 }
 
 }  // namespace oneflow_sbp::boxing

@@ -33,6 +33,7 @@
 #define BOXING_PLANNER_H_
 
 #include <cstdint>
+#include <list>
 #include <memory>
 
 #include "absl/container/flat_hash_map.h"
@@ -74,18 +75,32 @@ absl::StatusOr<BoxingPlan> PlanBoxing(const PlanRequest& request,
 absl::StatusOr<BoxingPlan> NaivePerAxisPlan(const PlanRequest& request,
                                             const Calibration& calibration);
 
-// A planner with a cache keyed by (shape, dtype, placements, layouts); the
-// calibration is fixed per planner. Thread-safe.
+struct PlannerStats {
+  uint64_t hits = 0;
+  uint64_t misses = 0;
+  uint64_t evictions = 0;
+  size_t size = 0;
+  size_t capacity = 0;
+};
+
+// A planner with a bounded cache keyed by (shape, dtype, placements,
+// layouts); the calibration is fixed per planner. When full, the least
+// recently used plan is evicted. Thread-safe; plans are immutable and
+// shared, so an evicted plan stays valid for whoever holds it.
 class BoxingPlanner {
  public:
+  static constexpr size_t kDefaultCapacity = 4096;
+
   BoxingPlanner() : BoxingPlanner(Calibration::Defaults(NdSbp::kMaxAxes)) {}
-  explicit BoxingPlanner(Calibration calibration) : calibration_(std::move(calibration)) {}
+  // `capacity` < 1 is taken as 1 (the Engine validates its options).
+  explicit BoxingPlanner(Calibration calibration, size_t capacity = kDefaultCapacity)
+      : calibration_(std::move(calibration)), capacity_(capacity < 1 ? 1 : capacity) {}
 
   absl::StatusOr<std::shared_ptr<const BoxingPlan>> Plan(const PlanRequest& request);
 
   const Calibration& calibration() const { return calibration_; }
-  uint64_t hits() const;
-  uint64_t misses() const;
+  PlannerStats stats() const;
+  void Clear();
 
  private:
   struct Key {
@@ -105,11 +120,19 @@ class BoxingPlanner {
                         k.dst_placement.hash(), k.dst);
     }
   };
+  struct Slot {
+    std::shared_ptr<const BoxingPlan> plan;
+    std::list<Key>::iterator lru;  // position in lru_
+  };
   const Calibration calibration_;
+  const size_t capacity_;
   mutable absl::Mutex mu_;
-  absl::flat_hash_map<Key, std::shared_ptr<const BoxingPlan>> cache_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<Key, Slot> cache_ ABSL_GUARDED_BY(mu_);
+  // Most recently used first.
+  std::list<Key> lru_ ABSL_GUARDED_BY(mu_);
   uint64_t hits_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t misses_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t evictions_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace oneflow_sbp::boxing

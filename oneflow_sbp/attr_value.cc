@@ -131,36 +131,57 @@ std::string AttrMap::ToString() const {
 }
 
 namespace {
-const AttrValue& MustFind(const AttrMap& m, absl::string_view name) {
+absl::StatusOr<const AttrValue*> Typed(const AttrMap& m, absl::string_view name, AttrType want) {
   const AttrValue* v = m.Find(name);
-  OFS_CHECK(v != nullptr) << "attribute '" << name << "' is not declared";
-  return *v;
+  if (v == nullptr) {
+    return absl::InternalError(
+        absl::StrCat("reads attribute '", name, "', which the op does not declare"));
+  }
+  if (v->type() != want) {
+    return absl::InternalError(absl::StrCat("reads attribute '", name, "' as ",
+                                            AttrTypeName(want), " but it is ",
+                                            AttrTypeName(v->type())));
+  }
+  return v;
 }
 }  // namespace
 
 template <>
-int64_t AttrMap::Get<int64_t>(absl::string_view name) const {
-  return MustFind(*this, name).i();
+absl::StatusOr<int64_t> AttrMap::Get<int64_t>(absl::string_view name) const {
+  absl::StatusOr<const AttrValue*> v = Typed(*this, name, AttrType::kInt);
+  if (!v.ok()) return v.status();
+  return (*v)->i();
 }
 template <>
-int AttrMap::Get<int>(absl::string_view name) const {
-  return static_cast<int>(MustFind(*this, name).i());
+absl::StatusOr<int> AttrMap::Get<int>(absl::string_view name) const {
+  absl::StatusOr<int64_t> v = Get<int64_t>(name);
+  if (!v.ok()) return v.status();
+  return static_cast<int>(*v);
 }
 template <>
-double AttrMap::Get<double>(absl::string_view name) const {
-  return MustFind(*this, name).f();
+absl::StatusOr<double> AttrMap::Get<double>(absl::string_view name) const {
+  absl::StatusOr<const AttrValue*> v = Typed(*this, name, AttrType::kFloat);
+  if (!v.ok()) return v.status();
+  return (*v)->f();
 }
 template <>
-bool AttrMap::Get<bool>(absl::string_view name) const {
-  return MustFind(*this, name).b();
+absl::StatusOr<bool> AttrMap::Get<bool>(absl::string_view name) const {
+  absl::StatusOr<const AttrValue*> v = Typed(*this, name, AttrType::kBool);
+  if (!v.ok()) return v.status();
+  return (*v)->b();
 }
 template <>
-std::string AttrMap::Get<std::string>(absl::string_view name) const {
-  return MustFind(*this, name).s();
+absl::StatusOr<std::string> AttrMap::Get<std::string>(absl::string_view name) const {
+  absl::StatusOr<const AttrValue*> v = Typed(*this, name, AttrType::kString);
+  if (!v.ok()) return v.status();
+  return (*v)->s();
 }
 template <>
-std::vector<int64_t> AttrMap::Get<std::vector<int64_t>>(absl::string_view name) const {
-  return MustFind(*this, name).ints();
+absl::StatusOr<std::vector<int64_t>> AttrMap::Get<std::vector<int64_t>>(
+    absl::string_view name) const {
+  absl::StatusOr<const AttrValue*> v = Typed(*this, name, AttrType::kInts);
+  if (!v.ok()) return v.status();
+  return (*v)->ints();
 }
 
 }  // namespace oneflow_sbp

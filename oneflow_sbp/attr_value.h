@@ -21,7 +21,9 @@
 #include <vector>
 
 #include "absl/container/inlined_vector.h"
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 
 namespace oneflow_sbp {
@@ -83,10 +85,12 @@ class AttrMap {
   // nullptr if absent.
   const AttrValue* Find(absl::string_view name) const;
 
-  // Typed access for op rules; requires the attribute to exist with that
-  // type (the op call guarantees it for declared attributes).
+  // Typed access. kInternal if the attribute is absent (the op does not
+  // declare it) or holds another type: a bug in the rule, shape function or
+  // kernel that asked, never an abort. Contexts (SbpContext, ShapeContext,
+  // ...) wrap this to name the op and rule.
   template <typename T>
-  T Get(absl::string_view name) const;
+  absl::StatusOr<T> Get(absl::string_view name) const;
 
   absl::Span<const std::pair<std::string, AttrValue>> entries() const {
     return entries_;
@@ -107,17 +111,33 @@ class AttrMap {
 };
 
 template <>
-int64_t AttrMap::Get<int64_t>(absl::string_view name) const;
+absl::StatusOr<int64_t> AttrMap::Get<int64_t>(absl::string_view name) const;
 template <>
-int AttrMap::Get<int>(absl::string_view name) const;
+absl::StatusOr<int> AttrMap::Get<int>(absl::string_view name) const;
 template <>
-double AttrMap::Get<double>(absl::string_view name) const;
+absl::StatusOr<double> AttrMap::Get<double>(absl::string_view name) const;
 template <>
-bool AttrMap::Get<bool>(absl::string_view name) const;
+absl::StatusOr<bool> AttrMap::Get<bool>(absl::string_view name) const;
 template <>
-std::string AttrMap::Get<std::string>(absl::string_view name) const;
+absl::StatusOr<std::string> AttrMap::Get<std::string>(absl::string_view name) const;
 template <>
-std::vector<int64_t> AttrMap::Get<std::vector<int64_t>>(absl::string_view name) const;
+absl::StatusOr<std::vector<int64_t>> AttrMap::Get<std::vector<int64_t>>(absl::string_view name) const;
+
+// What the contexts rules, shape functions and kernels read attributes
+// through: the value, or T{} with the misuse recorded in `*bug` as kInternal
+// "<who> reads attribute ..." (the first bug wins), so a rule written
+// outside the library can never abort its host.
+template <typename T>
+T AttrOrRecordBug(const AttrMap& attrs, absl::string_view name, absl::string_view who,
+                  absl::Status* bug) {
+  absl::StatusOr<T> v = attrs.Get<T>(name);
+  if (v.ok()) return *std::move(v);
+  if (bug->ok()) {
+    *bug = absl::InternalError(who.empty() ? std::string(v.status().message())
+                                           : absl::StrCat(who, " ", v.status().message()));
+  }
+  return T{};
+}
 
 }  // namespace oneflow_sbp
 

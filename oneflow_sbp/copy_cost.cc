@@ -8,21 +8,25 @@
 
 namespace oneflow_sbp {
 
-absl::string_view CostPolicyName(CostPolicy policy) {
-  switch (policy) {
-    case CostPolicy::kOneFlow:
-      return "oneflow";
-    case CostPolicy::kPlanned:
-      return "planned";
+absl::string_view PartialPenaltyName(PartialPenalty penalty) {
+  switch (penalty) {
+    case PartialPenalty::kConstant: return "constant";
+    case PartialPenalty::kProportional: return "proportional";
+    case PartialPenalty::kForbidden: return "forbidden";
   }
   return "?";
 }
 
-absl::StatusOr<CostPolicy> ParseCostPolicy(absl::string_view text) {
-  if (text == "oneflow") return CostPolicy::kOneFlow;
-  if (text == "planned") return CostPolicy::kPlanned;
-  return absl::InvalidArgumentError(
-      absl::StrCat("unknown cost policy '", text, "': expected oneflow or planned"));
+absl::StatusOr<PartialPenalty> PartialPenaltyFromNumber(int64_t number) {
+  switch (number) {
+    case 1: return PartialPenalty::kConstant;
+    case 2: return PartialPenalty::kProportional;
+    case 3: return PartialPenalty::kForbidden;
+    default:
+      return absl::InvalidArgumentError(absl::StrCat(
+          "partial_penalty_policy ", number,
+          " is not 1 (constant 1.0), 2 (4*T*(np+nc), the default) or 3 (P forbidden)"));
+  }
 }
 
 double OneFlow1DCopyCost(SbpParallel producer, SbpParallel consumer, double bytes) {
@@ -36,42 +40,42 @@ double OneFlow1DCopyCost(SbpParallel producer, SbpParallel consumer, double byte
   return bytes;
 }
 
-double PartialPenalty(double bytes, int64_t np, int64_t nc, int penalty_policy) {
-  switch (penalty_policy) {
-    case 1:
-      return 1.0;
-    case 2:
-      return 4.0 * bytes * static_cast<double>(np + nc);
-    default:
-      return kUnsupportedCost;
+CopyCost PartialConsumerPenalty(double bytes, int64_t np, int64_t nc, PartialPenalty penalty) {
+  switch (penalty) {
+    case PartialPenalty::kConstant:
+      return CopyCost(1.0);
+    case PartialPenalty::kProportional:
+      return CopyCost(4.0 * bytes * static_cast<double>(np + nc));
+    case PartialPenalty::kForbidden:
+      break;
   }
+  return CopyCost::Unsupported();
 }
 
-double OneFlowAxisCost(SbpParallel a, SbpParallel b, double bytes,
-                       bool same_devices, int64_t np, int64_t nc,
-                       int penalty_policy) {
+CopyCost OneFlowAxisCost(SbpParallel a, SbpParallel b, double bytes, bool same_devices,
+                         int64_t np, int64_t nc, PartialPenalty penalty) {
   if (same_devices && np == nc) {
     const double n = static_cast<double>(np);
-    if (a == b) return 0;
-    if (b.is_partial_sum()) return PartialPenalty(bytes, np, nc, penalty_policy);
-    if (a.is_broadcast()) return 1.0;  // B -> S: a local slice
-    if (a.is_split() && b.is_split()) return bytes * (n - 1) / n;
-    if (a.is_partial_sum() && b.is_broadcast()) return 2 * bytes * (n - 1);
-    return bytes * (n - 1);  // P -> S, S -> B
+    if (a == b) return CopyCost(0);
+    if (b.is_partial_sum()) return PartialConsumerPenalty(bytes, np, nc, penalty);
+    if (a.is_broadcast()) return CopyCost(1.0);  // B -> S: a local slice
+    if (a.is_split() && b.is_split()) return CopyCost(bytes * (n - 1) / n);
+    if (a.is_partial_sum() && b.is_broadcast()) return CopyCost(2 * bytes * (n - 1));
+    return CopyCost(bytes * (n - 1));  // P -> S, S -> B
   }
-  double cost = bytes;
-  if (b.is_broadcast()) cost += static_cast<double>(nc - 1) * bytes;
-  if (a.is_partial_sum()) cost += static_cast<double>(np - 1) * bytes;
-  if (b.is_partial_sum()) cost += PartialPenalty(bytes, np, nc, penalty_policy);
+  CopyCost cost(bytes);
+  if (b.is_broadcast()) cost += CopyCost(static_cast<double>(nc - 1) * bytes);
+  if (a.is_partial_sum()) cost += CopyCost(static_cast<double>(np - 1) * bytes);
+  if (b.is_partial_sum()) cost += PartialConsumerPenalty(bytes, np, nc, penalty);
   return cost;
 }
 
-absl::StatusOr<double> OneFlowEagerNdCost(const NdSbp& in, const NdSbp& out,
-                                          absl::Span<const int64_t> in_hierarchy,
-                                          absl::Span<const int64_t> out_hierarchy,
-                                          bool same_devices, const Shape& shape,
-                                          double bytes, bool requires_same_sbp,
-                                          int penalty_policy) {
+absl::StatusOr<CopyCost> OneFlowEagerNdCost(const NdSbp& in, const NdSbp& out,
+                                            absl::Span<const int64_t> in_hierarchy,
+                                            absl::Span<const int64_t> out_hierarchy,
+                                            bool same_devices, const Shape& shape,
+                                            double bytes, bool requires_same_sbp,
+                                            PartialPenalty penalty) {
   if (in.empty() || out.empty() || in.any_unset() || out.any_unset()) {
     return absl::InvalidArgumentError(absl::StrCat(
         "copy cost of ", in.ToString(), " -> ", out.ToString(),
@@ -81,8 +85,8 @@ absl::StatusOr<double> OneFlowEagerNdCost(const NdSbp& in, const NdSbp& out,
   // one placement with >= 2 axes one always does, so that query is skipped.
   const InOutReduced r = InOutReduce(in_hierarchy, out_hierarchy, in, out, shape);
   const bool same_reduced_hierarchy = r.in_hierarchy == r.out_hierarchy;
-  if (r.in == r.out && same_devices && same_reduced_hierarchy) return 0;
-  if (requires_same_sbp) return kUnsupportedCost;
+  if (r.in == r.out && same_devices && same_reduced_hierarchy) return CopyCost(0);
+  if (requires_same_sbp) return CopyCost::Unsupported();
   auto product = [](const Hierarchy& h) {
     int64_t p = 1;
     for (int64_t v : h) p *= v;
@@ -91,20 +95,19 @@ absl::StatusOr<double> OneFlowEagerNdCost(const NdSbp& in, const NdSbp& out,
   const int64_t n_in = product(r.in_hierarchy);
   const int64_t n_out = product(r.out_hierarchy);
   if (r.in_hierarchy.size() == 1 && r.out_hierarchy.size() == 1) {
-    return OneFlowAxisCost(r.in[0], r.out[0], bytes, same_devices, n_in, n_out,
-                           penalty_policy);
+    return OneFlowAxisCost(r.in[0], r.out[0], bytes, same_devices, n_in, n_out, penalty);
   }
-  double total = 1.0;
+  CopyCost total(1.0);
   if (same_devices && same_reduced_hierarchy) {
     // OneFlow passes the TOTAL device count to every axis, not the axis size.
     bool same_dim_split_twice = false;
     for (int i = 0; i < r.in.size(); ++i) {
       const SbpParallel a = r.in[i];
       const SbpParallel b = r.out[i];
-      total += OneFlowAxisCost(a, b, bytes, true, n_in, n_in, penalty_policy);
+      total += OneFlowAxisCost(a, b, bytes, true, n_in, n_in, penalty);
       // A changing "to P" axis pays the penalty a second time (OneFlow).
       if (b.is_partial_sum() && !a.is_partial_sum()) {
-        total += PartialPenalty(bytes, n_in, n_out, penalty_policy);
+        total += PartialConsumerPenalty(bytes, n_in, n_out, penalty);
       }
       if (!same_dim_split_twice && a.is_split() && a == b) {
         for (int j = 0; j < i; ++j) {
@@ -115,21 +118,21 @@ absl::StatusOr<double> OneFlowEagerNdCost(const NdSbp& in, const NdSbp& out,
         }
       }
     }
-    if (same_dim_split_twice) total += bytes;
+    if (same_dim_split_twice) total += CopyCost(bytes);
   } else {
     double in_partial = 1;
     for (int i = 0; i < r.in.size(); ++i) {
       if (r.in[i].is_partial_sum()) in_partial *= static_cast<double>(r.in_hierarchy[i]);
     }
-    total += bytes * in_partial;
+    total += CopyCost(bytes * in_partial);
     double out_broadcast = 1;
     for (int i = 0; i < r.out.size(); ++i) {
       if (r.out[i].is_partial_sum()) {
-        total += PartialPenalty(bytes, n_in, n_out, penalty_policy);
+        total += PartialConsumerPenalty(bytes, n_in, n_out, penalty);
       }
       if (r.out[i].is_broadcast()) out_broadcast *= static_cast<double>(r.out_hierarchy[i]);
     }
-    total += bytes * out_broadcast;
+    total += CopyCost(bytes * out_broadcast);
   }
   return total;
 }

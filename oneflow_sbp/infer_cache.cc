@@ -4,6 +4,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/hash/hash.h"
+#include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "oneflow_sbp/check.h"
 #include "oneflow_sbp/signature_inference.h"
@@ -18,9 +19,8 @@ size_t InferKeyHash(const InferRequest& r) {
     h = (h ^ v) * 0x9E3779B97F4A7C15ull;
     h ^= h >> 29;
   };
-  mix((uint64_t{static_cast<uint8_t>(r.cost.policy)} << 40) ^
-      (static_cast<uint64_t>(r.cost.partial_penalty_policy) << 8) ^ (r.explain ? 1 : 0));
-  mix(r.cost.model_hash());
+  mix((uint64_t{r.cost.policy.id()} << 16) ^
+      (static_cast<uint64_t>(r.cost.partial_penalty) << 8) ^ (r.explain ? 1 : 0));
   for (const InferInput& in : r.inputs) mix(in.hash());
   for (const std::optional<NdSbp>& c : r.constraints) {
     mix(c ? c->packed() ^ (uint64_t{static_cast<uint8_t>(c->size())} << 56) : 0x5bd1e995ull);
@@ -41,6 +41,7 @@ struct InferCache::Entry {
   // owned copies. Results handed out alias the entry, so an entry lives as
   // long as anyone holds its result (or a thread's front cache holds it).
   InferRequest key;
+  std::shared_ptr<const SelectionPolicy> policy;
   size_t hash = 0;
   InferResult value;
   // New entries start unreferenced, so a sweep evicts them before entries
@@ -55,7 +56,14 @@ namespace {
 struct KeyRef {
   size_t hash;
   const InferRequest* request;
+  const SelectionPolicy* policy;
 };
+
+// Entries hold their policy, so a policy at the same address is the same
+// object; otherwise equal fingerprints mean equal choices.
+bool SamePolicy(const SelectionPolicy* a, const SelectionPolicy* b) {
+  return a == b || a->fingerprint() == b->fingerprint();
+}
 
 struct KeyRefHash {
   size_t operator()(const KeyRef& k) const { return k.hash; }
@@ -63,7 +71,8 @@ struct KeyRefHash {
 
 struct KeyRefEq {
   bool operator()(const KeyRef& a, const KeyRef& b) const {
-    return a.hash == b.hash && InferKeyEquals(*a.request, *b.request);
+    return a.hash == b.hash && SamePolicy(a.policy, b.policy) &&
+           InferKeyEquals(*a.request, *b.request);
   }
 };
 
@@ -79,6 +88,7 @@ struct FrontSlot {
   size_t hash = 0;
   std::shared_ptr<const void> entry;  // keeps the Entry alive
   const InferRequest* key = nullptr;
+  const SelectionPolicy* policy = nullptr;
   const InferResult* value = nullptr;
   const std::atomic<bool>* referenced = nullptr;
 };
@@ -107,6 +117,19 @@ struct InferCache::Shard {
 
 InferCache::InferCache() : InferCache(Options()) {}
 
+absl::StatusOr<std::unique_ptr<InferCache>> InferCache::Create(Options options) {
+  if (options.shards < 1 || options.shards > 4096 ||
+      (options.shards & (options.shards - 1)) != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "inference cache: shards must be a power of two in [1, 4096], got ", options.shards));
+  }
+  if (options.capacity == 0) {
+    return absl::InvalidArgumentError("inference cache: capacity must be at least 1");
+  }
+  return std::unique_ptr<InferCache>(new InferCache(std::move(options)));
+}
+
+// Options reach here validated (Create) or defaulted.
 InferCache::InferCache(Options options) : options_(std::move(options)), id_(NextCacheId()) {
   OFS_CHECK(options_.shards >= 1 && (options_.shards & (options_.shards - 1)) == 0)
       << "shards must be a power of two, got " << options_.shards;
@@ -116,8 +139,8 @@ InferCache::InferCache(Options options) : options_(std::move(options)), id_(Next
 
 InferCache::~InferCache() = default;
 
-size_t InferCache::HashOf(const InferRequest& request) const {
-  const size_t h = InferKeyHash(request);
+size_t InferCache::HashOf(const InferRequest& request, const SelectionPolicy& policy) const {
+  const size_t h = InferKeyHash(request) ^ (policy.fingerprint_hash() * 0xff51afd7ed558ccdull);
   return options_.hash_override_for_testing ? options_.hash_override_for_testing(h) : h;
 }
 
@@ -151,12 +174,13 @@ void InferCache::CountMiss() const {
   Bump(counters_[owned ? stripe : kStripes - 1].misses, owned);
 }
 
-std::shared_ptr<const InferResult> InferCache::Lookup(const InferRequest& request) const {
-  const size_t hash = HashOf(request);
+std::shared_ptr<const InferResult> InferCache::Lookup(const InferRequest& request,
+                                                      const PolicyPtr& policy) const {
+  const size_t hash = HashOf(request, *policy);
   FrontSlot& slot = tl_front[hash % kFrontSlots];
   if (slot.cache_id == id_ && slot.hash == hash &&
       slot.epoch == epoch_.load(std::memory_order_acquire) &&
-      InferKeyEquals(*slot.key, request)) {
+      SamePolicy(slot.policy, policy.get()) && InferKeyEquals(*slot.key, request)) {
     // Keep CLOCK informed; read first so that hot entries shared by many
     // threads are not written on every hit.
     if (!slot.referenced->load(std::memory_order_relaxed)) {
@@ -165,7 +189,7 @@ std::shared_ptr<const InferResult> InferCache::Lookup(const InferRequest& reques
     CountHit();
     return std::shared_ptr<const InferResult>(slot.entry, slot.value);
   }
-  std::shared_ptr<const InferResult> shared = LookupShared(request, hash);
+  std::shared_ptr<const InferResult> shared = LookupShared(request, policy, hash);
   if (shared == nullptr) {
     CountMiss();
   } else {
@@ -175,13 +199,14 @@ std::shared_ptr<const InferResult> InferCache::Lookup(const InferRequest& reques
 }
 
 std::shared_ptr<const InferResult> InferCache::LookupShared(const InferRequest& request,
+                                                            const PolicyPtr& policy,
                                                             size_t hash) const {
   const uint64_t epoch = epoch_.load(std::memory_order_acquire);
   Shard& shard = ShardFor(hash);
   std::shared_ptr<Entry> entry;
   {
     absl::ReaderMutexLock lock(&shard.mu);
-    auto it = shard.map.find(KeyRef{hash, &request});
+    auto it = shard.map.find(KeyRef{hash, &request, policy.get()});
     if (it == shard.map.end()) return nullptr;
     entry = it->second;
   }
@@ -192,6 +217,7 @@ std::shared_ptr<const InferResult> InferCache::LookupShared(const InferRequest& 
   slot.hash = hash;
   slot.entry = entry;
   slot.key = &entry->key;
+  slot.policy = entry->policy.get();
   slot.value = &entry->value;
   slot.referenced = &entry->referenced;
   const InferResult* value = &entry->value;
@@ -199,15 +225,17 @@ std::shared_ptr<const InferResult> InferCache::LookupShared(const InferRequest& 
 }
 
 std::shared_ptr<const InferResult> InferCache::Insert(const InferRequest& request,
+                                                      const PolicyPtr& policy,
                                                       InferResult result) {
-  const size_t hash = HashOf(request);
+  const size_t hash = HashOf(request, *policy);
   Shard& shard = ShardFor(hash);
   auto entry = std::make_shared<Entry>();
   entry->key = request;
+  entry->policy = policy;
   entry->hash = hash;
   entry->value = std::move(result);
   absl::MutexLock lock(&shard.mu);
-  auto it = shard.map.find(KeyRef{hash, &request});
+  auto it = shard.map.find(KeyRef{hash, &request, policy.get()});
   if (it != shard.map.end()) {
     return std::shared_ptr<const InferResult>(it->second, &it->second->value);
   }
@@ -220,7 +248,7 @@ std::shared_ptr<const InferResult> InferCache::Insert(const InferRequest& reques
         continue;
       }
       const size_t slot = shard.hand;
-      shard.map.erase(KeyRef{victim->hash, &victim->key});
+      shard.map.erase(KeyRef{victim->hash, &victim->key, victim->policy.get()});
       shard.ring[slot] = entry.get();
       shard.hand = (slot + 1) % shard.ring.size();
       shard.evictions.fetch_add(1, std::memory_order_relaxed);
@@ -230,22 +258,22 @@ std::shared_ptr<const InferResult> InferCache::Insert(const InferRequest& reques
     shard.ring.push_back(entry.get());
   }
   shard.inserts.fetch_add(1, std::memory_order_relaxed);
-  const KeyRef key{hash, &entry->key};
+  const KeyRef key{hash, &entry->key, entry->policy.get()};
   std::shared_ptr<const InferResult> value(entry, &entry->value);
   shard.map.emplace(key, std::move(entry));
   return value;
 }
 
 absl::StatusOr<std::shared_ptr<const InferResult>> InferCache::GetOrInfer(
-    const InferRequest& request) {
-  std::shared_ptr<const InferResult> hit = Lookup(request);
+    const InferRequest& request, const PolicyPtr& policy) {
+  std::shared_ptr<const InferResult> hit = Lookup(request, policy);
   if (hit != nullptr) return hit;
-  absl::StatusOr<InferResult> result = InferSignature(request);
+  absl::StatusOr<InferResult> result = InferSignature(request, *policy);
   if (!result.ok()) return result.status();
   if (result->used_broadcast_fallback) {
     fallback_inferences_.fetch_add(1, std::memory_order_relaxed);
   }
-  return Insert(request, *std::move(result));
+  return Insert(request, policy, *std::move(result));
 }
 
 InferCache::Stats InferCache::stats() const {

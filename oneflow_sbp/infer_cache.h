@@ -2,16 +2,21 @@
 // eager interpreter's per-op-call inference is a hash lookup.
 //
 // Example:
-//   InferCache cache(InferCache::Options{.capacity = 4096});
-//   absl::StatusOr<std::shared_ptr<const InferResult>> r = cache.GetOrInfer(request);
-//   cache.stats().hits;
+//   absl::StatusOr<std::unique_ptr<InferCache>> cache =
+//       InferCache::Create(InferCache::Options{.capacity = 4096});
+//   auto r = (*cache)->GetOrInfer(request, OneFlowSelectionFor(request.placement));
+//   (*cache)->stats().hits;
+// Most code uses the Engine (engine.h), which owns one.
 //
-// Key (SPEC.md §7, "ours"): the op call (type, arg counts, attributes),
-// the placement, per input its logical shape, dtype and producer NdSbp,
-// the per-blob constraints, the cost options, and whether an explanation
-// was asked for. Stride is not part of a request, as in OneFlow. Every hit
-// compares the full key, never just the hash, so two different calls can
-// never share an entry even when their hashes collide.
+// Key (SPEC.md §7, "ours"): the op call (its OpDef's identity, arg counts,
+// attributes), the placement, per input its logical shape, dtype and
+// producer NdSbp, the per-blob constraints, the cost options (policy name,
+// partial penalty), whether an explanation was asked for, and the
+// fingerprint of the selection policy that answers (so one cache can serve
+// policies with different calibrations). Stride is not part of a request,
+// as in OneFlow. Every hit compares the full key, never just the hash, so
+// two different calls can never share an entry even when their hashes
+// collide.
 //
 // Values are immutable and shared (std::shared_ptr<const InferResult>).
 // Errors are not cached.
@@ -41,6 +46,7 @@
 
 #include "absl/status/statusor.h"
 #include "oneflow_sbp/infer_types.h"
+#include "oneflow_sbp/selection_policy.h"
 
 namespace oneflow_sbp {
 
@@ -68,20 +74,29 @@ class InferCache {
     size_t capacity = 0;
   };
 
+  // Default options (always valid).
   InferCache();
-  explicit InferCache(Options options);
+  // kInvalidArgument for bad options: shards not a power of two in
+  // [1, 4096], or capacity 0.
+  static absl::StatusOr<std::unique_ptr<InferCache>> Create(Options options);
   ~InferCache();
   InferCache(const InferCache&) = delete;
   InferCache& operator=(const InferCache&) = delete;
 
-  // The cached result for `request`, or nullptr (counted as hit / miss).
-  std::shared_ptr<const InferResult> Lookup(const InferRequest& request) const;
-  // Stores `result` for `request` and returns the shared value. An equal
-  // key already present keeps its value (results are deterministic), which
-  // is returned instead.
-  std::shared_ptr<const InferResult> Insert(const InferRequest& request, InferResult result);
+  using PolicyPtr = std::shared_ptr<const SelectionPolicy>;
+
+  // The cached result of `request` under `policy`, or nullptr (counted as
+  // hit / miss).
+  std::shared_ptr<const InferResult> Lookup(const InferRequest& request,
+                                            const PolicyPtr& policy) const;
+  // Stores `result` and returns the shared value. An equal key already
+  // present keeps its value (results are deterministic), which is returned
+  // instead. Entries keep their policy alive.
+  std::shared_ptr<const InferResult> Insert(const InferRequest& request, const PolicyPtr& policy,
+                                            InferResult result);
   // Lookup, else InferSignature and Insert. Errors pass through uncached.
-  absl::StatusOr<std::shared_ptr<const InferResult>> GetOrInfer(const InferRequest& request);
+  absl::StatusOr<std::shared_ptr<const InferResult>> GetOrInfer(const InferRequest& request,
+                                                                const PolicyPtr& policy);
 
   Stats stats() const;
   void Clear();
@@ -89,11 +104,12 @@ class InferCache {
  private:
   struct Entry;
   struct Shard;
-  size_t HashOf(const InferRequest& request) const;
+  explicit InferCache(Options options);
+  size_t HashOf(const InferRequest& request, const SelectionPolicy& policy) const;
   Shard& ShardFor(size_t hash) const;
 
   std::shared_ptr<const InferResult> LookupShared(const InferRequest& request,
-                                                 size_t hash) const;
+                                                 const PolicyPtr& policy, size_t hash) const;
   void CountHit() const;
   void CountMiss() const;
 
@@ -114,10 +130,10 @@ class InferCache {
   mutable Counter counters_[kStripes];
 };
 
-// Hash of the cache key of `request` (before any test override).
+// Hash of the request's part of the cache key (before any test override).
 size_t InferKeyHash(const InferRequest& request);
-// Full key equality: op call, placement, inputs, constraints, cost
-// options and explain flag.
+// Equality of the request's part of the key: op call, placement, inputs,
+// constraints, cost options and explain flag.
 bool InferKeyEquals(const InferRequest& a, const InferRequest& b);
 
 }  // namespace oneflow_sbp

@@ -23,6 +23,7 @@
 #include "oneflow_sbp/nd_sbp.h"
 #include "oneflow_sbp/op_call.h"
 #include "oneflow_sbp/placement.h"
+#include "oneflow_sbp/policy_name.h"
 #include "oneflow_sbp/sbp_signature.h"
 #include "oneflow_sbp/tensor_desc.h"
 
@@ -57,6 +58,21 @@ class InferInput {
   size_t hash_;
 };
 
+// Options that change costs; part of every inference cache key.
+struct CostOptions {
+  // A cost policy the Engine knows: "oneflow" (default), "planned", or one
+  // an application registered. InferSignature itself takes the policy
+  // object; the name is what requests, protos and the CLI carry.
+  PolicyName policy;
+  // For consumers that want P (OneFlow's penalty policy; see copy_cost.h).
+  PartialPenalty partial_penalty = PartialPenalty::kProportional;
+
+  friend bool operator==(const CostOptions& a, const CostOptions& b) {
+    return a.policy == b.policy && a.partial_penalty == b.partial_penalty;
+  }
+  friend bool operator!=(const CostOptions& a, const CostOptions& b) { return !(a == b); }
+};
+
 struct InferRequest {
   std::shared_ptr<const OpCall> op;
   // Placement of the op and of every input (eager requires one placement).
@@ -89,9 +105,10 @@ struct CandidateRecord {
   int emission_index = 0;
   // 1-D: OneFlow's order value. N-D: 0 (OneFlow has none there).
   int64_t order_value = 0;
-  // Sum over inputs; kUnsupportedCost where an input may not be boxed.
-  // Filtered candidates have cost 0 (not evaluated).
-  double copy_cost = 0;
+  // Sum over inputs; unsupported where an input may not be boxed (or be
+  // turned into P under PartialPenalty::kForbidden). Filtered candidates
+  // have cost 0 (not evaluated).
+  CopyCost copy_cost;
   // Inputs whose NdSbp differs from the producer's.
   int mismatched_inputs = 0;
   CandidateStatus status = CandidateStatus::kRanked;

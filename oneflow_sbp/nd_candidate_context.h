@@ -7,6 +7,7 @@
 
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/types/span.h"
 #include "oneflow_sbp/op_call.h"
 #include "oneflow_sbp/sbp_signature.h"
@@ -31,6 +32,13 @@ class NdCandidateContext {
   absl::Span<const TensorDesc> output_descs() const { return output_descs_; }
   absl::Span<const int64_t> hierarchy() const { return hierarchy_; }
   std::vector<NdSbpSignature>& candidates() { return *candidates_; }
+  // The attribute, or T{} with a bug recorded in status() (kInternal) if
+  // the op does not declare it or it has another type.
+  template <typename T>
+  T Attr(absl::string_view name) {
+    return AttrOrRecordBug<T>(call_.attrs(), name, "", &status_);
+  }
+  const absl::Status& status() const { return status_; }
 
  private:
   const OpCall& call_;
@@ -38,6 +46,7 @@ class NdCandidateContext {
   absl::Span<const TensorDesc> output_descs_;
   absl::Span<const int64_t> hierarchy_;
   std::vector<NdSbpSignature>* candidates_;
+  absl::Status status_;
 };
 
 }  // namespace oneflow_sbp

@@ -12,7 +12,7 @@
 // Invariant: entries at positions >= size() are zero, which makes the packed
 // word a canonical key. Whether the length matches a placement, or split
 // axes fit a shape, is checked where both are known (ValidateNdSbp in
-// tensor_slice_view.h, and the inference engine).
+// nd_sbp_validation.h).
 #ifndef ONEFLOW_SBP_ND_SBP_H_
 #define ONEFLOW_SBP_ND_SBP_H_
 

@@ -139,8 +139,11 @@ absl::StatusOr<std::shared_ptr<const OpCall>> OpCall::Make(
     }
     if (is_input) call->num_inputs_ = static_cast<int>(call->blobs_.size());
   }
-  call->hash_ = absl::HashOf(op, call->input_counts_, call->output_counts_,
-                             call->attrs_);
+  // The definition's identity is part of the key: two registries may both
+  // define "my_op", differently, and a cache shared by them must not mix
+  // them up. Its address is stable for the life of the call (shared_ptr).
+  call->hash_ = absl::HashOf(static_cast<const void*>(call->def_.get()), call->input_counts_,
+                             call->output_counts_, call->attrs_);
   return std::shared_ptr<const OpCall>(std::move(call));
 }
 
@@ -184,7 +187,7 @@ std::string OpCall::ToString() const {
 
 bool operator==(const OpCall& a, const OpCall& b) {
   if (&a == &b) return true;
-  return a.hash_ == b.hash_ && a.type_name() == b.type_name() &&
+  return a.hash_ == b.hash_ && a.def_ == b.def_ &&
          a.input_counts_ == b.input_counts_ && a.output_counts_ == b.output_counts_ &&
          a.attrs_ == b.attrs_;
 }

@@ -13,7 +13,8 @@
 // declared arg order then index order, then outputs the same way; every
 // per-blob array in the engine (signatures, constraints) uses this order.
 // OpCalls are immutable and shared; hash() is precomputed and covers the op
-// type, the counts and the attributes.
+// definition, the counts and the attributes. Equality compares the OpDef's
+// identity, not its name: the same name in two registries is two ops.
 #ifndef ONEFLOW_SBP_OP_CALL_H_
 #define ONEFLOW_SBP_OP_CALL_H_
 
@@ -126,9 +127,11 @@ class ShapeContext {
   bool has_input(absl::string_view arg, int index = 0) const;
   int input_count(absl::string_view arg) const;
   int output_count(absl::string_view arg) const;
+  // The attribute, or T{} with a bug recorded in status() (kInternal) if
+  // the op does not declare it or it has another type.
   template <typename T>
-  T Attr(absl::string_view name) const {
-    return call_.attrs().Get<T>(name);
+  T Attr(absl::string_view name) {
+    return AttrOrRecordBug<T>(call_.attrs(), name, "shape function", &status_);
   }
   // Sets output <arg>_<index> (recorded as a bug if the op lacks it).
   void set_output(absl::string_view arg, int index, TensorDesc desc);

@@ -14,13 +14,14 @@
 // Contract:
 // * A rule is called once per 1-D list: with hierarchy_value() ==
 //   parallel_num() on 1-D placements, once per distinct mesh extent on N-D
-//   ones. It sees logical input descs (outputs are not visible), attributes
-//   with defaults, and the device type.
+//   ones. It sees logical input and output descs (outputs as the shape function
+//   computed them), attributes with defaults, and the device type.
 // * Builder methods overwrite the SBP of the named blobs and chain. Build()
 //   appends a copy of the current signature and keeps the state, so a
 //   reused builder accumulates (as in OneFlow).
 // * Args the op declares but this call lacks (absent optional inputs) are
-//   skipped silently; an undeclared arg or an index beyond the arg's count
+//   skipped silently; an undeclared arg or an index beyond the arg's count,
+//   or an attribute the op does not declare (or reads with another type),
 //   is a rule bug, recorded in status() (kInternal) rather than aborting.
 // * Every built signature must name every blob; the engine checks that.
 #ifndef ONEFLOW_SBP_SBP_CONTEXT_H_
@@ -90,9 +91,11 @@ class SbpContext {
   bool has_input(absl::string_view arg, int index = 0) const {
     return call_.InputBlob(arg, index) >= 0;
   }
+  // The attribute, or T{} with a rule bug recorded (kInternal naming the
+  // attribute) if the op does not declare it or it has another type.
   template <typename T>
-  T Attr(absl::string_view name) const {
-    return call_.attrs().Get<T>(name);
+  T Attr(absl::string_view name) {
+    return AttrOrRecordBug<T>(call_.attrs(), name, "", &status_);
   }
   // Extent of the mesh axis being enumerated (== parallel_num() in 1-D).
   int64_t hierarchy_value() const { return hierarchy_value_; }

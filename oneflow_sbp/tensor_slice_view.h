@@ -23,6 +23,7 @@
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "oneflow_sbp/nd_sbp.h"
+#include "oneflow_sbp/nd_sbp_validation.h"
 #include "oneflow_sbp/placement.h"
 #include "oneflow_sbp/shape.h"
 
@@ -74,12 +75,6 @@ class TensorSlice {
  private:
   absl::InlinedVector<IndexRange, 6> ranges_;
 };
-
-// Checks that `nd_sbp` can describe a tensor of `shape` on `hierarchy`:
-// one entry per mesh axis, no unset entry, every split axis < rank. The
-// message names the nd_sbp, the shape and the offending entry.
-absl::Status ValidateNdSbp(const NdSbp& nd_sbp, const Shape& shape,
-                           absl::Span<const int64_t> hierarchy);
 
 // The slice held by `parallel_id`. Errors as ValidateNdSbp, plus a
 // parallel_id outside the placement.

@@ -59,7 +59,7 @@ std::vector<int64_t> DimsOf(const Shape& s) {
 // shapes, which inference never sees). Our default 0 means "not given" and
 // skips the check; a positive value is checked as OneFlow does.
 absl::Status CheckMaxDimSize(const AttrMap& attrs, int64_t extent, int axis) {
-  const int64_t max_dim_size = attrs.Get<int64_t>("max_dim_size");
+  OFS_ASSIGN_OR_RETURN(const int64_t max_dim_size, attrs.Get<int64_t>("max_dim_size"));
   if (max_dim_size < 0) {
     return absl::InvalidArgumentError(
         absl::StrCat("attribute max_dim_size ", max_dim_size, " is negative"));
@@ -123,7 +123,8 @@ absl::Status CatGetSbp(SbpContext& ctx) {
 
 // The new dim may go anywhere in [0, nd]: axis in [-(nd+1), nd].
 absl::StatusOr<int> StackAxis(const AttrMap& attrs, int in_rank) {
-  return NormalizeAxis(attrs.Get<int64_t>("axis"), in_rank + 1, "attribute axis");
+  OFS_ASSIGN_OR_RETURN(const int64_t axis, attrs.Get<int64_t>("axis"));
+  return NormalizeAxis(axis, in_rank + 1, "attribute axis");
 }
 
 absl::Status StackShape(ShapeContext& ctx) {
@@ -166,7 +167,7 @@ absl::Status StackGetSbp(SbpContext& ctx) {
 
 absl::StatusOr<std::vector<int>> SplitArity(const AttrMap& attrs,
                                             const std::vector<int>& /*input_counts*/) {
-  const std::vector<int64_t> sizes = attrs.Get<std::vector<int64_t>>("sizes");
+  OFS_ASSIGN_OR_RETURN(const std::vector<int64_t> sizes, attrs.Get<std::vector<int64_t>>("sizes"));
   if (sizes.empty()) {
     return absl::InvalidArgumentError("attribute sizes [] is empty; split needs >= 1 piece");
   }
@@ -233,11 +234,11 @@ absl::StatusOr<NarrowRange> ResolveNarrow(const AttrMap& attrs, const TensorDesc
                                           absl::string_view bn) {
   OFS_RETURN_IF_ERROR(CheckRank(full, bn, 1, /*at_least=*/true));
   NarrowRange r;
-  OFS_ASSIGN_OR_RETURN(r.dim, NormalizeAxis(attrs.Get<int64_t>("dim"), full.shape.rank(),
-                                            "attribute dim"));
+  OFS_ASSIGN_OR_RETURN(const int64_t dim, attrs.Get<int64_t>("dim"));
+  OFS_ASSIGN_OR_RETURN(r.dim, NormalizeAxis(dim, full.shape.rank(), "attribute dim"));
   const int64_t d = full.shape.dim(r.dim);
-  const int64_t start = attrs.Get<int64_t>("start");
-  r.length = attrs.Get<int64_t>("length");
+  OFS_ASSIGN_OR_RETURN(const int64_t start, attrs.Get<int64_t>("start"));
+  OFS_ASSIGN_OR_RETURN(r.length, attrs.Get<int64_t>("length"));
   if (start < -d || start >= d) {
     return absl::InvalidArgumentError(absl::StrCat(
         "attribute start ", start, " is out of range for dim ", r.dim, " of ", bn, " ",
@@ -348,9 +349,9 @@ absl::StatusOr<std::vector<SliceDim>> ResolveSlice(const AttrMap& attrs,
                                                    const TensorDesc& full,
                                                    absl::string_view bn) {
   const int rank = full.shape.rank();
-  const std::vector<int64_t> start = attrs.Get<std::vector<int64_t>>("start");
-  const std::vector<int64_t> stop = attrs.Get<std::vector<int64_t>>("stop");
-  const std::vector<int64_t> step = attrs.Get<std::vector<int64_t>>("step");
+  OFS_ASSIGN_OR_RETURN(const std::vector<int64_t> start, attrs.Get<std::vector<int64_t>>("start"));
+  OFS_ASSIGN_OR_RETURN(const std::vector<int64_t> stop, attrs.Get<std::vector<int64_t>>("stop"));
+  OFS_ASSIGN_OR_RETURN(const std::vector<int64_t> step, attrs.Get<std::vector<int64_t>>("step"));
   for (const auto* v : {&start, &stop, &step}) {
     if (static_cast<int>(v->size()) != rank) {
       const char* name = v == &start ? "start" : v == &stop ? "stop" : "step";
@@ -500,7 +501,7 @@ absl::Status SliceUpdateGetSbp(SbpContext& ctx) {
 // input extent) and an input extent must be 1 or equal to the new one.
 absl::StatusOr<std::vector<int64_t>> ResolveExpand(const AttrMap& attrs,
                                                    const TensorDesc& in) {
-  const std::vector<int64_t> shape = attrs.Get<std::vector<int64_t>>("expand_shape");
+  OFS_ASSIGN_OR_RETURN(const std::vector<int64_t> shape, attrs.Get<std::vector<int64_t>>("expand_shape"));
   const int rank = in.shape.rank();
   const int64_t lpad = static_cast<int64_t>(shape.size()) - rank;
   if (lpad < 0) {

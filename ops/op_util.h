@@ -51,7 +51,7 @@ absl::Status CheckIndexDtype(const TensorDesc& desc, absl::string_view bn,
 // The axis attribute `attr` of blob `bn`, normalised (errors as
 // NormalizeAxisOf). Works for ShapeContext and SbpContext.
 template <typename Ctx>
-absl::StatusOr<int> AxisOf(const Ctx& ctx, absl::string_view attr, const TensorDesc& d,
+absl::StatusOr<int> AxisOf(Ctx& ctx, absl::string_view attr, const TensorDesc& d,
                            absl::string_view bn) {
   return NormalizeAxisOf(ctx.template Attr<int64_t>(attr), d, bn, attr);
 }

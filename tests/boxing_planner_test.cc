@@ -4,6 +4,7 @@
 #include "boxing/planner.h"
 
 #include <functional>
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -271,11 +272,47 @@ TEST(Planner, DeterministicAndCached) {
   absl::StatusOr<std::shared_ptr<const BoxingPlan>> b = planner.Plan(r);
   ASSERT_TRUE(a.ok() && b.ok());
   EXPECT_EQ(a->get(), b->get());
-  EXPECT_EQ(planner.hits(), 1u);
+  EXPECT_EQ(planner.stats().hits, 1u);
   absl::StatusOr<BoxingPlan> fresh = PlanBoxing(r, planner.calibration());
   ASSERT_TRUE(fresh.ok());
   EXPECT_EQ(fresh->Summary(), (*a)->Summary());
   EXPECT_EQ(fresh->time_s(), (*a)->time_s());
+}
+
+TEST(Planner, CacheIsBoundedLeastRecentlyUsedFirst) {
+  BoxingPlanner planner(Calibration::Defaults(NdSbp::kMaxAxes), /*capacity=*/2);
+  auto request = [](int64_t rows) {
+    return PlanRequest{Shape{rows, 4}, DataType::kFloat32, P("cpu:0-1"), Nd("S(0)"),
+                       P("cpu:0-1"), Nd("B")};
+  };
+  ASSERT_TRUE(planner.Plan(request(8)).ok());
+  ASSERT_TRUE(planner.Plan(request(9)).ok());
+  ASSERT_TRUE(planner.Plan(request(8)).ok());   // hit: 8 is now the most recent
+  ASSERT_TRUE(planner.Plan(request(10)).ok());  // evicts 9
+  PlannerStats s = planner.stats();
+  EXPECT_EQ(s.size, 2u);
+  EXPECT_EQ(s.capacity, 2u);
+  EXPECT_EQ(s.evictions, 1u);
+  EXPECT_EQ(s.hits, 1u);
+  ASSERT_TRUE(planner.Plan(request(8)).ok());
+  EXPECT_EQ(planner.stats().hits, 2u);
+  ASSERT_TRUE(planner.Plan(request(9)).ok());
+  EXPECT_EQ(planner.stats().misses, 4u);
+  planner.Clear();
+  EXPECT_EQ(planner.stats().size, 0u);
+}
+
+// Fingerprints are exact: decimal with 6 digits made these two equal.
+TEST(Calibration, FingerprintIsExact) {
+  Calibration a = Calibration::Defaults(2);
+  Calibration b = Calibration::Defaults(2);
+  EXPECT_EQ(a.Fingerprint(), b.Fingerprint());
+  b.axis(1).bandwidth_bytes_per_s = 25.00001e9;
+  EXPECT_NE(a.Fingerprint(), b.Fingerprint());
+  EXPECT_FALSE(a == b);
+  b = Calibration::Defaults(2);
+  b.p2p().latency_s = std::nextafter(b.p2p().latency_s, 1.0);
+  EXPECT_NE(a.Fingerprint(), b.Fingerprint());
 }
 
 }  // namespace

@@ -29,11 +29,35 @@ const SbpParallel kS1 = SbpParallel::Split(1);
 constexpr double kFltMax = 3.4028234663852886e38;
 constexpr double k2Pow63 = 9223372036854775808.0;
 
+// OneFlow's policy numbers (1, 2; anything else forbids P) as the enum.
+PartialPenalty Penalty(int policy) {
+  return policy == 1 ? PartialPenalty::kConstant
+         : policy == 2 ? PartialPenalty::kProportional
+                       : PartialPenalty::kForbidden;
+}
+
+// The cost functions with unsupported shown as OneFlow's FLT_MAX, so the
+// numbers below read as in SPEC.md.
+double AxisCost(SbpParallel a, SbpParallel b, double bytes, bool same_devices, int64_t np,
+                int64_t nc, int policy) {
+  return OneFlowAxisCost(a, b, bytes, same_devices, np, nc, Penalty(policy)).ValueOrFltMax();
+}
+
+absl::StatusOr<double> EagerNdCost(const NdSbp& in, const NdSbp& out,
+                                   std::vector<int64_t> hin, std::vector<int64_t> hout,
+                                   bool same_devices, const Shape& shape, double bytes,
+                                   bool requires_same, int policy) {
+  absl::StatusOr<CopyCost> c = OneFlowEagerNdCost(in, out, hin, hout, same_devices, shape,
+                                                  bytes, requires_same, Penalty(policy));
+  if (!c.ok()) return c.status();
+  return c->ValueOrFltMax();
+}
+
 // Same devices, same hierarchy, penalty policy 2, boxing allowed.
 double Cost(const std::string& in, const std::string& out, std::vector<int64_t> h,
             const Shape& shape, double bytes, int policy = 2) {
   absl::StatusOr<double> c =
-      OneFlowEagerNdCost(Nd(in), Nd(out), h, h, true, shape, bytes, false, policy);
+      EagerNdCost(Nd(in), Nd(out), h, h, true, shape, bytes, false, policy);
   EXPECT_TRUE(c.ok()) << c.status();
   return c.ok() ? *c : -1;
 }
@@ -41,7 +65,7 @@ double Cost(const std::string& in, const std::string& out, std::vector<int64_t> 
 double CostAcross(const std::string& in, const std::string& out, std::vector<int64_t> hin,
                   std::vector<int64_t> hout, bool same_devices, const Shape& shape,
                   double bytes) {
-  absl::StatusOr<double> c = OneFlowEagerNdCost(Nd(in), Nd(out), hin, hout, same_devices,
+  absl::StatusOr<double> c = EagerNdCost(Nd(in), Nd(out), hin, hout, same_devices,
                                                 shape, bytes, false, 2);
   EXPECT_TRUE(c.ok()) << c.status();
   return c.ok() ? *c : -1;
@@ -88,14 +112,34 @@ TEST(OneFlow1DCopyCostTest, CatWorkedExample) {
 // ----------------------------------------------------------------- Penalty
 
 TEST(PartialPenaltyTest, Policies) {
-  EXPECT_EQ(PartialPenalty(480, 6, 6, 1), 1.0);
-  EXPECT_EQ(PartialPenalty(480, 6, 6, 2), 4.0 * 480 * 12);  // 8·T·N = 23040
-  EXPECT_EQ(PartialPenalty(480, 2, 3, 2), 9600.0);
-  EXPECT_EQ(PartialPenalty(480, 6, 6, 0), kFltMax);
-  EXPECT_EQ(PartialPenalty(480, 6, 6, 3), kFltMax);
-  EXPECT_EQ(PartialPenalty(480, 6, 6, -1), kFltMax);
-  EXPECT_EQ(kUnsupportedCost, kFltMax);
+  EXPECT_EQ(PartialConsumerPenalty(480, 6, 6, PartialPenalty::kConstant), CopyCost(1.0));
+  EXPECT_EQ(PartialConsumerPenalty(480, 6, 6, PartialPenalty::kProportional),
+            CopyCost(4.0 * 480 * 12));  // 8·T·N = 23040
+  EXPECT_EQ(PartialConsumerPenalty(480, 2, 3, PartialPenalty::kProportional), CopyCost(9600.0));
+  // OneFlow's "any other policy": FLT_MAX there, explicitly unsupported here.
+  EXPECT_FALSE(PartialConsumerPenalty(480, 6, 6, PartialPenalty::kForbidden).supported());
+  EXPECT_EQ(PartialConsumerPenalty(480, 6, 6, PartialPenalty::kForbidden).ValueOrFltMax(),
+            kFltMax);
   EXPECT_EQ(kMaxValidCost, 2.7222587731082309e38);
+}
+
+TEST(PartialPenaltyTest, NumbersAreOneFlows) {
+  EXPECT_EQ(*PartialPenaltyFromNumber(1), PartialPenalty::kConstant);
+  EXPECT_EQ(*PartialPenaltyFromNumber(2), PartialPenalty::kProportional);
+  EXPECT_EQ(*PartialPenaltyFromNumber(3), PartialPenalty::kForbidden);
+  for (int bad : {0, 4, 99, -1}) {
+    EXPECT_EQ(PartialPenaltyFromNumber(bad).status().code(), absl::StatusCode::kInvalidArgument)
+        << bad;
+  }
+}
+
+TEST(CopyCostTest, UnsupportedAbsorbsSums) {
+  const CopyCost u = CopyCost::Unsupported();
+  EXPECT_FALSE((CopyCost(5) + u).supported());
+  EXPECT_FALSE((u + CopyCost(5)).supported());
+  EXPECT_EQ((CopyCost(5) + CopyCost(7)).value(), 12);
+  EXPECT_NE(u, CopyCost(0));
+  EXPECT_EQ(u.ValueOrFltMax(), kFltMax);
 }
 
 // ------------------------------------------------------------ c1 (SPEC §4.2)
@@ -103,7 +147,7 @@ TEST(PartialPenaltyTest, Policies) {
 TEST(OneFlowAxisCostTest, SameDevicesEqualCounts) {
   const double t = 480;
   auto c1 = [&](SbpParallel a, SbpParallel b, int policy = 2) {
-    return OneFlowAxisCost(a, b, t, true, 6, 6, policy);
+    return AxisCost(a, b, t, true, 6, 6, policy);
   };
   EXPECT_EQ(c1(kS0, kS0), 0);
   EXPECT_EQ(c1(kB, kB), 0);
@@ -119,7 +163,7 @@ TEST(OneFlowAxisCostTest, SameDevicesEqualCounts) {
   EXPECT_EQ(c1(kP, kS0), 2400);  // T·5
   EXPECT_EQ(c1(kS0, kB), 2400);
   EXPECT_EQ(c1(kP, kB), 4800);  // 2·T·5
-  EXPECT_EQ(OneFlowAxisCost(kS0, kS1, 480, true, 4, 4, 2), 360);
+  EXPECT_EQ(AxisCost(kS0, kS1, 480, true, 4, 4, 2), 360);
 }
 
 TEST(OneFlowAxisCostTest, OtherwiseFormula) {
@@ -127,21 +171,21 @@ TEST(OneFlowAxisCostTest, OtherwiseFormula) {
   const double t = 480;
   for (bool same : {true, false}) {
     const int64_t np = 2, nc = 3;
-    EXPECT_EQ(OneFlowAxisCost(kS0, kS1, t, same, np, nc, 2), t);
-    EXPECT_EQ(OneFlowAxisCost(kB, kS0, t, same, np, nc, 2), t);
-    EXPECT_EQ(OneFlowAxisCost(kS0, kS0, t, same, np, nc, 2), t);
-    EXPECT_EQ(OneFlowAxisCost(kB, kB, t, same, np, nc, 2), 3 * t);
-    EXPECT_EQ(OneFlowAxisCost(kS0, kB, t, same, np, nc, 2), 3 * t);
-    EXPECT_EQ(OneFlowAxisCost(kP, kS0, t, same, np, nc, 2), 2 * t);
-    EXPECT_EQ(OneFlowAxisCost(kP, kB, t, same, np, nc, 2), 4 * t);
-    EXPECT_EQ(OneFlowAxisCost(kP, kP, t, same, np, nc, 2), 2 * t + 4 * t * 5);
-    EXPECT_EQ(OneFlowAxisCost(kB, kP, t, same, np, nc, 1), t + 1);
+    EXPECT_EQ(AxisCost(kS0, kS1, t, same, np, nc, 2), t);
+    EXPECT_EQ(AxisCost(kB, kS0, t, same, np, nc, 2), t);
+    EXPECT_EQ(AxisCost(kS0, kS0, t, same, np, nc, 2), t);
+    EXPECT_EQ(AxisCost(kB, kB, t, same, np, nc, 2), 3 * t);
+    EXPECT_EQ(AxisCost(kS0, kB, t, same, np, nc, 2), 3 * t);
+    EXPECT_EQ(AxisCost(kP, kS0, t, same, np, nc, 2), 2 * t);
+    EXPECT_EQ(AxisCost(kP, kB, t, same, np, nc, 2), 4 * t);
+    EXPECT_EQ(AxisCost(kP, kP, t, same, np, nc, 2), 2 * t + 4 * t * 5);
+    EXPECT_EQ(AxisCost(kB, kP, t, same, np, nc, 1), t + 1);
   }
   // Different devices with equal counts: still the otherwise formula.
-  EXPECT_EQ(OneFlowAxisCost(kS0, kS0, t, false, 6, 6, 2), t);
-  EXPECT_EQ(OneFlowAxisCost(kB, kS0, t, false, 6, 6, 2), t);
-  EXPECT_EQ(OneFlowAxisCost(kP, kB, t, false, 6, 6, 2), 11 * t);
-  EXPECT_EQ(OneFlowAxisCost(kS1, kP, t, false, 6, 6, 2), t + 4 * t * 12);
+  EXPECT_EQ(AxisCost(kS0, kS0, t, false, 6, 6, 2), t);
+  EXPECT_EQ(AxisCost(kB, kS0, t, false, 6, 6, 2), t);
+  EXPECT_EQ(AxisCost(kP, kB, t, false, 6, 6, 2), 11 * t);
+  EXPECT_EQ(AxisCost(kS1, kP, t, false, 6, 6, 2), t + 4 * t * 12);
 }
 
 // ------------------------------------------------- Eager N-D (SPEC §4.4-4.5)
@@ -244,7 +288,7 @@ TEST(OneFlowEagerNdCostTest, RequiresSameSbp) {
   auto cost = [&](const std::string& in, const std::string& out, std::vector<int64_t> hin,
                   std::vector<int64_t> hout, bool same) {
     absl::StatusOr<double> c =
-        OneFlowEagerNdCost(Nd(in), Nd(out), hin, hout, same, s, 480, true, 2);
+        EagerNdCost(Nd(in), Nd(out), hin, hout, same, s, 480, true, 2);
     EXPECT_TRUE(c.ok()) << c.status();
     return c.ok() ? *c : -1;
   };
@@ -267,8 +311,8 @@ TEST(OneFlowEagerNdCostTest, RequiresSameSbp) {
         const NdSbp out = Nd(sbps[b / 4] + "," + sbps[b % 4]);
         const InOutReduced r = InOutReduce({2, 3}, {2, 3}, in, out, shape);
         const bool equal = r.in == r.out;
-        auto strict = OneFlowEagerNdCost(in, out, {2, 3}, {2, 3}, true, shape, 480, true, 2);
-        auto boxed = OneFlowEagerNdCost(in, out, {2, 3}, {2, 3}, true, shape, 480, false, 2);
+        auto strict = EagerNdCost(in, out, {2, 3}, {2, 3}, true, shape, 480, true, 2);
+        auto boxed = EagerNdCost(in, out, {2, 3}, {2, 3}, true, shape, 480, false, 2);
         ASSERT_TRUE(strict.ok() && boxed.ok());
         EXPECT_EQ(*strict, equal ? 0 : kFltMax) << in.ToString() << "->" << out.ToString();
         if (equal) {
@@ -290,13 +334,13 @@ TEST(OneFlowEagerNdCostTest, EmptyOrUnsetNdSbpIsInvalidArgument) {
     for (const auto& [in, out] : std::vector<std::pair<NdSbp, NdSbp>>{
              {NdSbp(), bb}, {bb, NdSbp()}, {unset, bb}, {bb, unset}, {unset, unset}}) {
       absl::StatusOr<double> c =
-          OneFlowEagerNdCost(in, out, h, h, true, s, 480, requires_same, 2);
+          EagerNdCost(in, out, h, h, true, s, 480, requires_same, 2);
       EXPECT_EQ(c.status().code(), absl::StatusCode::kInvalidArgument)
           << in.ToString() << "->" << out.ToString();
     }
   }
   absl::StatusOr<double> one =
-      OneFlowEagerNdCost(NdSbp(), NdSbp(), {6}, {6}, true, s, 480, false, 2);
+      EagerNdCost(NdSbp(), NdSbp(), {6}, {6}, true, s, 480, false, 2);
   EXPECT_EQ(one.status().code(), absl::StatusCode::kInvalidArgument);
 }
 

@@ -106,16 +106,18 @@ TEST(CustomOp, MissingRuleIsAnErrorUnlessTheFallbackIsExplicit) {
   EXPECT_EQ(r->signature[0].ToString(), "(B, B)");
 
   // The engine's cache counts fallback inferences.
-  InferCache cache;
+  Engine::Options options;
+  options.registry = Engine::Options::Borrow(registry);
+  std::unique_ptr<Engine> engine = *Engine::Create(std::move(options));
   std::shared_ptr<const OpCall> call;
   ASSERT_TRUE(Infer(spec, &call).ok());
   InferRequest req;
   req.op = call;
   req.placement = *Placement::Parse("cpu:0-3 [2,2]");
   req.inputs = {InferInput(*TensorDesc::Parse("f32[8,8]"), *NdSbp::Parse("(S(0),S(1))"))};
-  ASSERT_TRUE(cache.GetOrInfer(req).ok());
-  ASSERT_TRUE(cache.GetOrInfer(req).ok());
-  EXPECT_EQ(cache.stats().fallback_inferences, 1u);
+  ASSERT_TRUE(engine->Infer(req).ok());
+  ASSERT_TRUE(engine->Infer(req).ok());
+  EXPECT_EQ(engine->infer_cache_stats().fallback_inferences, 1u);
 }
 
 TEST(CustomOp, RuleBugsAreErrorsNotAborts) {

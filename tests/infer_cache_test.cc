@@ -8,6 +8,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "oneflow_sbp/oneflow_selection.h"
 #include "oneflow_sbp/signature_inference.h"
 #include "tests/infer_test_util.h"
 
@@ -29,6 +30,11 @@ InferRequest Request(const std::string& op, const std::string& placement,
                                   *NdSbp::Parse(in.substr(colon + 1))});
   }
   return r;
+}
+
+// The `oneflow` policy for the request's placement.
+std::shared_ptr<const SelectionPolicy> Policy(const InferRequest& r) {
+  return OneFlowSelectionFor(r.placement);
 }
 
 // Many requests that differ in exactly one key component each.
@@ -56,7 +62,7 @@ std::vector<InferRequest> DistinctRequests() {
   constrained.constraints[0] = *NdSbp::Parse("(B,B)");
   out.push_back(constrained);
   InferRequest penalty = out.front();
-  penalty.cost.partial_penalty_policy = 1;
+  penalty.cost.partial_penalty = PartialPenalty::kConstant;
   out.push_back(penalty);
   return out;
 }
@@ -64,8 +70,8 @@ std::vector<InferRequest> DistinctRequests() {
 TEST(InferCache, HitAfterMissSharesTheValue) {
   InferCache cache;
   const InferRequest r = Request("relu", "cpu:0-3 [2,2]", {"f32[8,8]:(P,P)"});
-  absl::StatusOr<std::shared_ptr<const InferResult>> a = cache.GetOrInfer(r);
-  absl::StatusOr<std::shared_ptr<const InferResult>> b = cache.GetOrInfer(r);
+  absl::StatusOr<std::shared_ptr<const InferResult>> a = cache.GetOrInfer(r, Policy(r));
+  absl::StatusOr<std::shared_ptr<const InferResult>> b = cache.GetOrInfer(r, Policy(r));
   ASSERT_TRUE(a.ok() && b.ok());
   EXPECT_EQ(a->get(), b->get());
   const InferCache::Stats s = cache.stats();
@@ -75,7 +81,7 @@ TEST(InferCache, HitAfterMissSharesTheValue) {
   EXPECT_EQ(s.size, 1u);
   // An equal request built separately (other OpCall object) hits too.
   const InferRequest again = Request("relu", "cpu:0-3 [2,2]", {"f32[8,8]:(P,P)"});
-  EXPECT_EQ(cache.Lookup(again).get(), a->get());
+  EXPECT_EQ(cache.Lookup(again, Policy(again)).get(), a->get());
 }
 
 TEST(InferCache, EveryKeyComponentSeparatesEntries) {
@@ -92,11 +98,12 @@ TEST(InferCache, EveryKeyComponentSeparatesEntries) {
 TEST(InferCache, ForcedHashCollisionsNeverMixUpCalls) {
   InferCache::Options options;
   options.hash_override_for_testing = [](size_t) { return size_t{42}; };
-  InferCache cache(options);
+  std::unique_ptr<InferCache> owned = *InferCache::Create(options);
+  InferCache& cache = *owned;
   const std::vector<InferRequest> requests = DistinctRequests();
   for (int round = 0; round < 2; ++round) {
     for (const InferRequest& r : requests) {
-      absl::StatusOr<std::shared_ptr<const InferResult>> cached = cache.GetOrInfer(r);
+      absl::StatusOr<std::shared_ptr<const InferResult>> cached = cache.GetOrInfer(r, Policy(r));
       absl::StatusOr<InferResult> fresh = InferSignature(r);
       ASSERT_TRUE(cached.ok() && fresh.ok());
       EXPECT_EQ(SignatureToString(*r.op, (*cached)->signature),
@@ -112,18 +119,19 @@ TEST(InferCache, ClockEvictsEntriesNotHitSinceTheLastSweep) {
   InferCache::Options options;
   options.capacity = 4;
   options.shards = 1;
-  InferCache cache(options);
+  std::unique_ptr<InferCache> owned = *InferCache::Create(options);
+  InferCache& cache = *owned;
   const std::vector<InferRequest> r = DistinctRequests();
-  for (int i = 0; i < 4; ++i) ASSERT_TRUE(cache.GetOrInfer(r[i]).ok());
-  ASSERT_NE(cache.Lookup(r[0]), nullptr);  // r[0] referenced
-  ASSERT_TRUE(cache.GetOrInfer(r[4]).ok());  // evicts r[1], the first unreferenced
-  EXPECT_NE(cache.Lookup(r[0]), nullptr);
-  EXPECT_EQ(cache.Lookup(r[1]), nullptr);
-  EXPECT_NE(cache.Lookup(r[4]), nullptr);
+  for (int i = 0; i < 4; ++i) ASSERT_TRUE(cache.GetOrInfer(r[i], Policy(r[i])).ok());
+  ASSERT_NE(cache.Lookup(r[0], Policy(r[0])), nullptr);  // r[0] referenced
+  ASSERT_TRUE(cache.GetOrInfer(r[4], Policy(r[4])).ok());  // evicts r[1], the first unreferenced
+  EXPECT_NE(cache.Lookup(r[0], Policy(r[0])), nullptr);
+  EXPECT_EQ(cache.Lookup(r[1], Policy(r[1])), nullptr);
+  EXPECT_NE(cache.Lookup(r[4], Policy(r[4])), nullptr);
   InferCache::Stats s = cache.stats();
   EXPECT_EQ(s.size, 4u);
   EXPECT_EQ(s.evictions, 1u);
-  for (size_t i = 5; i < r.size(); ++i) ASSERT_TRUE(cache.GetOrInfer(r[i]).ok());
+  for (size_t i = 5; i < r.size(); ++i) ASSERT_TRUE(cache.GetOrInfer(r[i], Policy(r[i])).ok());
   s = cache.stats();
   EXPECT_EQ(s.size, 4u);
   EXPECT_EQ(s.evictions, r.size() - 4);
@@ -136,8 +144,8 @@ TEST(InferCache, ErrorsAreNotCached) {
   const InferRequest bad = Request("relu", "cpu:0-1", {"f32[8,8]:S(0)"});
   InferRequest wrong = bad;
   wrong.constraints = {std::nullopt, *NdSbp::Parse("P")};
-  EXPECT_FALSE(cache.GetOrInfer(wrong).ok());
-  EXPECT_FALSE(cache.GetOrInfer(wrong).ok());
+  EXPECT_FALSE(cache.GetOrInfer(wrong, Policy(wrong)).ok());
+  EXPECT_FALSE(cache.GetOrInfer(wrong, Policy(wrong)).ok());
   EXPECT_EQ(cache.stats().inserts, 0u);
   EXPECT_EQ(cache.stats().misses, 2u);
 }
@@ -146,7 +154,8 @@ TEST(InferCache, ConcurrentReadersAndWritersAgree) {
   InferCache::Options options;
   options.capacity = 32;  // smaller than the working set: evictions race too
   options.shards = 4;
-  InferCache cache(options);
+  std::unique_ptr<InferCache> owned = *InferCache::Create(options);
+  InferCache& cache = *owned;
   const std::vector<InferRequest> requests = DistinctRequests();
   std::vector<std::string> expected;
   for (const InferRequest& r : requests) {
@@ -161,7 +170,7 @@ TEST(InferCache, ConcurrentReadersAndWritersAgree) {
       for (int round = 0; round < kRounds; ++round) {
         for (size_t i = 0; i < requests.size(); ++i) {
           const size_t k = (i * 7 + t + round) % requests.size();
-          absl::StatusOr<std::shared_ptr<const InferResult>> r = cache.GetOrInfer(requests[k]);
+          absl::StatusOr<std::shared_ptr<const InferResult>> r = cache.GetOrInfer(requests[k], Policy(requests[k]));
           if (!r.ok() || SignatureToString(*requests[k].op, (*r)->signature) != expected[k]) {
             ++wrong[t];
           }

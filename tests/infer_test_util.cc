@@ -1,7 +1,11 @@
 #include "tests/infer_test_util.h"
 
+#include "absl/container/flat_hash_map.h"
+#include "absl/synchronization/mutex.h"
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "oneflow_sbp/candidate_list.h"
 #include "oneflow_sbp/signature_inference.h"
 #include "ops/builtin_ops.h"
 
@@ -30,6 +34,22 @@ absl::StatusOr<std::shared_ptr<const OpCall>> MakeCall(const std::string& op,
   absl::StatusOr<std::vector<int>> counts = OpCall::DeduceInputCounts(**def, num_inputs);
   if (!counts.ok()) return counts.status();
   return OpCall::Make(*def, *counts, map);
+}
+
+absl::StatusOr<Engine*> EngineFor(OpRegistry* registry) {
+  static absl::Mutex* mu = new absl::Mutex;
+  static auto* engines = new absl::flat_hash_map<OpRegistry*, std::unique_ptr<Engine>>;
+  if (registry == nullptr) registry = &Registry();
+  absl::MutexLock lock(mu);
+  std::unique_ptr<Engine>& engine = (*engines)[registry];
+  if (engine == nullptr) {
+    Engine::Options options;
+    options.registry = Engine::Options::Borrow(*registry);
+    absl::StatusOr<std::unique_ptr<Engine>> created = Engine::Create(std::move(options));
+    if (!created.ok()) return created.status();
+    engine = *std::move(created);
+  }
+  return engine.get();
 }
 
 absl::StatusOr<InferResult> Infer(const InferSpec& spec,
@@ -61,8 +81,13 @@ absl::StatusOr<InferResult> Infer(const InferSpec& spec,
     }
   }
   req.explain = spec.explain;
+  req.cost.policy = PolicyName::Of(spec.cost);
   if (call_out != nullptr) *call_out = *call;
-  return InferSignature(req);
+  absl::StatusOr<Engine*> engine = EngineFor(spec.registry);
+  if (!engine.ok()) return engine.status();
+  absl::StatusOr<std::shared_ptr<const InferResult>> r = (*engine)->Infer(req);
+  if (!r.ok()) return r.status();
+  return **r;
 }
 
 std::string InferToString(const InferSpec& spec) {

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "oneflow_sbp/engine.h"
 #include "oneflow_sbp/infer_types.h"
 #include "oneflow_sbp/op_call.h"
 #include "oneflow_sbp/op_registry.h"
@@ -36,8 +37,15 @@ struct InferSpec {
   // bn -> nd_sbp string, e.g. {"a_0", "(S(0),B)"}.
   std::map<std::string, std::string> constraints;
   bool explain = false;
+  // nullptr: Registry().
   OpRegistry* registry = nullptr;
+  // A cost policy the engine knows: "oneflow" or "planned".
+  std::string cost = "oneflow";
 };
+
+// The one Engine per registry (nullptr: Registry()) that tests infer
+// through, as the CLI and the interpreter do.
+absl::StatusOr<Engine*> EngineFor(OpRegistry* registry = nullptr);
 
 absl::StatusOr<InferResult> Infer(const InferSpec& spec,
                                   std::shared_ptr<const OpCall>* call_out = nullptr);

@@ -9,6 +9,7 @@
 #include "gtest/gtest.h"
 #include "oneflow_sbp/op_call.h"
 #include "oneflow_sbp/sbp_signature.h"
+#include "oneflow_sbp/candidate_list.h"
 #include "oneflow_sbp/signature_inference.h"
 #include "tests/infer_test_util.h"
 

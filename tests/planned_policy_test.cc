@@ -2,7 +2,6 @@
 // selection rules (SPEC.md §9, "improved").
 #include <string>
 
-#include "boxing/planned_cost_model.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "oneflow_sbp/infer_cache.h"
@@ -15,30 +14,10 @@ namespace {
 
 using ::testing::HasSubstr;
 
-absl::StatusOr<InferResult> InferPlanned(const InferSpec& spec, std::shared_ptr<const OpCall>* call,
-                                         bool with_model = true) {
-  absl::StatusOr<std::shared_ptr<const OpCall>> c =
-      MakeCall(spec.op, static_cast<int>(spec.inputs.size()), spec.attrs, spec.registry);
-  if (!c.ok()) return c.status();
-  *call = *c;
-  InferRequest req;
-  req.op = *c;
-  req.placement = *Placement::Parse(spec.placement);
-  for (const std::string& in : spec.inputs) {
-    const size_t colon = in.find(':');
-    req.inputs.emplace_back(*TensorDesc::Parse(in.substr(0, colon)),
-                            *NdSbp::Parse(in.substr(colon + 1)));
-  }
-  if (!spec.constraints.empty()) {
-    req.constraints.resize(req.op->num_blobs());
-    for (const auto& [bn, nd] : spec.constraints) {
-      req.constraints[req.op->BlobIndexOf(bn)] = *NdSbp::Parse(nd);
-    }
-  }
-  req.cost.policy = CostPolicy::kPlanned;
-  if (with_model) req.cost.planned_model = boxing::PlannedCostModel::Default();
-  req.explain = spec.explain;
-  return InferSignature(req);
+// Through the test engine, which knows the `planned` policy.
+absl::StatusOr<InferResult> InferPlanned(InferSpec spec, std::shared_ptr<const OpCall>* call) {
+  spec.cost = "planned";
+  return Infer(spec, call);
 }
 
 std::string Planned(const InferSpec& spec) {
@@ -92,13 +71,18 @@ TEST(PlannedPolicy, OutputsAreShapeFilteredAndConstraintsApplyToOutputs) {
   EXPECT_EQ(Planned(constrained), "x_0:(B,B) -> y_0:(B,B)");
 }
 
-TEST(PlannedPolicy, NeedsAModelAndExplains) {
+TEST(PlannedPolicy, NeedsAnEngineAndExplains) {
   std::shared_ptr<const OpCall> call;
-  absl::StatusOr<InferResult> r =
-      InferPlanned({"relu", "cpu:0-1", {"f32[8]:S(0)"}}, &call, /*with_model=*/false);
+  InferRequest req;
+  req.op = *MakeCall("relu", 1);
+  req.placement = *Placement::Parse("cpu:0-1");
+  req.inputs = {InferInput(*TensorDesc::Parse("f32[8]"), *NdSbp::Parse("S(0)"))};
+  req.cost.policy = PolicyName::Planned();
+  // Only an Engine knows the planned policy's model (its planner).
+  absl::StatusOr<InferResult> r = InferSignature(req);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_THAT(std::string(r.status().message()), HasSubstr("relu: cost policy planned needs"));
+  EXPECT_THAT(std::string(r.status().message()), HasSubstr("cost policy planned needs an Engine"));
   InferSpec spec{"relu", "cpu:0-5 [2,3]", {"f32[2,12]:(P,P)"}};
   spec.explain = true;
   r = InferPlanned(spec, &call);
@@ -109,7 +93,7 @@ TEST(PlannedPolicy, NeedsAModelAndExplains) {
     chosen += c.status == CandidateStatus::kChosen ? 1 : 0;
     filtered += c.status == CandidateStatus::kFilteredByShape ? 1 : 0;
     if (c.status == CandidateStatus::kChosen) {
-      EXPECT_GT(c.copy_cost, 0);
+      EXPECT_GT(c.copy_cost.ValueOrFltMax(), 0);
     }
   }
   EXPECT_EQ(chosen, 1);
@@ -125,12 +109,11 @@ TEST(PlannedPolicy, CacheKeysSeparatePolicies) {
   a.inputs = {InferInput(*TensorDesc::Parse("f32[8,8]"), *NdSbp::Parse("S(0)")),
               InferInput(*TensorDesc::Parse("f32[8,8]"), *NdSbp::Parse("B"))};
   InferRequest b = a;
-  b.cost.policy = CostPolicy::kPlanned;
-  b.cost.planned_model = boxing::PlannedCostModel::Default();
+  b.cost.policy = PolicyName::Planned();
   EXPECT_FALSE(InferKeyEquals(a, b));
-  InferCache cache;
-  absl::StatusOr<std::shared_ptr<const InferResult>> ra = cache.GetOrInfer(a);
-  absl::StatusOr<std::shared_ptr<const InferResult>> rb = cache.GetOrInfer(b);
+  Engine* engine = *EngineFor();
+  absl::StatusOr<std::shared_ptr<const InferResult>> ra = engine->Infer(a);
+  absl::StatusOr<std::shared_ptr<const InferResult>> rb = engine->Infer(b);
   ASSERT_TRUE(ra.ok() && rb.ok());
   EXPECT_NE(SignatureToString(*a.op, (*ra)->signature), SignatureToString(*b.op, (*rb)->signature));
 }

@@ -9,9 +9,9 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/value_test_util.h"
-#include "oneflow_sbp/proto_convert.h"
-#include "oneflow_sbp/proto_io.h"
-#include "tools/cli_format.h"
+#include "oneflow_sbp/io/proto_convert.h"
+#include "oneflow_sbp/io/proto_io.h"
+#include "oneflow_sbp/io/message_decode.h"
 
 namespace oneflow_sbp {
 namespace {
@@ -284,7 +284,7 @@ TEST(ProtoIoTest, ParallelConfMissingRequiredDeviceTag) {
   EXPECT_THAT(std::string(s.message()), HasSubstr("device_tag"));
 }
 
-// ------------------------------------------------------- cli::Decode* forms
+// ------------------------------------------------------- Decode* forms
 
 TEST(DecodeTest, NdSbpAllEncodingsAgree) {
   const NdSbp want = Nd("(S(0), B)");
@@ -293,7 +293,7 @@ TEST(DecodeTest, NdSbpAllEncodingsAgree) {
         R"({"sbp_parallel":[{"split_parallel":{"axis":"0"}},{"broadcast_parallel":{}}]})",
         "sbp_parallel { split_parallel { axis: 0 } } sbp_parallel { broadcast_parallel {} }",
         ToTextProto(ToProto(want)), ToJson(ToProto(want), /*pretty=*/true)}) {
-    absl::StatusOr<NdSbp> nd = cli::DecodeNdSbp(text);
+    absl::StatusOr<NdSbp> nd = DecodeNdSbp(text);
     ASSERT_TRUE(nd.ok()) << text << ": " << nd.status();
     EXPECT_EQ(*nd, want) << text;
   }
@@ -308,7 +308,7 @@ TEST(DecodeTest, PlacementAllEncodingsAgree) {
         R"(device_name: "0:0-1" device_name: "0:2-3" device_tag: "cpu" hierarchy { dim: [2, 2] })",
         R"(hierarchy { dim: 2 dim: 2 } device_tag: "cpu" device_name: "@0:0" device_name: "0:1-3")",
         ToTextProto(ToProto(want)), ToJson(ToProto(want), /*pretty=*/true)}) {
-    absl::StatusOr<Placement> p = cli::DecodePlacement(text);
+    absl::StatusOr<Placement> p = DecodePlacement(text);
     ASSERT_TRUE(p.ok()) << text << ": " << p.status();
     EXPECT_EQ(*p, want) << text;
   }
@@ -316,22 +316,22 @@ TEST(DecodeTest, PlacementAllEncodingsAgree) {
 
 TEST(DecodeTest, BadNdSbp) {
   const absl::StatusCode kInvalid = absl::StatusCode::kInvalidArgument;
-  ExpectError(cli::DecodeNdSbp("S(-1)"), kInvalid, "S(-1)");
-  ExpectError(cli::DecodeNdSbp(""), kInvalid, "''");
-  ExpectError(cli::DecodeNdSbp("{"), kInvalid, "JSON");
-  ExpectError(cli::DecodeNdSbp(R"({"sbp_parallel":[{"split_parallel":{"axis":"-1"}}]})"),
+  ExpectError(DecodeNdSbp("S(-1)"), kInvalid, "S(-1)");
+  ExpectError(DecodeNdSbp(""), kInvalid, "''");
+  ExpectError(DecodeNdSbp("{"), kInvalid, "JSON");
+  ExpectError(DecodeNdSbp(R"({"sbp_parallel":[{"split_parallel":{"axis":"-1"}}]})"),
               kInvalid, "-1");
-  ExpectError(cli::DecodeNdSbp(R"({"sbp_parallel":[{"bogus":{}}]})"), kInvalid, "bogus");
-  ExpectError(cli::DecodeNdSbp("sbp_parallel { split_parallel { axis: -1 } }"), kInvalid,
+  ExpectError(DecodeNdSbp(R"({"sbp_parallel":[{"bogus":{}}]})"), kInvalid, "bogus");
+  ExpectError(DecodeNdSbp("sbp_parallel { split_parallel { axis: -1 } }"), kInvalid,
               "-1");
-  ExpectError(cli::DecodeNdSbp("sbp_parallel { bogus {} }"), kInvalid, "bogus");
-  ExpectError(cli::DecodeNdSbp("sbp_parallel {"), kInvalid, "text proto");
+  ExpectError(DecodeNdSbp("sbp_parallel { bogus {} }"), kInvalid, "bogus");
+  ExpectError(DecodeNdSbp("sbp_parallel {"), kInvalid, "text proto");
 }
 
 // An NdSbp message with no entries is as bad as the compact "()".
 TEST(DecodeTest, EmptyNdSbpMessageIsRejected) {
   for (const char* text : {"{}", R"({"sbp_parallel":[]})"}) {
-    absl::StatusOr<NdSbp> nd = cli::DecodeNdSbp(text);
+    absl::StatusOr<NdSbp> nd = DecodeNdSbp(text);
     ASSERT_FALSE(nd.ok()) << text << " decoded as " << nd->ToString();
     EXPECT_EQ(nd.status().code(), absl::StatusCode::kInvalidArgument);
   }
@@ -339,19 +339,19 @@ TEST(DecodeTest, EmptyNdSbpMessageIsRejected) {
 
 TEST(DecodeTest, BadPlacement) {
   const absl::StatusCode kInvalid = absl::StatusCode::kInvalidArgument;
-  ExpectError(cli::DecodePlacement("cpu:3-1"), kInvalid, "3-1");
-  ExpectError(cli::DecodePlacement("tpu:0-3"), kInvalid, "tpu");
-  ExpectError(cli::DecodePlacement("cpu:"), kInvalid, "cpu:");
-  ExpectError(cli::DecodePlacement(R"({"device_tag":"cpu")"), kInvalid, "JSON");
-  ExpectError(cli::DecodePlacement(R"({"device_tag":"cpu","device_name":["1:0"]})"),
+  ExpectError(DecodePlacement("cpu:3-1"), kInvalid, "3-1");
+  ExpectError(DecodePlacement("tpu:0-3"), kInvalid, "tpu");
+  ExpectError(DecodePlacement("cpu:"), kInvalid, "cpu:");
+  ExpectError(DecodePlacement(R"({"device_tag":"cpu")"), kInvalid, "JSON");
+  ExpectError(DecodePlacement(R"({"device_tag":"cpu","device_name":["1:0"]})"),
               absl::StatusCode::kUnimplemented, "1:0");
-  ExpectError(cli::DecodePlacement(R"(device_tag: "cpu" device_name: "3:0-1")"),
+  ExpectError(DecodePlacement(R"(device_tag: "cpu" device_name: "3:0-1")"),
               absl::StatusCode::kUnimplemented, "3:0-1");
-  ExpectError(cli::DecodePlacement("device_tag: cpu"), kInvalid, "text proto");
-  ExpectError(cli::DecodePlacement(
+  ExpectError(DecodePlacement("device_tag: cpu"), kInvalid, "text proto");
+  ExpectError(DecodePlacement(
                   R"({"device_tag":"cpu","device_name":["0:0-3"],"hierarchy":{"dim":[3]}})"),
               kInvalid, "[3]");
-  ExpectError(cli::DecodePlacement(R"(device_tag: "cpu" device_name: "0:0-3" hierarchy { dim: 0 })"),
+  ExpectError(DecodePlacement(R"(device_tag: "cpu" device_name: "0:0-3" hierarchy { dim: 0 })"),
               kInvalid, "extent 0");
 }
 

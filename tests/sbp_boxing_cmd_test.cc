@@ -4,12 +4,17 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "oneflow_sbp/proto_io.h"
+#include "tests/infer_test_util.h"
+#include "oneflow_sbp/io/proto_io.h"
 #include "proto/boxing.pb.h"
+#include "ops/builtin_ops.h"
 #include "tools/cmd_boxing.h"
 
 namespace oneflow_sbp::cli {
 namespace {
+
+// An engine like the tool's: the built-in ops, default caches.
+Engine& Eng() { return **testing::EngineFor(); }
 
 using ::testing::HasSubstr;
 
@@ -27,7 +32,7 @@ std::string ErrorOf(const absl::StatusOr<std::string>& r) {
 }
 
 TEST(SbpBoxing, TextReport) {
-  absl::StatusOr<std::string> out = RunBoxing(Swap());
+  absl::StatusOr<std::string> out = RunBoxing(Swap(), Eng());
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_EQ(*out,
             "f32[8,6] (192 bytes): (S(0), S(1)) on cpu:0-3 [2,2] -> (S(1), S(0)) on cpu:0-3 [2,2]\n"
@@ -45,7 +50,7 @@ TEST(SbpBoxing, JsonAndDot) {
   o.from = "(P,P)";
   o.to = "(B,B)";
   o.format = "json";
-  absl::StatusOr<std::string> json = RunBoxing(o);
+  absl::StatusOr<std::string> json = RunBoxing(o, Eng());
   ASSERT_TRUE(json.ok()) << json.status();
   oneflow::BoxingPlanProto plan;
   ASSERT_TRUE(FromJson(*json, &plan).ok());
@@ -57,7 +62,7 @@ TEST(SbpBoxing, JsonAndDot) {
   EXPECT_EQ(plan.total_bytes(), 4 * 288);
   EXPECT_EQ(plan.naive_summary(), "all_reduce[0] P->B ; all_reduce[1] P->B");
   o.format = "dot";
-  absl::StatusOr<std::string> dot = RunBoxing(o);
+  absl::StatusOr<std::string> dot = RunBoxing(o, Eng());
   ASSERT_TRUE(dot.ok());
   EXPECT_THAT(*dot, HasSubstr("digraph boxing {"));
   EXPECT_THAT(*dot, HasSubstr("n0 -> n1 [label=\"all_reduce on mesh axes 0,1, P -> B\\n1152 B"));
@@ -70,7 +75,7 @@ TEST(SbpBoxing, ChangeOfPlacement) {
   o.from = "S(0)";
   o.to = "S(0)";
   o.to_placement = "cpu:4-7";
-  absl::StatusOr<std::string> out = RunBoxing(o);
+  absl::StatusOr<std::string> out = RunBoxing(o, Eng());
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_THAT(*out, HasSubstr("bytes received/sent: r0 0/48, r1 0/48, r2 0/48, r3 0/48, "
                               "r4 48/0, r5 48/0, r6 48/0, r7 48/0"));
@@ -79,23 +84,23 @@ TEST(SbpBoxing, ChangeOfPlacement) {
 TEST(SbpBoxing, BadRequests) {
   BoxingOptions o = Swap();
   o.to = "S(0)";
-  EXPECT_THAT(ErrorOf(RunBoxing(o)),
+  EXPECT_THAT(ErrorOf(RunBoxing(o, Eng())),
               HasSubstr("boxing destination (S(0)) on cpu:0-3 [2,2]: nd_sbp (S(0)) has 1 entries"));
   o = Swap();
   o.from = "(S(3),B)";
-  EXPECT_THAT(ErrorOf(RunBoxing(o)), HasSubstr("splits dim 3"));
+  EXPECT_THAT(ErrorOf(RunBoxing(o, Eng())), HasSubstr("splits dim 3"));
   o = Swap();
   o.shape = "";
-  EXPECT_THAT(ErrorOf(RunBoxing(o)), HasSubstr("--shape is required"));
+  EXPECT_THAT(ErrorOf(RunBoxing(o, Eng())), HasSubstr("--shape is required"));
   o = Swap();
   o.to_placement = "cuda:0-3 [2,2]";
-  EXPECT_THAT(ErrorOf(RunBoxing(o)), HasSubstr("boxing between device types"));
+  EXPECT_THAT(ErrorOf(RunBoxing(o, Eng())), HasSubstr("boxing between device types"));
   o = Swap();
   o.format = "table";
-  EXPECT_THAT(ErrorOf(RunBoxing(o)), HasSubstr("supports text|json|textproto|dot"));
+  EXPECT_THAT(ErrorOf(RunBoxing(o, Eng())), HasSubstr("supports text|json|textproto|dot"));
   o = Swap();
   o.from = "(S(0),Q)";
-  EXPECT_THAT(ErrorOf(RunBoxing(o)), HasSubstr("bad SBP 'Q'"));
+  EXPECT_THAT(ErrorOf(RunBoxing(o, Eng())), HasSubstr("bad SBP 'Q'"));
 }
 
 }  // namespace

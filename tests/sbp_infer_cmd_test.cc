@@ -4,7 +4,8 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "oneflow_sbp/proto_io.h"
+#include "tests/infer_test_util.h"
+#include "oneflow_sbp/io/proto_io.h"
 #include "ops/builtin_ops.h"
 #include "proto/infer.pb.h"
 #include "proto/op_def.pb.h"
@@ -17,6 +18,9 @@ namespace {
 using ::testing::HasSubstr;
 
 const OpRegistry& Ops() { return ops::BuiltinOpRegistry(); }
+// An engine like the tool's: the built-in ops, default caches.
+Engine& Eng() { return **testing::EngineFor(); }
+
 
 InferOptions Matmul2x2() {
   InferOptions o;
@@ -36,7 +40,7 @@ std::string ErrorOf(const absl::StatusOr<std::string>& r) {
 // (B -> S on one axis of a is a local slice, +1 for staying 2-D); keeping
 // a and gathering b to (B,B) costs 1 + 3·T(b) = 18433.
 TEST(SbpInfer, TextReportNamesEveryBlobAndTheBoxing) {
-  absl::StatusOr<std::string> out = RunInfer(Matmul2x2(), Ops());
+  absl::StatusOr<std::string> out = RunInfer(Matmul2x2(), Eng());
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_EQ(*out,
             "matmul on cpu:0-3 [2,2] (cost policy oneflow, 36 candidates)\n"
@@ -52,7 +56,7 @@ TEST(SbpInfer, JsonIsTheResultMessageWithOneFlowFieldNames) {
   InferOptions o = Matmul2x2();
   o.format = "json";
   o.explain = true;
-  absl::StatusOr<std::string> out = RunInfer(o, Ops());
+  absl::StatusOr<std::string> out = RunInfer(o, Eng());
   ASSERT_TRUE(out.ok()) << out.status();
   oneflow::InferResultProto r;
   ASSERT_TRUE(FromJson(*out, &r).ok());
@@ -87,7 +91,7 @@ TEST(SbpInfer, TableListsRankedThenFilteredCandidates) {
   o.placement = "cpu:0-3";
   o.inputs = {"f32[2,8]:S(0)", "f32[8,16]:B"};
   o.format = "table";
-  absl::StatusOr<std::string> out = RunInfer(o, Ops());
+  absl::StatusOr<std::string> out = RunInfer(o, Eng());
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_THAT(*out, HasSubstr("*1    a_0:B b_0:B -> out_0:B"));
   EXPECT_THAT(*out, HasSubstr("filtered_by_shape: a_0 S(0): dim 0 has 2 < 4 parts"));
@@ -100,18 +104,18 @@ TEST(SbpInfer, RequestFromJsonAndTextFormat) {
                      "input": [{"tensor": "f32[4,4]:S(0)"},
                                {"shape": {"dim": [4, 4]}, "data_type": "kFloat",
                                 "nd_sbp": {"sbp_parallel": [{"split_parallel": {"axis": 1}}]}}]})json";
-  absl::StatusOr<std::string> a = RunInfer(json, Ops());
+  absl::StatusOr<std::string> a = RunInfer(json, Eng());
   ASSERT_TRUE(a.ok()) << a.status();
   EXPECT_THAT(*a, HasSubstr("signature: in_0:S(0) in_1:S(0) -> out_0:S(0)"));
   InferOptions text;
   text.request = R"pb(op_type_name: "add_n" placement: "cpu:0-1"
                     input { tensor: "f32[4,4]:S(1)" } input { tensor: "f32[4,4]:S(1)" })pb";
-  absl::StatusOr<std::string> b = RunInfer(text, Ops());
+  absl::StatusOr<std::string> b = RunInfer(text, Eng());
   ASSERT_TRUE(b.ok()) << b.status();
   EXPECT_THAT(*b, HasSubstr("signature: in_0:S(1) in_1:S(1) -> out_0:S(1)"));
   // Flags override the request's fields.
   text.placement = "cpu:0-3";
-  EXPECT_THAT(*RunInfer(text, Ops()), HasSubstr("add_n on cpu:0-3"));
+  EXPECT_THAT(*RunInfer(text, Eng()), HasSubstr("add_n on cpu:0-3"));
 }
 
 TEST(SbpInfer, NamedInputsPlaceOptionalArgs) {
@@ -119,13 +123,13 @@ TEST(SbpInfer, NamedInputsPlaceOptionalArgs) {
   o.op = "matmul";
   o.placement = "cpu:0-1";
   o.inputs = {"a=f32[8,4]:S(0)", "b=f32[4,6]:B", "_add_to_output=f32[8,6]:S(0)"};
-  absl::StatusOr<std::string> out = RunInfer(o, Ops());
+  absl::StatusOr<std::string> out = RunInfer(o, Eng());
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_THAT(*out, HasSubstr("a_0:S(0) b_0:B _add_to_output_0:S(0) -> out_0:S(0)"));
   o.inputs = {"a=f32[8,4]:S(0)", "f32[4,6]:B"};
-  EXPECT_THAT(ErrorOf(RunInfer(o, Ops())), HasSubstr("name every input (bn=...) or none"));
+  EXPECT_THAT(ErrorOf(RunInfer(o, Eng())), HasSubstr("name every input (bn=...) or none"));
   o.inputs = {"a=f32[8,4]:S(0)", "c=f32[4,6]:B"};
-  EXPECT_THAT(ErrorOf(RunInfer(o, Ops())), HasSubstr("no input named 'c'"));
+  EXPECT_THAT(ErrorOf(RunInfer(o, Eng())), HasSubstr("no input named 'c'"));
 }
 
 TEST(SbpInfer, ConstraintsFromFlags) {
@@ -134,52 +138,52 @@ TEST(SbpInfer, ConstraintsFromFlags) {
   // survivor; b is cheapest as (B,S(0)) (1 + T(b)·3/4 = 4609), one less
   // than (S(0),S(0)), which pays the extra slice on axis 0.
   o.constraints = {"a_0=(B,B)"};
-  EXPECT_THAT(*RunInfer(o, Ops()),
+  EXPECT_THAT(*RunInfer(o, Eng()),
               HasSubstr("signature: a_0:(B,B) b_0:(B,S(0)) -> out_0:(B,S(1))"));
   o.constraints = {"z_0=(B,B)"};
-  EXPECT_THAT(ErrorOf(RunInfer(o, Ops())),
+  EXPECT_THAT(ErrorOf(RunInfer(o, Eng())),
               HasSubstr("matmul: constraint on unknown blob 'z_0'; blobs are a_0, b_0, out_0"));
   o.constraints = {"b_0"};
-  EXPECT_THAT(ErrorOf(RunInfer(o, Ops())), HasSubstr("must read bn=nd_sbp"));
+  EXPECT_THAT(ErrorOf(RunInfer(o, Eng())), HasSubstr("must read bn=nd_sbp"));
 }
 
 TEST(SbpInfer, BadRequestsGiveOneClearMessage) {
   InferOptions o = Matmul2x2();
   o.op = "matmull";
-  EXPECT_THAT(ErrorOf(RunInfer(o, Ops())), HasSubstr("unknown op 'matmull' (did you mean"));
+  EXPECT_THAT(ErrorOf(RunInfer(o, Eng())), HasSubstr("unknown op 'matmull' (did you mean"));
   o = Matmul2x2();
   o.attrs = {"transpose_c=true"};
-  EXPECT_THAT(ErrorOf(RunInfer(o, Ops())),
+  EXPECT_THAT(ErrorOf(RunInfer(o, Eng())),
               HasSubstr("matmul: unknown attribute 'transpose_c'; known: transpose_a, "
                         "transpose_b, alpha"));
   o.attrs = {"transpose_b=maybe"};
-  EXPECT_THAT(ErrorOf(RunInfer(o, Ops())),
+  EXPECT_THAT(ErrorOf(RunInfer(o, Eng())),
               HasSubstr("matmul: attribute 'transpose_b': 'maybe' is not a valid bool"));
   o = Matmul2x2();
   o.inputs = {"f32[64,32]:(S(0),B)"};
-  EXPECT_THAT(ErrorOf(RunInfer(o, Ops())), HasSubstr("matmul takes at least 2 inputs"));
+  EXPECT_THAT(ErrorOf(RunInfer(o, Eng())), HasSubstr("matmul takes at least 2 inputs"));
   o.inputs = {"f32[64,32]:(S(0),B)", "f32[48,32]:(B,S(1))", "f32[64,48]:(B,B)", "f32[1]:(B,B)"};
-  EXPECT_THAT(ErrorOf(RunInfer(o, Ops())), HasSubstr("matmul takes at most 3 inputs; got 4"));
+  EXPECT_THAT(ErrorOf(RunInfer(o, Eng())), HasSubstr("matmul takes at most 3 inputs; got 4"));
   o = Matmul2x2();
   o.inputs = {"f32[64,32]:S(0)", "f32[48,32]:(B,S(1))"};
-  EXPECT_THAT(ErrorOf(RunInfer(o, Ops())),
+  EXPECT_THAT(ErrorOf(RunInfer(o, Eng())),
               HasSubstr("matmul: input a_0 f32[64,32]: nd_sbp (S(0)) has 1 entries"));
   o.inputs = {"f32[64,32]:(S(2),B)", "f32[48,32]:(B,S(1))"};
-  EXPECT_THAT(ErrorOf(RunInfer(o, Ops())), HasSubstr("splits dim 2 but shape [64,32] has rank 2"));
+  EXPECT_THAT(ErrorOf(RunInfer(o, Eng())), HasSubstr("splits dim 2 but shape [64,32] has rank 2"));
   o.inputs = {"f32[64,32]", "f32[48,32]:(B,S(1))"};
-  EXPECT_THAT(ErrorOf(RunInfer(o, Ops())), HasSubstr("malformed input 'f32[64,32]'"));
+  EXPECT_THAT(ErrorOf(RunInfer(o, Eng())), HasSubstr("malformed input 'f32[64,32]'"));
   o = Matmul2x2();
   o.placement.reset();
-  EXPECT_THAT(ErrorOf(RunInfer(o, Ops())), HasSubstr("request has no placement"));
+  EXPECT_THAT(ErrorOf(RunInfer(o, Eng())), HasSubstr("request has no placement"));
   o = Matmul2x2();
   o.cost = "cheapest";
-  EXPECT_THAT(ErrorOf(RunInfer(o, Ops())), HasSubstr("unknown cost policy 'cheapest'"));
+  EXPECT_THAT(ErrorOf(RunInfer(o, Eng())), HasSubstr("unknown cost policy 'cheapest'"));
   o = Matmul2x2();
   o.format = "dot";
-  EXPECT_THAT(ErrorOf(RunInfer(o, Ops())), HasSubstr("supports text|json|textproto|table"));
+  EXPECT_THAT(ErrorOf(RunInfer(o, Eng())), HasSubstr("supports text|json|textproto|table"));
   InferOptions bad_request;
   bad_request.request = "{\"op_type_name\": ";
-  EXPECT_THAT(ErrorOf(RunInfer(bad_request, Ops())), HasSubstr("malformed JSON"));
+  EXPECT_THAT(ErrorOf(RunInfer(bad_request, Eng())), HasSubstr("malformed JSON"));
 }
 
 TEST(SbpOps, ListsEveryOpWithArgsAndAttrs) {

@@ -92,11 +92,11 @@ TEST(Infer1D, ExplainRecordsEveryCandidate) {
   EXPECT_EQ(all_b.status, CandidateStatus::kChosen);
   EXPECT_EQ(all_b.rank, 1);
   EXPECT_EQ(all_b.order_value, -10);
-  EXPECT_EQ(all_b.copy_cost, 64);
+  EXPECT_EQ(all_b.copy_cost.ValueOrFltMax(), 64);
   const CandidateRecord& a_partial = r->candidates[3];  // a:P b:B -> P
   EXPECT_EQ(a_partial.rank, 2);
   EXPECT_EQ(a_partial.order_value, -10);
-  EXPECT_EQ(a_partial.copy_cost, 9223372036854775808.0);
+  EXPECT_EQ(a_partial.copy_cost.ValueOrFltMax(), 9223372036854775808.0);
 }
 
 // --- N-D ---------------------------------------------------------------------
@@ -116,7 +116,7 @@ TEST(InferNd, ReluOn2x3FromPartialWorkedExample) {
   const std::vector<double> cost = {0, 961, 1441, 0, 480, 1441, 0, 1441, 960};
   for (int k = 0; k < 9; ++k) {
     EXPECT_EQ(r->candidates[k].final_position, final_position[k]) << k;
-    EXPECT_EQ(r->candidates[k].copy_cost, cost[k]) << k;
+    EXPECT_EQ(r->candidates[k].copy_cost.ValueOrFltMax(), cost[k]) << k;
     EXPECT_EQ(r->candidates[k].status == CandidateStatus::kFilteredByShape,
               final_position[k] < 0)
         << k;

@@ -3,9 +3,7 @@
 // Every subcommand produces a result message and a human text rendering;
 // --format picks one: text (default), json (proto field names), textproto,
 // plus command-specific formats (table, dot) handled by the command.
-// Values on the command line may be written in the compact form
-// ("(S(0), B)", "cpu:0-3 [2,2]") or as the proto message in JSON ("{...}")
-// or text format; DecodeNdSbp and DecodePlacement accept all three.
+// Values on the command line are decoded by oneflow_sbp/io/message_decode.h.
 #ifndef TOOLS_CLI_FORMAT_H_
 #define TOOLS_CLI_FORMAT_H_
 
@@ -14,8 +12,6 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "google/protobuf/message.h"
-#include "oneflow_sbp/nd_sbp.h"
-#include "oneflow_sbp/placement.h"
 
 namespace oneflow_sbp::cli {
 
@@ -30,14 +26,6 @@ absl::StatusOr<OutputFormat> ParseOutputFormat(absl::string_view text,
 // Renders `message` for kJson (pretty) and kTextProto; `text` for kText.
 std::string Render(OutputFormat format, const google::protobuf::Message& message,
                    const std::string& text);
-
-// A JSON object ("{...}") or, otherwise, text format.
-absl::Status DecodeMessage(absl::string_view text, google::protobuf::Message* message);
-
-// Compact string, JSON object ("{...}") or text-format NdSbp message.
-absl::StatusOr<NdSbp> DecodeNdSbp(absl::string_view text);
-// Compact string, JSON object or text-format ParallelConf message.
-absl::StatusOr<Placement> DecodePlacement(absl::string_view text);
 
 }  // namespace oneflow_sbp::cli
 

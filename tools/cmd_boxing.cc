@@ -4,11 +4,12 @@
 #include "boxing/plan_format.h"
 #include "boxing/planner.h"
 #include "oneflow_sbp/data_type.h"
+#include "oneflow_sbp/io/message_decode.h"
 #include "tools/cli_format.h"
 
 namespace oneflow_sbp::cli {
 
-absl::StatusOr<std::string> RunBoxing(const BoxingOptions& o) {
+absl::StatusOr<std::string> RunBoxing(const BoxingOptions& o, Engine& engine) {
   absl::StatusOr<OutputFormat> format = ParseOutputFormat(o.format, "text|json|textproto|dot");
   if (!format.ok()) return format.status();
   for (const auto& [value, flag, example] :
@@ -38,14 +39,14 @@ absl::StatusOr<std::string> RunBoxing(const BoxingOptions& o) {
   if (!to.ok()) return to.status();
 
   const boxing::PlanRequest request{*shape, *dtype, *src_placement, *from, *dst_placement, *to};
-  const boxing::Calibration calibration = boxing::Calibration::Defaults(NdSbp::kMaxAxes);
-  absl::StatusOr<boxing::BoxingPlan> plan = boxing::PlanBoxing(request, calibration);
+  absl::StatusOr<std::shared_ptr<const boxing::BoxingPlan>> plan = engine.Plan(request);
   if (!plan.ok()) return plan.status();
-  absl::StatusOr<boxing::BoxingPlan> naive = boxing::NaivePerAxisPlan(request, calibration);
+  absl::StatusOr<boxing::BoxingPlan> naive =
+      boxing::NaivePerAxisPlan(request, engine.calibration());
   if (!naive.ok()) return naive.status();
-  if (*format == OutputFormat::kDot) return boxing::PlanToGraphviz(*plan);
-  return Render(*format, boxing::PlanToProto(*plan, &*naive),
-                boxing::PlanToText(*plan, &*naive));
+  if (*format == OutputFormat::kDot) return boxing::PlanToGraphviz(**plan);
+  return Render(*format, boxing::PlanToProto(**plan, &*naive),
+                boxing::PlanToText(**plan, &*naive));
 }
 
 }  // namespace oneflow_sbp::cli

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "oneflow_sbp/engine.h"
 
 namespace oneflow_sbp::cli {
 
@@ -21,7 +22,8 @@ struct BoxingOptions {
   std::string format = "text";
 };
 
-absl::StatusOr<std::string> RunBoxing(const BoxingOptions& options);
+// Plans through `engine` (its calibration and plan cache).
+absl::StatusOr<std::string> RunBoxing(const BoxingOptions& options, Engine& engine);
 
 }  // namespace oneflow_sbp::cli
 

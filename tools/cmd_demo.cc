@@ -21,7 +21,7 @@ absl::Status Step(std::string* out, const std::string& title, const std::string&
 
 }  // namespace
 
-absl::StatusOr<std::string> RunDemo(const OpRegistry& registry) {
+absl::StatusOr<std::string> RunDemo(Engine& engine) {
   std::string out;
   {
     ParseOptions o;
@@ -50,7 +50,7 @@ absl::StatusOr<std::string> RunDemo(const OpRegistry& registry) {
     absl::Status s = Step(&out, "3. Inference keeps inputs as produced when it can",
                           "infer --op=matmul --placement='cpu:0-3 [2,2]' "
                           "--input='f32[64,32]:(S(0),B)' --input='f32[32,48]:(B,S(1))'",
-                          RunInfer(o, registry));
+                          RunInfer(o, engine));
     if (!s.ok()) return s;
   }
   {
@@ -63,7 +63,7 @@ absl::StatusOr<std::string> RunDemo(const OpRegistry& registry) {
                           "4. ...and otherwise pays the least copy cost (SPEC.md §3 example)",
                           "infer --op=relu --placement='cpu:0-5 [2,3]' "
                           "--input='f32[2,12]:(P,P)' --format=table",
-                          RunInfer(o, registry));
+                          RunInfer(o, engine));
     if (!s.ok()) return s;
   }
   absl::StrAppend(&out, "More: sbp help, sbp ops, sbp infer ... --explain\n");

@@ -6,11 +6,11 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "oneflow_sbp/op_registry.h"
+#include "oneflow_sbp/engine.h"
 
 namespace oneflow_sbp::cli {
 
-absl::StatusOr<std::string> RunDemo(const OpRegistry& registry);
+absl::StatusOr<std::string> RunDemo(Engine& engine);
 
 }  // namespace oneflow_sbp::cli
 

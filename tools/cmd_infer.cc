@@ -6,10 +6,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "boxing/planned_cost_model.h"
-#include "oneflow_sbp/infer_proto.h"
-#include "oneflow_sbp/proto_convert.h"
-#include "oneflow_sbp/signature_inference.h"
+#include "oneflow_sbp/io/infer_proto.h"
+#include "oneflow_sbp/io/proto_convert.h"
+#include "oneflow_sbp/io/message_decode.h"
 #include "tools/cli_format.h"
 
 namespace oneflow_sbp::cli {
@@ -95,9 +94,9 @@ absl::Status ApplyFlags(const InferOptions& o, const OpRegistry& registry,
   return absl::OkStatus();
 }
 
-std::string FormatCost(double c) {
-  if (c >= kMaxValidCost) return "unsupported";
-  return absl::StrFormat("%.10g", c);
+std::string FormatCost(const oneflow::CandidateProto& c) {
+  if (c.unsupported()) return "unsupported";
+  return absl::StrFormat("%.10g", c.copy_cost());
 }
 
 std::string CandidateTable(const oneflow::InferResultProto& r) {
@@ -127,7 +126,7 @@ std::string CandidateTable(const oneflow::InferResultProto& r) {
     absl::StrAppend(&out, absl::StrFormat("%-5s %-*s %6s %14s  %s%s\n", rank,
                                           static_cast<int>(width), c->signature(),
                                           filtered ? "" : key,
-                                          filtered ? "" : FormatCost(c->copy_cost()),
+                                          filtered ? "" : FormatCost(*c),
                                           c->status(),
                                           c->note().empty() ? "" : ": " + c->note()));
   }
@@ -173,7 +172,7 @@ std::string TextReport(const oneflow::InferResultProto& r) {
 
 }  // namespace
 
-absl::StatusOr<std::string> RunInfer(const InferOptions& options, const OpRegistry& registry) {
+absl::StatusOr<std::string> RunInfer(const InferOptions& options, Engine& engine) {
   absl::StatusOr<OutputFormat> format =
       ParseOutputFormat(options.format, "text|json|textproto|table");
   if (!format.ok()) return format.status();
@@ -182,17 +181,14 @@ absl::StatusOr<std::string> RunInfer(const InferOptions& options, const OpRegist
     absl::Status s = DecodeMessage(*options.request, &proto);
     if (!s.ok()) return s;
   }
-  absl::Status s = ApplyFlags(options, registry, &proto);
+  absl::Status s = ApplyFlags(options, engine.registry(), &proto);
   if (!s.ok()) return s;
   if (*format == OutputFormat::kTable) proto.set_explain(true);
-  absl::StatusOr<InferRequest> request = InferRequestFromProto(proto, registry);
+  absl::StatusOr<InferRequest> request = InferRequestFromProto(proto, engine.registry());
   if (!request.ok()) return request.status();
-  if (request->cost.policy == CostPolicy::kPlanned) {
-    request->cost.planned_model = boxing::PlannedCostModel::Default();
-  }
-  absl::StatusOr<InferResult> result = InferSignature(*request);
+  absl::StatusOr<std::shared_ptr<const InferResult>> result = engine.Infer(*request);
   if (!result.ok()) return result.status();
-  const oneflow::InferResultProto out = InferResultToProto(*request, *result);
+  const oneflow::InferResultProto out = InferResultToProto(*request, **result);
   if (*format == OutputFormat::kTable) return CandidateTable(out);
   std::string text = TextReport(out);
   if (request->explain) absl::StrAppend(&text, "\n", CandidateTable(out));

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "oneflow_sbp/op_registry.h"
+#include "oneflow_sbp/engine.h"
 
 namespace oneflow_sbp::cli {
 
@@ -29,8 +29,8 @@ struct InferOptions {
   std::optional<std::string> request;
 };
 
-absl::StatusOr<std::string> RunInfer(const InferOptions& options,
-                                     const OpRegistry& registry);
+// Through `engine`: its registry, cost policies and inference cache.
+absl::StatusOr<std::string> RunInfer(const InferOptions& options, Engine& engine);
 
 }  // namespace oneflow_sbp::cli
 

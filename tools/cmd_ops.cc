@@ -5,7 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "oneflow_sbp/infer_proto.h"
+#include "oneflow_sbp/io/infer_proto.h"
 #include "proto/op_def.pb.h"
 #include "tools/cli_format.h"
 

@@ -7,6 +7,7 @@
 // textproto) and exits 0; bad input prints one line "sbp <command>: <why>"
 // on stderr and exits 1; a wrong command line exits 2.
 #include <cstdio>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -46,7 +47,8 @@ ABSL_FLAG(std::optional<std::string>, to, std::nullopt, "Destination nd_sbp for 
 ABSL_FLAG(std::optional<std::string>, to_placement, std::nullopt,
           "Destination placement for boxing (default: --placement).");
 ABSL_FLAG(std::optional<std::string>, cost, std::nullopt,
-          "Copy-cost policy: oneflow (OneFlow's eager formulas).");
+          "Cost policy: oneflow (OneFlow's choices, the default) or planned (rank by "
+          "the cheapest real boxing plan).");
 ABSL_FLAG(bool, explain, false, "Also list every candidate and why it won or lost.");
 ABSL_FLAG(std::optional<std::string>, request, std::nullopt,
           "Inference request file (JSON or text-format InferRequestProto); - for stdin.");
@@ -94,7 +96,7 @@ the full range; P ranks hold addends. Extents smaller than the parts leave
 some ranks with empty ranges, shown as "(empty)".)help"},
     {"infer", "choose the SBP signature of one op call, and explain it",
      R"help(sbp infer --op=OP --placement=PL --input=TENSOR [--input=TENSOR ...]
-          [--attr=NAME=VALUE ...] [--constraint=BN=ND ...] [--cost=oneflow]
+          [--attr=NAME=VALUE ...] [--constraint=BN=ND ...] [--cost=oneflow|planned]
           [--explain] [--format=text|json|textproto|table] [--request=FILE|-]
 
 Runs the engine on one op call: lists the op's candidate signatures, expands
@@ -110,6 +112,11 @@ TENSOR is <dtype>[<dims>]:<producer nd_sbp>, e.g. f32[64,32]:(S(0),B); on a
 (e.g. --input=x=... --input=gamma=...). Attribute values: ints, floats,
 true/false, comma lists (perm=1,0,2), strings. A constraint pins a blob's
 layout (in-place ops): --constraint=a_0='(S(0),B)'.
+
+--cost=oneflow (default) chooses exactly as OneFlow does. --cost=planned
+prices each input's conversion by the cheapest real boxing plan (the plan
+`sbp boxing` prints) and breaks ties by fewer boxed inputs; see
+docs/BOXING.md.
 
 --explain (or --format=table) lists every candidate with its order value,
 copy cost and status (chosen, ranked, filtered_by_shape,
@@ -302,6 +309,13 @@ int main(int argc, char** argv) {
   std::vector<std::string> positional(args.begin() + 2, args.end());
   const std::string format = absl::GetFlag(FLAGS_format);
 
+  oneflow_sbp::Engine::Options engine_options;
+  engine_options.registry =
+      oneflow_sbp::Engine::Options::Borrow(oneflow_sbp::ops::BuiltinOpRegistry());
+  absl::StatusOr<std::unique_ptr<oneflow_sbp::Engine>> engine =
+      oneflow_sbp::Engine::Create(std::move(engine_options));
+  if (!engine.ok()) return Fail(command, engine.status());
+
   absl::StatusOr<std::string> out = absl::InvalidArgumentError("");
   if (command == "parse") {
     oneflow_sbp::cli::ParseOptions o;
@@ -350,7 +364,7 @@ int main(int argc, char** argv) {
       if (!body.ok()) return Fail(command, body.status());
       o.request = *body;
     }
-    out = oneflow_sbp::cli::RunInfer(o, oneflow_sbp::ops::BuiltinOpRegistry());
+    out = oneflow_sbp::cli::RunInfer(o, **engine);
   } else if (command == "boxing") {
     oneflow_sbp::cli::BoxingOptions o;
     o.shape = absl::GetFlag(FLAGS_shape).value_or("");
@@ -360,15 +374,15 @@ int main(int argc, char** argv) {
     o.to = absl::GetFlag(FLAGS_to).value_or("");
     o.to_placement = absl::GetFlag(FLAGS_to_placement);
     o.format = format;
-    out = oneflow_sbp::cli::RunBoxing(o);
+    out = oneflow_sbp::cli::RunBoxing(o, **engine);
   } else if (command == "demo") {
-    out = oneflow_sbp::cli::RunDemo(oneflow_sbp::ops::BuiltinOpRegistry());
+    out = oneflow_sbp::cli::RunDemo(**engine);
   } else if (command == "ops") {
     if (positional.size() > 1) {
       return Fail(command, absl::InvalidArgumentError("give at most one op name"));
     }
     out = oneflow_sbp::cli::RunOps(positional.empty() ? "" : positional[0], format,
-                                   oneflow_sbp::ops::BuiltinOpRegistry());
+                                   (*engine)->registry());
   } else {
     std::fprintf(stderr, "sbp: unknown command '%s'; run `sbp help`\n",
                  command.c_str());

@@ -12,7 +12,9 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "benchmark/benchmark.h"
+#include "oneflow_sbp/engine.h"
 #include "oneflow_sbp/infer_cache.h"
+#include "oneflow_sbp/oneflow_selection.h"
 #include "oneflow_sbp/op_call.h"
 #include "oneflow_sbp/signature_inference.h"
 #include "ops/builtin_ops.h"
@@ -70,21 +72,35 @@ void BM_CachedInferLookup(benchmark::State& state) {
     for (const std::string& a : sbps) {
       for (const std::string& b : sbps) {
         const std::string shape = "f32[" + std::to_string(rows * 8) + ",64]";
-        cache.GetOrInfer(MakeRequest("broadcast_add", "cpu:0-3 [2,2]",
-                                     {{shape, a}, {shape, b}}))
-            .IgnoreError();
+        const InferRequest r =
+            MakeRequest("broadcast_add", "cpu:0-3 [2,2]", {{shape, a}, {shape, b}});
+        cache.GetOrInfer(r, OneFlowSelectionFor(r.placement)).IgnoreError();
       }
     }
   }
   const InferRequest hit = MakeRequest("broadcast_add", "cpu:0-3 [2,2]",
                                        {{"f32[64,64]", "(S(0),B)"}, {"f32[64,64]", "(B,S(1))"}});
-  if (cache.Lookup(hit) == nullptr) state.SkipWithError("not cached");
+  const std::shared_ptr<const SelectionPolicy> policy = OneFlowSelectionFor(hit.placement);
+  if (cache.Lookup(hit, policy) == nullptr) state.SkipWithError("not cached");
   for (auto _ : state) {
-    benchmark::DoNotOptimize(cache.Lookup(hit));
+    benchmark::DoNotOptimize(cache.Lookup(hit, policy));
   }
   state.counters["entries"] = static_cast<double>(cache.stats().size);
 }
 BENCHMARK(BM_CachedInferLookup);
+
+// The eager hot path: Engine::Infer on a cached call (policy lookup by name,
+// then the cache).
+void BM_EngineInferHit(benchmark::State& state) {
+  std::unique_ptr<Engine> engine = *Engine::Create();
+  const InferRequest hit = MakeRequest("broadcast_add", "cpu:0-3 [2,2]",
+                                       {{"f32[64,64]", "(S(0),B)"}, {"f32[64,64]", "(B,S(1))"}});
+  if (!engine->Infer(hit).ok()) state.SkipWithError("inference failed");
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(engine->Infer(hit));
+  }
+}
+BENCHMARK(BM_EngineInferHit);
 
 // The key hash alone, the part of a lookup that grows with the inputs.
 void BM_InferKeyHash(benchmark::State& state) {

@@ -1,4 +1,4 @@
-#include "oneflow_sbp/proto_convert.h"
+#include "oneflow_sbp/io/proto_convert.h"
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"

@@ -3,11 +3,11 @@
 //
 // Example:
 //   oneflow::InferRequestProto proto;  // parsed from JSON or text format
-//   absl::StatusOr<InferRequest> req = InferRequestFromProto(proto, registry);
-//   absl::StatusOr<InferResult> res = InferSignature(*req);
-//   oneflow::InferResultProto out = InferResultToProto(*req, *res);
-#ifndef ONEFLOW_SBP_INFER_PROTO_H_
-#define ONEFLOW_SBP_INFER_PROTO_H_
+//   absl::StatusOr<InferRequest> req = InferRequestFromProto(proto, engine.registry());
+//   auto res = engine.Infer(*req);
+//   oneflow::InferResultProto out = InferResultToProto(*req, **res);
+#ifndef ONEFLOW_SBP_IO_INFER_PROTO_H_
+#define ONEFLOW_SBP_IO_INFER_PROTO_H_
 
 #include "absl/status/statusor.h"
 #include "oneflow_sbp/infer_types.h"
@@ -21,7 +21,9 @@ namespace oneflow_sbp {
 
 // Validates everything: a known op (kNotFound), attributes declared and of
 // the right type, a placement, inputs matching the op's args (all named or
-// none), input tensors given completely, constraints on blobs the op has.
+// none), input tensors given completely, constraints on blobs the op has,
+// a partial_penalty_policy of 1, 2 or 3. The cost policy name is kept as
+// given; the Engine rejects names it does not know.
 // Messages name the op and the blob or attribute.
 absl::StatusOr<InferRequest> InferRequestFromProto(const oneflow::InferRequestProto& proto,
                                                    const OpRegistry& registry);
@@ -40,4 +42,4 @@ absl::StatusOr<InferInput> ParseInferInput(absl::string_view text);
 
 }  // namespace oneflow_sbp
 
-#endif  // ONEFLOW_SBP_INFER_PROTO_H_
+#endif  // ONEFLOW_SBP_IO_INFER_PROTO_H_

@@ -1,4 +1,4 @@
-#include "oneflow_sbp/infer_proto.h"
+#include "oneflow_sbp/io/infer_proto.h"
 
 #include <map>
 #include <string>
@@ -8,8 +8,9 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "oneflow_sbp/proto_convert.h"
-#include "oneflow_sbp/signature_inference.h"
+#include "oneflow_sbp/io/proto_convert.h"
+#include "oneflow_sbp/copy_cost.h"
+#include "oneflow_sbp/policy_name.h"
 
 namespace oneflow_sbp {
 
@@ -206,11 +207,18 @@ absl::StatusOr<InferRequest> InferRequestFromProto(const oneflow::InferRequestPr
       req.constraints[b] = *nd;
     }
   }
-  absl::StatusOr<CostPolicy> policy =
-      ParseCostPolicy(proto.has_cost_policy() ? proto.cost_policy() : "oneflow");
-  if (!policy.ok()) return policy.status();
-  req.cost.policy = *policy;
-  req.cost.partial_penalty_policy = proto.partial_penalty_policy();
+  // The name is resolved by the Engine, which knows the registered policies.
+  if (proto.has_cost_policy()) {
+    if (proto.cost_policy().empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(op, ": cost_policy is empty"));
+    }
+    req.cost.policy = PolicyName::Of(proto.cost_policy());
+  }
+  absl::StatusOr<PartialPenalty> penalty = PartialPenaltyFromNumber(proto.partial_penalty_policy());
+  if (!penalty.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(op, ": ", penalty.status().message()));
+  }
+  req.cost.partial_penalty = *penalty;
   req.explain = proto.explain();
   return req;
 }
@@ -251,14 +259,17 @@ oneflow::InferResultProto InferResultToProto(const InferRequest& request,
       blob->set_needs_boxing(producer != result.signature[b]);
     }
   }
-  proto.set_cost_policy(std::string(CostPolicyName(request.cost.policy)));
+  proto.set_cost_policy(request.cost.policy.str());
   proto.set_used_broadcast_fallback(result.used_broadcast_fallback);
   proto.set_num_candidates(result.num_candidates);
   for (const CandidateRecord& rec : result.candidates) {
     oneflow::CandidateProto* c = proto.add_candidates();
     c->set_signature(SignatureToString(call, rec.signature));
     c->set_order_value(rec.order_value);
-    c->set_copy_cost(rec.copy_cost);
+    // Unsupported prints as OneFlow's sentinel, FLT_MAX, which readers
+    // already know (and `unsupported` says it plainly).
+    c->set_copy_cost(rec.copy_cost.ValueOrFltMax());
+    if (!rec.copy_cost.supported()) c->set_unsupported(true);
     c->set_status(std::string(CandidateStatusName(rec.status)));
     c->set_rank(rec.rank);
     c->set_emission_index(rec.emission_index);

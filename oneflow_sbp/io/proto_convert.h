@@ -9,8 +9,8 @@
 // works on the value types. FromProto validates everything a hand-written
 // or corrupted message may carry and answers kInvalidArgument naming the
 // field and value; ToProto cannot fail.
-#ifndef ONEFLOW_SBP_PROTO_CONVERT_H_
-#define ONEFLOW_SBP_PROTO_CONVERT_H_
+#ifndef ONEFLOW_SBP_IO_PROTO_CONVERT_H_
+#define ONEFLOW_SBP_IO_PROTO_CONVERT_H_
 
 #include <vector>
 
@@ -63,4 +63,4 @@ oneflow::TensorSliceViewProto ToProto(const Shape& shape, DataType dtype,
 
 }  // namespace oneflow_sbp
 
-#endif  // ONEFLOW_SBP_PROTO_CONVERT_H_
+#endif  // ONEFLOW_SBP_IO_PROTO_CONVERT_H_

@@ -1,4 +1,4 @@
-#include "oneflow_sbp/proto_io.h"
+#include "oneflow_sbp/io/proto_io.h"
 
 #include <vector>
 

@@ -9,8 +9,8 @@
 //
 // Parsing never aborts: malformed input is kInvalidArgument carrying the
 // parser's own message (line and column for text format).
-#ifndef ONEFLOW_SBP_PROTO_IO_H_
-#define ONEFLOW_SBP_PROTO_IO_H_
+#ifndef ONEFLOW_SBP_IO_PROTO_IO_H_
+#define ONEFLOW_SBP_IO_PROTO_IO_H_
 
 #include <string>
 
@@ -31,4 +31,4 @@ absl::Status FromTextProto(absl::string_view text,
 
 }  // namespace oneflow_sbp
 
-#endif  // ONEFLOW_SBP_PROTO_IO_H_
+#endif  // ONEFLOW_SBP_IO_PROTO_IO_H_

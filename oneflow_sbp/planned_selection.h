@@ -1,0 +1,64 @@
+// The `planned` cost policy (SPEC.md §9, "improved"): candidates are priced
+// by the cheapest real boxing plan of each input, so ranking and execution
+// use one cost model.
+//
+// One rule for 1-D and N-D placements: candidates are deduplicated (first
+// kept); every blob's split must fit its shape (inputs and outputs); every
+// constraint applies (inputs and outputs); filtering keeps list order. The
+// winner has the least cost: the cost of converting each input (plan time
+// in effective bytes), plus, for an input the candidate turns into P, the
+// partial penalty (by default the cost of reducing it back to the
+// producer's layout). Tie order: a candidate within kCostTieTolerance of
+// the minimum ties; ties go to fewer inputs needing boxing, then to the
+// earlier candidate. Order values play no part. A mutable input that would
+// need boxing makes the candidate unsupported.
+//
+//   PlannedSelection policy(model);   // model: a boxing planner's prices
+//   InferSignature(request, policy);
+#ifndef ONEFLOW_SBP_PLANNED_SELECTION_H_
+#define ONEFLOW_SBP_PLANNED_SELECTION_H_
+
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "oneflow_sbp/data_type.h"
+#include "oneflow_sbp/nd_sbp.h"
+#include "oneflow_sbp/placement.h"
+#include "oneflow_sbp/selection_policy.h"
+#include "oneflow_sbp/shape.h"
+
+namespace oneflow_sbp {
+
+// Conversion prices computed outside the core library: the boxing planner
+// implements this (boxing/planned_cost_model.h). Costs are in effective
+// bytes (plan time x a reference bandwidth), so OneFlow's byte-based
+// partial penalty can be added to them.
+class NdCopyCostModel {
+ public:
+  virtual ~NdCopyCostModel() = default;
+  // Cost of converting a tensor of `shape` and `dtype` laid out as `from`
+  // into `to`, both on `placement`.
+  virtual absl::StatusOr<double> Cost(const Shape& shape, DataType dtype,
+                                      const Placement& placement, const NdSbp& from,
+                                      const NdSbp& to) const = 0;
+  // Exact text of everything that changes costs (the calibration).
+  virtual const std::string& fingerprint() const = 0;
+};
+
+class PlannedSelection : public SelectionPolicy {
+ public:
+  explicit PlannedSelection(std::shared_ptr<const NdCopyCostModel> model);
+
+  const StageRules& rules() const override;
+  absl::Status EmptyAfterFiltering(const SelectionInput& in) const override;
+  absl::StatusOr<int> Choose(const SelectionInput& in, ExplainRecorder& explain) const override;
+ private:
+  absl::StatusOr<CopyCost> InputCost(const SelectionInput& in, int b, const NdSbp& wanted) const;
+
+  std::shared_ptr<const NdCopyCostModel> model_;
+};
+
+}  // namespace oneflow_sbp
+
+#endif  // ONEFLOW_SBP_PLANNED_SELECTION_H_
