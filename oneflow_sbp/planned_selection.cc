@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <optional>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
@@ -17,11 +18,6 @@ bool AddsPartial(const NdSbp& producer, const NdSbp& wanted) {
   }
   return false;
 }
-
-struct PlannedCost {
-  CopyCost cost;
-  int mismatched = 0;
-};
 
 }  // namespace
 
@@ -68,9 +64,10 @@ absl::StatusOr<CopyCost> PlannedSelection::InputCost(const SelectionInput& in, i
   return cost + CopyCost(*back);
 }
 
-absl::StatusOr<int> PlannedSelection::Choose(const SelectionInput& in,
-                                             ExplainRecorder& explain) const {
+absl::StatusOr<std::vector<PlannedSelection::PlannedCost>> PlannedSelection::CostSurvivors(
+    const SelectionInput& in) const {
   const OpCall& call = *in.prepared.call;
+  // Many candidates ask the same layout of an input: memoise per input.
   std::vector<absl::flat_hash_map<uint64_t, CopyCost>> memo(call.num_inputs());
   std::vector<PlannedCost> costs(in.survivors.size());
   for (size_t i = 0; i < in.survivors.size(); ++i) {
@@ -91,49 +88,50 @@ absl::StatusOr<int> PlannedSelection::Choose(const SelectionInput& in,
       costs[i].cost += it->second;
     }
   }
-  double min_cost = 0;
-  bool any_supported = false;
-  for (const PlannedCost& c : costs) {
-    if (!c.cost.supported()) continue;
-    min_cost = any_supported ? std::min(min_cost, c.cost.value()) : c.cost.value();
-    any_supported = true;
+  return costs;
+}
+
+// Total order: cost (ties within the tolerance of the minimum), fewer
+// mismatches, list order.
+absl::StatusOr<int> PlannedSelection::Choose(const SelectionInput& in,
+                                             ExplainRecorder& explain) const {
+  absl::StatusOr<std::vector<PlannedCost>> costs = CostSurvivors(in);
+  if (!costs.ok()) return costs.status();
+  std::optional<double> min_cost;
+  for (const PlannedCost& c : *costs) {
+    if (c.cost.supported()) min_cost = std::min(min_cost.value_or(c.cost.value()), c.cost.value());
   }
-  if (!any_supported) {
+  if (!min_cost) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "op: `", call.type_name(),
+        "op: `", in.prepared.call->type_name(),
         "` can't find available sbp signature: every candidate boxes a mutable input"));
   }
-  // Total order: cost (ties within the tolerance of the minimum), fewer
-  // mismatches, list order.
   auto tied = [&](const PlannedCost& c) {
-    return c.cost.supported() && TiesOrBeats(c.cost.value(), min_cost);
+    return c.cost.supported() && TiesOrBeats(c.cost.value(), *min_cost);
   };
-  std::vector<int> order(costs.size());
+  std::vector<int> order(costs->size());
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
-    const bool ta = tied(costs[a]);
-    const bool tb = tied(costs[b]);
-    if (ta != tb) return ta;
-    if (!ta && costs[a].cost != costs[b].cost) {
-      return costs[a].cost.ValueOrFltMax() < costs[b].cost.ValueOrFltMax();
-    }
-    return costs[a].mismatched < costs[b].mismatched;
+    const PlannedCost& ca = (*costs)[a];
+    const PlannedCost& cb = (*costs)[b];
+    if (tied(ca) != tied(cb)) return tied(ca);
+    if (!tied(ca) && ca.cost != cb.cost) return ca.cost.ValueOrFltMax() < cb.cost.ValueOrFltMax();
+    return ca.mismatched < cb.mismatched;
   });
-  if (explain.enabled()) {
-    for (size_t r = 0; r < order.size(); ++r) {
-      const PlannedCost& c = costs[order[r]];
-      const int id = in.survivors[order[r]];
-      CandidateRecord& rec = explain.record(id);
-      rec.copy_cost = c.cost;
-      rec.mismatched_inputs = c.mismatched;
-      rec.final_position = order[r];
-      explain.Rank(id, static_cast<int>(r) + 1,
-                   r == 0 ? CandidateStatus::kChosen : CandidateStatus::kRanked,
-                   r == 0                   ? "least planned cost"
-                   : !c.cost.supported()    ? "a mutable input would need boxing"
-                   : tied(c)                ? "ties on cost; more boxed inputs or later"
-                                            : absl::StrCat("cost ", c.cost.value(), " > ", min_cost));
-    }
+  if (!explain.enabled()) return order[0];
+  for (size_t r = 0; r < order.size(); ++r) {
+    const PlannedCost& c = (*costs)[order[r]];
+    const int id = in.survivors[order[r]];
+    CandidateRecord& rec = explain.record(id);
+    rec.copy_cost = c.cost;
+    rec.mismatched_inputs = c.mismatched;
+    rec.final_position = order[r];
+    explain.Rank(id, static_cast<int>(r) + 1,
+                 r == 0 ? CandidateStatus::kChosen : CandidateStatus::kRanked,
+                 r == 0                ? "least planned cost"
+                 : !c.cost.supported() ? "a mutable input would need boxing"
+                 : tied(c)             ? "ties on cost; more boxed inputs or later"
+                                       : absl::StrCat("cost ", c.cost.value(), " > ", *min_cost));
   }
   return order[0];
 }

@@ -20,6 +20,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "oneflow_sbp/data_type.h"
@@ -54,6 +55,11 @@ class PlannedSelection : public SelectionPolicy {
   absl::Status EmptyAfterFiltering(const SelectionInput& in) const override;
   absl::StatusOr<int> Choose(const SelectionInput& in, ExplainRecorder& explain) const override;
  private:
+  struct PlannedCost {
+    CopyCost cost;
+    int mismatched = 0;  // inputs the candidate boxes
+  };
+  absl::StatusOr<std::vector<PlannedCost>> CostSurvivors(const SelectionInput& in) const;
   absl::StatusOr<CopyCost> InputCost(const SelectionInput& in, int b, const NdSbp& wanted) const;
 
   std::shared_ptr<const NdCopyCostModel> model_;

@@ -1,0 +1,201 @@
+// The Engine facade: cost policies by name, exact cache keys (OpDef
+// identity, calibration fingerprints), stats and bounded caches.
+#include "oneflow_sbp/engine.h"
+
+#include <memory>
+#include <string>
+
+#include "boxing/planned_cost_model.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "oneflow_sbp/infer_cache.h"
+#include "oneflow_sbp/oneflow_selection.h"
+#include "oneflow_sbp/planned_selection.h"
+#include "oneflow_sbp/sbp_context.h"
+#include "tests/infer_test_util.h"
+
+namespace oneflow_sbp::testing {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+absl::Status SameShape(ShapeContext& ctx) {
+  ctx.set_output("y", 0, ctx.input("x"));
+  return absl::OkStatus();
+}
+
+InferRequest RequestFor(const OpRegistry& registry, const std::string& op,
+                        const std::string& placement, const std::string& tensor,
+                        const std::string& nd_sbp) {
+  InferRequest r;
+  r.op = *OpCall::Make(registry.Find(op), {1}, AttrMap());
+  r.placement = *Placement::Parse(placement);
+  r.inputs = {InferInput(*TensorDesc::Parse(tensor), *NdSbp::Parse(nd_sbp))};
+  return r;
+}
+
+// Two registries define "twin" differently; one cache serves both. Before
+// OpCall keys included the OpDef's identity, the second call was answered
+// with the first op's signature.
+TEST(EngineKeys, SameOpNameInTwoRegistriesNeverSharesAnEntry) {
+  OpRegistry splits;
+  OpRegistry partial;
+  ASSERT_TRUE(splits
+                  .Register(OpDefBuilder("twin").Input("x").Output("y").SetShapeFn(SameShape)
+                                .SetGetSbpFn([](SbpContext& ctx) { return SplitForEachAxis(ctx); }))
+                  .ok());
+  ASSERT_TRUE(partial
+                  .Register(OpDefBuilder("twin").Input("x").Output("y").SetShapeFn(SameShape)
+                                .SetGetSbpFn([](SbpContext& ctx) {
+                                  ctx.NewBuilder().PartialSum(ctx.inputs()).PartialSum(ctx.outputs()).Build();
+                                  return absl::OkStatus();
+                                }))
+                  .ok());
+  const InferRequest a = RequestFor(splits, "twin", "cpu:0-1", "f32[8,4]", "S(0)");
+  const InferRequest b = RequestFor(partial, "twin", "cpu:0-1", "f32[8,4]", "S(0)");
+  EXPECT_FALSE(InferKeyEquals(a, b));
+  EXPECT_FALSE(*a.op == *b.op);
+
+  InferCache cache;
+  const auto policy = OneFlowSelectionFor(a.placement);
+  absl::StatusOr<std::shared_ptr<const InferResult>> ra = cache.GetOrInfer(a, policy);
+  absl::StatusOr<std::shared_ptr<const InferResult>> rb = cache.GetOrInfer(b, policy);
+  ASSERT_TRUE(ra.ok() && rb.ok());
+  EXPECT_EQ(SignatureToString(*a.op, (*ra)->signature), "x_0:S(0) -> y_0:S(0)");
+  // "twin" from `partial` has no S(0) candidate: the input is gathered.
+  EXPECT_EQ(SignatureToString(*b.op, (*rb)->signature), "x_0:B -> y_0:B");
+  EXPECT_EQ(cache.stats().size, 2u);
+}
+
+// Two planned policies whose calibrations differ in the 7th significant
+// digit must not share entries (the old 6-digit fingerprint merged them).
+TEST(EngineKeys, CalibrationsThatDifferSlightlyAreDifferentKeys) {
+  boxing::Calibration fast = boxing::Calibration::Defaults(NdSbp::kMaxAxes);
+  boxing::Calibration faster = fast;
+  faster.axis(0).bandwidth_bytes_per_s = 25.00001e9;
+  auto policy = [](boxing::Calibration c) -> std::shared_ptr<const SelectionPolicy> {
+    auto planner = std::make_shared<boxing::BoxingPlanner>(std::move(c));
+    return std::make_shared<const PlannedSelection>(
+        std::make_shared<const boxing::PlannedCostModel>(planner));
+  };
+  const auto p1 = policy(fast);
+  const auto p2 = policy(faster);
+  const auto p1_again = policy(fast);
+  EXPECT_NE(p1->fingerprint(), p2->fingerprint());
+  EXPECT_EQ(p1->fingerprint(), p1_again->fingerprint());
+
+  InferRequest r = RequestFor(Registry(), "relu", "cpu:0-3 [2,2]", "f32[8,8]", "(P,P)");
+  r.cost.policy = PolicyName::Planned();
+  InferCache cache;
+  ASSERT_TRUE(cache.GetOrInfer(r, p1).ok());
+  ASSERT_TRUE(cache.GetOrInfer(r, p2).ok());
+  EXPECT_EQ(cache.stats().size, 2u);
+  // An equal calibration in another policy object shares the entry.
+  ASSERT_TRUE(cache.GetOrInfer(r, p1_again).ok());
+  EXPECT_EQ(cache.stats().size, 2u);
+  EXPECT_EQ(cache.stats().hits, 1u);
+}
+
+// Picks the last survivor: a policy only an application would register.
+class LastCandidate : public SelectionPolicy {
+ public:
+  LastCandidate() : SelectionPolicy("test/last") {}
+  const StageRules& rules() const override { return OneFlowNd()->rules(); }
+  absl::Status EmptyAfterFiltering(const SelectionInput& in) const override {
+    return EmptySignatureListError(in);
+  }
+  absl::StatusOr<int> Choose(const SelectionInput& in, ExplainRecorder&) const override {
+    return static_cast<int>(in.survivors.size()) - 1;
+  }
+};
+
+TEST(Engine, CostPoliciesByName) {
+  std::unique_ptr<Engine> engine = *Engine::Create();
+  EXPECT_THAT(engine->CostPolicyNames(), ElementsAre("oneflow", "planned"));
+  InferRequest r = RequestFor(Registry(), "relu", "cpu:0-3 [2,2]", "f32[8,8]", "(S(0),B)");
+  ASSERT_TRUE(engine->Infer(r).ok());
+
+  r.cost.policy = PolicyName::Of("last");
+  absl::StatusOr<std::shared_ptr<const InferResult>> unknown = engine->Infer(r);
+  EXPECT_EQ(unknown.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(unknown.status().message()),
+              HasSubstr("unknown cost policy 'last': expected oneflow or planned"));
+
+  auto last = std::make_shared<const LastCandidate>();
+  ASSERT_TRUE(engine->RegisterCostPolicy("last", last, last).ok());
+  EXPECT_EQ(engine->RegisterCostPolicy("last", last, last).code(),
+            absl::StatusCode::kAlreadyExists);
+  EXPECT_EQ(engine->RegisterCostPolicy("", last, last).code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(engine->RegisterCostPolicy("null", nullptr, last).code(),
+            absl::StatusCode::kInvalidArgument);
+  absl::StatusOr<std::shared_ptr<const InferResult>> chosen = engine->Infer(r);
+  ASSERT_TRUE(chosen.ok()) << chosen.status();
+  // relu's product on [2,2] ends with the all-B candidate.
+  EXPECT_EQ(SignatureToString(*r.op, (*chosen)->signature), "x_0:(B,B) -> y_0:(B,B)");
+}
+
+TEST(Engine, CountsHitsInBothCachesAndClears) {
+  std::unique_ptr<Engine> engine = *Engine::Create();
+  const InferRequest r = RequestFor(Registry(), "relu", "cpu:0-3 [2,2]", "f32[8,8]", "(P,P)");
+  ASSERT_TRUE(engine->Infer(r).ok());
+  ASSERT_TRUE(engine->Infer(r).ok());
+  EXPECT_EQ(engine->infer_cache_stats().hits, 1u);
+  EXPECT_EQ(engine->infer_cache_stats().misses, 1u);
+  const boxing::PlanRequest plan{Shape{8, 8}, DataType::kFloat32, r.placement,
+                                 *NdSbp::Parse("(P,P)"), r.placement, *NdSbp::Parse("(B,B)")};
+  ASSERT_TRUE(engine->Plan(plan).ok());
+  ASSERT_TRUE(engine->Plan(plan).ok());
+  EXPECT_EQ(engine->plan_cache_stats().hits, 1u);
+  engine->ClearCaches();
+  EXPECT_EQ(engine->infer_cache_stats().size, 0u);
+  EXPECT_EQ(engine->plan_cache_stats().size, 0u);
+}
+
+TEST(Engine, PlannedPolicyUsesTheEnginesCalibration) {
+  // relu of a (P,P) input must reduce over both mesh axes whatever it
+  // chooses; slow links (axis 1, and p2p, the planner's way around it) in
+  // the engine's calibration make that dearer.
+  InferRequest r = RequestFor(Registry(), "relu", "cpu:0-3 [2,2]", "f32[64,64]", "(P,P)");
+  r.cost.policy = PolicyName::Planned();
+  r.explain = true;
+  auto chosen_cost = [&](double axis1_bandwidth) {
+    Engine::Options options;
+    options.calibration.axis(1).bandwidth_bytes_per_s = axis1_bandwidth;
+    options.calibration.p2p().bandwidth_bytes_per_s = axis1_bandwidth;
+    std::unique_ptr<Engine> engine = *Engine::Create(std::move(options));
+    absl::StatusOr<std::shared_ptr<const InferResult>> result = engine->Infer(r);
+    EXPECT_TRUE(result.ok()) << result.status();
+    EXPECT_GT(engine->plan_cache_stats().misses, 0u);
+    for (const CandidateRecord& c : (*result)->candidates) {
+      if (c.status == CandidateStatus::kChosen) return c.copy_cost.value();
+    }
+    return -1.0;
+  };
+  const double fast = chosen_cost(25e9);
+  const double slow = chosen_cost(1e6);
+  EXPECT_GT(fast, 0);
+  EXPECT_GT(slow, 100 * fast);
+}
+
+TEST(Engine, BadOptionsAreErrorsNotAborts) {
+  Engine::Options shards;
+  shards.infer_cache.shards = 3;
+  EXPECT_EQ(Engine::Create(shards).status().code(), absl::StatusCode::kInvalidArgument);
+  Engine::Options plans;
+  plans.plan_cache_capacity = 0;
+  EXPECT_EQ(Engine::Create(plans).status().code(), absl::StatusCode::kInvalidArgument);
+  Engine::Options latency;
+  latency.calibration.p2p().latency_s = -1;
+  EXPECT_THAT(std::string(Engine::Create(latency).status().message()), HasSubstr("p2p links"));
+  Engine::Options axes;
+  axes.calibration = boxing::Calibration::Defaults(2);
+  EXPECT_EQ(Engine::Create(axes).status().code(), absl::StatusCode::kInvalidArgument);
+  InferCache::Options zero;
+  zero.capacity = 0;
+  EXPECT_EQ(InferCache::Create(zero).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace oneflow_sbp::testing
