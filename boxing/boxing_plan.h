@@ -17,6 +17,7 @@
 #include "oneflow_sbp/nd_sbp.h"
 #include "oneflow_sbp/placement.h"
 #include "oneflow_sbp/shape.h"
+#include "oneflow_sbp/tensor_slice_view.h"
 
 namespace oneflow_sbp::boxing {
 
@@ -38,6 +39,16 @@ absl::string_view StepKindName(StepKind kind);
 // True for steps that move no data.
 bool IsLocal(StepKind kind);
 
+// One piece of a point-to-point exchange: participant `receiver` gets the
+// index region `region` (global coordinates) of `sender`'s source shard.
+// sender == receiver is a local copy (no bytes counted). Participants index
+// BoxingPlan::ranks.
+struct P2pPiece {
+  int sender = 0;
+  int receiver = 0;
+  TensorSlice region;
+};
+
 struct BoxingStep {
   StepKind kind = StepKind::kPointToPoint;
   // Mesh axes a collective spans (one, or several flattened); 0 for p2p.
@@ -51,6 +62,12 @@ struct BoxingStep {
   // Per participant of the plan (BoxingPlan::ranks order).
   std::vector<int64_t> bytes_sent;
   std::vector<int64_t> bytes_received;
+  // p2p only (detailed plans): every piece, in a fixed order (receivers by
+  // destination parallel_id, then source pieces in order of first holder,
+  // then parts). Each receiver starts from zeros and copies its pieces in;
+  // with `sum_pieces` (the source holds partial sums) it adds them instead.
+  std::vector<P2pPiece> pieces;
+  bool sum_pieces = false;
   // Layout after the step, and on which placement it lives.
   NdSbp result;
   bool on_destination = false;

@@ -1,85 +1,206 @@
 #include "boxing/p2p_exchange.h"
 
+#include <algorithm>
+#include <map>
+#include <optional>
 #include <utility>
 #include <vector>
 
 namespace oneflow_sbp::boxing {
 namespace {
 
-// Mesh coordinates of `id` on the axes where `nd` is P, packed as one key.
-int64_t PartialKey(const Placement& p, const NdSbp& nd, int64_t id) {
+// Mesh coordinates of `id` on the axes where `nd` is (or is not) P, packed
+// as one key.
+int64_t AxesKey(const Placement& p, const NdSbp& nd, int64_t id, bool partial_axes) {
   const MeshCoord c = p.CoordinateOf(id);
   int64_t key = 0;
   for (int i = 0; i < nd.size(); ++i) {
-    if (nd[i].is_partial_sum()) key = key * p.hierarchy()[i] + c[i];
+    if (nd[i].is_partial_sum() == partial_axes) key = key * p.hierarchy()[i] + c[i];
   }
   return key;
 }
 
-bool IsPartialRoot(const Placement& p, const NdSbp& nd, int64_t id) {
-  const MeshCoord c = p.CoordinateOf(id);
-  for (int i = 0; i < nd.size(); ++i) {
-    if (nd[i].is_partial_sum() && c[i] != 0) return false;
+// Ranks with the same addend (P coordinates) and the same slice hold copies
+// of one piece; pieces are listed in order of their first holder.
+struct SourcePiece {
+  std::vector<int64_t> holders;  // source parallel ids
+  int64_t addend = 0;
+};
+
+std::vector<SourcePiece> DistinctPieces(const Placement& sp, const NdSbp& from,
+                                        const std::vector<TensorSlice>& slices) {
+  std::vector<SourcePiece> pieces;
+  for (int64_t id = 0; id < sp.parallel_num(); ++id) {
+    const int64_t addend = AxesKey(sp, from, id, /*partial_axes=*/true);
+    auto it = std::find_if(pieces.begin(), pieces.end(), [&](const SourcePiece& p) {
+      return p.addend == addend && slices[p.holders[0]] == slices[id];
+    });
+    if (it == pieces.end()) {
+      pieces.push_back(SourcePiece{{id}, addend});
+    } else {
+      it->holders.push_back(id);
+    }
   }
-  return true;
+  return pieces;
+}
+
+TensorSlice Overlap(const TensorSlice& a, const TensorSlice& b) { return a.Intersect(b); }
+
+// Accumulates one candidate exchange: pieces (when detailed) and bytes.
+class Exchange {
+ public:
+  Exchange(LayoutSpace& src, LayoutSpace& dst, bool detailed)
+      : src_(src),
+        dst_(dst),
+        detailed_(detailed),
+        sent_(src.num_participants(), 0),
+        received_(src.num_participants(), 0) {}
+
+  // `receiver` (destination parallel id) gets `region` from source rank
+  // `sender` (source parallel id).
+  void Add(int64_t sender, int64_t receiver, const TensorSlice& region) {
+    const int s = src_.participant(sender);
+    const int r = dst_.participant(receiver);
+    if (s != r) {
+      const int64_t bytes = region.elem_cnt() * src_.element_bytes();
+      sent_[s] += bytes;
+      received_[r] += bytes;
+    }
+    if (detailed_) pieces_.push_back(P2pPiece{s, r, region});
+  }
+
+  int64_t max_rank_bytes() const {
+    int64_t m = 0;
+    for (size_t p = 0; p < sent_.size(); ++p) m = std::max({m, sent_[p], received_[p]});
+    return m;
+  }
+
+  void MoveInto(BoxingStep* step) {
+    step->bytes_sent = std::move(sent_);
+    step->bytes_received = std::move(received_);
+    step->pieces = std::move(pieces_);
+  }
+
+ private:
+  LayoutSpace& src_;
+  LayoutSpace& dst_;
+  bool detailed_;
+  std::vector<int64_t> sent_;
+  std::vector<int64_t> received_;
+  std::vector<P2pPiece> pieces_;
+};
+
+// True if source rank `holder` is the same device as destination rank `q`.
+bool SameDevice(LayoutSpace& src, int64_t holder, LayoutSpace& dst, int64_t q) {
+  return src.placement().RankOf(holder) == dst.placement().RankOf(q);
+}
+
+// The old rule, also the only one without destination P: the member at P
+// coordinate 0 receives everything, the other members hold zeros.
+void OwnByRoot(LayoutSpace& src, const std::vector<SourcePiece>& pieces,
+               const std::vector<TensorSlice>& src_slices, LayoutSpace& dst, int64_t q,
+               const TensorSlice& need, Exchange& ex) {
+  int piece_index = 0;
+  for (const SourcePiece& piece : pieces) {
+    ++piece_index;
+    const TensorSlice region = Overlap(src_slices[piece.holders[0]], need);
+    if (region.elem_cnt() == 0) continue;
+    auto local = std::find_if(piece.holders.begin(), piece.holders.end(),
+                              [&](int64_t h) { return SameDevice(src, h, dst, q); });
+    // Rotate over copies so that senders share the load.
+    const int64_t sender = local != piece.holders.end()
+                               ? *local
+                               : piece.holders[(q + piece_index) % piece.holders.size()];
+    ex.Add(sender, q, region);
+  }
+}
+
+// Part `part` of `box` cut into `parts` along its first dim with extent >=
+// 2, or nullopt for an empty part. A box of single elements (a scalar
+// included) is not cut: part 0 is all of it.
+std::optional<TensorSlice> BoxPart(const TensorSlice& box, int64_t parts, int64_t part) {
+  for (int d = 0; d < box.rank(); ++d) {
+    if (box.range(d).size() < 2) continue;
+    TensorSlice out = box;
+    out.set_range(d, BalancedPart(box.range(d), parts, part));
+    if (out.elem_cnt() == 0) return std::nullopt;
+    return out;
+  }
+  if (part == 0) return box;
+  return std::nullopt;
+}
+
+void OwnSplit(LayoutSpace& src, const std::vector<SourcePiece>& pieces,
+              const std::vector<TensorSlice>& src_slices, LayoutSpace& dst,
+              const std::vector<int64_t>& members, const TensorSlice& need, Exchange& ex) {
+  const int64_t g = static_cast<int64_t>(members.size());
+  int piece_index = 0;
+  for (const SourcePiece& piece : pieces) {
+    ++piece_index;
+    const TensorSlice region = Overlap(src_slices[piece.holders[0]], need);
+    if (region.elem_cnt() == 0) continue;
+    bool kept = false;
+    for (int64_t m : members) {
+      for (int64_t h : piece.holders) {
+        if (!kept && SameDevice(src, h, dst, m)) {
+          ex.Add(h, m, region);
+          kept = true;
+        }
+      }
+    }
+    if (kept) continue;
+    for (int64_t part = 0; part < g; ++part) {
+      const std::optional<TensorSlice> sub = BoxPart(region, g, part);
+      if (!sub) continue;
+      const int64_t m = members[(part + piece_index) % g];
+      ex.Add(piece.holders[(m + piece_index) % piece.holders.size()], m, *sub);
+    }
+  }
 }
 
 }  // namespace
 
 BoxingStep PointToPointExchange(LayoutSpace& src, const NdSbp& from, LayoutSpace& dst,
-                                const NdSbp& to, const Calibration& calibration,
-                                bool detailed) {
+                                const NdSbp& to, const Calibration& calibration, bool detailed,
+                                PartialOwnership ownership) {
   const std::vector<TensorSlice>& src_slices = src.Slices(from);
   const std::vector<TensorSlice>& dst_slices = dst.Slices(to);
-  const Placement& sp = src.placement();
   const Placement& dp = dst.placement();
-  const int64_t es = src.element_bytes();
+  const std::vector<SourcePiece> pieces = DistinctPieces(src.placement(), from, src_slices);
 
-  // Distinct source pieces, in order of first holder: ranks with the same
-  // addend (P coordinates) and the same slice hold copies of one piece.
-  std::vector<std::vector<int64_t>> pieces;
-  std::vector<int64_t> piece_addend;
-  for (int64_t id = 0; id < sp.parallel_num(); ++id) {
-    const int64_t addend = PartialKey(sp, from, id);
-    bool found = false;
-    for (size_t k = 0; k < pieces.size() && !found; ++k) {
-      if (piece_addend[k] == addend && src_slices[pieces[k][0]] == src_slices[id]) {
-        pieces[k].push_back(id);
-        found = true;
-      }
-    }
-    if (!found) {
-      pieces.push_back({id});
-      piece_addend.push_back(addend);
+  // Destination ranks by P group (same coordinates on the non-P axes),
+  // groups in order of their first member.
+  std::map<int64_t, std::vector<int64_t>> group_of;
+  std::vector<int64_t> group_order;
+  for (int64_t q = 0; q < dp.parallel_num(); ++q) {
+    const int64_t key = AxesKey(dp, to, q, /*partial_axes=*/false);
+    auto [it, fresh] = group_of.try_emplace(key);
+    if (fresh) group_order.push_back(key);
+    it->second.push_back(q);
+  }
+  Exchange root(src, dst, detailed);
+  Exchange split(src, dst, detailed);
+  bool any_split = false;
+  for (int64_t key : group_order) {
+    const std::vector<int64_t>& members = group_of[key];
+    const TensorSlice& need = dst_slices[members[0]];
+    if (need.elem_cnt() == 0) continue;
+    OwnByRoot(src, pieces, src_slices, dst, members[0], need, root);
+    if (members.size() > 1 && ownership == PartialOwnership::kCheaperOfRootOrSplit) {
+      any_split = true;
+      OwnSplit(src, pieces, src_slices, dst, members, need, split);
+    } else {
+      OwnByRoot(src, pieces, src_slices, dst, members[0], need, split);
     }
   }
+  Exchange& best = any_split && split.max_rank_bytes() < root.max_rank_bytes() ? split : root;
 
   BoxingStep step;
   step.kind = StepKind::kPointToPoint;
   step.result = to;
   step.on_destination = true;
-  step.bytes_sent.assign(src.num_participants(), 0);
-  step.bytes_received.assign(src.num_participants(), 0);
-  for (int64_t q = 0; q < dp.parallel_num(); ++q) {
-    if (!IsPartialRoot(dp, to, q)) continue;  // holds zeros
-    const TensorSlice& need = dst_slices[q];
-    if (need.elem_cnt() == 0) continue;
-    const int receiver = dst.participant(q);
-    const int64_t receiver_rank = dp.RankOf(q);
-    int piece_index = 0;
-    for (const std::vector<int64_t>& holders : pieces) {
-      ++piece_index;
-      const int64_t bytes = OverlapCount(src_slices[holders[0]], need) * es;
-      if (bytes == 0) continue;
-      bool local = false;
-      for (int64_t h : holders) local = local || sp.RankOf(h) == receiver_rank;
-      if (local) continue;
-      // Rotate over copies so that senders share the load.
-      const int64_t sender = holders[(q + piece_index) % holders.size()];
-      step.bytes_sent[src.participant(sender)] += bytes;
-      step.bytes_received[receiver] += bytes;
-    }
-  }
+  step.sum_pieces = from.any_partial_sum();
+  best.MoveInto(&step);
   step.time_s = calibration.P2pTime(step.max_rank_bytes());
   if (!detailed) {
     step.bytes_sent.clear();

@@ -120,7 +120,10 @@ int64_t MissingBytesLowerBound(LayoutSpace& space, const NdSbp& cur, const NdSbp
 
 }  // namespace
 
-absl::StatusOr<BoxingPlan> PlanBoxing(const PlanRequest& r, const Calibration& cal) {
+namespace {
+
+absl::StatusOr<BoxingPlan> Search(const PlanRequest& r, const Calibration& cal,
+                                  PartialOwnership ownership) {
   absl::Status valid = ValidatePlanRequest(r);
   if (!valid.ok()) return valid;
   Spaces sp = MakeSpaces(r);
@@ -228,7 +231,7 @@ absl::StatusOr<BoxingPlan> PlanBoxing(const PlanRequest& r, const Calibration& c
       }
     }
     if (side == 0) {
-      relax(e.node, PointToPointExchange(*sp.src, nd, sp.side(1), r.dst, cal, false),
+      relax(e.node, PointToPointExchange(*sp.src, nd, sp.side(1), r.dst, cal, false, ownership),
             Edge{true}, goal_side);
       if (!sp.same && e.node == 0) {
         // Move first, convert on the destination: every layout there
@@ -248,7 +251,8 @@ absl::StatusOr<BoxingPlan> PlanBoxing(const PlanRequest& r, const Calibration& c
         }
         for (const NdSbp& d : layouts) {
           if (d == r.dst) continue;
-          relax(e.node, PointToPointExchange(*sp.src, nd, *sp.dst, d, cal, false), Edge{true},
+          relax(e.node, PointToPointExchange(*sp.src, nd, *sp.dst, d, cal, false, ownership),
+                Edge{true},
                 1);
         }
       }
@@ -264,7 +268,7 @@ absl::StatusOr<BoxingPlan> PlanBoxing(const PlanRequest& r, const Calibration& c
     BoxingStep step;
     if (edge.p2p) {
       step = PointToPointExchange(sp.side(prev.side), prev.nd, sp.side(nodes[n].side),
-                                  nodes[n].nd, cal);
+                                  nodes[n].nd, cal, /*detailed=*/true, ownership);
       MapP2pGroup(sp, &step);
     } else {
       std::optional<BoxingStep> s =
@@ -278,13 +282,25 @@ absl::StatusOr<BoxingPlan> PlanBoxing(const PlanRequest& r, const Calibration& c
   return plan;
 }
 
+}  // namespace
+
+absl::StatusOr<BoxingPlan> PlanBoxing(const PlanRequest& r, const Calibration& cal) {
+  return Search(r, cal, PartialOwnership::kCheaperOfRootOrSplit);
+}
+
+absl::StatusOr<BoxingPlan> PlanBoxingWithRootOwnership(const PlanRequest& r,
+                                                       const Calibration& cal) {
+  return Search(r, cal, PartialOwnership::kRootOnly);
+}
+
 absl::StatusOr<BoxingPlan> NaivePerAxisPlan(const PlanRequest& r, const Calibration& cal) {
   absl::Status valid = ValidatePlanRequest(r);
   if (!valid.ok()) return valid;
   Spaces sp = MakeSpaces(r);
   BoxingPlan plan = EmptyPlan(r, sp);
   if (!sp.same) {
-    BoxingStep p2p = PointToPointExchange(*sp.src, r.src, *sp.dst, r.dst, cal);
+    BoxingStep p2p = PointToPointExchange(*sp.src, r.src, *sp.dst, r.dst, cal, true,
+                                          PartialOwnership::kRootOnly);
     MapP2pGroup(sp, &p2p);
     plan.steps.push_back(std::move(p2p));
     return plan;
@@ -315,7 +331,8 @@ absl::StatusOr<BoxingPlan> NaivePerAxisPlan(const PlanRequest& r, const Calibrat
     }
   }
   if (cur != r.dst) {
-    BoxingStep p2p = PointToPointExchange(*sp.src, cur, *sp.src, r.dst, cal);
+    BoxingStep p2p = PointToPointExchange(*sp.src, cur, *sp.src, r.dst, cal, true,
+                                          PartialOwnership::kRootOnly);
     MapP2pGroup(sp, &p2p);
     plan.steps.push_back(std::move(p2p));
   }

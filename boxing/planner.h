@@ -41,6 +41,7 @@
 #include "absl/synchronization/mutex.h"
 #include "boxing/boxing_plan.h"
 #include "boxing/calibration.h"
+#include "boxing/p2p_exchange.h"
 #include "oneflow_sbp/data_type.h"
 #include "oneflow_sbp/nd_sbp.h"
 #include "oneflow_sbp/placement.h"
@@ -66,6 +67,12 @@ absl::Status ValidatePlanRequest(const PlanRequest& request);
 // placement (by axis index) and point-to-point links.
 absl::StatusOr<BoxingPlan> PlanBoxing(const PlanRequest& request,
                                       const Calibration& calibration);
+
+// For comparisons (tests, docs/BOXING.md): the planner with p2p exchanges
+// restricted to root ownership of destination partial sums, as before
+// split ownership existed.
+absl::StatusOr<BoxingPlan> PlanBoxingWithRootOwnership(const PlanRequest& request,
+                                                       const Calibration& calibration);
 
 // The naive plan DTensor makes: mesh axes left to right, each converted on
 // its own by the collective for that axis's change. Where such a

@@ -203,6 +203,54 @@ TEST(Planner, NeverWorseThanExhaustiveSearchOrNaive) {
   EXPECT_GT(strictly_better, 0);
 }
 
+// Split ownership of destination partial sums (p2p_exchange.h): on every
+// ordered pair of distinct layouts over {S(0), S(1), B, P} on [2,2] and
+// [2,3], never worse than root ownership, strictly better on some pairs,
+// and exactly the independent model's 342,000 bytes on the documented one.
+TEST(Planner, SplitOwnershipOfPartialDestinations) {
+  struct Case {
+    std::string placement;
+    int improved = 0;
+    double best_ratio = 1;
+  };
+  std::vector<Case> cases = {{"cpu:0-3 [2,2]"}, {"cpu:0-5 [2,3]"}};
+  const Shape shape{1024, 1000};
+  for (Case& c : cases) {
+    const Placement p = P(c.placement);
+    const std::vector<NdSbp> layouts = AllLayouts(2, 2);
+    for (const NdSbp& a : layouts) {
+      for (const NdSbp& b : layouts) {
+        if (a == b) continue;
+        const PlanRequest r{shape, DataType::kFloat32, p, a, p, b};
+        absl::StatusOr<BoxingPlan> split = PlanBoxing(r, Cal());
+        absl::StatusOr<BoxingPlan> root = PlanBoxingWithRootOwnership(r, Cal());
+        ASSERT_TRUE(split.ok() && root.ok());
+        EXPECT_LE(split->time_s(), root->time_s() * (1 + 1e-12))
+            << a.ToString() << " -> " << b.ToString();
+        if (split->max_rank_bytes() < root->max_rank_bytes()) {
+          EXPECT_TRUE(b.any_partial_sum()) << a.ToString() << " -> " << b.ToString();
+          ++c.improved;
+          c.best_ratio = std::max(c.best_ratio, static_cast<double>(root->max_rank_bytes()) /
+                                                    static_cast<double>(split->max_rank_bytes()));
+        }
+      }
+    }
+  }
+  // Measured: 16 pairs up to 2x on [2,2]; 23 pairs up to 3x on [2,3] (the
+  // issue's independent model found 6 pairs up to 1.5x and 16 up to 3x:
+  // keeping what a member already holds wins more). E.g. (S(0),B) -> (B,P)
+  // on [2,2]: each P group holds its own rows and splits the others.
+  EXPECT_EQ(cases[0].improved, 16);
+  EXPECT_NEAR(cases[0].best_ratio, 2.0, 0.01);
+  EXPECT_EQ(cases[1].improved, 23);
+  EXPECT_NEAR(cases[1].best_ratio, 3.0, 0.02);
+  const Placement p = P("cpu:0-5 [2,3]");
+  absl::StatusOr<BoxingPlan> plan =
+      PlanBoxing({shape, DataType::kFloat32, p, Nd("(S(0),S(0))"), p, Nd("(S(1),P)")}, Cal());
+  ASSERT_TRUE(plan.ok());
+  EXPECT_EQ(plan->max_rank_bytes(), 342000);
+}
+
 TEST(Planner, KnownPlans) {
   const Placement p = P("cpu:0-3 [2,2]");
   auto plan = [&](const std::string& from, const std::string& to, Shape shape = Shape{8, 6}) {
