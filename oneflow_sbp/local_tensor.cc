@@ -1,0 +1,228 @@
+#include "oneflow_sbp/local_tensor.h"
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <new>
+#include <type_traits>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+namespace oneflow_sbp {
+
+std::string DimsToString(absl::Span<const int64_t> dims) {
+  return absl::StrCat("[", absl::StrJoin(dims, ","), "]");
+}
+
+absl::StatusOr<int64_t> CheckedElemCount(absl::Span<const int64_t> dims) {
+  // 8 bytes per element is the largest dtype; keep byte sizes in int64.
+  constexpr int64_t kMaxElems = std::numeric_limits<int64_t>::max() / 8;
+  int64_t n = 1;
+  bool any_zero = false;
+  for (int64_t d : dims) {
+    if (d < 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("dims ", DimsToString(dims), " have a negative extent ", d));
+    }
+    if (d == 0) any_zero = true;
+  }
+  if (any_zero) return 0;
+  for (int64_t d : dims) {
+    if (n > kMaxElems / d) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("dims ", DimsToString(dims), " have too many elements"));
+    }
+    n *= d;
+  }
+  return n;
+}
+
+LocalDims RowMajorStrides(absl::Span<const int64_t> dims) {
+  LocalDims strides(dims.size());
+  int64_t s = 1;
+  for (int i = static_cast<int>(dims.size()) - 1; i >= 0; --i) {
+    strides[i] = s;
+    s *= dims[i] > 0 ? dims[i] : 1;
+  }
+  return strides;
+}
+
+// ------------------------------------------------------------------- Storage
+
+absl::StatusOr<std::shared_ptr<Storage>> Storage::Allocate(DeviceType device,
+                                                           int64_t byte_size) {
+  if (byte_size < 0) {
+    return absl::InvalidArgumentError(absl::StrCat("storage of ", byte_size, " bytes"));
+  }
+  if (device != DeviceType::kCpu) {
+    return absl::UnimplementedError(absl::StrCat(
+        "no allocator for device ", DeviceTypeName(device), " (only cpu storage exists yet)"));
+  }
+  // aligned_alloc wants a multiple of the alignment.
+  const int64_t padded = std::max<int64_t>(
+      kAlignment, (byte_size + kAlignment - 1) / kAlignment * kAlignment);
+  void* p = std::aligned_alloc(kAlignment, static_cast<size_t>(padded));
+  if (p == nullptr) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("out of memory allocating ", byte_size, " bytes on cpu"));
+  }
+  return std::shared_ptr<Storage>(new Storage(device, p, byte_size));
+}
+
+Storage::~Storage() { std::free(data_); }
+
+// --------------------------------------------------------------- LocalTensor
+
+absl::StatusOr<LocalTensor> LocalTensor::Empty(DataType dtype, absl::Span<const int64_t> dims,
+                                               DeviceType device) {
+  absl::StatusOr<int64_t> n = CheckedElemCount(dims);
+  if (!n.ok()) return n.status();
+  absl::StatusOr<std::shared_ptr<Storage>> storage =
+      Storage::Allocate(device, *n * ByteSizeOf(dtype));
+  if (!storage.ok()) return storage.status();
+  LocalTensor t;
+  t.dtype_ = dtype;
+  t.dims_.assign(dims.begin(), dims.end());
+  t.elem_cnt_ = *n;
+  t.storage_ = *std::move(storage);
+  return t;
+}
+
+absl::StatusOr<LocalTensor> LocalTensor::Zeros(DataType dtype, absl::Span<const int64_t> dims) {
+  absl::StatusOr<LocalTensor> t = Empty(dtype, dims);
+  if (t.ok()) t->SetZero();
+  return t;
+}
+
+absl::StatusOr<LocalTensor> LocalTensor::Full(DataType dtype, absl::Span<const int64_t> dims,
+                                              double value) {
+  absl::StatusOr<LocalTensor> t = Empty(dtype, dims);
+  if (!t.ok()) return t;
+  VisitDataType(dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T v = ConvertElement<T>(value);
+    T* p = t->data<T>();
+    for (int64_t i = 0; i < t->elem_cnt(); ++i) p[i] = v;
+  });
+  return t;
+}
+
+absl::StatusOr<LocalTensor> LocalTensor::FromDoubles(DataType dtype,
+                                                     absl::Span<const int64_t> dims,
+                                                     absl::Span<const double> values) {
+  absl::StatusOr<LocalTensor> t = Empty(dtype, dims);
+  if (!t.ok()) return t;
+  if (static_cast<int64_t>(values.size()) != t->elem_cnt()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("LocalTensor::FromDoubles: ", values.size(), " values for ",
+                     DataTypeName(dtype), DimsToString(dims), " (", t->elem_cnt(),
+                     " elements)"));
+  }
+  for (int64_t i = 0; i < t->elem_cnt(); ++i) t->SetDouble(i, values[i]);
+  return t;
+}
+
+LocalTensor LocalTensor::Clone() const {
+  OFS_CHECK(defined()) << "Clone() of an undefined LocalTensor";
+  absl::StatusOr<LocalTensor> t = Empty(dtype_, dims_, device());
+  OFS_CHECK(t.ok()) << t.status().message();
+  std::memcpy(t->raw_data(), raw_data(), static_cast<size_t>(byte_size()));
+  return *std::move(t);
+}
+
+DeviceType LocalTensor::device() const {
+  return storage_ ? storage_->device() : DeviceType::kCpu;
+}
+
+double LocalTensor::GetDouble(int64_t i) const {
+  OFS_CHECK(i >= 0 && i < elem_cnt_) << "element " << i << " of " << elem_cnt_;
+  return VisitDataType(dtype_, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    return ConvertElement<double>(data<T>()[i]);
+  });
+}
+
+void LocalTensor::SetDouble(int64_t i, double value) {
+  OFS_CHECK(i >= 0 && i < elem_cnt_) << "element " << i << " of " << elem_cnt_;
+  VisitDataType(dtype_, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    data<T>()[i] = ConvertElement<T>(value);
+  });
+}
+
+std::vector<double> LocalTensor::ToDoubles() const {
+  std::vector<double> out(static_cast<size_t>(elem_cnt_));
+  for (int64_t i = 0; i < elem_cnt_; ++i) out[i] = GetDouble(i);
+  return out;
+}
+
+void LocalTensor::SetZero() {
+  if (defined()) std::memset(raw_data(), 0, static_cast<size_t>(byte_size()));
+}
+
+namespace {
+
+std::string FormatValue(DataType dtype, double v) {
+  if (dtype == DataType::kBool) return v != 0 ? "true" : "false";
+  return absl::StrCat(v);
+}
+
+// The multi-index of row-major element `i` of `dims`, as "[1,0,2]".
+std::string IndexString(absl::Span<const int64_t> dims, int64_t i) {
+  LocalDims idx(dims.size());
+  for (int d = static_cast<int>(dims.size()) - 1; d >= 0; --d) {
+    idx[d] = dims[d] > 0 ? i % dims[d] : 0;
+    i = dims[d] > 0 ? i / dims[d] : 0;
+  }
+  return DimsToString(idx);
+}
+
+}  // namespace
+
+std::string LocalTensor::ToString(int64_t max_elems) const {
+  if (!defined()) return "undefined";
+  std::string s = absl::StrCat(DataTypeName(dtype_), DimsToString(dims_), " {");
+  for (int64_t i = 0; i < elem_cnt_ && i < max_elems; ++i) {
+    absl::StrAppend(&s, i ? ", " : "", FormatValue(dtype_, GetDouble(i)));
+  }
+  if (elem_cnt_ > max_elems) absl::StrAppend(&s, ", ...");
+  return absl::StrCat(s, "}");
+}
+
+std::string DescribeMismatch(const LocalTensor& a, const LocalTensor& b) {
+  if (a.defined() != b.defined()) {
+    return absl::StrCat(a.defined() ? "defined" : "undefined", " vs ",
+                        b.defined() ? "defined" : "undefined");
+  }
+  if (!a.defined()) return "";
+  if (a.dtype() != b.dtype()) {
+    return absl::StrCat("dtype ", DataTypeName(a.dtype()), " vs ", DataTypeName(b.dtype()));
+  }
+  if (a.dims() != b.dims()) {
+    return absl::StrCat("dims ", DimsToString(a.dims()), " vs ", DimsToString(b.dims()));
+  }
+  // Compared in the element type, so that i64 values above 2^53 count.
+  const int64_t first = VisitDataType(a.dtype(), [&](auto tag) -> int64_t {
+    using T = typename decltype(tag)::type;
+    const T* x = a.data<T>();
+    const T* y = b.data<T>();
+    for (int64_t i = 0; i < a.elem_cnt(); ++i) {
+      if constexpr (std::is_integral_v<T>) {
+        if (x[i] != y[i]) return i;
+      } else {
+        const double u = ConvertElement<double>(x[i]);
+        const double v = ConvertElement<double>(y[i]);
+        if (!(u == v || (std::isnan(u) && std::isnan(v)))) return i;
+      }
+    }
+    return -1;
+  });
+  if (first < 0) return "";
+  return absl::StrCat("element ", first, " ", IndexString(a.dims(), first), ": ",
+                      FormatValue(a.dtype(), a.GetDouble(first)), " vs ",
+                      FormatValue(b.dtype(), b.GetDouble(first)));
+}
+
+}  // namespace oneflow_sbp
