@@ -245,6 +245,28 @@ TEST(CastKernel, EveryCandidateAgreesWithOneRank) {
   EXPECT_TRUE(r.failures.empty()) << r.Report();
 }
 
+// RULE BUG (reported, not fixed): cast's rule passes partial sums through
+// (in:P -> out:P) for every target dtype, but only conversions that
+// preserve sums are linear. Truncation to an integer dtype and conversion
+// to bool are not: 0.5 held as addends -2.5 and 3 casts to i32 as -2 + 3 =
+// 1, not 0; 0 held as 1 and -1 casts to bool as true and true, whose sum is
+// true, not false. The kernel is right (it casts its addend); every failing
+// signature has a P.
+TEST(CastKernel, PartialToIntegerOrBoolIsNotLinear) {
+  const std::vector<std::pair<std::string, LocalTensor>> cases = {
+      {"i32", GridTensor(DataType::kFloat32, {5, 3}, 33)},
+      {"i64", GridTensor(DataType::kFloat64, {5, 3}, 34)},
+      {"bool", IntTensor(DataType::kFloat32, {5, 3}, 35, -1, 1)},  // zeros
+  };
+  for (const auto& [to, x] : cases) {
+    SweepResult r = SweepSignatures("cast", {x}, {"dtype=" + to});
+    EXPECT_FALSE(r.failures.empty()) << to;
+    for (const std::string& f : r.failures) {
+      EXPECT_THAT(f.substr(0, f.find(" on ")), HasSubstr("P")) << f;
+    }
+  }
+}
+
 // --------------------------------------------------------------- dropout --
 
 TEST(Philox, MatchesRandom123KnownAnswers) {
