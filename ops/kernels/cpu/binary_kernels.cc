@@ -43,104 +43,108 @@ enum class BinaryOp {
   kEqual, kNotEqual, kGreater, kGreaterEqual, kLess, kLessEqual,
 };
 
-bool IsComparison(BinaryOp op) { return op >= BinaryOp::kEqual; }
+constexpr bool IsComparison(BinaryOp op) { return op >= BinaryOp::kEqual; }
 
-// Arithmetic in C; `bad` is set for integer fmod by 0 and negative powers.
-template <typename C>
-C Arith(BinaryOp op, C a, C b, bool* bad) {
-  switch (op) {
-    case BinaryOp::kAdd: return WrapAdd(a, b);
-    case BinaryOp::kSub: return WrapSub(a, b);
-    case BinaryOp::kMul: return WrapMul(a, b);
-    case BinaryOp::kDiv: return a / b;
-    case BinaryOp::kMaximum:
-      if constexpr (!std::is_integral_v<C>) {
-        if (std::isnan(a) || std::isnan(b)) return std::isnan(a) ? a : b;
-      }
-      return a < b ? b : a;
-    case BinaryOp::kMinimum:
-      if constexpr (!std::is_integral_v<C>) {
-        if (std::isnan(a) || std::isnan(b)) return std::isnan(a) ? a : b;
-      }
-      return b < a ? b : a;
-    case BinaryOp::kPow:
-      if constexpr (std::is_integral_v<C>) {
-        if (b < 0) {
-          *bad = true;
-          return C(0);
-        }
-        return IntPow(a, b);
-      } else {
-        return std::pow(a, b);
-      }
-    case BinaryOp::kFmod:
-      if constexpr (std::is_integral_v<C>) {
-        if (b == 0) {
-          *bad = true;
-          return C(0);
-        }
-      }
-      return Fmod(a, b);
-    default: return C(0);
-  }
-}
-
-template <typename C>
-bool Compare(BinaryOp op, C a, C b) {
-  switch (op) {
-    case BinaryOp::kEqual: return a == b;
-    case BinaryOp::kNotEqual: return a != b;
-    case BinaryOp::kGreater: return a > b;
-    case BinaryOp::kGreaterEqual: return a >= b;
-    case BinaryOp::kLess: return a < b;
-    default: return a <= b;
-  }
-}
-
-template <typename Types>
-KernelFn BroadcastBinaryKernel(BinaryOp op) {
-  return [op](KernelContext& ctx) -> absl::Status {
-    const LocalTensor& x = ctx.input(0);
-    const LocalTensor& y = ctx.input(1);
-    if (x.dtype() != y.dtype()) {
-      return ctx.Internal(absl::StrCat("x_0 is ", DataTypeName(x.dtype()), " but y_0 is ",
-                                       DataTypeName(y.dtype())));
+// z = op(a, b) in C, chosen at compile time so that the loops vectorize;
+// `bad` is set for integer fmod by 0 and negative integer powers.
+template <BinaryOp kOp, typename C>
+auto Apply(C a, C b, bool* bad) {
+  if constexpr (kOp == BinaryOp::kAdd) {
+    return WrapAdd(a, b);
+  } else if constexpr (kOp == BinaryOp::kSub) {
+    return WrapSub(a, b);
+  } else if constexpr (kOp == BinaryOp::kMul) {
+    return WrapMul(a, b);
+  } else if constexpr (kOp == BinaryOp::kDiv) {
+    return a / b;
+  } else if constexpr (kOp == BinaryOp::kMaximum || kOp == BinaryOp::kMinimum) {
+    if constexpr (!std::is_integral_v<C>) {
+      if (std::isnan(a) || std::isnan(b)) return std::isnan(a) ? a : b;
     }
-    OFS_ASSIGN_OR_RETURN(BroadcastPlan plan, PlanBroadcast(ctx, {0, 1}, 0));
-    const DataType out_dtype = IsComparison(op) ? DataType::kBool : x.dtype();
-    OFS_RETURN_IF_ERROR(ctx.CheckOutput(0, plan.out_dims, out_dtype));
-    LocalTensor& z = ctx.output(0);
-    return DispatchDtype<Types>(ctx, x.dtype(), "x_0", [&](auto tag) -> absl::Status {
-      using T = typename decltype(tag)::type;
-      using C = ComputeType<T>;
+    return (kOp == BinaryOp::kMaximum) == (a < b) ? b : a;
+  } else if constexpr (kOp == BinaryOp::kPow) {
+    if constexpr (std::is_integral_v<C>) {
+      if (b < 0) *bad = true;
+      return b < 0 ? C(0) : IntPow(a, b);
+    } else {
+      return std::pow(a, b);
+    }
+  } else if constexpr (kOp == BinaryOp::kFmod) {
+    if constexpr (std::is_integral_v<C>) {
+      if (b == 0) *bad = true;
+      return b == 0 ? C(0) : Fmod(a, b);
+    } else {
+      return Fmod(a, b);
+    }
+  } else if constexpr (kOp == BinaryOp::kEqual) {
+    return a == b;
+  } else if constexpr (kOp == BinaryOp::kNotEqual) {
+    return a != b;
+  } else if constexpr (kOp == BinaryOp::kGreater) {
+    return a > b;
+  } else if constexpr (kOp == BinaryOp::kGreaterEqual) {
+    return a >= b;
+  } else if constexpr (kOp == BinaryOp::kLess) {
+    return a < b;
+  } else {
+    return a <= b;
+  }
+}
+
+// out[j] = f(a[j * sa], b[j * sb]) for j < n, with the common stride
+// patterns spelled out so the compiler vectorizes them.
+template <typename Out, typename In, typename F>
+void RunBinary(Out* out, const In* a, int64_t sa, const In* b, int64_t sb, int64_t n, F&& f) {
+  if (sa == 1 && sb == 1) {
+    for (int64_t j = 0; j < n; ++j) out[j] = f(a[j], b[j]);
+  } else if (sa == 1 && sb == 0) {
+    const In bv = b[0];
+    for (int64_t j = 0; j < n; ++j) out[j] = f(a[j], bv);
+  } else if (sa == 0 && sb == 1) {
+    const In av = a[0];
+    for (int64_t j = 0; j < n; ++j) out[j] = f(av, b[j]);
+  } else {
+    for (int64_t j = 0; j < n; ++j) out[j] = f(a[j * sa], b[j * sb]);
+  }
+}
+
+template <typename Types, BinaryOp kOp>
+absl::Status BroadcastBinaryKernel(KernelContext& ctx) {
+  const LocalTensor& x = ctx.input(0);
+  const LocalTensor& y = ctx.input(1);
+  if (x.dtype() != y.dtype()) {
+    return ctx.Internal(absl::StrCat("x_0 is ", DataTypeName(x.dtype()), " but y_0 is ",
+                                     DataTypeName(y.dtype())));
+  }
+  OFS_ASSIGN_OR_RETURN(BroadcastPlan plan, PlanBroadcast(ctx, {0, 1}, 0));
+  const DataType out_dtype = IsComparison(kOp) ? DataType::kBool : x.dtype();
+  OFS_RETURN_IF_ERROR(ctx.CheckOutput(0, plan.out_dims, out_dtype));
+  LocalTensor& z = ctx.output(0);
+  return DispatchDtype<Types>(ctx, x.dtype(), "x_0", [&](auto tag) -> absl::Status {
+    using T = typename decltype(tag)::type;
+    using C = ComputeType<T>;
+    using Out = std::conditional_t<IsComparison(kOp), bool, T>;
+    if constexpr (!IsComparison(kOp) && std::is_same_v<T, bool>) {
+      return ctx.UnsupportedDtype(x.dtype(), "x_0");
+    } else {
       const T* a = x.data<T>();
       const T* b = y.data<T>();
+      Out* out = z.data<Out>();
       bool bad = false;
-      if (IsComparison(op)) {
-        bool* out = z.data<bool>();
-        ForEachBroadcastRun(plan, [&](int64_t o, const int64_t* in, int64_t n, const int64_t* st) {
-          for (int64_t j = 0; j < n; ++j) {
-            out[o + j] = Compare(op, ConvertElement<C>(a[in[0] + j * st[0]]),
-                                 ConvertElement<C>(b[in[1] + j * st[1]]));
-          }
+      ForEachBroadcastRun(plan, [&](int64_t o, const int64_t* in, int64_t n, const int64_t* st) {
+        RunBinary(out + o, a + in[0], st[0], b + in[1], st[1], n, [&bad](T u, T v) {
+          return ConvertElement<Out>(
+              Apply<kOp>(ConvertElement<C>(u), ConvertElement<C>(v), &bad));
         });
-      } else if constexpr (!std::is_same_v<T, bool>) {
-        T* out = z.data<T>();
-        ForEachBroadcastRun(plan, [&](int64_t o, const int64_t* in, int64_t n, const int64_t* st) {
-          for (int64_t j = 0; j < n; ++j) {
-            out[o + j] = ConvertElement<T>(Arith(op, ConvertElement<C>(a[in[0] + j * st[0]]),
-                                                 ConvertElement<C>(b[in[1] + j * st[1]]), &bad));
-          }
-        });
-      }
+      });
       if (bad) {
-        return ctx.InvalidArgument(op == BinaryOp::kPow
+        return ctx.InvalidArgument(kOp == BinaryOp::kPow
                                        ? "integer power with a negative exponent in y_0"
                                        : "integer fmod by 0 in y_0");
       }
       return absl::OkStatus();
-    });
-  };
+    }
+  });
 }
 
 // out = condition ? x : y.
@@ -198,30 +202,32 @@ absl::Status AddNKernel(KernelContext& ctx) {
   });
 }
 
+template <BinaryOp kOp, typename Types>
+KernelDef Binary(const char* op) {
+  return KernelDef{op, BroadcastBinaryKernel<Types, kOp>, DtypesOf(Types{})};
+}
+
 absl::Status RegisterBinaryKernels(KernelRegistry& registry) {
-  const std::pair<const char*, BinaryOp> arith[] = {
-      {"broadcast_add", BinaryOp::kAdd},         {"broadcast_sub", BinaryOp::kSub},
-      {"broadcast_mul", BinaryOp::kMul},         {"broadcast_maximum", BinaryOp::kMaximum},
-      {"broadcast_minimum", BinaryOp::kMinimum}, {"broadcast_pow", BinaryOp::kPow},
-      {"broadcast_fmod", BinaryOp::kFmod},
-  };
-  const std::pair<const char*, BinaryOp> compare[] = {
-      {"broadcast_equal", BinaryOp::kEqual},     {"broadcast_not_equal", BinaryOp::kNotEqual},
-      {"broadcast_greater", BinaryOp::kGreater}, {"broadcast_greater_equal", BinaryOp::kGreaterEqual},
-      {"broadcast_less", BinaryOp::kLess},       {"broadcast_less_equal", BinaryOp::kLessEqual},
-  };
-  std::vector<KernelDef> kernels;
-  for (const auto& [op, kind] : arith) {
-    kernels.push_back({op, BroadcastBinaryKernel<Signed>(kind), DtypesOf(Signed{})});
-  }
-  for (const auto& [op, kind] : compare) {
-    kernels.push_back({op, BroadcastBinaryKernel<Comparable>(kind), DtypesOf(Comparable{})});
-  }
-  kernels.push_back({"broadcast_div", BroadcastBinaryKernel<Floating>(BinaryOp::kDiv),
-                     DtypesOf(Floating{})});
-  kernels.push_back({"where", WhereKernel, DtypesOf(Comparable{})});
-  kernels.push_back({"add_n", AddNKernel, DtypesOf(Signed{})});
-  return RegisterKernels(registry, DeviceType::kCpu, kernels);
+  using Op = BinaryOp;
+  return RegisterKernels(registry, DeviceType::kCpu,
+                         {
+                             Binary<Op::kAdd, Signed>("broadcast_add"),
+                             Binary<Op::kSub, Signed>("broadcast_sub"),
+                             Binary<Op::kMul, Signed>("broadcast_mul"),
+                             Binary<Op::kDiv, Floating>("broadcast_div"),
+                             Binary<Op::kMaximum, Signed>("broadcast_maximum"),
+                             Binary<Op::kMinimum, Signed>("broadcast_minimum"),
+                             Binary<Op::kPow, Signed>("broadcast_pow"),
+                             Binary<Op::kFmod, Signed>("broadcast_fmod"),
+                             Binary<Op::kEqual, Comparable>("broadcast_equal"),
+                             Binary<Op::kNotEqual, Comparable>("broadcast_not_equal"),
+                             Binary<Op::kGreater, Comparable>("broadcast_greater"),
+                             Binary<Op::kGreaterEqual, Comparable>("broadcast_greater_equal"),
+                             Binary<Op::kLess, Comparable>("broadcast_less"),
+                             Binary<Op::kLessEqual, Comparable>("broadcast_less_equal"),
+                             KernelDef{"where", WhereKernel, DtypesOf(Comparable{})},
+                             KernelDef{"add_n", AddNKernel, DtypesOf(Signed{})},
+                         });
 }
 
 OFS_REGISTER_KERNELS(RegisterBinaryKernels);

@@ -108,10 +108,48 @@ void WalkBox(const std::vector<int64_t>& lo, const std::vector<int64_t>& hi, int
   }
 }
 
+// Transposing copies (the source is contiguous along the second-to-last
+// index dim, the destination along the last) go tile by tile so that both
+// sides stay in cache.
+template <typename U>
+bool CopyTransposed(const Interval& iv, const U* src, int64_t src_base,
+                    const std::vector<int64_t>& src_steps, U* dst, int64_t dst_base,
+                    const std::vector<int64_t>& dst_steps) {
+  constexpr int64_t kTile = 16;
+  const int k = static_cast<int>(iv.lo.size());
+  if (src == nullptr || k < 2 || src_steps[k - 2] != 1 || dst_steps[k - 1] != 1 ||
+      src_steps[k - 1] == 1) {
+    return false;
+  }
+  const int64_t rows = iv.hi[k - 2] - iv.lo[k - 2];
+  const int64_t cols = iv.hi[k - 1] - iv.lo[k - 1];
+  const int64_t src_col = src_steps[k - 1];
+  const int64_t dst_row = dst_steps[k - 2];
+  // Walk the dims before the last two; each call covers one rows x cols plane.
+  std::vector<int64_t> lo(iv.lo.begin(), iv.lo.end() - 1);
+  std::vector<int64_t> hi(iv.hi.begin(), iv.hi.end() - 1);
+  hi[k - 2] = lo[k - 2] + 1;
+  const std::vector<int64_t> ss(src_steps.begin(), src_steps.end() - 1);
+  const std::vector<int64_t> ds(dst_steps.begin(), dst_steps.end() - 1);
+  WalkBox(lo, hi, src_base, ss, dst_base, ds, [&](int64_t s, int64_t d, int64_t) {
+    for (int64_t r0 = 0; r0 < rows; r0 += kTile) {
+      const int64_t r1 = std::min(rows, r0 + kTile);
+      for (int64_t c0 = 0; c0 < cols; c0 += kTile) {
+        const int64_t c1 = std::min(cols, c0 + kTile);
+        for (int64_t r = r0; r < r1; ++r) {
+          for (int64_t c = c0; c < c1; ++c) dst[d + r * dst_row + c] = src[s + r + c * src_col];
+        }
+      }
+    }
+  });
+  return true;
+}
+
 template <typename U>
 void CopyTyped(const Interval& iv, const U* src, int64_t src_base,
                const std::vector<int64_t>& src_steps, U* dst, int64_t dst_base,
                const std::vector<int64_t>& dst_steps) {
+  if (CopyTransposed(iv, src, src_base, src_steps, dst, dst_base, dst_steps)) return;
   const int k = static_cast<int>(iv.lo.size());
   const int64_t ss = k ? src_steps[k - 1] : 0;
   const int64_t ds = k ? dst_steps[k - 1] : 0;

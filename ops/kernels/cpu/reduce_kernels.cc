@@ -13,7 +13,9 @@
 //
 // Accumulation is in double for floating types (f16/bf16 included) and in
 // int64 with two's-complement wrap-around for integers. max/min propagate
-// NaN; nansum skips it.
+// NaN; nansum skips it. A reduced last dim is combined in four interleaved
+// partial results (then combined in a fixed order), so a row's result
+// depends only on the row.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -22,6 +24,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "oneflow_sbp/status_macros.h"
+#include "ops/kernels/cpu/int_arith.h"
 #include "ops/kernels/dtype_dispatch.h"
 #include "ops/kernels/kernel_registry.h"
 #include "ops/op_util.h"
@@ -34,48 +37,47 @@ enum class ReduceKind { kSum, kMean, kMax, kMin, kProd, kNanSum };
 template <typename T>
 using Acc = std::conditional_t<std::is_integral_v<T>, int64_t, double>;
 
-template <typename A>
-A Identity(ReduceKind kind) {
-  switch (kind) {
-    case ReduceKind::kProd: return A(1);
-    case ReduceKind::kMax:
-      return std::is_integral_v<A> ? std::numeric_limits<A>::lowest()
-                                   : -std::numeric_limits<A>::infinity();
-    case ReduceKind::kMin:
-      return std::is_integral_v<A> ? std::numeric_limits<A>::max()
-                                   : std::numeric_limits<A>::infinity();
-    default: return A(0);
+template <ReduceKind kKind, typename A>
+constexpr A Identity() {
+  if constexpr (kKind == ReduceKind::kProd) {
+    return A(1);
+  } else if constexpr (kKind == ReduceKind::kMax) {
+    return std::is_integral_v<A> ? std::numeric_limits<A>::lowest()
+                                 : -std::numeric_limits<A>::infinity();
+  } else if constexpr (kKind == ReduceKind::kMin) {
+    return std::is_integral_v<A> ? std::numeric_limits<A>::max()
+                                 : std::numeric_limits<A>::infinity();
+  } else {
+    return A(0);
   }
 }
 
-template <typename A>
-A Combine(ReduceKind kind, A acc, A v) {
-  if constexpr (std::is_integral_v<A>) {
-    using U = std::make_unsigned_t<A>;
-    switch (kind) {
-      case ReduceKind::kProd: return static_cast<A>(static_cast<U>(acc) * static_cast<U>(v));
-      case ReduceKind::kMax: return std::max(acc, v);
-      case ReduceKind::kMin: return std::min(acc, v);
-      default: return static_cast<A>(static_cast<U>(acc) + static_cast<U>(v));
+// acc (+) v, chosen at compile time so that the loops vectorize.
+template <ReduceKind kKind, typename A>
+A Combine(A acc, A v) {
+  if constexpr (kKind == ReduceKind::kProd) {
+    return WrapMul(acc, v);
+  } else if constexpr (kKind == ReduceKind::kMax || kKind == ReduceKind::kMin) {
+    if constexpr (!std::is_integral_v<A>) {
+      if (std::isnan(acc) || std::isnan(v)) return std::isnan(acc) ? acc : v;
     }
+    return (kKind == ReduceKind::kMax) == (acc < v) ? v : acc;
+  } else if constexpr (kKind == ReduceKind::kNanSum) {
+    return std::isnan(v) ? acc : acc + v;
   } else {
-    switch (kind) {
-      case ReduceKind::kProd: return acc * v;
-      case ReduceKind::kMax: return (v > acc || std::isnan(v)) && !std::isnan(acc) ? v : acc;
-      case ReduceKind::kMin: return (v < acc || std::isnan(v)) && !std::isnan(acc) ? v : acc;
-      case ReduceKind::kNanSum: return std::isnan(v) ? acc : acc + v;
-      default: return acc + v;
-    }
+    return WrapAdd(acc, v);
   }
 }
 
 // Reduces local `x` over `reduced` (flags per dim) into `y` (any dims with
 // the same element count as the kept dims); divides by `divisor` if > 0.
-template <typename T>
-void Reduce(ReduceKind kind, const LocalTensor& x, const std::vector<bool>& reduced,
-            double divisor, LocalTensor& y) {
+// The order of combination depends only on the local row, never on where
+// the shard sits.
+template <ReduceKind kKind, typename T>
+void Reduce(const LocalTensor& x, const std::vector<bool>& reduced, double divisor,
+            LocalTensor& y) {
   using A = Acc<T>;
-  std::vector<A> acc(static_cast<size_t>(y.elem_cnt()), Identity<A>(kind));
+  std::vector<A> acc(static_cast<size_t>(y.elem_cnt()), Identity<kKind, A>());
   const int rank = x.rank();
   // Output offset steps per input dim (0 on reduced dims).
   LocalDims out_steps(rank, 0);
@@ -93,9 +95,25 @@ void Reduce(ReduceKind kind, const LocalTensor& x, const std::vector<bool>& redu
     LocalDims idx(rank, 0);
     int64_t o = 0;
     for (int64_t i = 0; i < x.elem_cnt(); i += inner) {
-      for (int64_t j = 0; j < inner; ++j) {
-        A& a = acc[o + j * inner_step];
-        a = Combine(kind, a, ConvertElement<A>(in[i + j]));
+      const T* row = in + i;
+      if (inner_step == 0) {
+        // The last dim is reduced: four independent partial results.
+        A part[4] = {Identity<kKind, A>(), Identity<kKind, A>(), Identity<kKind, A>(),
+                     Identity<kKind, A>()};
+        int64_t j = 0;
+        for (; j + 4 <= inner; j += 4) {
+          for (int k = 0; k < 4; ++k) {
+            part[k] = Combine<kKind>(part[k], ConvertElement<A>(row[j + k]));
+          }
+        }
+        for (; j < inner; ++j) part[0] = Combine<kKind>(part[0], ConvertElement<A>(row[j]));
+        A r = Combine<kKind>(Combine<kKind>(part[0], part[1]), Combine<kKind>(part[2], part[3]));
+        acc[o] = Combine<kKind>(acc[o], r);
+      } else {
+        A* dst = acc.data() + o;
+        for (int64_t j = 0; j < inner; ++j) {
+          dst[j] = Combine<kKind>(dst[j], ConvertElement<A>(row[j]));
+        }
       }
       for (int d = rank - 2; d >= 0; --d) {
         o += out_steps[d];
@@ -129,7 +147,16 @@ absl::Status ReduceOver(KernelContext& ctx, ReduceKind kind, const std::vector<b
     }
   }
   return DispatchDtype<Types>(ctx, x.dtype(), ctx.input_bn(0), [&](auto tag) {
-    Reduce<typename decltype(tag)::type>(kind, x, reduced, divisor, ctx.output(0));
+    using T = typename decltype(tag)::type;
+    LocalTensor& y = ctx.output(0);
+    switch (kind) {
+      case ReduceKind::kSum: Reduce<ReduceKind::kSum, T>(x, reduced, 0, y); break;
+      case ReduceKind::kMean: Reduce<ReduceKind::kMean, T>(x, reduced, divisor, y); break;
+      case ReduceKind::kMax: Reduce<ReduceKind::kMax, T>(x, reduced, 0, y); break;
+      case ReduceKind::kMin: Reduce<ReduceKind::kMin, T>(x, reduced, 0, y); break;
+      case ReduceKind::kProd: Reduce<ReduceKind::kProd, T>(x, reduced, 0, y); break;
+      case ReduceKind::kNanSum: Reduce<ReduceKind::kNanSum, T>(x, reduced, 0, y); break;
+    }
     return absl::OkStatus();
   });
 }
