@@ -108,6 +108,10 @@ TEST(ReshapeKernels, ReshapeNdProductSplitsUnevenly) {
     EXPECT_THAT(r.failures[0], HasSubstr("in_0:(S(0),S(0)) -> out_0:(S(0),S(0)) on cpu:0-3 [2,2]"));
     EXPECT_THAT(r.failures[0], HasSubstr("this layout cannot be computed locally"));
   }
+  // flatten shares the rule.
+  SweepResult r = SweepSignatures("flatten", {GridTensor(DataType::kFloat32, {6, 6}, 5)});
+  ASSERT_EQ(r.failures.size(), 1u) << r.Report();
+  EXPECT_THAT(r.failures[0], HasSubstr("in_0:(S(0),S(0)) -> out_0:(S(0),S(0)) on cpu:0-3 [2,2]"));
 }
 
 TEST(TransposeKernel, PermutesAndAgreesWithEveryCandidate) {
