@@ -32,6 +32,12 @@
 //   before it creates the op; the ops themselves require normalised values).
 #include "ops/concat_slice_ops.h"
 
+#include <algorithm>
+
+#include "oneflow_sbp/tensor_slice_view.h"
+
+#include "oneflow_sbp/nd_candidate_context.h"
+
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -39,8 +45,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "oneflow_sbp/nd_candidate_context.h"
 #include "oneflow_sbp/sbp_context.h"
 #include "oneflow_sbp/status_macros.h"
+#include "oneflow_sbp/tensor_slice_view.h"
 #include "ops/op_util.h"
 #include "ops/slice_params.h"
 
@@ -419,6 +427,45 @@ absl::Status SliceUpdateGetSbp(SbpContext& ctx) {
   return absl::OkStatus();
 }
 
+// Ours, under every policy (OneFlow gives wrong results here): the N-D
+// product can pair ref:S(i) value:B on one mesh axis with ref:S(i)
+// value:S(i) on another, e.g. ref (S(0),S(0)) value (B,S(0)) on [2,2] with
+// ref [5,7], value [5,3]: rank 1 holds ref rows [2,3) but value rows
+// [3,5). A candidate stays only if, on every rank, the value rows it holds
+// cover the rows of its ref part, on every dim where both split (dims the
+// slice covers fully, where value and ref indices coincide).
+absl::Status SliceUpdateNdHook(NdCandidateContext& ctx) {
+  const Shape& ref = ctx.input_descs()[0].shape;
+  const Shape& value = ctx.input_descs()[1].shape;
+  const absl::Span<const int64_t> h = ctx.hierarchy();
+  int64_t ranks = 1;
+  for (int64_t x : h) ranks *= x;
+  auto aligned = [&](const NdSbpSignature& sig) {
+    MeshCoord coord(h.size(), 0);
+    for (int64_t r = 0; r < ranks; ++r) {
+      int64_t rest = r;
+      for (int i = static_cast<int>(h.size()) - 1; i >= 0; --i) {
+        coord[i] = rest % h[i];
+        rest /= h[i];
+      }
+      const TensorSlice rs = SliceAt(ref, sig[0], h, coord);
+      const TensorSlice vs = SliceAt(value, sig[1], h, coord);
+      for (int d = 0; d < ref.rank(); ++d) {
+        if (ref.dim(d) != value.dim(d) || rs.range(d).empty()) continue;
+        const IndexRange need = rs.range(d);
+        const IndexRange have = vs.range(d);
+        if (need.begin < have.begin || need.end > have.end) return false;
+      }
+    }
+    return true;
+  };
+  std::vector<NdSbpSignature>& list = ctx.candidates();
+  list.erase(std::remove_if(list.begin(), list.end(),
+                            [&](const NdSbpSignature& sig) { return !aligned(sig); }),
+             list.end());
+  return absl::OkStatus();
+}
+
 // ------------------------------------------------------------- expand ----
 
 // expand_shape with -1 resolved. lpad = len(expand_shape) - nd(in) must be
@@ -532,7 +579,8 @@ absl::Status RegisterConcatSliceOps(OpRegistry* registry) {
       .SetShapeFn(SliceGradShape).SetGetSbpFn(SliceGradGetSbp);
   OpDefBuilder slice_update = SliceAttrs(OpDefBuilder("slice_update"));
   slice_update.Input("ref").Input("value").Output("y")
-      .SetShapeFn(SliceUpdateShape).SetGetSbpFn(SliceUpdateGetSbp);
+      .SetShapeFn(SliceUpdateShape).SetGetSbpFn(SliceUpdateGetSbp)
+      .SetNdCandidateHook(SliceUpdateNdHook);
   OpDefBuilder expand("expand");
   expand.Input("in").Output("out").RequiredAttr("expand_shape", AttrType::kInts)
       .SetShapeFn(ExpandShape).SetGetSbpFn(ExpandGetSbp);

@@ -5,8 +5,8 @@
 // on 2 and 3 ranks and on [2,2] / [2,3] meshes against the single-rank run.
 //
 // One rule problem the sweep finds is pinned here (see
-// SliceUpdateNdProductMisalignsValue): a bug in the N-D product of
-// slice_update's candidates, reported rather than fixed.
+// SliceUpdateNdCandidatesAllAlign): a bug in the N-D product of
+// slice_update's candidates, fixed by its N-D hook.
 #include <string>
 #include <tuple>
 #include <vector>
@@ -171,15 +171,16 @@ TEST(SliceKernels, EveryCandidateAgreesWithOneRank) {
 // AFTER axis 0 did, but value's whole dim i, so the ranges differ (ref rows
 // [2,3) of 5, value rows [3,5)). No local kernel can compute it; the kernel
 // reports kInternal.
-TEST(SliceKernels, SliceUpdateNdProductMisalignsValue) {
+// The N-D product used to pair ref (S(0),S(0)) with value (B,S(0)), whose
+// rows do not line up; slice_update's N-D hook drops such candidates, so
+// every candidate the engine offers runs correctly.
+TEST(SliceKernels, SliceUpdateNdCandidatesAllAlign) {
   const LocalTensor ref = GridTensor(DataType::kFloat32, {5, 7}, 5);
   const LocalTensor value = GridTensor(DataType::kFloat32, {5, 3}, 6);
   SweepResult r = SweepSignatures("slice_update", {ref, value},
                                   {"start=0,1", "stop=5,6", "step=1,2"});
-  ASSERT_EQ(r.failures.size(), 1u) << r.Report();
-  EXPECT_THAT(r.failures[0], HasSubstr("ref_0:(S(0),S(0)) value_0:(B,S(0)) -> y_0:(S(0),S(0)) "
-                                       "on cpu:0-3 [2,2]"));
-  EXPECT_THAT(r.failures[0], HasSubstr("cannot be computed locally"));
+  EXPECT_TRUE(r.failures.empty()) << r.Report();
+  EXPECT_GT(r.checked, 10);
 }
 
 }  // namespace
