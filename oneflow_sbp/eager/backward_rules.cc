@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "oneflow_sbp/eager/apply.h"
 #include "oneflow_sbp/eager/autograd.h"
+#include "oneflow_sbp/eager/tensor_layout.h"
 #include "oneflow_sbp/status_macros.h"
 
 namespace oneflow_sbp::eager {
@@ -149,7 +150,9 @@ Grads BroadcastAddGrad(BackwardContext& c, bool subtract) {
   }
   if (c.needs_input_grad(1)) {
     GlobalTensor g = dy;
-    if (subtract) OFS_ASSIGN_OR_RETURN(g, Apply1(c.ctx(), "negative", {dy}));
+    if (subtract) {
+      OFS_ASSIGN_OR_RETURN(g, Apply1(c.ctx(), "negative", {dy}));
+    }
     OFS_ASSIGN_OR_RETURN(grads[1], ReduceToShape(c.ctx(), g, c.input(1)));
   }
   return grads;
