@@ -20,9 +20,12 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "ops/builtin_ops.h"
+#include "boxing/calibration_io.h"
 #include "tools/cmd_boxing.h"
+#include "tools/cmd_calibrate.h"
 #include "tools/cmd_demo.h"
 #include "tools/cmd_infer.h"
+#include "tools/cmd_launch.h"
 #include "tools/cmd_ops.h"
 #include "tools/cmd_parse.h"
 #include "tools/cmd_slices.h"
@@ -50,6 +53,19 @@ ABSL_FLAG(std::optional<std::string>, cost, std::nullopt,
           "Cost policy: oneflow (OneFlow's choices, the default) or planned (rank by "
           "the cheapest real boxing plan).");
 ABSL_FLAG(bool, explain, false, "Also list every candidate and why it won or lost.");
+ABSL_FLAG(std::optional<std::string>, calibration, std::nullopt,
+          "Link calibration file (text-format CalibrationProto, as `sbp calibrate` writes) "
+          "for the planner and the planned cost policy.");
+ABSL_FLAG(std::optional<std::string>, execute, std::nullopt,
+          "boxing: also run the plan on real ranks: threads (default) or gloo.");
+ABSL_FLAG(int, nproc, 0, "Rank processes or threads (launch, calibrate, boxing --execute).");
+ABSL_FLAG(int, nnodes, 1, "launch: number of nodes.");
+ABSL_FLAG(int, node_rank, 0, "launch: this node's index.");
+ABSL_FLAG(std::string, master_addr, "127.0.0.1", "launch: where rank 0 serves the rendezvous.");
+ABSL_FLAG(int, master_port, 0, "launch: rendezvous port (0: pick a free one, one node only).");
+ABSL_FLAG(std::string, backend, "threads", "calibrate: threads or gloo.");
+ABSL_FLAG(std::optional<std::string>, out, std::nullopt, "calibrate: file to write.");
+ABSL_FLAG(uint64_t, seed, 1, "Seed of generated data.");
 ABSL_FLAG(std::optional<std::string>, request, std::nullopt,
           "Inference request file (JSON or text-format InferRequestProto); - for stdin.");
 
@@ -125,11 +141,16 @@ message (InferRequestProto in proto/infer.proto) in JSON or text format;
 flags given with it override its fields.)help"},
     {"boxing", "the cheapest exact plan from one layout to another",
      R"help(sbp boxing --shape=SHAPE --placement=PL --from=ND --to=ND [--dtype=DT]
-           [--to_placement=PL] [--format=text|json|textproto|dot]
+           [--to_placement=PL] [--execute[=threads|gloo]] [--nproc=N]
+           [--calibration=FILE] [--format=text|json|textproto|dot]
 
 Plans the collectives that convert a tensor laid out as --from on --placement
 into --to on --to_placement (default: the same placement), and prints every
 step with its rank groups and the exact bytes each rank sends and receives.
+--execute[=threads|gloo] also runs the plan on real ranks (threads of this
+process, or Gloo processes it launches) with seeded integer-valued data,
+checks the result against the full tensor, and prints every rank's measured
+bytes next to the planned ones; it exits 1 on any difference.
 
   $ sbp boxing --shape=8,6 --placement='cpu:0-3 [2,2]' --from='(S(0),S(1))' --to='(S(1),S(0))'
   $ sbp boxing --shape=8,6 --placement=cpu:0-3 --from='S(0)' --to=B --to_placement=cpu:4-7
@@ -142,6 +163,32 @@ Uneven splits move exactly the ranges ranks hold; nothing is padded. The
 cost is latency + max per-rank bytes / bandwidth per step (defaults: 25 GB/s,
 10 us per mesh axis). The report ends with the naive per-axis plan (DTensor's
 order) for comparison.)help"},
+    {"calibrate", "measure this machine's links for the planner",
+     R"help(sbp calibrate [--backend=threads|gloo] [--nproc=N] [--out=FILE]
+              [--format=text|json|textproto]
+
+Measures, on N real ranks (threads of this process, or N Gloo processes on
+this machine), the latency of one collective step (a one-element all-reduce),
+the bandwidth of the bytes a rank receives in an all-gather of 8 MiB per rank,
+and point-to-point latency and bandwidth (ranks 0 and 1 ping-pong). Every
+mesh axis gets the collective numbers. --out writes the calibration file;
+--calibration=FILE makes `sbp boxing`, `sbp infer --cost=planned` and the
+engine plan with it.
+
+  $ sbp calibrate --nproc=4 --out=calib.txtpb
+  $ sbp boxing --calibration=calib.txtpb --shape=1024,1024 ...)help"},
+    {"launch", "run a program as N rank processes (torchrun style)",
+     R"help(sbp launch --nproc=N [--nnodes=M --node_rank=K --master_addr=HOST
+           --master_port=P] -- COMMAND [ARGS...]
+
+Starts N processes of COMMAND on this node with RANK, WORLD_SIZE, LOCAL_RANK,
+LOCAL_WORLD_SIZE, MASTER_ADDR and MASTER_PORT set; each rank joins the Gloo
+world from them. If a rank fails, the others are terminated and the error
+names it. On several nodes run the same command on each with its
+--node_rank and a common --master_addr/--master_port.
+
+  $ sbp launch --nproc=4 -- sbp boxing --execute=gloo --shape=8,6 \
+        --placement='cpu:0-3 [2,2]' --from='(S(0),S(1))' --to='(B,B)')help"},
     {"demo", "a short tour on built-in examples",
      R"help(sbp demo
 
@@ -199,6 +246,10 @@ std::vector<char*> ExtractRepeatedFlags(int argc, char** argv, RepeatedFlags* ou
       {"input", &out->input}, {"attr", &out->attr}, {"constraint", &out->constraint}};
   for (int i = 0; i < argc; ++i) {
     std::string arg = argv[i];
+    if (arg == "--") {  // what follows belongs to a launched command
+      for (; i < argc; ++i) rest.push_back(argv[i]);
+      break;
+    }
     bool taken = false;
     for (const auto& [name, values] : kFlags) {
       for (const std::string& prefix : {std::string("--") + name, std::string("-") + name}) {
@@ -238,6 +289,20 @@ absl::StatusOr<std::string> ReadRequest(const std::string& path) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // `--execute` alone means --execute=threads (absl string flags need a
+  // value); only before a `--` that starts a launched command.
+  std::vector<std::string> storage;
+  for (int i = 0; i < argc; ++i) {
+    storage.push_back(argv[i]);
+    if (storage.back() == "--") {
+      for (++i; i < argc; ++i) storage.push_back(argv[i]);
+      break;
+    }
+    if (storage.back() == "--execute") storage.back() = "--execute=threads";
+  }
+  std::vector<char*> args_with_defaults;
+  for (std::string& a : storage) args_with_defaults.push_back(a.data());
+  argv = args_with_defaults.data();
   absl::SetProgramUsageMessage("sbp <command> [flags]; run `sbp help` for the commands");
   // Help is ours, per command: scan before absl parses the flags.
   std::string first_word;
@@ -312,10 +377,16 @@ int main(int argc, char** argv) {
   oneflow_sbp::Engine::Options engine_options;
   engine_options.registry =
       oneflow_sbp::Engine::Options::Borrow(oneflow_sbp::ops::BuiltinOpRegistry());
+  if (const std::optional<std::string> path = absl::GetFlag(FLAGS_calibration)) {
+    absl::StatusOr<oneflow_sbp::boxing::Calibration> c = oneflow_sbp::boxing::LoadCalibration(*path);
+    if (!c.ok()) return Fail(command, c.status());
+    engine_options.calibration = *std::move(c);
+  }
   absl::StatusOr<std::unique_ptr<oneflow_sbp::Engine>> engine =
       oneflow_sbp::Engine::Create(std::move(engine_options));
   if (!engine.ok()) return Fail(command, engine.status());
 
+  int exit_code = 0;
   absl::StatusOr<std::string> out = absl::InvalidArgumentError("");
   if (command == "parse") {
     oneflow_sbp::cli::ParseOptions o;
@@ -374,7 +445,26 @@ int main(int argc, char** argv) {
     o.to = absl::GetFlag(FLAGS_to).value_or("");
     o.to_placement = absl::GetFlag(FLAGS_to_placement);
     o.format = format;
-    out = oneflow_sbp::cli::RunBoxing(o, **engine);
+    o.execute = absl::GetFlag(FLAGS_execute);
+    o.nproc = absl::GetFlag(FLAGS_nproc);
+    o.seed = absl::GetFlag(FLAGS_seed);
+    out = oneflow_sbp::cli::RunBoxing(o, **engine, &exit_code);
+  } else if (command == "calibrate") {
+    oneflow_sbp::cli::CalibrateOptions o;
+    o.backend = absl::GetFlag(FLAGS_backend);
+    if (absl::GetFlag(FLAGS_nproc) > 0) o.nproc = absl::GetFlag(FLAGS_nproc);
+    o.out = absl::GetFlag(FLAGS_out);
+    o.format = format;
+    out = oneflow_sbp::cli::RunCalibrate(o);
+  } else if (command == "launch") {
+    oneflow_sbp::comm::LaunchOptions o;
+    o.nproc = absl::GetFlag(FLAGS_nproc) > 0 ? absl::GetFlag(FLAGS_nproc) : 1;
+    o.nnodes = absl::GetFlag(FLAGS_nnodes);
+    o.node_rank = absl::GetFlag(FLAGS_node_rank);
+    o.master_addr = absl::GetFlag(FLAGS_master_addr);
+    o.master_port = absl::GetFlag(FLAGS_master_port);
+    o.failure_grace = absl::Seconds(2);
+    out = oneflow_sbp::cli::RunLaunch(o, positional);
   } else if (command == "demo") {
     out = oneflow_sbp::cli::RunDemo(**engine);
   } else if (command == "ops") {
@@ -390,5 +480,5 @@ int main(int argc, char** argv) {
   }
   if (!out.ok()) return Fail(command, out.status());
   std::fputs(out->c_str(), stdout);
-  return 0;
+  return exit_code;
 }
