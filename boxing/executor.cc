@@ -167,10 +167,14 @@ absl::StatusOr<LocalTensor> Exchange(const StepRun& r) {
                                      recv_counts, r.dtype, r.options);
   if (!s.ok()) return s;
   if (!rs.holds_output) return LocalTensor();
-  // p2p outputs start from zeros: P destinations hold zeros outside what
-  // they own, and sums accumulate.
-  const bool p2p = rs.kind == StepKind::kPointToPoint;
-  absl::StatusOr<LocalTensor> out = Alloc(r.dtype, rs.out, p2p);
+  // Outputs start from zeros where pieces do not cover them (P
+  // destinations hold zeros outside what they own) or sums accumulate;
+  // otherwise every element is written once and zeroing would be wasted.
+  int64_t covered = 0;
+  for (const TensorSlice& region : rs.local) covered += region.elem_cnt();
+  for (const TensorSlice* region : recvs) covered += region->elem_cnt();
+  const bool zero = rs.sum || covered != rs.out.elem_cnt();
+  absl::StatusOr<LocalTensor> out = Alloc(r.dtype, rs.out, zero);
   if (!out.ok()) return out;
   const RegionOp op = rs.sum ? RegionOp::kAdd : RegionOp::kCopy;
   for (const TensorSlice& region : rs.local) {
