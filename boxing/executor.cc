@@ -1,6 +1,7 @@
 #include "boxing/executor.h"
 
 #include <algorithm>
+#include <optional>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -17,12 +18,16 @@ LocalDims DimsOf(const TensorSlice& s) {
   return d;
 }
 
-// True if `chunks`, in order, are consecutive row-major runs of `box`: then
-// a collective can write them straight into the box's buffer.
-bool Concatenates(const TensorSlice& box, const std::vector<TensorSlice>& chunks) {
+// If `regions` (empty ones skipped), in order, are consecutive row-major
+// runs of a shard holding `box`, the element offset of the first: then a
+// collective can read or write them in place, with no packing.
+std::optional<int64_t> ConsecutiveRuns(const TensorSlice& box,
+                                       const std::vector<const TensorSlice*>& regions) {
   const LocalDims strides = RowMajorStrides(DimsOf(box));
+  std::optional<int64_t> start;
   int64_t expected = 0;
-  for (const TensorSlice& c : chunks) {
+  for (const TensorSlice* region : regions) {
+    const TensorSlice& c = *region;
     if (c.elem_cnt() == 0) continue;
     // Contiguous iff dims after the first partial one are full and dims
     // before it have extent 1.
@@ -35,16 +40,29 @@ bool Concatenates(const TensorSlice& box, const std::vector<TensorSlice>& chunks
       if (first_partial < 0 && !full) {
         first_partial = d;
       } else if (first_partial >= 0 && !full) {
-        return false;
+        return std::nullopt;
       }
     }
     for (int d = 0; d < first_partial; ++d) {
-      if (c.range(d).size() != 1) return false;
+      if (c.range(d).size() != 1) return std::nullopt;
     }
-    if (offset != expected) return false;
+    if (!start) start = expected = offset;
+    if (offset != expected) return std::nullopt;
     expected += c.elem_cnt();
   }
-  return expected == box.elem_cnt();
+  return start.value_or(0);
+}
+
+// True if `chunks`, in order, tile `box` as consecutive row-major runs.
+bool Concatenates(const TensorSlice& box, const std::vector<TensorSlice>& chunks) {
+  std::vector<const TensorSlice*> regions;
+  int64_t total = 0;
+  for (const TensorSlice& c : chunks) {
+    regions.push_back(&c);
+    total += c.elem_cnt();
+  }
+  const std::optional<int64_t> start = ConsecutiveRuns(box, regions);
+  return start && *start == 0 && total == box.elem_cnt();
 }
 
 std::vector<int64_t> Counts(const std::vector<TensorSlice>& regions) {
@@ -140,49 +158,71 @@ absl::StatusOr<LocalTensor> ReduceScatter(const StepRun& r) {
 }
 
 // All-to-all and p2p: pack what goes to each member, exchange, unpack.
+// Where the regions sent (or received) are consecutive runs of the shard,
+// the exchange reads (or writes) the shard in place instead.
 absl::StatusOr<LocalTensor> Exchange(const StepRun& r) {
   const RankStep& rs = r.rs;
+  const int64_t es = ByteSizeOf(r.dtype);
   std::vector<const TensorSlice*> sends, recvs;
   std::vector<int64_t> send_counts, recv_counts;
+  int64_t total_recv = 0;
   for (size_t j = 0; j < rs.group.size(); ++j) {
     int64_t sc = 0, rc = 0;
     for (const TensorSlice& t : rs.send[j]) sends.push_back(&t), sc += t.elem_cnt();
     for (const TensorSlice& t : rs.recv[j]) recvs.push_back(&t), rc += t.elem_cnt();
     send_counts.push_back(sc);
     recv_counts.push_back(rc);
+    total_recv += rc;
   }
-  LocalTensor packed;
-  if (rs.holds_input) {
-    absl::StatusOr<LocalTensor> p = PackAll(r.in, rs.in, sends);
-    if (!p.ok()) return p;
-    packed = *std::move(p);
+  LocalTensor packed = *LocalTensor::Empty(r.dtype, {0});
+  const void* send = packed.raw_data();
+  if (rs.holds_input && !sends.empty()) {
+    if (std::optional<int64_t> at = ConsecutiveRuns(rs.in, sends)) {
+      send = static_cast<const char*>(r.in.raw_data()) + *at * es;
+    } else {
+      absl::StatusOr<LocalTensor> p = PackAll(r.in, rs.in, sends);
+      if (!p.ok()) return p;
+      packed = *std::move(p);
+      send = packed.raw_data();
+    }
+  }
+  LocalTensor out;
+  std::optional<int64_t> direct;
+  if (rs.holds_output) {
+    // Outputs start from zeros where pieces do not cover them (P
+    // destinations hold zeros outside what they own) or sums accumulate;
+    // otherwise every element is written once and zeroing would be wasted.
+    int64_t covered = total_recv;
+    for (const TensorSlice& region : rs.local) covered += region.elem_cnt();
+    absl::StatusOr<LocalTensor> o =
+        Alloc(r.dtype, rs.out, rs.sum || covered != rs.out.elem_cnt());
+    if (!o.ok()) return o;
+    out = *std::move(o);
+    if (!rs.sum) direct = ConsecutiveRuns(rs.out, recvs);
+  }
+  LocalTensor received;
+  void* recv;
+  if (direct) {
+    recv = static_cast<char*>(out.raw_data()) + *direct * es;
   } else {
-    packed = *LocalTensor::Empty(r.dtype, {0});
+    absl::StatusOr<LocalTensor> buf = LocalTensor::Empty(r.dtype, {total_recv});
+    if (!buf.ok()) return buf;
+    received = *std::move(buf);
+    recv = received.raw_data();
   }
-  int64_t total_recv = 0;
-  for (int64_t c : recv_counts) total_recv += c;
-  absl::StatusOr<LocalTensor> received = LocalTensor::Empty(r.dtype, {total_recv});
-  if (!received.ok()) return received;
-  absl::Status s = r.group.AllToAllV(packed.raw_data(), send_counts, received->raw_data(),
-                                     recv_counts, r.dtype, r.options);
+  absl::Status s =
+      r.group.AllToAllV(send, send_counts, recv, recv_counts, r.dtype, r.options);
   if (!s.ok()) return s;
   if (!rs.holds_output) return LocalTensor();
-  // Outputs start from zeros where pieces do not cover them (P
-  // destinations hold zeros outside what they own) or sums accumulate;
-  // otherwise every element is written once and zeroing would be wasted.
-  int64_t covered = 0;
-  for (const TensorSlice& region : rs.local) covered += region.elem_cnt();
-  for (const TensorSlice* region : recvs) covered += region->elem_cnt();
-  const bool zero = rs.sum || covered != rs.out.elem_cnt();
-  absl::StatusOr<LocalTensor> out = Alloc(r.dtype, rs.out, zero);
-  if (!out.ok()) return out;
   const RegionOp op = rs.sum ? RegionOp::kAdd : RegionOp::kCopy;
   for (const TensorSlice& region : rs.local) {
-    s = CopyRegion(r.in, rs.in, region, &*out, rs.out, op);
+    s = CopyRegion(r.in, rs.in, region, &out, rs.out, op);
     if (!s.ok()) return s;
   }
-  s = UnpackAll(*received, recvs, &*out, rs.out, op);
-  if (!s.ok()) return s;
+  if (!direct) {
+    s = UnpackAll(received, recvs, &out, rs.out, op);
+    if (!s.ok()) return s;
+  }
   return out;
 }
 
