@@ -98,9 +98,53 @@ class CachingAllocator {
   Storage::CacheStats stats_ ABSL_GUARDED_BY(mu_);
 };
 
-CachingAllocator& BufferCache() {
+CachingAllocator& SharedCache() {
   static CachingAllocator* cache = new CachingAllocator;
   return *cache;
+}
+
+// A small per-thread cache in front of the shared one: every rank thread
+// of an eager program allocates the same few shapes each op, and a shared
+// lock taken per allocation made the ranks queue on each other. Buffers of
+// up to kThreadCachedBytes per thread stay here; the rest go to the shared
+// cache. Freed by whichever thread releases the storage.
+class ThreadCache {
+ public:
+  static constexpr int64_t kThreadCachedBytes = int64_t{64} << 20;
+  ~ThreadCache() {
+    for (auto& [size, list] : free_) {
+      for (void* p : list) {
+        if (!SharedCache().Give(p, size)) std::free(p);
+      }
+    }
+  }
+  void* Take(int64_t padded) {
+    auto it = free_.find(padded);
+    if (it != free_.end() && !it->second.empty()) {
+      void* p = it->second.back();
+      it->second.pop_back();
+      bytes_ -= padded;
+      return p;
+    }
+    return SharedCache().Take(padded);
+  }
+  bool Give(void* p, int64_t padded) {
+    if (bytes_ + padded <= kThreadCachedBytes) {
+      free_[padded].push_back(p);
+      bytes_ += padded;
+      return true;
+    }
+    return SharedCache().Give(p, padded);
+  }
+
+ private:
+  absl::flat_hash_map<int64_t, std::vector<void*>> free_;
+  int64_t bytes_ = 0;
+};
+
+ThreadCache& BufferCache() {
+  thread_local ThreadCache cache;
+  return cache;
 }
 
 }  // namespace
@@ -130,9 +174,9 @@ Storage::~Storage() {
   if (!BufferCache().Give(data_, padded_)) std::free(data_);
 }
 
-Storage::CacheStats Storage::cache_stats() { return BufferCache().stats(); }
+Storage::CacheStats Storage::cache_stats() { return SharedCache().stats(); }
 
-void Storage::ReleaseCache() { BufferCache().Release(); }
+void Storage::ReleaseCache() { SharedCache().Release(); }
 
 // --------------------------------------------------------------- LocalTensor
 

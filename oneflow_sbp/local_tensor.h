@@ -72,7 +72,8 @@ class Storage {
     int64_t cached_bytes = 0;
   };
   static CacheStats cache_stats();
-  // Frees every cached buffer.
+  // Frees every buffer in the shared cache (threads keep a small cache of
+  // their own, returned to the shared one when they exit).
   static void ReleaseCache();
 
   // kInvalidArgument for a negative size, kUnimplemented for a device

@@ -60,30 +60,52 @@ InferRequest MakeRequest(EagerContext& ctx, const std::shared_ptr<const OpCall>&
   return req;
 }
 
-// The kernel on this rank's shards; returns the local outputs.
-absl::StatusOr<std::vector<LocalTensor>> Compute(EagerContext& ctx,
-                                                 const std::shared_ptr<const OpCall>& call,
-                                                 const InferResult& result, int64_t parallel_id,
-                                                 const std::vector<GlobalTensor>& boxed) {
-  const Placement& placement = boxed[0].placement();
+// This rank's layouts of every blob and the kernel, computed once per
+// inference result (a cache hit returns the same result object).
+absl::StatusOr<const EagerContext::PreparedKernel*> Prepare(
+    EagerContext& ctx, const std::shared_ptr<const OpCall>& call,
+    const std::shared_ptr<const InferResult>& result, int64_t parallel_id,
+    const std::vector<GlobalTensor>& boxed) {
+  auto& prepared = ctx.prepared_kernels();
+  auto it = prepared.find(result.get());
+  if (it != prepared.end()) return &it->second;
   std::vector<TensorDesc> descs;
   descs.reserve(call->num_blobs());
   for (const GlobalTensor& t : boxed) descs.push_back(t.desc());
-  for (const TensorDesc& d : result.output_descs) descs.push_back(d);
-  absl::StatusOr<std::vector<kernels::BlobLayout>> layouts =
-      kernels::MakeBlobLayouts(*call, placement, parallel_id, descs, result.signature);
+  for (const TensorDesc& d : result->output_descs) descs.push_back(d);
+  absl::StatusOr<std::vector<kernels::BlobLayout>> layouts = kernels::MakeBlobLayouts(
+      *call, boxed[0].placement(), parallel_id, descs, result->signature);
   if (!layouts.ok()) return layouts.status();
+  absl::StatusOr<kernels::KernelFn> fn =
+      ctx.kernels().Find(call->type_name(), boxed[0].placement().device_type());
+  if (!fn.ok()) return fn.status();
+  if (prepared.size() >= EagerContext::kMaxPreparedKernels) prepared.clear();
+  auto [pos, fresh] = prepared.try_emplace(
+      result.get(), EagerContext::PreparedKernel{result, *std::move(layouts), *std::move(fn)});
+  return &pos->second;
+}
+
+// The kernel on this rank's shards; returns the local outputs.
+absl::StatusOr<std::vector<LocalTensor>> Compute(EagerContext& ctx,
+                                                 const std::shared_ptr<const OpCall>& call,
+                                                 const std::shared_ptr<const InferResult>& result,
+                                                 int64_t parallel_id,
+                                                 const std::vector<GlobalTensor>& boxed) {
+  absl::StatusOr<const EagerContext::PreparedKernel*> prep =
+      Prepare(ctx, call, result, parallel_id, boxed);
+  if (!prep.ok()) return prep.status();
   const absl::Span<const kernels::BlobLayout> outs =
-      absl::MakeConstSpan(*layouts).subspan(call->num_inputs());
+      absl::MakeConstSpan((*prep)->layouts).subspan(call->num_inputs());
   absl::StatusOr<std::vector<LocalTensor>> outputs = kernels::AllocateLocalOutputs(outs);
   if (!outputs.ok()) return outputs.status();
   std::vector<LocalTensor> inputs;
   inputs.reserve(boxed.size());
   for (const GlobalTensor& t : boxed) inputs.push_back(t.local());
   absl::StatusOr<kernels::KernelContext> kctx = kernels::KernelContext::MakeWithLayouts(
-      call, placement, parallel_id, *std::move(layouts), std::move(inputs), *outputs);
+      call, boxed[0].placement(), parallel_id, (*prep)->layouts, std::move(inputs), *outputs);
   if (!kctx.ok()) return kctx.status();
-  absl::Status s = kernels::RunKernel(*kctx, ctx.kernels());
+  absl::Status s = (*prep)->fn(*kctx);
+  if (s.ok()) s = kctx->status();
   if (!s.ok()) return s;
   return outputs;
 }
@@ -133,7 +155,7 @@ absl::StatusOr<std::vector<GlobalTensor>> Apply(EagerContext& ctx,
   absl::StatusOr<int64_t> parallel_id = placement.ParallelIdOf(ctx.rank());
   if (parallel_id.ok()) {
     absl::StatusOr<std::vector<LocalTensor>> computed =
-        Compute(ctx, call, **result, *parallel_id, boxed);
+        Compute(ctx, call, *result, *parallel_id, boxed);
     if (!computed.ok()) return Annotated(*call, computed.status());
     locals = *std::move(computed);
   }

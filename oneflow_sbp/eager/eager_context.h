@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
@@ -29,6 +30,7 @@
 #include "oneflow_sbp/eager/trace.h"
 #include "oneflow_sbp/engine.h"
 #include "oneflow_sbp/op_call.h"
+#include "ops/kernels/kernel_context.h"
 #include "ops/kernels/kernel_registry.h"
 
 namespace oneflow_sbp::eager {
@@ -74,6 +76,20 @@ class EagerContext {
 
   TraceRecorder& trace() { return trace_; }
 
+  // What Apply computes once per inference result on this rank: every
+  // blob's layout (this rank's slices) and the kernel. Keyed by the cached
+  // result (kept alive here), bounded: cleared when it exceeds
+  // kMaxPreparedKernels entries.
+  struct PreparedKernel {
+    std::shared_ptr<const InferResult> result;
+    std::vector<kernels::BlobLayout> layouts;
+    kernels::KernelFn fn;
+  };
+  static constexpr size_t kMaxPreparedKernels = 4096;
+  absl::flat_hash_map<const InferResult*, PreparedKernel>& prepared_kernels() {
+    return prepared_;
+  }
+
  private:
   Engine& engine_;
   comm::Communicator& world_;
@@ -84,6 +100,7 @@ class EagerContext {
   bool in_backward_ = false;
   uint64_t next_tape_sequence_ = 0;
   TraceRecorder trace_;
+  absl::flat_hash_map<const InferResult*, PreparedKernel> prepared_;
 };
 
 }  // namespace oneflow_sbp::eager
