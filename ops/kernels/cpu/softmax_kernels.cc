@@ -69,24 +69,24 @@ enum class SoftmaxKind { kSoftmax, kLogSoftmax };
 
 template <SoftmaxKind kKind, typename T>
 void SoftmaxRows(const T* x, int64_t rows, int64_t n, T* y) {
-  using C = ComputeType<T>;
+  // One exp per element: the row's exp(x - max) are kept for the divide.
+  std::vector<double> e(static_cast<size_t>(n));
   for (int64_t r = 0; r < rows; ++r) {
     const T* xr = x + r * n;
     T* yr = y + r * n;
     double mx = -std::numeric_limits<double>::infinity();
-    for (int64_t i = 0; i < n; ++i) mx = std::max(mx, static_cast<double>(ConvertElement<C>(xr[i])));
+    for (int64_t i = 0; i < n; ++i) mx = std::max(mx, ConvertElement<double>(xr[i]));
     double sum = 0;
-    for (int64_t i = 0; i < n; ++i) sum += std::exp(static_cast<double>(ConvertElement<C>(xr[i])) - mx);
+    for (int64_t i = 0; i < n; ++i) {
+      e[i] = std::exp(ConvertElement<double>(xr[i]) - mx);
+      sum += e[i];
+    }
     if constexpr (kKind == SoftmaxKind::kSoftmax) {
       const double inv = 1.0 / sum;
-      for (int64_t i = 0; i < n; ++i) {
-        yr[i] = ConvertElement<T>(std::exp(static_cast<double>(ConvertElement<C>(xr[i])) - mx) * inv);
-      }
+      for (int64_t i = 0; i < n; ++i) yr[i] = ConvertElement<T>(e[i] * inv);
     } else {
       const double shift = mx + std::log(sum);
-      for (int64_t i = 0; i < n; ++i) {
-        yr[i] = ConvertElement<T>(static_cast<double>(ConvertElement<C>(xr[i])) - shift);
-      }
+      for (int64_t i = 0; i < n; ++i) yr[i] = ConvertElement<T>(ConvertElement<double>(xr[i]) - shift);
     }
   }
 }
