@@ -130,26 +130,51 @@ std::string SweepResult::Report() const {
                       absl::StrJoin(failures, "\n  "));
 }
 
+std::shared_ptr<const OpCall> CallWithCounts(const std::string& op,
+                                             const std::vector<int>& input_counts,
+                                             const std::vector<std::string>& attrs) {
+  // MakeCall (with the required inputs only) parses the attributes; the
+  // counts replace its deduced ones.
+  absl::StatusOr<std::shared_ptr<const OpDef>> def = Registry().Get(op);
+  absl::StatusOr<std::shared_ptr<const OpCall>> parsed =
+      def.ok() ? MakeCall(op, static_cast<int>((*def)->inputs().size()), attrs) : def.status();
+  absl::StatusOr<std::shared_ptr<const OpCall>> call =
+      parsed.ok() ? OpCall::Make(*def, input_counts, (*parsed)->attrs()) : parsed.status();
+  if (!call.ok()) {
+    std::cerr << "kernel_test_util: " << op << ": " << call.status() << "\n";
+    std::abort();
+  }
+  return *call;
+}
+
 SweepResult SweepSignatures(const std::string& op, const std::vector<LocalTensor>& inputs,
                             const std::vector<std::string>& attrs,
                             const SweepOptions& options) {
-  SweepResult result;
-  result.op = op;
-  auto fail = [&](const std::string& what) { result.failures.push_back(what); };
   absl::StatusOr<std::shared_ptr<const OpCall>> made =
       MakeCall(op, static_cast<int>(inputs.size()), attrs);
   if (!made.ok()) {
-    fail(absl::StrCat("MakeCall: ", made.status().message()));
+    SweepResult result;
+    result.op = op;
+    result.failures.push_back(absl::StrCat("MakeCall: ", made.status().message()));
     return result;
   }
-  const std::shared_ptr<const OpCall> call = *made;
+  return SweepSignatures(*made, inputs, options);
+}
+
+SweepResult SweepSignatures(std::shared_ptr<const OpCall> call,
+                            const std::vector<LocalTensor>& inputs,
+                            const SweepOptions& options) {
+  SweepResult result;
+  result.op = call->type_name();
+  auto fail = [&](const std::string& what) { result.failures.push_back(what); };
   const std::vector<TensorDesc> in_descs = DescsOf(inputs);
   absl::StatusOr<std::vector<TensorDesc>> out_descs = call->InferOutputDescs(in_descs);
   if (!out_descs.ok()) {
     fail(absl::StrCat("shape: ", out_descs.status().message()));
     return result;
   }
-  absl::StatusOr<std::vector<LocalTensor>> want = kernels::RunReference(call, inputs);
+  absl::StatusOr<std::vector<LocalTensor>> want =
+      kernels::RunReference(call, inputs, options.harness);
   if (!want.ok()) {
     fail(absl::StrCat("reference: ", want.status().message()));
     return result;
@@ -165,7 +190,7 @@ SweepResult SweepSignatures(const std::string& op, const std::vector<LocalTensor
     const std::string where =
         absl::StrCat(SignatureToString(*call, sig), " on ", placement.ToString());
     absl::StatusOr<std::vector<LocalTensor>> got =
-        kernels::RunSharded(call, inputs, placement, sig);
+        kernels::RunSharded(call, inputs, placement, sig, options.harness);
     if (!got.ok()) {
       fail(absl::StrCat(where, ": ", got.status().ToString()));
       return;

@@ -60,6 +60,9 @@ struct SweepOptions {
   std::vector<std::string> placements_nd = {"cpu:0-3 [2,2]", "cpu:0-5 [2,3]"};
   // Per-output tolerance; default DefaultTolerance of the output dtype.
   std::optional<kernels::Tolerance> tolerance;
+  // How the reference and every sharded run go; set
+  // harness.ranks_as_threads for kernels that need a communicator.
+  kernels::HarnessOptions harness;
 };
 
 struct SweepResult {
@@ -78,6 +81,19 @@ struct SweepResult {
 SweepResult SweepSignatures(const std::string& op, const std::vector<LocalTensor>& inputs,
                             const std::vector<std::string>& attrs = {},
                             const SweepOptions& options = {});
+// The same for a call made by the caller: for optional inputs that
+// MakeCall cannot express (a later optional input without an earlier one,
+// see CallWithCounts).
+SweepResult SweepSignatures(std::shared_ptr<const OpCall> call,
+                            const std::vector<LocalTensor>& inputs,
+                            const SweepOptions& options = {});
+
+// The call of `op` with `input_counts` blobs per declared input arg
+// (OpCall::Make), or a failed test assertion's abort. E.g. layer_norm with
+// gamma and no beta: CallWithCounts("layer_norm", {1, 0, 1}, {...}).
+std::shared_ptr<const OpCall> CallWithCounts(const std::string& op,
+                                             const std::vector<int>& input_counts,
+                                             const std::vector<std::string>& attrs = {});
 
 }  // namespace oneflow_sbp::testing
 

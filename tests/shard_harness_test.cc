@@ -6,10 +6,15 @@
 
 #include <cmath>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "absl/time/clock.h"
+#include "boxing/comm/communicator.h"
+#include "boxing/comm/inprocess_world.h"
+#include "oneflow_sbp/status_macros.h"
 #include "ops/kernels/kernel_registry.h"
 #include "tests/kernel_test_util.h"
 
@@ -195,6 +200,109 @@ TEST(ShardHarness, PoisonShowsUnwrittenElements) {
       {Nd("S(0)"), Nd("S(0)")}, options);
   ASSERT_TRUE(got.ok()) << got.status();
   EXPECT_TRUE(std::isnan((*got)[0].GetDouble(0)));
+}
+
+// reduce_sum over dim 1 that all-reduces its local row sums over the
+// ranks splitting dim 1, so its output is whole (B) on those axes: a
+// kernel that needs the harness's threads and world.
+absl::Status AllReduceRowSums(KernelContext& ctx) {
+  const LocalTensor& x = ctx.input(0);
+  LocalTensor& y = ctx.output(0);
+  OFS_RETURN_IF_ERROR(ctx.CheckOutput(0, {x.dim(0)}, x.dtype()));
+  for (int64_t r = 0; r < x.dim(0); ++r) {
+    float sum = 0;
+    for (int64_t c = 0; c < x.dim(1); ++c) sum += x.data<float>()[r * x.dim(1) + c];
+    y.data<float>()[r] = sum;
+  }
+  OFS_ASSIGN_OR_RETURN(std::shared_ptr<comm::Communicator> group, ctx.SplitGroup(0, 1));
+  return ctx.Annotate(
+      group->AllReduce(y.raw_data(), y.raw_data(), y.elem_cnt(), DataType::kFloat32));
+}
+
+TEST(ShardHarness, RanksAsThreadsGiveKernelsTheirGroup) {
+  KernelRegistry reg;
+  ASSERT_TRUE(reg.Register("reduce_sum", DeviceType::kCpu, AllReduceRowSums).ok());
+  HarnessOptions options;
+  options.registry = &reg;
+  options.ranks_as_threads = true;
+  const LocalTensor x = IntTensor(DataType::kFloat32, {5, 7}, 9);
+  auto call = CallOrDie("reduce_sum", 1, {"axis=1"});
+  absl::StatusOr<std::vector<LocalTensor>> want = RunReference(call, {x}, options);
+  ASSERT_TRUE(want.ok()) << want.status();
+  // 1-D, N-D (the group is one mesh row or the whole mesh), and a
+  // placement whose ranks are not 0..n-1 (world ranks 0 and 2 idle).
+  const std::vector<std::tuple<std::string, std::string, std::string>> cases = {
+      {"cpu:0-2", "S(1)", "B"},
+      {"cpu:0-3 [2,2]", "(S(0),S(1))", "(S(0),B)"},
+      {"cpu:0-3 [2,2]", "(S(1),S(1))", "(B,B)"},
+      {"cpu:0-5 [2,3]", "(S(1),B)", "(B,B)"},
+      {"cpu:1,3", "S(1)", "B"}};
+  for (const auto& [placement, in, out] : cases) {
+    absl::StatusOr<std::vector<LocalTensor>> got =
+        RunSharded(call, {x}, P(placement), {Nd(in), Nd(out)}, options);
+    ASSERT_TRUE(got.ok()) << placement << " " << in << ": " << got.status();
+    EXPECT_EQ(CompareTensors((*got)[0], (*want)[0], {0, 0}), "") << placement << " " << in;
+  }
+  // Sequentially there is no world: the kernel says what it needs.
+  options.ranks_as_threads = false;
+  absl::Status s = RunSharded(call, {x}, P("cpu:0-1"), {Nd("S(1)"), Nd("B")}, options).status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(std::string(s.message()), HasSubstr("needs a communicator"));
+  EXPECT_THAT(std::string(s.message()), HasSubstr("input_tensor_0 f32[5,7] (S(1)) on cpu:0-1 splits dim 1"));
+}
+
+TEST(ShardHarness, ARankThatFailsIsReportedAndNobodyWaits) {
+  // Rank 1 fails before the collective that ranks 0 and 2 wait in: they
+  // see the world aborted at once (not after the 60 s timeout), and the
+  // harness reports rank 1's own error, not their kAborted.
+  KernelRegistry reg;
+  ASSERT_TRUE(reg.Register("reduce_sum", DeviceType::kCpu, [](KernelContext& ctx) {
+                   if (ctx.parallel_id() == 1) return ctx.InvalidArgument("rank 1 gives up");
+                   return AllReduceRowSums(ctx);
+                 }).ok());
+  HarnessOptions options;
+  options.registry = &reg;
+  options.ranks_as_threads = true;
+  options.collective_timeout = absl::Seconds(60);
+  const absl::Time start = absl::Now();
+  absl::Status s = RunSharded(CallOrDie("reduce_sum", 1, {"axis=1"}),
+                              {IntTensor(DataType::kFloat32, {4, 6}, 1)}, P("cpu:0-2"),
+                              {Nd("S(1)"), Nd("B")}, options)
+                       .status();
+  EXPECT_LT(absl::Now() - start, absl::Seconds(20));
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+  EXPECT_THAT(std::string(s.message()), HasSubstr("rank 1 of cpu:0-2"));
+  EXPECT_THAT(std::string(s.message()), HasSubstr("rank 1 gives up"));
+}
+
+TEST(ShardHarness, SetWorldChecksThePosition) {
+  absl::StatusOr<std::vector<absl::Status>> ranks =
+      comm::RunRanks(2, [](comm::Communicator& world) -> absl::Status {
+        const LocalTensor x = IntTensor(DataType::kFloat32, {2, 2}, 1);
+        auto call = CallOrDie("relu", 1);
+        const TensorDesc d{Shape{2, 2}, DataType::kFloat32};
+        // This world rank as the OTHER parallel_id of cpu:0-1.
+        OFS_ASSIGN_OR_RETURN(
+            KernelContext ctx,
+            KernelContext::Make(call, P("cpu:0-1"), 1 - world.rank(), {d, d},
+                                {Nd("B"), Nd("B")}, {x}, {x.Clone()}));
+        absl::Status s = ctx.SetWorld(&world);
+        if (s.code() != absl::StatusCode::kInvalidArgument) {
+          return absl::InternalError(absl::StrCat("SetWorld said: ", s.ToString()));
+        }
+        // A world too small for cpu:0-3 is refused too.
+        OFS_ASSIGN_OR_RETURN(
+            KernelContext ctx4,
+            KernelContext::Make(call, P("cpu:0-3"), world.rank(), {d, d},
+                                {Nd("B"), Nd("B")}, {x}, {x.Clone()}));
+        s = ctx4.SetWorld(&world);
+        if (s.code() != absl::StatusCode::kInvalidArgument) {
+          return absl::InternalError(absl::StrCat("SetWorld (small world) said: ", s.ToString()));
+        }
+        return ctx4.SetWorld(nullptr);
+      });
+  ASSERT_TRUE(ranks.ok()) << ranks.status();
+  for (const absl::Status& s : *ranks) EXPECT_TRUE(s.ok()) << s;
 }
 
 TEST(ShardHarness, CompareTensorsUsesTolerances) {

@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "boxing/comm/communicator.h"
 #include "oneflow_sbp/attr_value.h"
 
 namespace oneflow_sbp::kernels {
@@ -203,9 +204,59 @@ absl::Status KernelContext::Unimplemented(absl::string_view message) const {
   return absl::UnimplementedError(absl::StrCat(Prefix(), message));
 }
 
+absl::Status KernelContext::FailedPrecondition(absl::string_view message) const {
+  return absl::FailedPreconditionError(absl::StrCat(Prefix(), message));
+}
+
 absl::Status KernelContext::Annotate(const absl::Status& status) const {
   if (status.ok()) return status;
   return absl::Status(status.code(), absl::StrCat(Prefix(), status.message()));
+}
+
+// ------------------------------------------------------------ Collectives
+
+absl::Status KernelContext::SetWorld(comm::Communicator* world) {
+  if (world != nullptr) {
+    const int64_t rank = placement_.RankOf(parallel_id_);
+    const int64_t last = placement_.ranks().back();
+    if (world->rank() != rank || world->size() <= last) {
+      return InvalidArgument(absl::StrCat(
+          "the world communicator is ", world->DebugName(), " but parallel_id ", parallel_id_,
+          " of ", placement_.ToString(), " is device rank ", rank,
+          " and the world must hold every rank up to ", last));
+    }
+  }
+  world_ = world;
+  return absl::OkStatus();
+}
+
+MeshAxisMask KernelContext::SplitAxes(int blob, int dim) const {
+  if (blob < 0 || blob >= static_cast<int>(layouts_.size())) return 0;
+  const NdSbp& nd = layouts_[blob].nd_sbp;
+  MeshAxisMask axes = 0;
+  for (int a = 0; a < nd.size(); ++a) {
+    if (nd[a].is_split() && nd[a].split_axis() == dim) axes |= AxisBit(a);
+  }
+  return axes;
+}
+
+absl::StatusOr<std::shared_ptr<comm::Communicator>> KernelContext::SplitGroup(int blob,
+                                                                              int dim) const {
+  const BlobLayout& l = layout(blob);
+  const std::string bn = blob < num_inputs() ? input_bn(blob) : output_bn(blob - num_inputs());
+  if (world_ == nullptr) {
+    return FailedPrecondition(absl::StrCat(
+        "this layout needs a communicator: ", bn, " ", l.logical.ToString(), " ",
+        l.nd_sbp.ToString(), " on ", placement_.ToString(), " splits dim ", dim,
+        ", which the kernel reduces over across ranks; the caller passed none "
+        "(KernelContext::SetWorld; the shard harness passes one with ranks_as_threads)"));
+  }
+  std::vector<int> ranks;
+  for (int64_t r : placement_.ranks()) ranks.push_back(static_cast<int>(r));
+  // The placement's group: its positions are parallel_ids (ranks ascend).
+  absl::StatusOr<std::shared_ptr<comm::Communicator>> group = world_->SubGroup(ranks);
+  if (!group.ok()) return Annotate(group.status());
+  return Annotate((*group)->ForMeshAxes(placement_.hierarchy(), SplitAxes(blob, dim)));
 }
 
 // ------------------------------------------------------------------- Attr

@@ -39,6 +39,17 @@
 //   mistyped attribute, or a blob the op lacks, is recorded in status()
 //   (kInternal, naming op, kernel and what was asked) and a stand-in is
 //   returned; RunKernel reports it.
+// * Collectives are optional. Most layouts let every rank compute on its
+//   own; a few cannot (sparse_softmax_cross_entropy_ms with the class dim
+//   split needs the max and the sum of exp over the whole row, as
+//   Megatron's vocab-parallel cross entropy). For those the caller passes
+//   this rank's WORLD communicator (SetWorld; world position == device
+//   rank), and the kernel asks for the group it must reduce over
+//   (SplitGroup). Without a world such a kernel returns
+//   kFailedPrecondition saying that its layout needs one:
+//     OFS_ASSIGN_OR_RETURN(std::shared_ptr<comm::Communicator> g,
+//                          ctx.SplitGroup(/*blob=*/0, /*dim=*/rank - 1));
+//     OFS_RETURN_IF_ERROR(ctx.Annotate(g->AllReduce(buf, buf, n, dtype, max)));
 #ifndef OPS_KERNELS_KERNEL_CONTEXT_H_
 #define OPS_KERNELS_KERNEL_CONTEXT_H_
 
@@ -58,6 +69,10 @@
 #include "oneflow_sbp/sbp_signature.h"
 #include "oneflow_sbp/tensor_desc.h"
 #include "oneflow_sbp/tensor_slice_view.h"
+
+namespace oneflow_sbp::comm {
+class Communicator;  // boxing/comm/communicator.h
+}  // namespace oneflow_sbp::comm
 
 namespace oneflow_sbp::kernels {
 
@@ -156,6 +171,7 @@ class KernelContext {
   absl::Status Internal(absl::string_view message) const;
   absl::Status InvalidArgument(absl::string_view message) const;
   absl::Status Unimplemented(absl::string_view message) const;
+  absl::Status FailedPrecondition(absl::string_view message) const;
   // `status` with the same code and the prefix added (OK stays OK); for
   // errors from shared helpers such as attribute normalisation.
   absl::Status Annotate(const absl::Status& status) const;
@@ -164,6 +180,32 @@ class KernelContext {
     if (value.ok()) return value;
     return Annotate(value.status());
   }
+
+  // ---- Collectives (see the header comment) ----
+
+  // This rank's world communicator, not owned; it must outlive every use
+  // of the context. Its position must be this rank's device rank
+  // (placement().RankOf(parallel_id())), and the world must hold every
+  // rank of the placement (it may hold more): kInvalidArgument otherwise.
+  // nullptr clears it.
+  absl::Status SetWorld(comm::Communicator* world);
+  comm::Communicator* world() const { return world_; }
+
+  // The mesh axes on which blob `blob` is split on its dim `dim` (0 when
+  // none is, or for a bad blob or dim).
+  MeshAxisMask SplitAxes(int blob, int dim) const;
+
+  // The ranks that share every mesh coordinate with this rank except on
+  // SplitAxes(blob, dim): the ranks that hold the other parts of this
+  // rank's block of `blob` along `dim`, in mesh order (position == the
+  // rank's index among them, so parts come in dim order). Made from the
+  // world as world.SubGroup(placement ranks).ForMeshAxes(hierarchy, axes)
+  // and cached by the communicator, so every rank of the group gets the
+  // same group. A group of one rank when no axis splits the dim.
+  // kFailedPrecondition without a world ("... needs a communicator"),
+  // naming the blob and its layout; communicator errors pass through with
+  // the kernel prefix.
+  absl::StatusOr<std::shared_ptr<comm::Communicator>> SplitGroup(int blob, int dim) const;
 
   // OK unless a misuse was recorded (the first one is kept).
   const absl::Status& status() const { return status_; }
@@ -181,6 +223,7 @@ class KernelContext {
   std::vector<BlobLayout> layouts_;
   std::vector<LocalTensor> inputs_;
   std::vector<LocalTensor> outputs_;
+  comm::Communicator* world_ = nullptr;
   // Recorded misuse. Mutable so that const accessors can record.
   mutable absl::Status status_;
   // Returned for misuse, never written through by a correct kernel.

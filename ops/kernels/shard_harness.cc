@@ -6,6 +6,8 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "boxing/comm/communicator.h"
+#include "boxing/comm/inprocess_world.h"
 #include "oneflow_sbp/element_type.h"
 #include "oneflow_sbp/status_macros.h"
 #include "oneflow_sbp/tensor_slice_view.h"
@@ -256,8 +258,10 @@ absl::StatusOr<std::vector<LocalTensor>> RunSharded(std::shared_ptr<const OpCall
   }
   const KernelRegistry& registry =
       options.registry != nullptr ? *options.registry : KernelRegistry::Global();
-  std::vector<std::vector<LocalTensor>> outs(call->num_outputs());
-  for (int64_t pid = 0; pid < placement.parallel_num(); ++pid) {
+  // outs[i][pid]: output i of rank pid.
+  std::vector<std::vector<LocalTensor>> outs(call->num_outputs(),
+                                             std::vector<LocalTensor>(placement.parallel_num()));
+  auto run_rank = [&](int64_t pid, comm::Communicator* world) -> absl::Status {
     OFS_ASSIGN_OR_RETURN(std::vector<BlobLayout> layouts,
                          MakeBlobLayouts(*call, placement, pid, descs, signature));
     OFS_ASSIGN_OR_RETURN(
@@ -271,14 +275,47 @@ absl::StatusOr<std::vector<LocalTensor>> RunSharded(std::shared_ptr<const OpCall
     OFS_ASSIGN_OR_RETURN(KernelContext ctx,
                          KernelContext::MakeWithLayouts(call, placement, pid, std::move(layouts),
                                                         std::move(inputs), outputs));
-    const absl::Status s = RunKernel(ctx, registry);
-    if (!s.ok() && placement.parallel_num() > 1) {
-      return absl::Status(s.code(), absl::StrCat("rank ", pid, " of ", placement.ToString(), " (",
-                                                 SignatureToString(*call, signature),
-                                                 "): ", s.message()));
+    OFS_RETURN_IF_ERROR(ctx.SetWorld(world));
+    OFS_RETURN_IF_ERROR(RunKernel(ctx, registry));
+    for (int i = 0; i < call->num_outputs(); ++i) outs[i][pid] = outputs[i];
+    return absl::OkStatus();
+  };
+  auto with_rank = [&](int64_t pid, const absl::Status& s) {
+    if (placement.parallel_num() == 1) return s;
+    return absl::Status(s.code(), absl::StrCat("rank ", pid, " of ", placement.ToString(), " (",
+                                               SignatureToString(*call, signature),
+                                               "): ", s.message()));
+  };
+  if (!options.ranks_as_threads) {
+    for (int64_t pid = 0; pid < placement.parallel_num(); ++pid) {
+      const absl::Status s = run_rank(pid, nullptr);
+      if (!s.ok()) return with_rank(pid, s);
     }
-    if (!s.ok()) return s;
-    for (int i = 0; i < call->num_outputs(); ++i) outs[i].push_back(outputs[i]);
+  } else {
+    // World rank == device rank; world ranks outside the placement idle.
+    comm::InProcessOptions world_options;
+    world_options.default_timeout = options.collective_timeout;
+    OFS_ASSIGN_OR_RETURN(
+        std::vector<absl::Status> statuses,
+        comm::RunRanks(
+            static_cast<int>(placement.ranks().back() + 1),
+            [&](comm::Communicator& world) -> absl::Status {
+              absl::StatusOr<int64_t> pid = placement.ParallelIdOf(world.rank());
+              return pid.ok() ? run_rank(*pid, &world) : absl::OkStatus();
+            },
+            world_options));
+    // The lowest rank that failed on its own; a rank that only saw the
+    // world aborted (because of another's failure) says less.
+    int64_t first = -1;
+    for (int64_t pid = 0; pid < placement.parallel_num(); ++pid) {
+      const absl::Status& s = statuses[placement.RankOf(pid)];
+      if (s.ok()) continue;
+      if (first < 0 || (statuses[placement.RankOf(first)].code() == absl::StatusCode::kAborted &&
+                        s.code() != absl::StatusCode::kAborted)) {
+        first = pid;
+      }
+    }
+    if (first >= 0) return with_rank(first, statuses[placement.RankOf(first)]);
   }
   std::vector<LocalTensor> assembled;
   for (int i = 0; i < call->num_outputs(); ++i) {

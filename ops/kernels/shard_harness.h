@@ -20,7 +20,10 @@
 //     logical desc (from OpCall::InferOutputDescs) under its NdSbp, fills
 //     them with a poison pattern (NaN, 0x5A bytes, alternating bools) so an
 //     element a kernel forgets to write shows up, and runs the kernel on
-//     every rank in turn (RunKernel);
+//     every rank (RunKernel): in turn on the calling thread, or, with
+//     HarnessOptions::ranks_as_threads, as threads of an in-process world
+//     (comm::RunRanks) with each rank's world communicator in its context
+//     (KernelContext::SetWorld), for kernels that talk across ranks;
 //  3. assembles each output (AssembleTensor): S places each rank's slice,
 //     B requires every copy to agree exactly, P sums the addends over the P
 //     axes (in double; bool outputs become "sum != 0");
@@ -30,7 +33,16 @@
 // Errors: kInvalidArgument for bad harness input (counts, dtypes, zero
 // extents, an NdSbp that does not fit, a bool or inexact P split);
 // kernel errors pass through with the rank prefixed; kInternal when ranks
-// holding a B output disagree.
+// holding a B output disagree. With threads, the error reported is that of
+// the lowest rank that failed on its own (ranks that only saw the world
+// aborted because of it, kAborted, are passed over).
+//
+// Which path: sequential is the default (deterministic, one stack to
+// debug, no threads); only kernels that need a communicator (today the
+// class-split layout of sparse_softmax_cross_entropy_ms) must run with
+// threads, and without them fail with kFailedPrecondition. Every other
+// kernel gives the same bits either way (the kernel tests sweep some
+// families both ways).
 #ifndef OPS_KERNELS_SHARD_HARNESS_H_
 #define OPS_KERNELS_SHARD_HARNESS_H_
 
@@ -40,6 +52,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "absl/types/span.h"
 #include "oneflow_sbp/local_tensor.h"
 #include "oneflow_sbp/nd_sbp.h"
@@ -60,6 +73,13 @@ struct HarnessOptions {
   int max_addend = 3;
   // Poison preallocated outputs before running kernels.
   bool poison_outputs = true;
+  // Run the ranks as threads of a fresh in-process world, one world rank
+  // per device rank up to the placement's largest (world ranks outside
+  // the placement idle), and give every kernel its world communicator.
+  bool ranks_as_threads = false;
+  // With ranks_as_threads: the timeout of every collective, so that a
+  // kernel whose ranks disagree fails instead of hanging.
+  absl::Duration collective_timeout = absl::Seconds(30);
 };
 
 // The local tensor of every rank (indexed by parallel_id) of `full` laid out

@@ -1,7 +1,7 @@
 // CPU kernel throughput on one rank holding 1M-element f32 tensors: the
 // kernel call alone (context built once, outputs preallocated), as the
 // eager interpreter will run it. A baseline memcpy of the same bytes gives
-// the machine's scale.
+// the machine's scale. Matmul and conv2d report GFLOP/s instead.
 //
 //   bazel run -c opt //tools/bench:kernels_benchmark
 //
@@ -131,6 +131,50 @@ void BM_Dropout(benchmark::State& state) {
   RunLoop(state, ctx, kN * kN);
 }
 BENCHMARK(BM_Dropout);
+
+// n x n x n f32 matmul (Eigen GEMM, one thread); reports GFLOP/s.
+void BM_Matmul(benchmark::State& state) {
+  const int64_t n = state.range(0);
+  KernelContext ctx = MakeContext("matmul", {{n, n}, {n, n}}, {});
+  for (auto _ : state) {
+    absl::Status s = kernels::RunKernel(ctx);
+    if (!s.ok()) state.SkipWithError(std::string(s.message()).c_str());
+  }
+  state.counters["GFLOP/s"] = benchmark::Counter(
+      2.0 * n * n * n * state.iterations() / 1e9, benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_Matmul)->Arg(512)->Arg(1024)->Unit(benchmark::kMillisecond);
+
+// A ResNet-style 3x3 convolution: 8 x 64 x 32 x 32 -> 8 x 64 x 32 x 32
+// (im2col + GEMM); reports GFLOP/s of the multiply-adds.
+void BM_Conv2d(benchmark::State& state) {
+  const int64_t n = 8, c = 64, hw = 32, f = 64;
+  KernelContext ctx = MakeContext(
+      "conv2d", {{n, c, hw, hw}, {f, c, 3, 3}},
+      {{"filters", AttrValue(f)},
+       {"kernel_size", AttrValue(std::vector<int64_t>{3, 3})},
+       {"padding_before", AttrValue(std::vector<int64_t>{1, 1})}});
+  for (auto _ : state) {
+    absl::Status s = kernels::RunKernel(ctx);
+    if (!s.ok()) state.SkipWithError(std::string(s.message()).c_str());
+  }
+  state.counters["GFLOP/s"] = benchmark::Counter(
+      2.0 * n * f * hw * hw * c * 9 * state.iterations() / 1e9, benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_Conv2d)->Unit(benchmark::kMillisecond);
+
+// Row-wise ops over 1024 rows of 1024.
+void BM_Softmax(benchmark::State& state) {
+  KernelContext ctx = MakeContext("softmax", {{kN, kN}}, {});
+  RunLoop(state, ctx, kN * kN);
+}
+BENCHMARK(BM_Softmax);
+
+void BM_LayerNorm(benchmark::State& state) {
+  KernelContext ctx = MakeContext("layer_norm", {{kN, kN}, {kN}, {kN}}, {});
+  RunLoop(state, ctx, kN * kN);
+}
+BENCHMARK(BM_LayerNorm);
 
 }  // namespace
 }  // namespace oneflow_sbp

@@ -1,0 +1,304 @@
+// CPU kernels of the indexing ops (rules in ops/index_ops.cc and, for
+// argwhere, ops/shape_ops.cc): embedding, embedding_grad, gather,
+// dim_gather, argwhere.
+//
+// Index values are GLOBAL: every index must lie in [0, extent) of the
+// LOGICAL dim it indexes (kInvalidArgument naming the blob, the position
+// and the value otherwise), and a rank that holds only part of that dim
+// (the slice [lo, hi) of its layout) finds index v at local row v - lo.
+//
+//   embedding(weight [V, D], indices) -> out = weight[indices]
+//   gather(in, indices; axis) -> out = in.take(indices, axis)
+//   dim_gather(input, index; dim) -> output[p] = input[p with p[dim] := index[p]]
+//     A rank writes the output elements its local block of the gathered
+//     tensor holds. The rest are 0 if the output is partial (the
+//     vocab-parallel embedding weight:S(0) -> out:P, gather's in:S(axis) ->
+//     out:P: exactly one rank holds each index, so the sum over ranks is
+//     the lookup) and kInternal otherwise (the layout cannot be computed
+//     locally). padding_idx does not change the forward (as PyTorch).
+//   embedding_grad(dy, weight, indices; padding_idx, scale_grad_by_freq) -> dx
+//     dx[v] = sum of dy[p] over positions p with indices[p] == v, for the
+//     rows v of weight's local slice (weight:S(0) -> dx:S(0): a rank adds
+//     only indices in its range); rows == padding_idx stay 0; with
+//     scale_grad_by_freq each row is divided by its count over ALL of
+//     indices, so indices must then be whole on the rank (kInternal
+//     otherwise). A rank holding a slice of the positions (indices:S(i))
+//     produces an addend, so dx must then be partial (kInternal otherwise).
+//   argwhere(input; dtype) -> output [elem_cnt, rank] (the coordinates of
+//     the nonzero elements in row-major order, then zero rows), output_size
+//     [1] (how many). Broadcast-only: the rank must hold all of input.
+//
+// Dtypes: embedding, gather, dim_gather, argwhere's input: every dtype
+// (elements are copied or tested); embedding_grad f32 f64 f16 bf16
+// (accumulated in double); indices i32 i64.
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "oneflow_sbp/status_macros.h"
+#include "ops/kernels/dtype_dispatch.h"
+#include "ops/kernels/kernel_registry.h"
+#include "ops/op_util.h"
+
+namespace oneflow_sbp::kernels {
+namespace {
+
+using Floating = DtypeConcat<FloatTypes, HalfTypes>;
+
+// Index input `blob` as int64 values, each checked against [0, extent).
+absl::StatusOr<std::vector<int64_t>> IndexValues(const KernelContext& ctx, int blob,
+                                                 int64_t extent, absl::string_view what) {
+  const LocalTensor& t = ctx.input(blob);
+  std::vector<int64_t> values(static_cast<size_t>(t.elem_cnt()));
+  OFS_RETURN_IF_ERROR(DispatchDtype<IntTypes>(ctx, t.dtype(), ctx.input_bn(blob), [&](auto tag) {
+    using L = typename decltype(tag)::type;
+    const L* p = t.data<L>();
+    for (int64_t i = 0; i < t.elem_cnt(); ++i) {
+      values[i] = static_cast<int64_t>(p[i]);
+      if (values[i] < 0 || values[i] >= extent) {
+        return ctx.InvalidArgument(absl::StrCat(ctx.input_bn(blob), " holds ", values[i],
+                                                " at local position ", i, ", outside [0, ",
+                                                extent, ") (", what, ")"));
+      }
+    }
+    return absl::OkStatus();
+  }));
+  return values;
+}
+
+// What a rank writes for an index it does not hold: zeros in a partial
+// output, an error otherwise.
+absl::Status MissingIndex(const KernelContext& ctx, int blob, int axis, int64_t value,
+                          IndexRange held) {
+  const BlobLayout& l = ctx.input_layout(blob);
+  return ctx.Internal(absl::StrCat(
+      "rank ", ctx.parallel_id(), " holds [", held.begin, ",", held.end, ") of dim ", axis, " of ",
+      ctx.input_bn(blob), " ", l.logical.ToString(), " ", l.nd_sbp.ToString(),
+      " but needs index ", value, " for ", ctx.output_bn(0), " ",
+      ctx.output_layout(0).nd_sbp.ToString(),
+      ", which is not partial: this layout cannot be computed locally"));
+}
+
+int64_t Product(const LocalDims& d, int begin, int end) {
+  int64_t p = 1;
+  for (int i = begin; i < end; ++i) p *= d[i];
+  return p;
+}
+
+// out[o, j, :] = in[o, idx[j] - lo, :] for in of local dims [outer, mid,
+// inner] holding global rows [lo, lo + mid) of `extent`; rows it lacks
+// are zero (partial output) or an error. Bytes are copied.
+absl::Status TakeRows(KernelContext& ctx, int in_blob, int idx_blob, int axis) {
+  const LocalTensor& in = ctx.input(in_blob);
+  const IndexRange held = ctx.input_layout(in_blob).slice.range(axis);
+  const int64_t extent = ctx.input_layout(in_blob).logical.shape.dim(axis);
+  OFS_ASSIGN_OR_RETURN(std::vector<int64_t> idx,
+                       IndexValues(ctx, idx_blob, extent,
+                                   absl::StrCat("dim ", axis, " of ", ctx.input_bn(in_blob))));
+  const bool partial = ctx.output_layout(0).is_partial();
+  const int64_t outer = Product(in.dims(), 0, axis);
+  const int64_t mid = in.dim(axis);
+  const int64_t row = Product(in.dims(), axis + 1, in.rank()) * ByteSizeOf(in.dtype());
+  const int64_t n = static_cast<int64_t>(idx.size());
+  const char* src = static_cast<const char*>(in.raw_data());
+  char* dst = static_cast<char*>(ctx.output(0).raw_data());
+  // local[j]: the local row of index j, or -1 if this rank lacks it.
+  std::vector<int64_t> local(idx.size());
+  for (int64_t j = 0; j < n; ++j) {
+    local[j] = idx[j] >= held.begin && idx[j] - held.begin < mid ? idx[j] - held.begin : -1;
+    if (local[j] < 0 && !partial) return MissingIndex(ctx, in_blob, axis, idx[j], held);
+  }
+  for (int64_t o = 0; o < outer; ++o) {
+    for (int64_t j = 0; j < n; ++j) {
+      char* d = dst + (o * n + j) * row;
+      if (local[j] >= 0) {
+        std::memcpy(d, src + (o * mid + local[j]) * row, static_cast<size_t>(row));
+      } else {
+        std::memset(d, 0, static_cast<size_t>(row));  // 0 in every dtype
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status EmbeddingKernel(KernelContext& ctx) {
+  const LocalTensor& weight = ctx.input("weight");
+  const LocalTensor& indices = ctx.input("indices");
+  LocalDims out_dims = indices.dims();
+  out_dims.push_back(weight.dim(1));
+  OFS_RETURN_IF_ERROR(ctx.CheckOutput(0, out_dims, weight.dtype()));
+  return TakeRows(ctx, 0, 1, /*axis=*/0);
+}
+
+absl::Status GatherKernel(KernelContext& ctx) {
+  const LocalTensor& in = ctx.input("in");
+  const LocalTensor& indices = ctx.input("indices");
+  OFS_ASSIGN_OR_RETURN(const int axis,
+                       ctx.Annotate(ops::NormalizeAxis(ctx.Attr<int64_t>("axis"), in.rank(),
+                                                       "attribute axis")));
+  LocalDims out_dims(in.dims().begin(), in.dims().begin() + axis);
+  out_dims.insert(out_dims.end(), indices.dims().begin(), indices.dims().end());
+  out_dims.insert(out_dims.end(), in.dims().begin() + axis + 1, in.dims().end());
+  OFS_RETURN_IF_ERROR(ctx.CheckOutput(0, out_dims, in.dtype()));
+  return TakeRows(ctx, 0, 1, axis);
+}
+
+absl::Status EmbeddingGradKernel(KernelContext& ctx) {
+  const LocalTensor& dy = ctx.input("dy");
+  const LocalTensor& weight = ctx.input("weight");
+  const LocalTensor& indices = ctx.input("indices");
+  const BlobLayout& wl = ctx.input_layout(1);
+  const BlobLayout& il = ctx.input_layout(2);
+  const int64_t vocab = wl.logical.shape.dim(0);
+  const int64_t cols = weight.dim(1);
+  LocalDims dy_dims = indices.dims();
+  dy_dims.push_back(cols);
+  if (dy.dims() != dy_dims) {
+    return ctx.Internal(absl::StrCat("local dy_0 ", DimsToString(dy.dims()),
+                                     " does not match local indices_0 ",
+                                     DimsToString(indices.dims()), " and weight_0 ",
+                                     DimsToString(weight.dims())));
+  }
+  OFS_RETURN_IF_ERROR(ctx.CheckOutput(0, weight.dims(), weight.dtype()));
+  const bool whole_indices =
+      indices.dims() == LocalDims(il.logical.shape.dims().begin(), il.logical.shape.dims().end());
+  const bool scale_by_freq = ctx.Attr<bool>("scale_grad_by_freq");
+  if (!whole_indices && (scale_by_freq || !ctx.output_layout(0).is_partial())) {
+    return ctx.Internal(absl::StrCat(
+        "rank holds part of indices_0 ", il.logical.ToString(), " ", il.nd_sbp.ToString(),
+        scale_by_freq ? ", but scale_grad_by_freq needs the count of every index over all of them"
+                      : absl::StrCat(", so its dx_0 is an addend, but dx_0 is ",
+                                     ctx.output_layout(0).nd_sbp.ToString())));
+  }
+  OFS_ASSIGN_OR_RETURN(std::vector<int64_t> idx,
+                       IndexValues(ctx, 2, vocab, "the rows of weight_0"));
+  const int64_t padding = ctx.Attr<int64_t>("padding_idx");
+  const IndexRange rows = wl.slice.range(0);
+  std::vector<double> count;
+  if (scale_by_freq) {
+    count.assign(static_cast<size_t>(vocab), 0.0);
+    for (int64_t v : idx) count[v] += 1;
+  }
+  std::vector<double> acc(static_cast<size_t>(weight.elem_cnt()), 0.0);
+  return DispatchDtype<Floating>(ctx, dy.dtype(), "dy_0", [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* g = dy.data<T>();
+    for (size_t p = 0; p < idx.size(); ++p) {
+      const int64_t local = idx[p] - rows.begin;
+      if (idx[p] == padding || local < 0 || local >= weight.dim(0)) continue;
+      const double s = scale_by_freq ? 1.0 / count[idx[p]] : 1.0;
+      for (int64_t c = 0; c < cols; ++c) {
+        acc[local * cols + c] += ConvertElement<double>(g[p * cols + c]) * s;
+      }
+    }
+    T* dx = ctx.output(0).data<T>();
+    for (size_t i = 0; i < acc.size(); ++i) dx[i] = ConvertElement<T>(acc[i]);
+    return absl::OkStatus();
+  });
+}
+
+absl::Status DimGatherKernel(KernelContext& ctx) {
+  const LocalTensor& input = ctx.input("input");
+  const LocalTensor& index = ctx.input("index");
+  OFS_RETURN_IF_ERROR(ctx.CheckOutput(0, index.dims(), input.dtype()));
+  OFS_ASSIGN_OR_RETURN(const int dim,
+                       ctx.Annotate(ops::NormalizeAxis(ctx.Attr<int64_t>("dim"), input.rank(),
+                                                       "attribute dim")));
+  const BlobLayout& in_l = ctx.input_layout(0);
+  const TensorSlice& idx_slice = ctx.input_layout(1).slice;
+  OFS_ASSIGN_OR_RETURN(std::vector<int64_t> idx,
+                       IndexValues(ctx, 1, in_l.logical.shape.dim(dim),
+                                   absl::StrCat("dim ", dim, " of input_0")));
+  const bool partial = ctx.output_layout(0).is_partial();
+  const int rank = input.rank();
+  const LocalDims strides = RowMajorStrides(input.dims());
+  return DispatchDtype<AllTypes>(ctx, input.dtype(), "input_0", [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* in = input.data<T>();
+    T* out = ctx.output(0).data<T>();
+    LocalDims q(rank, 0);  // local position in index / output
+    for (int64_t i = 0; i < index.elem_cnt(); ++i) {
+      // The input element's global coordinates, then its local offset.
+      int64_t offset = 0;
+      bool have = true;
+      for (int d = 0; d < rank && have; ++d) {
+        const int64_t g = d == dim ? idx[i] : idx_slice.range(d).begin + q[d];
+        const IndexRange r = in_l.slice.range(d);
+        have = g >= r.begin && g < r.end;
+        offset += (g - r.begin) * strides[d];
+      }
+      if (!have && !partial) {
+        return ctx.Internal(absl::StrCat(
+            "rank ", ctx.parallel_id(), "'s input_0 ", in_l.nd_sbp.ToString(), " (slice ",
+            in_l.slice.ToString(), ") lacks the element output_0 ",
+            ctx.output_layout(0).nd_sbp.ToString(), " needs at local position ", i,
+            ": this layout cannot be computed locally"));
+      }
+      out[i] = have ? in[offset] : T(0);
+      for (int d = rank - 1; d >= 0; --d) {
+        if (++q[d] < index.dim(d)) break;
+        q[d] = 0;
+      }
+    }
+    return absl::OkStatus();
+  });
+}
+
+absl::Status ArgwhereKernel(KernelContext& ctx) {
+  const LocalTensor& input = ctx.input(0);
+  const BlobLayout& l = ctx.input_layout(0);
+  if (input.dims() != LocalDims(l.logical.shape.dims().begin(), l.logical.shape.dims().end())) {
+    return ctx.Internal(absl::StrCat("argwhere needs all of input_0 ", l.logical.ToString(),
+                                     " on every rank, but it is ", l.nd_sbp.ToString()));
+  }
+  const LocalTensor& output = ctx.output(0);
+  const DataType index_dtype = output.dtype();
+  OFS_RETURN_IF_ERROR(ctx.CheckOutput(0, {input.elem_cnt(), input.rank()}, index_dtype));
+  OFS_RETURN_IF_ERROR(ctx.CheckOutput(1, {1}, index_dtype));
+  std::vector<bool> nonzero(static_cast<size_t>(input.elem_cnt()));
+  OFS_RETURN_IF_ERROR(DispatchDtype<AllTypes>(ctx, input.dtype(), "input_0", [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* p = input.data<T>();
+    // NaN is nonzero, as in NumPy.
+    for (int64_t i = 0; i < input.elem_cnt(); ++i) nonzero[i] = ConvertElement<bool>(p[i]);
+    return absl::OkStatus();
+  }));
+  return DispatchDtype<IntTypes>(ctx, index_dtype, "output_0", [&](auto tag) {
+    using L = typename decltype(tag)::type;
+    L* out = ctx.output(0).data<L>();
+    const int rank = input.rank();
+    std::fill(out, out + ctx.output(0).elem_cnt(), L(0));
+    int64_t found = 0;
+    LocalDims coord(rank, 0);
+    for (int64_t i = 0; i < input.elem_cnt(); ++i) {
+      if (nonzero[i]) {
+        for (int d = 0; d < rank; ++d) out[found * rank + d] = static_cast<L>(coord[d]);
+        ++found;
+      }
+      for (int d = rank - 1; d >= 0; --d) {
+        if (++coord[d] < input.dim(d)) break;
+        coord[d] = 0;
+      }
+    }
+    ctx.output(1).data<L>()[0] = static_cast<L>(found);
+    return absl::OkStatus();
+  });
+}
+
+absl::Status RegisterIndexKernels(KernelRegistry& registry) {
+  const std::vector<DataType> all = DtypesOf(AllTypes{});
+  return RegisterKernels(registry, DeviceType::kCpu,
+                         {{"argwhere", ArgwhereKernel, all},
+                          {"dim_gather", DimGatherKernel, all},
+                          {"embedding", EmbeddingKernel, all},
+                          {"embedding_grad", EmbeddingGradKernel, DtypesOf(Floating{})},
+                          {"gather", GatherKernel, all}});
+}
+
+OFS_REGISTER_KERNELS(RegisterIndexKernels);
+
+}  // namespace
+}  // namespace oneflow_sbp::kernels
