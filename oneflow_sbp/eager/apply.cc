@@ -104,7 +104,10 @@ absl::StatusOr<std::vector<LocalTensor>> Compute(EagerContext& ctx,
   absl::StatusOr<kernels::KernelContext> kctx = kernels::KernelContext::MakeWithLayouts(
       call, boxed[0].placement(), parallel_id, (*prep)->layouts, std::move(inputs), *outputs);
   if (!kctx.ok()) return kctx.status();
-  absl::Status s = (*prep)->fn(*kctx);
+  // Kernels of layouts that need collectives (vocabulary-parallel
+  // cross-entropy) reach the other ranks through the world.
+  absl::Status s = kctx->SetWorld(&ctx.world());
+  if (s.ok()) s = (*prep)->fn(*kctx);
   if (s.ok()) s = kctx->status();
   if (!s.ok()) return s;
   return outputs;
