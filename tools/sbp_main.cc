@@ -25,6 +25,7 @@
 #include "tools/cmd_infer.h"
 #include "tools/cmd_ops.h"
 #include "tools/cmd_parse.h"
+#include "tools/cmd_plan.h"
 #include "tools/cmd_slices.h"
 
 ABSL_FLAG(std::string, format, "text",
@@ -52,6 +53,14 @@ ABSL_FLAG(std::optional<std::string>, cost, std::nullopt,
 ABSL_FLAG(bool, explain, false, "Also list every candidate and why it won or lost.");
 ABSL_FLAG(std::optional<std::string>, request, std::nullopt,
           "Inference request file (JSON or text-format InferRequestProto); - for stdin.");
+ABSL_FLAG(std::optional<std::string>, program, std::nullopt,
+          "Program file for `sbp plan` (JSON, see docs/PLANNING.md); - for stdin.");
+ABSL_FLAG(std::optional<std::string>, mesh, std::nullopt,
+          "Mesh for `sbp plan`: replaces the program placement's hierarchy, e.g. 2,2.");
+ABSL_FLAG(std::optional<std::string>, calibration, std::nullopt,
+          "Calibration file (not supported yet: no file format exists).");
+ABSL_FLAG(std::optional<std::string>, memory_cap, std::nullopt,
+          "Per-rank memory cap in bytes for `sbp plan`.");
 
 namespace {
 
@@ -142,6 +151,28 @@ Uneven splits move exactly the ranges ranks hold; nothing is padded. The
 cost is latency + max per-rank bytes / bandwidth per step (defaults: 25 GB/s,
 10 us per mesh axis). The report ends with the naive per-axis plan (DTensor's
 order) for comparison.)help"},
+    {"plan", "choose every op's signature jointly over a whole program",
+     R"help(sbp plan --program=FILE.json [--mesh=2,2] [--memory_cap=BYTES]
+          [--calibration=FILE] [--format=text|json|dot]
+
+Reads a program (a placement, named tensors, ops in order; docs/PLANNING.md)
+and chooses every op's N-D signature and every free tensor's layout jointly,
+minimising communication (the boxing plans `sbp boxing` prints) plus compute
+(matmul flops, other ops' bytes) per rank. It prints every op's signature,
+the boxing on every edge, and totals beside those of the eager greedy choice
+(op by op as `sbp infer` chooses, free tensors all-B).
+
+  $ sbp plan --program=tests/testdata/plan_mlp.json
+  $ sbp plan --program=model.json --mesh=2,4 --format=json
+  $ sbp plan --program=model.json --format=dot | dot -Tsvg > plan.svg
+
+A tensor listed with "nd_sbp" is a marked input and keeps its layout; one
+without is free (a parameter). --mesh replaces the placement's hierarchy.
+--memory_cap bounds every rank's parameters plus activations. The solver
+eliminates chain and leaf ops exactly and enumerates what remains when it is
+small (else local search from the greedy and all-B choices), so the plan is
+never worse than greedy. JSON has total_time_s, greedy_total_time_s, tensors
+by name with their nd_sbp, and ops with their nd_sbp_signature.)help"},
     {"demo", "a short tour on built-in examples",
      R"help(sbp demo
 
@@ -222,10 +253,11 @@ std::vector<char*> ExtractRepeatedFlags(int argc, char** argv, RepeatedFlags* ou
   return rest;
 }
 
-absl::StatusOr<std::string> ReadRequest(const std::string& path) {
+// The contents of the file a flag names ("-": stdin).
+absl::StatusOr<std::string> ReadFlagFile(const std::string& path, const char* flag) {
   FILE* f = path == "-" ? stdin : std::fopen(path.c_str(), "rb");
   if (f == nullptr) {
-    return absl::InvalidArgumentError(absl::StrCat("cannot open --request file '", path, "'"));
+    return absl::InvalidArgumentError(absl::StrCat("cannot open --", flag, " file '", path, "'"));
   }
   std::string data;
   char buf[4096];
@@ -360,7 +392,7 @@ int main(int argc, char** argv) {
     o.explain = absl::GetFlag(FLAGS_explain);
     o.format = format;
     if (const std::optional<std::string> path = absl::GetFlag(FLAGS_request)) {
-      absl::StatusOr<std::string> body = ReadRequest(*path);
+      absl::StatusOr<std::string> body = ReadFlagFile(*path, "request");
       if (!body.ok()) return Fail(command, body.status());
       o.request = *body;
     }
@@ -375,6 +407,26 @@ int main(int argc, char** argv) {
     o.to_placement = absl::GetFlag(FLAGS_to_placement);
     o.format = format;
     out = oneflow_sbp::cli::RunBoxing(o, **engine);
+  } else if (command == "plan") {
+    if (!positional.empty()) {
+      return Fail(command, absl::InvalidArgumentError(absl::StrCat(
+                               "unexpected argument '", positional[0],
+                               "'; the program goes in --program=FILE, see `sbp help plan`")));
+    }
+    const std::optional<std::string> path = absl::GetFlag(FLAGS_program);
+    if (!path.has_value()) {
+      return Fail(command, absl::InvalidArgumentError(
+                               "--program is required, e.g. --program=tests/testdata/plan_mlp.json"));
+    }
+    absl::StatusOr<std::string> body = ReadFlagFile(*path, "program");
+    if (!body.ok()) return Fail(command, body.status());
+    oneflow_sbp::cli::PlanOptions o;
+    o.program = *std::move(body);
+    o.mesh = absl::GetFlag(FLAGS_mesh);
+    o.calibration = absl::GetFlag(FLAGS_calibration);
+    o.memory_cap = absl::GetFlag(FLAGS_memory_cap);
+    o.format = format;
+    out = oneflow_sbp::cli::RunPlan(o, **engine);
   } else if (command == "demo") {
     out = oneflow_sbp::cli::RunDemo(**engine);
   } else if (command == "ops") {

@@ -116,6 +116,14 @@ class Enumerator {
   int64_t visited_ = 0;
 };
 
+// The cost of node v taking x, given its neighbours' choices.
+double LocalCost(const CostGraph& g, const std::vector<std::vector<Neighbour>>& adj,
+                 const std::vector<int>& cur, int v, int x) {
+  double c = g.unary(v)[x];
+  for (const Neighbour& nb : adj[v]) c += nb.cost[x * nb.k + cur[nb.node]];
+  return c;
+}
+
 // Coordinate descent from `choice` (changed in place); returns the sweeps.
 int Descend(const CostGraph& g, const std::vector<std::vector<Neighbour>>& adj, int max_sweeps,
             std::vector<int>* choice) {
@@ -124,11 +132,7 @@ int Descend(const CostGraph& g, const std::vector<std::vector<Neighbour>>& adj, 
   for (bool changed = true; changed && sweeps < max_sweeps; ++sweeps) {
     changed = false;
     for (int v = 0; v < g.num_nodes(); ++v) {
-      auto local = [&](int x) {
-        double c = g.unary(v)[x];
-        for (const Neighbour& nb : adj[v]) c += nb.cost[x * nb.k + cur[nb.node]];
-        return c;
-      };
+      auto local = [&](int x) { return LocalCost(g, adj, cur, v, x); };
       int best_x = cur[v];
       double best_c = local(best_x);
       for (int x = 0; x < g.num_candidates(v); ++x) {
@@ -219,6 +223,28 @@ absl::StatusOr<Solution> SolveCostGraph(const CostGraph& graph, const SolverOpti
   sol.choice = reduced.Expand(core_choice);
   sol.objective = graph.Objective(sol.choice);
   return sol;
+}
+
+void PreferLowerSecondary(const CostGraph& graph,
+                          const std::vector<std::vector<int64_t>>& secondary,
+                          std::vector<int>* choice) {
+  const std::vector<std::vector<Neighbour>> adj = Adjacency(graph);
+  std::vector<int>& cur = *choice;
+  for (int v = 0; v < graph.num_nodes(); ++v) {
+    const double now = LocalCost(graph, adj, cur, v, cur[v]);
+    int best = cur[v];
+    double best_cost = now;
+    for (int x = 0; x < graph.num_candidates(v); ++x) {
+      const double c = LocalCost(graph, adj, cur, v, x);
+      if (!(c <= now)) continue;
+      const int64_t m = secondary[v][x], mb = secondary[v][best];
+      if (m < mb || (m == mb && (c < best_cost || (c == best_cost && x < best)))) {
+        best = x;
+        best_cost = c;
+      }
+    }
+    cur[v] = best;
+  }
 }
 
 Solution BruteForce(const CostGraph& graph) {

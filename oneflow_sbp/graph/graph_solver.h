@@ -85,6 +85,15 @@ struct Solution {
 absl::StatusOr<Solution> SolveCostGraph(const CostGraph& graph, const SolverOptions& options,
                                         absl::Span<const std::vector<int>> starts);
 
+// A secondary key for ties (e.g. memory): each node in turn (by id) moves
+// to the candidate with the least `secondary[node][candidate]` among those
+// whose cost given its neighbours' current choices is no higher than its
+// current candidate's (then the lower cost, then the lower index). The
+// objective never rises, nor does any node's secondary value.
+void PreferLowerSecondary(const CostGraph& graph,
+                          const std::vector<std::vector<int64_t>>& secondary,
+                          std::vector<int>* choice);
+
 // Every choice, in lexicographic order (node 0 slowest): the minimum and
 // the first choice reaching it. For tests; requires a small graph.
 Solution BruteForce(const CostGraph& graph);
