@@ -102,11 +102,11 @@ std::string ProgramPlanToText(const Program& program, const ProgramPlan& plan) {
   const SolverStats& s = plan.stats;
   absl::StrAppendFormat(&out,
                         "\nsolver: %d nodes, %d edges; eliminated %d leaves, %d chains, %d "
-                        "isolated; core %d nodes (%g choices); %s; %s\n",
+                        "isolated; core %d nodes (%g choices); %s; %d boxing plans priced; %s\n",
                         s.nodes, s.edges, s.reduction.leaves, s.reduction.chains,
                         s.reduction.isolated, s.core_nodes, s.core_product,
                         s.exact ? "exact" : "local search (not proven optimal)",
-                        FormatSeconds(plan.seconds));
+                        plan.boxing_plans, FormatSeconds(plan.seconds));
   if (plan.memory_price_s_per_byte > 0) {
     absl::StrAppendFormat(&out, "memory cap met by pricing memory at %g s/byte\n",
                           plan.memory_price_s_per_byte);

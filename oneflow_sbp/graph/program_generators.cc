@@ -137,11 +137,23 @@ absl::StatusOr<Program> RandomProgram(const OpRegistry& registry, const Placemen
     if (kind < 4) {
       OFS_RETURN_IF_ERROR(b.AddOp(kUnary[rng() % 4], {pick()}, {out}, AttrMap()));
     } else if (kind < 6) {
-      const std::string a = pick();
-      OFS_RETURN_IF_ERROR(b.AddOp("add_n", {a, pick()}, {out}, AttrMap()));
+      // Sums of two or three recent tensors: three make dense local
+      // structure (an op reading A, B and C where B read A and C read both
+      // is a K4, which no chain or leaf rule removes).
+      std::vector<std::string> in = {pick()};
+      in.push_back(pick());
+      if (rng() % 2) in.push_back(pick());
+      OFS_RETURN_IF_ERROR(b.AddOp("add_n", in, {out}, AttrMap()));
     } else if (kind < 9) {
-      const std::string w = absl::StrCat("w", weights++);
-      OFS_RETURN_IF_ERROR(b.AddParameter(w, F32({16, 16})));
+      // A new weight, or (one time in three) one an earlier matmul read:
+      // a shared parameter ties distant ops together.
+      std::string w;
+      if (weights > 0 && rng() % 3 == 0) {
+        w = absl::StrCat("w", rng() % weights);
+      } else {
+        w = absl::StrCat("w", weights++);
+        OFS_RETURN_IF_ERROR(b.AddParameter(w, F32({16, 16})));
+      }
       OFS_RETURN_IF_ERROR(b.AddOp("matmul", {pick(), w}, {out}, AttrMap()));
     } else {
       const std::string a = pick();

@@ -56,10 +56,13 @@ absl::StatusOr<Program> MlpProgram(const OpRegistry& registry, const Placement& 
 
 // A random program of `num_ops` ops on f32[16, 16] tensors from one marked
 // input x (layout: all-B except S(0) on mesh axis 0): unary ops (relu,
-// gelu, tanh, softmax), residual adds of two earlier tensors (add_n), and
-// matmuls by a new free weight [16, 16] or by an earlier tensor. Operands
-// are drawn from the last few tensors, so chains, diamonds and residual
-// blocks all appear. Deterministic for a seed.
+// gelu, tanh, softmax), residual adds of two or three earlier
+// tensors (add_n), and
+// matmuls by a free weight [16, 16] (new, or shared with an earlier
+// matmul) or by an earlier tensor. Operands are drawn from the last few
+// tensors, so chains, diamonds and residual blocks all appear, and shared
+// weights leave cores the reductions cannot remove. Deterministic for a
+// seed.
 absl::StatusOr<Program> RandomProgram(const OpRegistry& registry, const Placement& placement,
                                       uint64_t seed, int num_ops);
 

@@ -136,6 +136,7 @@ absl::StatusOr<ProgramPlan> PlanProgram(const Program& program, Engine& engine,
       BuildSelectionProblem(program, prices, plan.greedy.op_signatures, threads);
   if (!problem.ok()) return problem.status();
   const SelectionProblem& p = *problem;
+  plan.boxing_plans = static_cast<int64_t>(prices.num_time_plans());
   for (int v = 0; v < p.graph.num_nodes(); ++v) plan.num_candidates.push_back(p.graph.num_candidates(v));
   absl::StatusOr<std::vector<int>> greedy_choice = p.ToChoice(program, plan.greedy);
   if (!greedy_choice.ok()) return absl::InternalError(greedy_choice.status().message());

@@ -73,6 +73,8 @@ struct ProgramPlan {
   // The price of memory that met the cap (0 without a cap, or when the
   // cheapest choice already fits).
   double memory_price_s_per_byte = 0;
+  // Boxing plans made to price the tables (pairs sharing one counted once).
+  int64_t boxing_plans = 0;
   // Wall time of PlanProgram.
   double seconds = 0;
 };
