@@ -13,7 +13,7 @@ namespace oneflow_sbp::graph {
 
 std::string FormatSeconds(double s) {
   if (!std::isfinite(s)) return "unsupported";
-  if (s == 0) return "0";
+  if (s == 0) return "0 s";
   if (s < 1e-3) return absl::StrFormat("%.1f us", s * 1e6);
   if (s < 1) return absl::StrFormat("%.3f ms", s * 1e3);
   return absl::StrFormat("%.3f s", s);
