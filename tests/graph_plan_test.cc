@@ -17,18 +17,13 @@
 #include "oneflow_sbp/graph/program_planner.h"
 #include "oneflow_sbp/graph/selection_problem.h"
 #include "ops/builtin_ops.h"
+#include "tests/infer_test_util.h"
 
 namespace oneflow_sbp::graph {
 namespace {
 
-Engine& Eng() {
-  static Engine* engine = [] {
-    Engine::Options o;
-    o.registry = Engine::Options::Borrow(ops::BuiltinOpRegistry());
-    return Engine::Create(std::move(o))->release();
-  }();
-  return *engine;
-}
+// The built-in ops' shared test engine.
+Engine& Eng() { return **testing::EngineFor(); }
 
 Placement P(const char* text) { return *Placement::Parse(text); }
 

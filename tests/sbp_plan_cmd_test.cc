@@ -6,6 +6,7 @@
 #include "gtest/gtest.h"
 #include "oneflow_sbp/io/proto_io.h"
 #include "ops/builtin_ops.h"
+#include "tests/infer_test_util.h"
 #include "proto/program.pb.h"
 #include "tools/cmd_plan.h"
 
@@ -14,14 +15,8 @@ namespace {
 
 using ::testing::HasSubstr;
 
-Engine& Eng() {
-  static Engine* engine = [] {
-    Engine::Options o;
-    o.registry = Engine::Options::Borrow(ops::BuiltinOpRegistry());
-    return Engine::Create(std::move(o))->release();
-  }();
-  return *engine;
-}
+// The built-in ops' shared test engine.
+Engine& Eng() { return **testing::EngineFor(); }
 
 // The docs' MLP at batch 2: Megatron's split without any cap.
 constexpr char kMlp[] = R"j({"placement": "cpu:0-3 [2,2]",
