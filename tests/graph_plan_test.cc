@@ -257,6 +257,7 @@ TEST(PlanProgram, EqualsEvaluatedBruteForceOnSmallPrograms) {
       ++compared;
     }
   }
+  std::printf("evaluated brute force: %d programs\n", compared);
   EXPECT_GE(compared, 10);
 }
 
