@@ -66,6 +66,11 @@ TEST(SbpPlan, JsonHasTheDocumentedFields) {
   EXPECT_TRUE(plan.solver().exact());
   EXPECT_THAT(*out, HasSubstr("\"total_time_s\""));
   EXPECT_THAT(*out, HasSubstr("\"greedy_total_time_s\""));
+  // Map entries print sorted by key, the same on every run (ToJson
+  // serializes deterministically).
+  const size_t a = out->find("\"a\": {"), h = out->find("\"h\": {"), w1 = out->find("\"w1\": {"),
+               x = out->find("\"x\": {"), y = out->find("\"y\": {");
+  EXPECT_TRUE(a < h && h < w1 && w1 < x && x < y) << *out;
 }
 
 TEST(SbpPlan, DotColoursBoxedEdges) {
