@@ -185,6 +185,25 @@ Program DenseProgram(const Placement& placement, int num_ops, uint64_t seed) {
   return *std::move(b).Build();
 }
 
+TEST(EvaluateAssignment, BadAssignmentsAreErrors) {
+  const Program program = *MlpProgram(ops::BuiltinOpRegistry(), P("cpu:0-3 [2,2]"), MlpConfig());
+  BoxingPrices prices(Eng(), program.placement());
+  Assignment a = *GreedyAssignment(program, Eng());
+  ASSERT_TRUE(EvaluateAssignment(program, a, prices).ok());
+  Assignment short_list = a;
+  short_list.op_signatures.pop_back();
+  EXPECT_EQ(EvaluateAssignment(program, short_list, prices).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  Assignment bad_free = a;
+  bad_free.free_layouts[0] = *NdSbp::Parse("(S(5),B)");
+  EXPECT_THAT(std::string(EvaluateAssignment(program, bad_free, prices).status().message()),
+              ::testing::HasSubstr("free tensor 'w1'"));
+  Assignment bad_blob = a;
+  bad_blob.op_signatures[1][0] = *NdSbp::Parse("(S(0))");
+  EXPECT_THAT(std::string(EvaluateAssignment(program, bad_blob, prices).status().message()),
+              ::testing::HasSubstr("gelu blob in_0"));
+}
+
 // The headline proof: on random programs (chains, diamonds, residual
 // joins) the planner's total equals the minimum over every candidate
 // combination, and is never worse than the eager greedy choice.

@@ -11,7 +11,8 @@
 //   LocalBytes(f32[10,6], (S(0),B), {2,2});         // 5*6*4 = 120
 //
 // Compute time of an op (per rank, the busiest):
-//   matmul-class ops (matmul, batch_matmul, broadcast_matmul):
+//   matmul-class ops (matmul, batch_matmul, broadcast_matmul; blobs a_0 and
+//   out_0):
 //     2 * elem_cnt(local out) * local k flops at calibration's
 //     compute_flops_per_s, where k is the contracted dim of input a (its
 //     last dim, or the one before with transpose_a) in a's local shape. A

@@ -53,13 +53,10 @@ absl::StatusOr<ProgramCosts> EvaluateAssignment(const Program& program, const As
   const absl::Span<const int64_t> hierarchy = program.placement().hierarchy();
   for (size_t i = 0; i < program.ops().size(); ++i) {
     const ProgramOp& op = program.ops()[i];
-    const NdSbpSignature& sig = a.op_signatures[i];
-    bool ok = static_cast<int>(sig.size()) == op.call->num_blobs();
-    for (const NdSbp& nd : sig) ok = ok && nd.size() == static_cast<int>(hierarchy.size());
-    if (!ok) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("assignment: ", op.label, ": the signature does not fit the op on ",
-                       program.placement().ToString()));
+    if (static_cast<int>(a.op_signatures[i].size()) != op.call->num_blobs()) {
+      return absl::InvalidArgumentError(absl::StrCat("assignment: ", op.label, ": ",
+                                                     a.op_signatures[i].size(), " layouts for ",
+                                                     op.call->num_blobs(), " blobs"));
     }
   }
   for (size_t j = 0; j < free.size(); ++j) {
