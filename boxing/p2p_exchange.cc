@@ -20,6 +20,16 @@ int64_t AxesKey(const Placement& p, const NdSbp& nd, int64_t id, bool partial_ax
   return key;
 }
 
+// Mesh coordinates of `id` on the axes where `nd` splits.
+int64_t SplitAxesKey(const Placement& p, const NdSbp& nd, int64_t id) {
+  const MeshCoord c = p.CoordinateOf(id);
+  int64_t key = 0;
+  for (int i = 0; i < nd.size(); ++i) {
+    if (nd[i].is_split()) key = key * p.hierarchy()[i] + c[i];
+  }
+  return key;
+}
+
 // Ranks with the same addend (P coordinates) and the same slice hold copies
 // of one piece; pieces are listed in order of their first holder.
 struct SourcePiece {
@@ -130,31 +140,60 @@ std::optional<TensorSlice> BoxPart(const TensorSlice& box, int64_t parts, int64_
   return std::nullopt;
 }
 
-void OwnSplit(LayoutSpace& src, const std::vector<SourcePiece>& pieces,
-              const std::vector<TensorSlice>& src_slices, LayoutSpace& dst,
-              const std::vector<int64_t>& members, const TensorSlice& need, Exchange& ex) {
+// Who owns which part of a P group's region: (region, source piece, the
+// owner's position in the group). Computed on the first group of a class
+// of groups that differ only on the destination's B axes, and reused by
+// the others, so B copies hold identical addends (as B requires) while
+// each group still takes the cheapest sender for its own members.
+struct Ownership {
+  TensorSlice region;
+  int piece = 0;
+  int member = 0;
+};
+
+std::vector<Ownership> SplitOwnership(LayoutSpace& src, const std::vector<SourcePiece>& pieces,
+                                      const std::vector<TensorSlice>& src_slices,
+                                      LayoutSpace& dst, const std::vector<int64_t>& members,
+                                      const TensorSlice& need) {
   const int64_t g = static_cast<int64_t>(members.size());
-  int piece_index = 0;
-  for (const SourcePiece& piece : pieces) {
-    ++piece_index;
+  std::vector<Ownership> owners;
+  for (size_t k = 0; k < pieces.size(); ++k) {
+    const SourcePiece& piece = pieces[k];
+    const int piece_index = static_cast<int>(k) + 1;
     const TensorSlice region = Overlap(src_slices[piece.holders[0]], need);
     if (region.elem_cnt() == 0) continue;
-    bool kept = false;
-    for (int64_t m : members) {
+    int keeper = -1;
+    for (int m = 0; m < g && keeper < 0; ++m) {
       for (int64_t h : piece.holders) {
-        if (!kept && SameDevice(src, h, dst, m)) {
-          ex.Add(h, m, region);
-          kept = true;
-        }
+        if (SameDevice(src, h, dst, members[m])) keeper = m;
       }
     }
-    if (kept) continue;
+    if (keeper >= 0) {
+      owners.push_back(Ownership{region, static_cast<int>(k), keeper});
+      continue;
+    }
     for (int64_t part = 0; part < g; ++part) {
       const std::optional<TensorSlice> sub = BoxPart(region, g, part);
       if (!sub) continue;
-      const int64_t m = members[(part + piece_index) % g];
-      ex.Add(piece.holders[(m + piece_index) % piece.holders.size()], m, *sub);
+      owners.push_back(Ownership{*sub, static_cast<int>(k),
+                                 static_cast<int>((part + piece_index) % g)});
     }
+  }
+  return owners;
+}
+
+void OwnAsPlanned(LayoutSpace& src, const std::vector<SourcePiece>& pieces, LayoutSpace& dst,
+                  const std::vector<int64_t>& members, const std::vector<Ownership>& owners,
+                  Exchange& ex) {
+  for (const Ownership& o : owners) {
+    const SourcePiece& piece = pieces[o.piece];
+    const int64_t m = members[o.member];
+    auto local = std::find_if(piece.holders.begin(), piece.holders.end(),
+                              [&](int64_t h) { return SameDevice(src, h, dst, m); });
+    const int64_t sender = local != piece.holders.end()
+                               ? *local
+                               : piece.holders[(m + o.piece + 1) % piece.holders.size()];
+    ex.Add(sender, m, o.region);
   }
 }
 
@@ -169,18 +208,24 @@ BoxingStep PointToPointExchange(LayoutSpace& src, const NdSbp& from, LayoutSpace
   const std::vector<SourcePiece> pieces = DistinctPieces(src.placement(), from, src_slices);
 
   // Destination ranks by P group (same coordinates on the non-P axes),
-  // groups in order of their first member.
+  // groups in order of their first member; each group's class is its
+  // coordinates on the S axes (groups of a class differ on B axes only).
   std::map<int64_t, std::vector<int64_t>> group_of;
   std::vector<int64_t> group_order;
+  std::map<int64_t, int64_t> class_of;
   for (int64_t q = 0; q < dp.parallel_num(); ++q) {
     const int64_t key = AxesKey(dp, to, q, /*partial_axes=*/false);
     auto [it, fresh] = group_of.try_emplace(key);
-    if (fresh) group_order.push_back(key);
+    if (fresh) {
+      group_order.push_back(key);
+      class_of[key] = SplitAxesKey(dp, to, q);
+    }
     it->second.push_back(q);
   }
   Exchange root(src, dst, detailed);
   Exchange split(src, dst, detailed);
   bool any_split = false;
+  std::map<int64_t, std::vector<Ownership>> class_owners;
   for (int64_t key : group_order) {
     const std::vector<int64_t>& members = group_of[key];
     const TensorSlice& need = dst_slices[members[0]];
@@ -188,7 +233,9 @@ BoxingStep PointToPointExchange(LayoutSpace& src, const NdSbp& from, LayoutSpace
     OwnByRoot(src, pieces, src_slices, dst, members[0], need, root);
     if (members.size() > 1 && ownership == PartialOwnership::kCheaperOfRootOrSplit) {
       any_split = true;
-      OwnSplit(src, pieces, src_slices, dst, members, need, split);
+      auto [it, fresh] = class_owners.try_emplace(class_of[key]);
+      if (fresh) it->second = SplitOwnership(src, pieces, src_slices, dst, members, need);
+      OwnAsPlanned(src, pieces, dst, members, it->second, split);
     } else {
       OwnByRoot(src, pieces, src_slices, dst, members[0], need, split);
     }

@@ -23,6 +23,9 @@
 //       member already holds stay with it, and every other source piece is
 //       cut into balanced parts (along its first dim of extent >= 2) dealt
 //       round-robin over the group, so each member receives about 1/g.
+//       Groups that differ only on the destination's B axes share one
+//       ownership (decided on the first of them), so B copies hold
+//       identical addends.
 //   E.g. f32[1024,1000] (S(0),S(0)) -> (S(1),P) on [2,3]: the busiest rank
 //   receives 1,024,000 bytes as root, 342,000 split.
 #ifndef BOXING_P2P_EXCHANGE_H_

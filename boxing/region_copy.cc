@@ -50,6 +50,51 @@ void ForEachRun(const TensorSlice& slice, const TensorSlice& region, F&& f) {
   }
 }
 
+// The same walk over two shards at once: f(offset_in_a, offset_in_b, run).
+// Trailing dims merge into one run only where the region covers both
+// shards fully.
+template <typename F>
+void ForEachRunPair(const TensorSlice& a, const TensorSlice& b, const TensorSlice& region, F&& f) {
+  const int rank = region.rank();
+  if (region.elem_cnt() == 0) return;
+  if (rank == 0) {
+    f(0, 0, 1);
+    return;
+  }
+  LocalDims da(rank), db(rank), ext(rank), ba(rank), bb(rank);
+  for (int d = 0; d < rank; ++d) {
+    da[d] = a.range(d).size();
+    db[d] = b.range(d).size();
+    ext[d] = region.range(d).size();
+    ba[d] = region.range(d).begin - a.range(d).begin;
+    bb[d] = region.range(d).begin - b.range(d).begin;
+  }
+  const LocalDims sa = RowMajorStrides(da);
+  const LocalDims sb = RowMajorStrides(db);
+  int k = rank - 1;
+  int64_t run = ext[k];
+  while (k > 0 && ext[k] == da[k] && ext[k] == db[k]) {
+    --k;
+    run *= ext[k];
+  }
+  LocalDims idx(k, 0);
+  while (true) {
+    int64_t oa = ba[k] * sa[k];
+    int64_t ob = bb[k] * sb[k];
+    for (int d = 0; d < k; ++d) {
+      oa += (ba[d] + idx[d]) * sa[d];
+      ob += (bb[d] + idx[d]) * sb[d];
+    }
+    f(oa, ob, run);
+    int d = k - 1;
+    for (; d >= 0; --d) {
+      if (++idx[d] < ext[d]) break;
+      idx[d] = 0;
+    }
+    if (d < 0) return;
+  }
+}
+
 }  // namespace
 
 void AddInto(DataType dtype, void* accumulator, const void* addend, int64_t count) {
@@ -131,13 +176,18 @@ absl::Status CopyRegion(const LocalTensor& from, const TensorSlice& from_slice,
                                                    DataTypeName(from.dtype()), " to ",
                                                    DataTypeName(to->dtype())));
   }
-  // Pack once: the two shards' runs need not line up.
-  absl::StatusOr<LocalTensor> buffer =
-      LocalTensor::Empty(from.dtype(), {region.elem_cnt()});
-  if (!buffer.ok()) return buffer.status();
-  s = PackRegion(from, from_slice, region, buffer->raw_data());
-  if (!s.ok()) return s;
-  return UnpackRegion(buffer->raw_data(), region, to, to_slice, op);
+  const DataType dtype = from.dtype();
+  const int64_t es = ByteSizeOf(dtype);
+  const char* src = static_cast<const char*>(from.raw_data());
+  char* dst = static_cast<char*>(to->raw_data());
+  ForEachRunPair(from_slice, to_slice, region, [&](int64_t a, int64_t b, int64_t run) {
+    if (op == RegionOp::kCopy) {
+      std::memcpy(dst + b * es, src + a * es, run * es);
+    } else {
+      AddInto(dtype, dst + b * es, src + a * es, run);
+    }
+  });
+  return absl::OkStatus();
 }
 
 }  // namespace oneflow_sbp::boxing

@@ -7,8 +7,10 @@
 #include <new>
 #include <type_traits>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/synchronization/mutex.h"
 
 namespace oneflow_sbp {
 
@@ -51,6 +53,58 @@ LocalDims RowMajorStrides(absl::Span<const int64_t> dims) {
 
 // ------------------------------------------------------------------- Storage
 
+namespace {
+
+// Freed CPU buffers by padded size. Thread-safe; bounded.
+class CachingAllocator {
+ public:
+  void* Take(int64_t padded) {
+    absl::MutexLock lock(&mu_);
+    auto it = free_.find(padded);
+    if (it == free_.end() || it->second.empty()) {
+      ++stats_.misses;
+      return nullptr;
+    }
+    void* p = it->second.back();
+    it->second.pop_back();
+    stats_.cached_bytes -= padded;
+    ++stats_.hits;
+    return p;
+  }
+  // False if the cache is full (the caller frees).
+  bool Give(void* p, int64_t padded) {
+    absl::MutexLock lock(&mu_);
+    if (stats_.cached_bytes + padded > Storage::kMaxCachedBytes) return false;
+    free_[padded].push_back(p);
+    stats_.cached_bytes += padded;
+    return true;
+  }
+  void Release() {
+    absl::MutexLock lock(&mu_);
+    for (auto& [size, list] : free_) {
+      for (void* p : list) std::free(p);
+    }
+    free_.clear();
+    stats_.cached_bytes = 0;
+  }
+  Storage::CacheStats stats() {
+    absl::MutexLock lock(&mu_);
+    return stats_;
+  }
+
+ private:
+  absl::Mutex mu_;
+  absl::flat_hash_map<int64_t, std::vector<void*>> free_ ABSL_GUARDED_BY(mu_);
+  Storage::CacheStats stats_ ABSL_GUARDED_BY(mu_);
+};
+
+CachingAllocator& BufferCache() {
+  static CachingAllocator* cache = new CachingAllocator;
+  return *cache;
+}
+
+}  // namespace
+
 absl::StatusOr<std::shared_ptr<Storage>> Storage::Allocate(DeviceType device,
                                                            int64_t byte_size) {
   if (byte_size < 0) {
@@ -63,15 +117,22 @@ absl::StatusOr<std::shared_ptr<Storage>> Storage::Allocate(DeviceType device,
   // aligned_alloc wants a multiple of the alignment.
   const int64_t padded = std::max<int64_t>(
       kAlignment, (byte_size + kAlignment - 1) / kAlignment * kAlignment);
-  void* p = std::aligned_alloc(kAlignment, static_cast<size_t>(padded));
+  void* p = BufferCache().Take(padded);
+  if (p == nullptr) p = std::aligned_alloc(kAlignment, static_cast<size_t>(padded));
   if (p == nullptr) {
     return absl::ResourceExhaustedError(
         absl::StrCat("out of memory allocating ", byte_size, " bytes on cpu"));
   }
-  return std::shared_ptr<Storage>(new Storage(device, p, byte_size));
+  return std::shared_ptr<Storage>(new Storage(device, p, byte_size, padded));
 }
 
-Storage::~Storage() { std::free(data_); }
+Storage::~Storage() {
+  if (!BufferCache().Give(data_, padded_)) std::free(data_);
+}
+
+Storage::CacheStats Storage::cache_stats() { return BufferCache().stats(); }
+
+void Storage::ReleaseCache() { BufferCache().Release(); }
 
 // --------------------------------------------------------------- LocalTensor
 

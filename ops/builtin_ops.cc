@@ -1,6 +1,7 @@
 #include "ops/builtin_ops.h"
 
 #include "oneflow_sbp/check.h"
+#include "ops/attention_ops.h"
 #include "ops/binary_ops.h"
 #include "ops/concat_slice_ops.h"
 #include "ops/elementwise_ops.h"
@@ -8,6 +9,7 @@
 #include "ops/matmul_ops.h"
 #include "ops/nn_ops.h"
 #include "ops/norm_ops.h"
+#include "ops/optimizer_ops.h"
 #include "ops/reduce_ops.h"
 #include "ops/reshape_ops.h"
 #include "ops/shape_ops.h"
@@ -17,7 +19,7 @@ namespace oneflow_sbp::ops {
 absl::Status RegisterBuiltinOps(OpRegistry* registry) {
   for (auto family : {RegisterElementwiseOps, RegisterBinaryOps, RegisterMatmulOps,
                       RegisterReduceOps, RegisterShapeOps, RegisterReshapeOps, RegisterNnOps, RegisterNormOps, RegisterIndexOps,
-                      RegisterConcatSliceOps}) {
+                      RegisterConcatSliceOps, RegisterAttentionOps, RegisterOptimizerOps}) {
     absl::Status s = family(registry);
     if (!s.ok()) return s;
   }

@@ -32,6 +32,12 @@
 //   before it creates the op; the ops themselves require normalised values).
 #include "ops/concat_slice_ops.h"
 
+#include <algorithm>
+
+#include "oneflow_sbp/tensor_slice_view.h"
+
+#include "oneflow_sbp/nd_candidate_context.h"
+
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -39,9 +45,12 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "oneflow_sbp/nd_candidate_context.h"
 #include "oneflow_sbp/sbp_context.h"
 #include "oneflow_sbp/status_macros.h"
+#include "oneflow_sbp/tensor_slice_view.h"
 #include "ops/op_util.h"
+#include "ops/slice_params.h"
 
 namespace oneflow_sbp::ops {
 namespace {
@@ -220,37 +229,12 @@ absl::Status SplitGetSbp(SbpContext& ctx) {
 
 // ------------------------------------------------------------- narrow ----
 
-struct NarrowRange {
-  int dim = 0;
-  int64_t start = 0;  // normalised, >= 0
-  int64_t length = 0;
-};
-
-// dim in [-nd, nd); start in [-d, d), negative counting from the end (as
-// torch.narrow); length >= 1 (the engine has no zero-size tensors) and
-// start + length <= d. OneFlow's op instead clamps length to d when
-// start == 0 and never checks start + length; we report an error.
 absl::StatusOr<NarrowRange> ResolveNarrow(const AttrMap& attrs, const TensorDesc& full,
                                           absl::string_view bn) {
-  OFS_RETURN_IF_ERROR(CheckRank(full, bn, 1, /*at_least=*/true));
-  NarrowRange r;
   OFS_ASSIGN_OR_RETURN(const int64_t dim, attrs.Get<int64_t>("dim"));
-  OFS_ASSIGN_OR_RETURN(r.dim, NormalizeAxis(dim, full.shape.rank(), "attribute dim"));
-  const int64_t d = full.shape.dim(r.dim);
   OFS_ASSIGN_OR_RETURN(const int64_t start, attrs.Get<int64_t>("start"));
-  OFS_ASSIGN_OR_RETURN(r.length, attrs.Get<int64_t>("length"));
-  if (start < -d || start >= d) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "attribute start ", start, " is out of range for dim ", r.dim, " of ", bn, " ",
-        full.ToString(), " (valid: ", -d, " .. ", d - 1, ")"));
-  }
-  r.start = start < 0 ? start + d : start;
-  if (r.length < 1 || r.length > d - r.start) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "attribute length ", r.length, " is out of range for start ", r.start, " on dim ",
-        r.dim, " of ", bn, " ", full.ToString(), " (valid: 1 .. ", d - r.start, ")"));
-  }
-  return r;
+  OFS_ASSIGN_OR_RETURN(const int64_t length, attrs.Get<int64_t>("length"));
+  return ResolveNarrowRange(dim, start, length, full, bn);
 }
 
 absl::Status NarrowShape(ShapeContext& ctx) {
@@ -331,62 +315,13 @@ absl::Status NarrowGradGetSbp(SbpContext& ctx) {
 
 // -------------------------------------------------------------- slice ----
 
-struct SliceDim {
-  int64_t start = 0;  // normalised: 0 <= start < stop <= extent
-  int64_t stop = 0;
-  int64_t step = 1;
-  int64_t size() const { return (stop - start + step - 1) / step; }
-  bool full(int64_t extent) const { return step == 1 && start == 0 && stop == extent; }
-};
-
-// One entry per dim of `full` in each of start/stop/step; step > 0. start
-// and stop follow Python: a negative value counts from the end (v + d), and
-// both are then clamped to [0, d], so stop = INT64_MAX means "to the end".
-// An empty selection is an error (the engine has no zero-size tensors).
-// OneFlow's functional layer normalises the same way before creating the
-// op, whose attributes must already satisfy 0 <= start <= stop.
 absl::StatusOr<std::vector<SliceDim>> ResolveSlice(const AttrMap& attrs,
                                                    const TensorDesc& full,
                                                    absl::string_view bn) {
-  const int rank = full.shape.rank();
   OFS_ASSIGN_OR_RETURN(const std::vector<int64_t> start, attrs.Get<std::vector<int64_t>>("start"));
   OFS_ASSIGN_OR_RETURN(const std::vector<int64_t> stop, attrs.Get<std::vector<int64_t>>("stop"));
   OFS_ASSIGN_OR_RETURN(const std::vector<int64_t> step, attrs.Get<std::vector<int64_t>>("step"));
-  for (const auto* v : {&start, &stop, &step}) {
-    if (static_cast<int>(v->size()) != rank) {
-      const char* name = v == &start ? "start" : v == &stop ? "stop" : "step";
-      return absl::InvalidArgumentError(absl::StrCat(
-          "attribute ", name, " ", Ints(*v), " has ", v->size(), " entries but ", bn, " ",
-          full.ToString(), " has rank ", rank));
-    }
-  }
-  std::vector<SliceDim> out(rank);
-  for (int i = 0; i < rank; ++i) {
-    const int64_t d = full.shape.dim(i);
-    if (step[i] <= 0) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "attribute step ", Ints(step), " has ", step[i], " on dim ", i,
-          "; steps must be > 0"));
-    }
-    auto norm = [d](int64_t v) {
-      if (v < 0) v = v < -d ? 0 : v + d;
-      return v > d ? d : v;
-    };
-    out[i] = SliceDim{norm(start[i]), norm(stop[i]), step[i]};
-    if (out[i].start >= out[i].stop) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "slice ", start[i], ":", stop[i], ":", step[i], " selects nothing on dim ", i,
-          " of ", bn, " ", full.ToString(), " (start ", out[i].start, " >= stop ",
-          out[i].stop, " after normalisation); zero-size tensors are not supported"));
-    }
-  }
-  return out;
-}
-
-std::vector<int64_t> SlicedDims(const std::vector<SliceDim>& s) {
-  std::vector<int64_t> dims;
-  for (const SliceDim& d : s) dims.push_back(d.size());
-  return dims;
+  return ResolveSliceDims(start, stop, step, full, bn);
 }
 
 absl::Status SliceShape(ShapeContext& ctx) {
@@ -489,6 +424,45 @@ absl::Status SliceUpdateGetSbp(SbpContext& ctx) {
     }
   }
   ctx.NewBuilder().PartialSum(r).PartialSum(v).PartialSum(y).Build();
+  return absl::OkStatus();
+}
+
+// Ours, under every policy (OneFlow gives wrong results here): the N-D
+// product can pair ref:S(i) value:B on one mesh axis with ref:S(i)
+// value:S(i) on another, e.g. ref (S(0),S(0)) value (B,S(0)) on [2,2] with
+// ref [5,7], value [5,3]: rank 1 holds ref rows [2,3) but value rows
+// [3,5). A candidate stays only if, on every rank, the value rows it holds
+// cover the rows of its ref part, on every dim where both split (dims the
+// slice covers fully, where value and ref indices coincide).
+absl::Status SliceUpdateNdHook(NdCandidateContext& ctx) {
+  const Shape& ref = ctx.input_descs()[0].shape;
+  const Shape& value = ctx.input_descs()[1].shape;
+  const absl::Span<const int64_t> h = ctx.hierarchy();
+  int64_t ranks = 1;
+  for (int64_t x : h) ranks *= x;
+  auto aligned = [&](const NdSbpSignature& sig) {
+    MeshCoord coord(h.size(), 0);
+    for (int64_t r = 0; r < ranks; ++r) {
+      int64_t rest = r;
+      for (int i = static_cast<int>(h.size()) - 1; i >= 0; --i) {
+        coord[i] = rest % h[i];
+        rest /= h[i];
+      }
+      const TensorSlice rs = SliceAt(ref, sig[0], h, coord);
+      const TensorSlice vs = SliceAt(value, sig[1], h, coord);
+      for (int d = 0; d < ref.rank(); ++d) {
+        if (ref.dim(d) != value.dim(d) || rs.range(d).empty()) continue;
+        const IndexRange need = rs.range(d);
+        const IndexRange have = vs.range(d);
+        if (need.begin < have.begin || need.end > have.end) return false;
+      }
+    }
+    return true;
+  };
+  std::vector<NdSbpSignature>& list = ctx.candidates();
+  list.erase(std::remove_if(list.begin(), list.end(),
+                            [&](const NdSbpSignature& sig) { return !aligned(sig); }),
+             list.end());
   return absl::OkStatus();
 }
 
@@ -605,7 +579,8 @@ absl::Status RegisterConcatSliceOps(OpRegistry* registry) {
       .SetShapeFn(SliceGradShape).SetGetSbpFn(SliceGradGetSbp);
   OpDefBuilder slice_update = SliceAttrs(OpDefBuilder("slice_update"));
   slice_update.Input("ref").Input("value").Output("y")
-      .SetShapeFn(SliceUpdateShape).SetGetSbpFn(SliceUpdateGetSbp);
+      .SetShapeFn(SliceUpdateShape).SetGetSbpFn(SliceUpdateGetSbp)
+      .SetNdCandidateHook(SliceUpdateNdHook);
   OpDefBuilder expand("expand");
   expand.Input("in").Output("out").RequiredAttr("expand_shape", AttrType::kInts)
       .SetShapeFn(ExpandShape).SetGetSbpFn(ExpandGetSbp);

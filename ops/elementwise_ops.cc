@@ -2,8 +2,9 @@
 //
 // Rules (SPEC.md §6): a unary op keeps any split of its input
 // (x:S(i) -> y:S(i) for every axis). Ops that are linear in their input
-// also pass partial sums through (P -> P): scalar_mul, scalar_div, cast,
-// identity, and `negative`, which OneFlow forgot (ours, SPEC.md §9 #17).
+// also pass partial sums through (P -> P): scalar_mul, scalar_div,
+// identity, and `negative`, which OneFlow forgot (ours, SPEC.md §9 #17);
+// cast only where it keeps sums (CastKeepsSums).
 #include "ops/elementwise_ops.h"
 
 #include <string>
@@ -12,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "oneflow_sbp/data_type.h"
 #include "oneflow_sbp/sbp_context.h"
+#include "oneflow_sbp/status_macros.h"
 #include "ops/op_util.h"
 
 namespace oneflow_sbp::ops {
@@ -53,6 +55,32 @@ OpDefBuilder Scalar(const std::string& name, bool linear) {
   return b;
 }
 
+// OneFlow passes P through every cast. That is wrong when the cast is not
+// additive: float -> integer truncates each addend (0.5 held as -2.5 + 3
+// casts to -2 + 3 = 1, not 0), and anything -> bool or bool -> anything
+// breaks sums. Integer -> integer wraps modulo 2^k, which is additive, and
+// float -> float and integer -> float round as the sum itself would. So
+// P -> P is offered unless the cast goes float -> integer or involves bool
+// (fixed under every policy: a wrong result, SPEC.md preamble).
+bool CastKeepsSums(DataType from, DataType to) {
+  auto is_float = [](DataType t) {
+    return t == DataType::kFloat16 || t == DataType::kBFloat16 || t == DataType::kFloat32 ||
+           t == DataType::kFloat64;
+  };
+  if (from == DataType::kBool || to == DataType::kBool) return from == to;
+  return !(is_float(from) && !is_float(to));
+}
+
+absl::Status CastGetSbp(SbpContext& ctx) {
+  OFS_RETURN_IF_ERROR(SplitForEachAxis(ctx));
+  const DataType from = ctx.input_desc("in").dtype;
+  const DataType to = ctx.output_desc("out").dtype;
+  if (CastKeepsSums(from, to)) {
+    ctx.NewBuilder().PartialSum(ctx.inputs()).PartialSum(ctx.outputs()).Build();
+  }
+  return absl::OkStatus();
+}
+
 absl::Status CastShape(ShapeContext& ctx) {
   absl::StatusOr<DataType> dtype = ParseDataType(ctx.Attr<std::string>("dtype"));
   if (!dtype.ok()) {
@@ -90,7 +118,7 @@ absl::Status RegisterElementwiseOps(OpRegistry* registry) {
   ops.push_back(Unary("copy", "in", "out", /*linear=*/true));
   OpDefBuilder cast("cast");
   cast.Input("in").Output("out").RequiredAttr("dtype", AttrType::kString)
-      .SetShapeFn(CastShape).SetGetSbpFn(SplitEveryAxisAndPartial);
+      .SetShapeFn(CastShape).SetGetSbpFn(CastGetSbp);
   ops.push_back(cast);
   return RegisterAll(registry, ops);
 }

@@ -363,6 +363,10 @@ absl::Status RegisterNnOps(OpRegistry* registry) {
   ops.emplace_back("dropout");
   ops.back().Input("in").OptionalInput("_add_to_output").Output("out").Output("mask")
       .Attr("rate", AttrValue(0.5))
+      // Keys the mask's counter-based generator (ops/kernels/philox.h): the
+      // mask is a function of (seed, global element index), so it does not
+      // depend on the layout.
+      .Attr("seed", AttrValue(int64_t{0}))
       .SetShapeFn(DropoutShape).SetGetSbpFn(DropoutGetSbp);
   ops.emplace_back("dropout_grad");
   ops.back().Input("dy").Input("mask").Output("dx")

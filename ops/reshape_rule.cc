@@ -294,6 +294,20 @@ void DedupAndSortByMeasure(std::vector<NdSbpSignature>* list) {
   for (auto& [key, sig] : by_key) list->push_back(std::move(sig));
 }
 
+MeshAssignment CandidateAssignment(const NdSbpSignature& sig) {
+  MeshAssignment a;
+  for (int r = 0; r < sig[0].size(); ++r) {
+    const SbpParallel in = sig[0][r];
+    const SbpParallel out = sig[1][r];
+    if (in.is_split() && out.is_split()) {
+      a.emplace_back(in.split_axis(), out.split_axis());
+    } else {
+      a.push_back(in.is_partial_sum() ? kPartialPair : kBroadcastPair);
+    }
+  }
+  return a;
+}
+
 absl::Status ReshapeNdHook(NdCandidateContext& ctx) {
   const Shape& in = ctx.input_descs()[0].shape;
   const Shape& out = ctx.output_descs()[0].shape;
@@ -305,9 +319,18 @@ absl::Status ReshapeNdHook(NdCandidateContext& ctx) {
     }
   }
   // Drop candidates whose output cannot be split (scan from the back,
-  // swap-with-last, as OneFlow does; the order matters for dedup below).
+  // swap-with-last, as OneFlow does; the order matters for dedup below),
+  // and (ours, under every policy: OneFlow gives wrong results here)
+  // candidates whose nested splits do not divide: the direct product can
+  // pair 1-D splits that each divide the extent once, e.g. [6,6] -> [36]
+  // as (S(0),S(0)) -> (S(0),S(0)) on [2,2], where rank 0 holds input rows
+  // [0,2) (12 elements) but output elements [0,9). OneFlow's own unit-test
+  // filter (PassesDivisibilityFilter) is exactly the missing check.
   for (int k = static_cast<int>(list.size()) - 1; k >= 0; --k) {
-    if (IsSplittable(out, list[k][1], ctx.hierarchy())) continue;
+    if (IsSplittable(out, list[k][1], ctx.hierarchy()) &&
+        PassesDivisibilityFilter(CandidateAssignment(list[k]), in, out, ctx.hierarchy())) {
+      continue;
+    }
     list[k] = std::move(list.back());
     list.pop_back();
   }

@@ -75,11 +75,16 @@ using MeshAssignment = std::vector<std::pair<int, int>>;
 std::vector<MeshAssignment> ReshapeNdAssignments(const Shape& in, const Shape& out,
                                                  absl::Span<const int64_t> hierarchy);
 
-// OneFlow's unit-test filter (not used by inference): for each mesh axis r
-// with split pair (a, b), in[a] and out[b] must divide by h[r], and both are
-// divided in turn.
+// OneFlow's unit-test filter: for each mesh axis r with split pair (a, b),
+// in[a] and out[b] must divide by h[r], and both are divided in turn.
+// OneFlow's inference does not apply it (and gets nested splits wrong);
+// ReshapeNdHook does.
 bool PassesDivisibilityFilter(const MeshAssignment& a, const Shape& in, const Shape& out,
                               absl::Span<const int64_t> hierarchy);
+
+// The assignment of a candidate (in_0, out_0): split pairs where both
+// split, B or P pairs elsewhere.
+MeshAssignment CandidateAssignment(const NdSbpSignature& sig);
 
 // The NdSbp pair (in_0, out_0) of an assignment.
 std::pair<NdSbp, NdSbp> AssignmentToNdSbps(const MeshAssignment& a);
@@ -92,7 +97,8 @@ uint64_t OneFlowSbpMeasure(const NdSbpSignature& sig);
 void DedupAndSortByMeasure(std::vector<NdSbpSignature>* list);
 
 // The whole hook: append the enumeration, drop candidates whose output
-// cannot be split, dedup and sort. For ops with blobs (in_0, out_0).
+// cannot be split or whose nested splits do not divide, dedup and sort.
+// For ops with blobs (in_0, out_0).
 absl::Status ReshapeNdHook(NdCandidateContext& ctx);
 
 }  // namespace oneflow_sbp::ops

@@ -10,36 +10,15 @@
 #include "oneflow_sbp/data_type.h"
 #include "oneflow_sbp/sbp_context.h"
 #include "ops/op_util.h"
+#include "ops/slice_params.h"
 
 namespace oneflow_sbp::ops {
 namespace {
 
-// perm normalised (negatives wrapped) and checked to be a permutation.
-absl::StatusOr<std::vector<int>> Permutation(const std::vector<int64_t>& perm, int rank) {
-  if (static_cast<int>(perm.size()) != rank) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "attribute perm [", absl::StrJoin(perm, ","), "] has ", perm.size(),
-        " entries for an input of rank ", rank));
-  }
-  std::vector<int> out;
-  std::vector<bool> seen(rank, false);
-  for (int64_t p : perm) {
-    absl::StatusOr<int> a = NormalizeAxis(p, rank, "attribute perm entry");
-    if (!a.ok()) return a.status();
-    if (seen[*a]) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "attribute perm [", absl::StrJoin(perm, ","), "] is not a permutation"));
-    }
-    seen[*a] = true;
-    out.push_back(*a);
-  }
-  return out;
-}
-
 absl::Status TransposeShape(ShapeContext& ctx) {
   const TensorDesc& in = ctx.input("input");
   absl::StatusOr<std::vector<int>> perm =
-      Permutation(ctx.Attr<std::vector<int64_t>>("perm"), in.shape.rank());
+      ResolvePermutation(ctx.Attr<std::vector<int64_t>>("perm"), in.shape.rank());
   if (!perm.ok()) return perm.status();
   std::vector<int64_t> dims;
   for (int p : *perm) dims.push_back(in.shape.dim(p));
@@ -52,7 +31,7 @@ absl::Status TransposeShape(ShapeContext& ctx) {
 absl::Status TransposeGetSbp(SbpContext& ctx) {
   const int rank = ctx.input_desc("input").shape.rank();
   absl::StatusOr<std::vector<int>> perm =
-      Permutation(ctx.Attr<std::vector<int64_t>>("perm"), rank);
+      ResolvePermutation(ctx.Attr<std::vector<int64_t>>("perm"), rank);
   if (!perm.ok()) return perm.status();
   for (int i = 0; i < rank; ++i) {
     ctx.NewBuilder().Split(OpArg{"input", 0}, (*perm)[i]).Split(OpArg{"output", 0}, i).Build();

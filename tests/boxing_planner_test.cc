@@ -236,13 +236,13 @@ TEST(Planner, SplitOwnershipOfPartialDestinations) {
       }
     }
   }
-  // Measured: 16 pairs up to 2x on [2,2]; 23 pairs up to 3x on [2,3] (the
+  // Measured: 14 pairs up to 2x on [2,2]; 19 pairs up to 3x on [2,3] (the
   // issue's independent model found 6 pairs up to 1.5x and 16 up to 3x:
   // keeping what a member already holds wins more). E.g. (S(0),B) -> (B,P)
   // on [2,2]: each P group holds its own rows and splits the others.
-  EXPECT_EQ(cases[0].improved, 16);
+  EXPECT_EQ(cases[0].improved, 14);
   EXPECT_NEAR(cases[0].best_ratio, 2.0, 0.01);
-  EXPECT_EQ(cases[1].improved, 23);
+  EXPECT_EQ(cases[1].improved, 19);
   EXPECT_NEAR(cases[1].best_ratio, 3.0, 0.02);
   const Placement p = P("cpu:0-5 [2,3]");
   absl::StatusOr<BoxingPlan> plan =

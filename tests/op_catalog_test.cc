@@ -24,6 +24,7 @@ struct Golden {
 const std::vector<Golden>& Catalog() {
   static const std::vector<Golden>* catalog = new std::vector<Golden>{
       {"abs", {"f32[4,6]"}, {}, "x_0:S(0) -> y_0:S(0) | x_0:S(1) -> y_0:S(1)"},
+      {"adam_update", {"f32[4,6]", "f32[4,6]", "f32[4,6]", "f32[4,6]"}, {}, "model_0:S(0) model_diff_0:S(0) m_0:S(0) v_0:S(0) | model_0:S(1) model_diff_0:S(1) m_0:S(1) v_0:S(1)"},
       {"add_n", {"f32[4,6]", "f32[4,6]", "f32[4,6]"}, {}, "in_0:S(0) in_1:S(0) in_2:S(0) -> out_0:S(0) | in_0:S(1) in_1:S(1) in_2:S(1) -> out_0:S(1) | in_0:P in_1:P in_2:P -> out_0:P"},
       {"argwhere", {"f32[4,6]"}, {}, ""},
       {"batch_matmul", {"f32[3,8,4]", "f32[3,4,6]"}, {}, "a_0:S(0) b_0:S(0) -> out_0:S(0) | a_0:S(1) b_0:B -> out_0:S(1) | a_0:B b_0:S(2) -> out_0:S(2) | a_0:S(2) b_0:S(1) -> out_0:P | a_0:P b_0:B -> out_0:P | a_0:B b_0:P -> out_0:P"},
@@ -60,6 +61,7 @@ const std::vector<Golden>& Catalog() {
       {"expand", {"f32[4,1]"}, {"expand_shape=2,4,6"}, "in_0:S(0) -> out_0:S(1) | in_0:P -> out_0:P"},
       {"expand_dims", {"f32[4,6]"}, {"axis=1"}, "in_0:S(0) -> out_0:S(0) | in_0:S(1) -> out_0:S(2) | in_0:P -> out_0:P"},
       {"fast_gelu", {"f32[4,6]"}, {}, "in_0:S(0) -> out_0:S(0) | in_0:S(1) -> out_0:S(1)"},
+      {"fill", {"f32[4,6]"}, {"value=1"}, "like_0:S(0) -> out_0:S(0) | like_0:S(1) -> out_0:S(1) | like_0:P -> out_0:B"},
       {"flatten", {"f32[4,3,2]"}, {"start_dim=1"}, "in_0:S(0) -> out_0:S(0) | in_0:P -> out_0:P"},
       {"floor", {"f32[4,6]"}, {}, "x_0:S(0) -> y_0:S(0) | x_0:S(1) -> y_0:S(1)"},
       {"gather", {"f32[6,7]", "i64[2,3]"}, {"axis=1"}, "in_0:B indices_0:S(0) -> out_0:S(1) | in_0:B indices_0:S(1) -> out_0:S(2) | in_0:S(0) indices_0:B -> out_0:S(0) | in_0:S(1) indices_0:B -> out_0:P"},
@@ -92,6 +94,8 @@ const std::vector<Golden>& Catalog() {
       {"rms_norm", {"f32[4,6,8]", "f32[8]"}, {"normalized_shape=8"}, "x_0:S(0) weight_0:B -> y_0:S(0) inv_rms_0:S(0) | x_0:S(1) weight_0:B -> y_0:S(1) inv_rms_0:S(1)"},
       {"rms_norm_grad", {"f32[4,6,8]", "f32[4,6,8]", "f32[4,6]", "f32[8]"}, {}, "dy_0:S(0) x_0:S(0) inv_rms_0:S(0) weight_0:B -> dx_0:S(0) | dy_0:S(1) x_0:S(1) inv_rms_0:S(1) weight_0:B -> dx_0:S(1)"},
       {"rms_norm_param_grad", {"f32[4,6,8]", "f32[4,6,8]", "f32[4,6]"}, {}, "dy_0:S(0) x_0:S(0) inv_rms_0:S(0) -> weight_grad_0:P | dy_0:S(1) x_0:S(1) inv_rms_0:S(1) -> weight_grad_0:P | dy_0:S(2) x_0:S(2) inv_rms_0:B -> weight_grad_0:S(0)"},
+      {"rotary_embedding", {"f32[2,4,6,8]", "f32[6,8]", "f32[6,8]"}, {}, "x_0:S(0) cos_0:B sin_0:B -> y_0:S(0) | x_0:S(1) cos_0:B sin_0:B -> y_0:S(1) | x_0:S(2) cos_0:S(0) sin_0:S(0) -> y_0:S(2) | x_0:P cos_0:B sin_0:B -> y_0:P"},
+      {"rotary_embedding_grad", {"f32[2,4,6,8]", "f32[6,8]", "f32[6,8]"}, {}, "dy_0:S(0) cos_0:B sin_0:B -> dx_0:S(0) | dy_0:S(1) cos_0:B sin_0:B -> dx_0:S(1) | dy_0:S(2) cos_0:S(0) sin_0:S(0) -> dx_0:S(2) | dy_0:P cos_0:B sin_0:B -> dx_0:P"},
       {"round", {"f32[4,6]"}, {}, "x_0:S(0) -> y_0:S(0) | x_0:S(1) -> y_0:S(1)"},
       {"rsqrt", {"f32[4,6]"}, {}, "x_0:S(0) -> y_0:S(0) | x_0:S(1) -> y_0:S(1)"},
       {"scalar_add", {"f32[4,6]"}, {}, "in_0:S(0) -> out_0:S(0) | in_0:S(1) -> out_0:S(1)"},
@@ -100,6 +104,9 @@ const std::vector<Golden>& Catalog() {
       {"scalar_fmod", {"f32[4,6]"}, {}, "in_0:S(0) -> out_0:S(0) | in_0:S(1) -> out_0:S(1)"},
       {"scalar_mul", {"f32[4,6]"}, {}, "in_0:S(0) -> out_0:S(0) | in_0:S(1) -> out_0:S(1) | in_0:P -> out_0:P"},
       {"scalar_pow", {"f32[4,6]"}, {}, "in_0:S(0) -> out_0:S(0) | in_0:S(1) -> out_0:S(1)"},
+      {"scaled_dot_product_attention", {"f32[2,4,6,8]", "f32[2,4,6,8]", "f32[2,4,6,8]"}, {"causal=true"}, "query_0:S(0) key_0:S(0) value_0:S(0) -> out_0:S(0) | query_0:S(1) key_0:S(1) value_0:S(1) -> out_0:S(1) | query_0:S(2) key_0:B value_0:B -> out_0:S(2) | query_0:B key_0:B value_0:P -> out_0:P"},
+      {"scaled_dot_product_attention_grad", {"f32[2,4,6,8]", "f32[2,4,6,8]", "f32[2,4,6,8]", "f32[2,4,6,8]"}, {"causal=true"}, "dout_0:S(0) query_0:S(0) key_0:S(0) value_0:S(0) -> dquery_0:S(0) dkey_0:S(0) dvalue_0:S(0) | dout_0:S(1) query_0:S(1) key_0:S(1) value_0:S(1) -> dquery_0:S(1) dkey_0:S(1) dvalue_0:S(1) | dout_0:S(2) query_0:S(2) key_0:B value_0:B -> dquery_0:S(2) dkey_0:P dvalue_0:P | dout_0:P query_0:B key_0:B value_0:B -> dquery_0:P dkey_0:P dvalue_0:P"},
+      {"sgd_update", {"f32[4,6]", "f32[4,6]"}, {"learning_rate=0.1"}, "model_0:S(0) model_diff_0:S(0) | model_0:S(1) model_diff_0:S(1)"},
       {"sigmoid", {"f32[4,6]"}, {}, "x_0:S(0) -> y_0:S(0) | x_0:S(1) -> y_0:S(1)"},
       {"sign", {"f32[4,6]"}, {}, "x_0:S(0) -> y_0:S(0) | x_0:S(1) -> y_0:S(1)"},
       {"silu", {"f32[4,6]"}, {}, "in_0:S(0) -> out_0:S(0) | in_0:S(1) -> out_0:S(1)"},
@@ -122,7 +129,9 @@ const std::vector<Golden>& Catalog() {
       {"stack", {"f32[4,6]", "f32[4,6]"}, {"axis=1"}, "in_0:S(0) in_1:S(0) -> out_0:S(0) | in_0:P in_1:P -> out_0:P | in_0:S(1) in_1:S(1) -> out_0:S(2)"},
       {"tanh", {"f32[4,6]"}, {}, "x_0:S(0) -> y_0:S(0) | x_0:S(1) -> y_0:S(1)"},
       {"transpose", {"f32[4,6,8]"}, {"perm=2,0,1"}, "input_0:S(2) -> output_0:S(0) | input_0:S(0) -> output_0:S(1) | input_0:S(1) -> output_0:S(2) | input_0:P -> output_0:P"},
+      {"tril", {"f32[4,6]"}, {"diagonal=1"}, "in_0:S(0) -> out_0:S(0) | in_0:S(1) -> out_0:S(1) | in_0:P -> out_0:P"},
       {"where", {"bool[4,1]", "f32[4,6]", "f32[6]"}, {}, "condition_0:S(0) x_0:S(0) y_0:B -> out_0:S(0) | condition_0:B x_0:S(1) y_0:S(0) -> out_0:S(1) | condition_0:B x_0:P y_0:P -> out_0:P"},
+      {"zeros_like", {"f32[4,6]"}, {}, "like_0:S(0) -> out_0:S(0) | like_0:S(1) -> out_0:S(1) | like_0:P -> out_0:P"},
   };
   return *catalog;
 }

@@ -139,9 +139,16 @@ run plan --program="$PROGRAM" --format=dot
 expect_rc 0 "plan dot"
 grep -qF 'digraph program' "$OUT" || fail "plan dot: no digraph"
 
-run plan --program="$PROGRAM" --calibration=cal.json
-expect_rc 1 "plan calibration"
-expect_one_error_line "sbp plan:" "not supported yet" "plan calibration"
+# A calibration file with nearly free compute: no collective is worth it.
+printf 'compute_flops_per_s: 1e18\nmemory_bytes_per_s: 1e18\n' >"$TMP/fast.txtpb"
+run plan --program="$PROGRAM" --calibration="$TMP/fast.txtpb"
+expect_rc 0 "plan calibration"
+grep -qF 'none: every read finds the layout it asks for' "$OUT" || fail "plan calibration: boxes"
+
+printf 'compute_flops_per_s: 0\n' >"$TMP/bad.txtpb"
+run plan --program="$PROGRAM" --calibration="$TMP/bad.txtpb"
+expect_rc 1 "plan bad calibration"
+expect_one_error_line "sbp plan:" "compute_flops_per_s" "plan bad calibration"
 
 run plan --program=/nonexistent.json
 expect_rc 1 "plan missing file"

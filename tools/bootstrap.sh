@@ -15,6 +15,7 @@ packages=(
   libgmock-dev
   libbenchmark-dev    # Google Benchmark 1.7
   libeigen3-dev       # Eigen 3.4
+  libgloo-dev         # Gloo (2022 snapshot): the multi-process communicator backend
 )
 
 missing=()

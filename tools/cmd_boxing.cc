@@ -1,15 +1,19 @@
 #include "tools/cmd_boxing.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "boxing/plan_format.h"
 #include "boxing/planner.h"
 #include "oneflow_sbp/data_type.h"
 #include "oneflow_sbp/io/message_decode.h"
+#include "tools/boxing_execution.h"
 #include "tools/cli_format.h"
+#include "tools/rank_runner.h"
 
 namespace oneflow_sbp::cli {
 
-absl::StatusOr<std::string> RunBoxing(const BoxingOptions& o, Engine& engine) {
+absl::StatusOr<std::string> RunBoxing(const BoxingOptions& o, Engine& engine, int* exit_code) {
   absl::StatusOr<OutputFormat> format = ParseOutputFormat(o.format, "text|json|textproto|dot");
   if (!format.ok()) return format.status();
   for (const auto& [value, flag, example] :
@@ -45,8 +49,30 @@ absl::StatusOr<std::string> RunBoxing(const BoxingOptions& o, Engine& engine) {
       boxing::NaivePerAxisPlan(request, engine.calibration());
   if (!naive.ok()) return naive.status();
   if (*format == OutputFormat::kDot) return boxing::PlanToGraphviz(**plan);
-  return Render(*format, boxing::PlanToProto(**plan, &*naive),
-                boxing::PlanToText(**plan, &*naive));
+  oneflow::BoxingPlanProto proto = boxing::PlanToProto(**plan, &*naive);
+  std::string text = boxing::PlanToText(**plan, &*naive);
+  if (o.execute) {
+    absl::StatusOr<Backend> backend = ParseBackend(*o.execute);
+    if (!backend.ok()) return backend.status();
+    int world = o.nproc;
+    if (world == 0) {
+      for (int64_t r : (*plan)->ranks) world = std::max<int>(world, static_cast<int>(r) + 1);
+    }
+    absl::StatusOr<std::string> ran = RunOnRanks(
+        *backend, world, [&](comm::Communicator& comm) -> absl::StatusOr<std::string> {
+          absl::StatusOr<ExecutionSummary> summary = ExecuteAndVerify(**plan, comm, o.seed);
+          if (!summary.ok()) return summary.status();
+          if (comm.rank() != 0) return std::string();
+          if (!summary->verified || !summary->bytes_as_planned) {
+            if (exit_code != nullptr) *exit_code = 1;
+          }
+          *proto.mutable_execution() = ExecutionToProto(*summary, *o.execute);
+          absl::StrAppend(&text, ExecutionText(**plan, *summary, *o.execute, world));
+          return Render(*format, proto, text);
+        });
+    return ran;
+  }
+  return Render(*format, proto, text);
 }
 
 }  // namespace oneflow_sbp::cli

@@ -20,10 +20,19 @@ struct BoxingOptions {
   // Defaults to `placement`.
   std::optional<std::string> to_placement;
   std::string format = "text";
+  // "threads" or "gloo": also run the plan on real ranks (seeded
+  // integer-valued data), check the result and the bytes per rank.
+  std::optional<std::string> execute;
+  // World size for --execute (0: the largest rank of the placements + 1).
+  int nproc = 0;
+  uint64_t seed = 1;
 };
 
-// Plans through `engine` (its calibration and plan cache).
-absl::StatusOr<std::string> RunBoxing(const BoxingOptions& options, Engine& engine);
+// Plans through `engine` (its calibration and plan cache). With
+// `execute`, a result that differs from the full tensor, or bytes that
+// differ from the plan, set *exit_code to 1 (the report still prints).
+absl::StatusOr<std::string> RunBoxing(const BoxingOptions& options, Engine& engine,
+                                      int* exit_code = nullptr);
 
 }  // namespace oneflow_sbp::cli
 

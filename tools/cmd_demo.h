@@ -1,16 +1,36 @@
-// `sbp demo`: a built-in tour of the engine on fixed examples, the main
-// job the README's first command runs.
+// `sbp demo`: trains a LLaMA-style decoder block on a mesh of real ranks
+// (threads, or Gloo processes) with data parallelism on mesh axis 0 and
+// Megatron tensor parallelism on axis 1, and checks every step against a
+// single-rank run.
 #ifndef TOOLS_CMD_DEMO_H_
 #define TOOLS_CMD_DEMO_H_
 
+#include <optional>
 #include <string>
 
 #include "absl/status/statusor.h"
 #include "oneflow_sbp/engine.h"
+#include "tools/llama_block.h"
 
 namespace oneflow_sbp::cli {
 
-absl::StatusOr<std::string> RunDemo(Engine& engine);
+struct DemoOptions {
+  std::string mesh = "2,2";
+  LlamaConfig model;
+  int steps = 3;
+  std::string backend = "threads";
+  // Chrome trace-event JSON of every rank (gloo: one file per rank,
+  // FILE.rank<N>.json).
+  std::optional<std::string> trace;
+  uint64_t seed = 1;
+  // Print every op of step 0 (forward and backward); else forward only.
+  bool all_ops = false;
+};
+
+// The report (rank 0's). A loss or gradient that differs from the single
+// rank run, or a loss that does not go down, sets *exit_code to 1.
+absl::StatusOr<std::string> RunDemo(const DemoOptions& options, Engine& engine,
+                                    int* exit_code = nullptr);
 
 }  // namespace oneflow_sbp::cli
 

@@ -15,12 +15,6 @@ namespace oneflow_sbp::cli {
 absl::StatusOr<std::string> RunPlan(const PlanOptions& o, Engine& engine) {
   absl::StatusOr<OutputFormat> format = ParseOutputFormat(o.format, "text|json|dot");
   if (!format.ok()) return format.status();
-  if (o.calibration.has_value()) {
-    return absl::UnimplementedError(
-        "--calibration is not supported yet: there is no calibration file format (boxing/"
-        "calibration.h has the defaults, 25 GB/s and 10 us per mesh axis, 100 GFLOP/s and "
-        "50 GB/s memory per rank)");
-  }
   std::vector<int64_t> mesh;
   if (o.mesh.has_value()) {
     absl::StatusOr<Shape> m = Shape::Parse(*o.mesh);

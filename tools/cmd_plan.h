@@ -18,16 +18,15 @@ struct PlanOptions {
   std::string program;
   // "2,2": replaces the program placement's hierarchy.
   std::optional<std::string> mesh;
-  // A calibration file: not supported yet (no file format exists).
-  std::optional<std::string> calibration;
   // Bytes per rank, e.g. "24000000".
   std::optional<std::string> memory_cap;
   std::string format = "text";
 };
 
-// Through `engine`: its registry, planner, calibration and caches.
+// Through `engine`: its registry, planner, calibration (links and compute
+// rates; `--calibration=FILE` loads one into the tool's engine) and caches.
 // kInvalidArgument for a bad program (naming the op, tensor or field) or
-// flag; kUnimplemented for --calibration; the planner's errors otherwise.
+// flag; the planner's errors otherwise.
 absl::StatusOr<std::string> RunPlan(const PlanOptions& options, Engine& engine);
 
 }  // namespace oneflow_sbp::cli

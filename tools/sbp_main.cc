@@ -20,9 +20,13 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "ops/builtin_ops.h"
+#include "boxing/calibration_io.h"
 #include "tools/cmd_boxing.h"
+#include "tools/cmd_calibrate.h"
 #include "tools/cmd_demo.h"
+#include "tools/cmd_tour.h"
 #include "tools/cmd_infer.h"
+#include "tools/cmd_launch.h"
 #include "tools/cmd_ops.h"
 #include "tools/cmd_parse.h"
 #include "tools/cmd_plan.h"
@@ -51,14 +55,37 @@ ABSL_FLAG(std::optional<std::string>, cost, std::nullopt,
           "Cost policy: oneflow (OneFlow's choices, the default) or planned (rank by "
           "the cheapest real boxing plan).");
 ABSL_FLAG(bool, explain, false, "Also list every candidate and why it won or lost.");
+ABSL_FLAG(std::optional<std::string>, calibration, std::nullopt,
+          "Link calibration file (text-format CalibrationProto, as `sbp calibrate` writes) "
+          "for the planner, the planned cost policy and `sbp plan`.");
+ABSL_FLAG(std::optional<std::string>, execute, std::nullopt,
+          "boxing: also run the plan on real ranks: threads (default) or gloo.");
+ABSL_FLAG(int, nproc, 0, "Rank processes or threads (launch, calibrate, boxing --execute).");
+ABSL_FLAG(int, nnodes, 1, "launch: number of nodes.");
+ABSL_FLAG(int, node_rank, 0, "launch: this node's index.");
+ABSL_FLAG(std::string, master_addr, "127.0.0.1", "launch: where rank 0 serves the rendezvous.");
+ABSL_FLAG(int, master_port, 0, "launch: rendezvous port (0: pick a free one, one node only).");
+ABSL_FLAG(std::string, backend, "threads", "calibrate: threads or gloo.");
+ABSL_FLAG(std::optional<std::string>, out, std::nullopt, "calibrate: file to write.");
+ABSL_FLAG(uint64_t, seed, 1, "Seed of generated data.");
+ABSL_FLAG(std::string, mesh, "2,2",
+          "demo: mesh extents (data parallel, tensor parallel). plan: replaces the program "
+          "placement's hierarchy (only when given).");
+ABSL_FLAG(int64_t, batch, 4, "demo: batch size.");
+ABSL_FLAG(int64_t, seq, 16, "demo: sequence length.");
+ABSL_FLAG(int64_t, hidden, 64, "demo: hidden size.");
+ABSL_FLAG(int64_t, heads, 4, "demo: attention heads.");
+ABSL_FLAG(int64_t, ffn, 128, "demo: MLP inner size.");
+ABSL_FLAG(int64_t, vocab, 128, "demo: vocabulary size.");
+ABSL_FLAG(int, layers, 1, "demo: decoder layers.");
+ABSL_FLAG(int, steps, 3, "demo: training steps.");
+ABSL_FLAG(std::optional<std::string>, trace, std::nullopt,
+          "demo: write a Chrome trace-event JSON of every rank (Perfetto).");
+ABSL_FLAG(bool, all_ops, false, "demo: list backward ops too.");
 ABSL_FLAG(std::optional<std::string>, request, std::nullopt,
           "Inference request file (JSON or text-format InferRequestProto); - for stdin.");
 ABSL_FLAG(std::optional<std::string>, program, std::nullopt,
           "Program file for `sbp plan` (JSON, see docs/PLANNING.md); - for stdin.");
-ABSL_FLAG(std::optional<std::string>, mesh, std::nullopt,
-          "Mesh for `sbp plan`: replaces the program placement's hierarchy, e.g. 2,2.");
-ABSL_FLAG(std::optional<std::string>, calibration, std::nullopt,
-          "Calibration file (not supported yet: no file format exists).");
 ABSL_FLAG(std::optional<std::string>, memory_cap, std::nullopt,
           "Per-rank memory cap in bytes for `sbp plan`.");
 
@@ -134,11 +161,16 @@ message (InferRequestProto in proto/infer.proto) in JSON or text format;
 flags given with it override its fields.)help"},
     {"boxing", "the cheapest exact plan from one layout to another",
      R"help(sbp boxing --shape=SHAPE --placement=PL --from=ND --to=ND [--dtype=DT]
-           [--to_placement=PL] [--format=text|json|textproto|dot]
+           [--to_placement=PL] [--execute[=threads|gloo]] [--nproc=N]
+           [--calibration=FILE] [--format=text|json|textproto|dot]
 
 Plans the collectives that convert a tensor laid out as --from on --placement
 into --to on --to_placement (default: the same placement), and prints every
 step with its rank groups and the exact bytes each rank sends and receives.
+--execute[=threads|gloo] also runs the plan on real ranks (threads of this
+process, or Gloo processes it launches) with seeded integer-valued data,
+checks the result against the full tensor, and prints every rank's measured
+bytes next to the planned ones; it exits 1 on any difference.
 
   $ sbp boxing --shape=8,6 --placement='cpu:0-3 [2,2]' --from='(S(0),S(1))' --to='(S(1),S(0))'
   $ sbp boxing --shape=8,6 --placement=cpu:0-3 --from='S(0)' --to=B --to_placement=cpu:4-7
@@ -168,13 +200,57 @@ the boxing on every edge, and totals beside those of the eager greedy choice
 
 A tensor listed with "nd_sbp" is a marked input and keeps its layout; one
 without is free (a parameter). --mesh replaces the placement's hierarchy.
+--calibration=FILE (as `sbp calibrate` writes it, optionally with
+compute_flops_per_s and memory_bytes_per_s) prices links and compute.
 --memory_cap bounds every rank's parameters plus activations. The solver
 eliminates chain and leaf ops exactly and enumerates what remains when it is
 small (else local search from the greedy and all-B choices), so the plan is
 never worse than greedy. JSON has total_time_s, greedy_total_time_s, tensors
 by name with their nd_sbp, and ops with their nd_sbp_signature.)help"},
-    {"demo", "a short tour on built-in examples",
-     R"help(sbp demo
+    {"calibrate", "measure this machine's links for the planner",
+     R"help(sbp calibrate [--backend=threads|gloo] [--nproc=N] [--out=FILE]
+              [--format=text|json|textproto]
+
+Measures, on N real ranks (threads of this process, or N Gloo processes on
+this machine), the latency of one collective step (a one-element all-reduce),
+the bandwidth of the bytes a rank receives in an all-gather of 8 MiB per rank,
+and point-to-point latency and bandwidth (ranks 0 and 1 ping-pong). Every
+mesh axis gets the collective numbers. --out writes the calibration file;
+--calibration=FILE makes `sbp boxing`, `sbp infer --cost=planned` and the
+engine plan with it.
+
+  $ sbp calibrate --nproc=4 --out=calib.txtpb
+  $ sbp boxing --calibration=calib.txtpb --shape=1024,1024 ...)help"},
+    {"launch", "run a program as N rank processes (torchrun style)",
+     R"help(sbp launch --nproc=N [--nnodes=M --node_rank=K --master_addr=HOST
+           --master_port=P] -- COMMAND [ARGS...]
+
+Starts N processes of COMMAND on this node with RANK, WORLD_SIZE, LOCAL_RANK,
+LOCAL_WORLD_SIZE, MASTER_ADDR and MASTER_PORT set; each rank joins the Gloo
+world from them. If a rank fails, the others are terminated and the error
+names it. On several nodes run the same command on each with its
+--node_rank and a common --master_addr/--master_port.
+
+  $ sbp launch --nproc=4 -- sbp boxing --execute=gloo --shape=8,6 \
+        --placement='cpu:0-3 [2,2]' --from='(S(0),S(1))' --to='(B,B)')help"},
+    {"demo", "train a LLaMA-style block on a mesh, checked against one rank",
+     R"help(sbp demo [--mesh=2,2] [--backend=threads|gloo] [--steps=3] [--layers=1]
+         [--batch=4] [--seq=16] [--hidden=64] [--heads=4] [--ffn=128] [--vocab=128]
+         [--trace=FILE.json] [--all_ops]
+
+Trains a LLaMA-style decoder (RMSNorm, attention with rotary embedding and
+causal scaled dot-product attention, SwiGLU MLP, residual adds, and a
+cross-entropy over a vocabulary projection) for a few steps of forward,
+backward and Adam, on a mesh of real ranks: threads (default) or Gloo
+processes. Only inputs and weights are marked: data parallel on mesh axis 0,
+Megatron column/row-parallel weights on axis 1. Prints every op of step 0
+with the signature the engine chose and the boxing it inserted (planned and
+measured bytes), the collectives over the run, and the loss per step; checks
+the loss and every gradient against a single-rank run and exits 1 on a
+mismatch or if the loss does not go down. --trace writes a Chrome
+trace-event timeline per rank (ui.perfetto.dev).)help"},
+    {"tour", "a short tour of inference on built-in examples",
+     R"help(sbp tour
 
 Runs a few fixed examples of the other commands and prints them with their
 command lines: layouts, exact uneven slices, and signature inference.)help"},
@@ -230,6 +306,10 @@ std::vector<char*> ExtractRepeatedFlags(int argc, char** argv, RepeatedFlags* ou
       {"input", &out->input}, {"attr", &out->attr}, {"constraint", &out->constraint}};
   for (int i = 0; i < argc; ++i) {
     std::string arg = argv[i];
+    if (arg == "--") {  // what follows belongs to a launched command
+      for (; i < argc; ++i) rest.push_back(argv[i]);
+      break;
+    }
     bool taken = false;
     for (const auto& [name, values] : kFlags) {
       for (const std::string& prefix : {std::string("--") + name, std::string("-") + name}) {
@@ -270,6 +350,20 @@ absl::StatusOr<std::string> ReadFlagFile(const std::string& path, const char* fl
 }  // namespace
 
 int main(int argc, char** argv) {
+  // `--execute` alone means --execute=threads (absl string flags need a
+  // value); only before a `--` that starts a launched command.
+  std::vector<std::string> storage;
+  for (int i = 0; i < argc; ++i) {
+    storage.push_back(argv[i]);
+    if (storage.back() == "--") {
+      for (++i; i < argc; ++i) storage.push_back(argv[i]);
+      break;
+    }
+    if (storage.back() == "--execute") storage.back() = "--execute=threads";
+  }
+  std::vector<char*> args_with_defaults;
+  for (std::string& a : storage) args_with_defaults.push_back(a.data());
+  argv = args_with_defaults.data();
   absl::SetProgramUsageMessage("sbp <command> [flags]; run `sbp help` for the commands");
   // Help is ours, per command: scan before absl parses the flags.
   std::string first_word;
@@ -344,10 +438,16 @@ int main(int argc, char** argv) {
   oneflow_sbp::Engine::Options engine_options;
   engine_options.registry =
       oneflow_sbp::Engine::Options::Borrow(oneflow_sbp::ops::BuiltinOpRegistry());
+  if (const std::optional<std::string> path = absl::GetFlag(FLAGS_calibration)) {
+    absl::StatusOr<oneflow_sbp::boxing::Calibration> c = oneflow_sbp::boxing::LoadCalibration(*path);
+    if (!c.ok()) return Fail(command, c.status());
+    engine_options.calibration = *std::move(c);
+  }
   absl::StatusOr<std::unique_ptr<oneflow_sbp::Engine>> engine =
       oneflow_sbp::Engine::Create(std::move(engine_options));
   if (!engine.ok()) return Fail(command, engine.status());
 
+  int exit_code = 0;
   absl::StatusOr<std::string> out = absl::InvalidArgumentError("");
   if (command == "parse") {
     oneflow_sbp::cli::ParseOptions o;
@@ -406,7 +506,26 @@ int main(int argc, char** argv) {
     o.to = absl::GetFlag(FLAGS_to).value_or("");
     o.to_placement = absl::GetFlag(FLAGS_to_placement);
     o.format = format;
-    out = oneflow_sbp::cli::RunBoxing(o, **engine);
+    o.execute = absl::GetFlag(FLAGS_execute);
+    o.nproc = absl::GetFlag(FLAGS_nproc);
+    o.seed = absl::GetFlag(FLAGS_seed);
+    out = oneflow_sbp::cli::RunBoxing(o, **engine, &exit_code);
+  } else if (command == "calibrate") {
+    oneflow_sbp::cli::CalibrateOptions o;
+    o.backend = absl::GetFlag(FLAGS_backend);
+    if (absl::GetFlag(FLAGS_nproc) > 0) o.nproc = absl::GetFlag(FLAGS_nproc);
+    o.out = absl::GetFlag(FLAGS_out);
+    o.format = format;
+    out = oneflow_sbp::cli::RunCalibrate(o);
+  } else if (command == "launch") {
+    oneflow_sbp::comm::LaunchOptions o;
+    o.nproc = absl::GetFlag(FLAGS_nproc) > 0 ? absl::GetFlag(FLAGS_nproc) : 1;
+    o.nnodes = absl::GetFlag(FLAGS_nnodes);
+    o.node_rank = absl::GetFlag(FLAGS_node_rank);
+    o.master_addr = absl::GetFlag(FLAGS_master_addr);
+    o.master_port = absl::GetFlag(FLAGS_master_port);
+    o.failure_grace = absl::Seconds(2);
+    out = oneflow_sbp::cli::RunLaunch(o, positional);
   } else if (command == "plan") {
     if (!positional.empty()) {
       return Fail(command, absl::InvalidArgumentError(absl::StrCat(
@@ -422,13 +541,33 @@ int main(int argc, char** argv) {
     if (!body.ok()) return Fail(command, body.status());
     oneflow_sbp::cli::PlanOptions o;
     o.program = *std::move(body);
-    o.mesh = absl::GetFlag(FLAGS_mesh);
-    o.calibration = absl::GetFlag(FLAGS_calibration);
+    // --mesh has the demo's default; plan uses it only when given.
+    for (int i = 1; i < argc; ++i) {
+      if (absl::StartsWith(argv[i], "--mesh") || absl::StartsWith(argv[i], "-mesh")) {
+        o.mesh = absl::GetFlag(FLAGS_mesh);
+      }
+    }
     o.memory_cap = absl::GetFlag(FLAGS_memory_cap);
     o.format = format;
     out = oneflow_sbp::cli::RunPlan(o, **engine);
   } else if (command == "demo") {
-    out = oneflow_sbp::cli::RunDemo(**engine);
+    oneflow_sbp::cli::DemoOptions o;
+    o.mesh = absl::GetFlag(FLAGS_mesh);
+    o.backend = absl::GetFlag(FLAGS_backend);
+    o.model.batch = absl::GetFlag(FLAGS_batch);
+    o.model.seq = absl::GetFlag(FLAGS_seq);
+    o.model.hidden = absl::GetFlag(FLAGS_hidden);
+    o.model.heads = absl::GetFlag(FLAGS_heads);
+    o.model.ffn = absl::GetFlag(FLAGS_ffn);
+    o.model.vocab = absl::GetFlag(FLAGS_vocab);
+    o.model.layers = absl::GetFlag(FLAGS_layers);
+    o.steps = absl::GetFlag(FLAGS_steps);
+    o.trace = absl::GetFlag(FLAGS_trace);
+    o.seed = absl::GetFlag(FLAGS_seed);
+    o.all_ops = absl::GetFlag(FLAGS_all_ops);
+    out = oneflow_sbp::cli::RunDemo(o, **engine, &exit_code);
+  } else if (command == "tour") {
+    out = oneflow_sbp::cli::RunTour(**engine);
   } else if (command == "ops") {
     if (positional.size() > 1) {
       return Fail(command, absl::InvalidArgumentError("give at most one op name"));
@@ -442,5 +581,5 @@ int main(int argc, char** argv) {
   }
   if (!out.ok()) return Fail(command, out.status());
   std::fputs(out->c_str(), stdout);
-  return 0;
+  return exit_code;
 }

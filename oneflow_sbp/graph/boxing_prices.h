@@ -12,12 +12,13 @@
 // [8,8,128] tensor) and whose destination holds no partial sums: such
 // pairs move the same bytes in the same steps, so the planner's cheapest
 // time is the same (graph_plan_test compares every pair of four shapes on
-// [2,2] and [2,4] with its own plan; a one-off check of ~130,000 pairs on
-// [2,4], [2,2], [3,2] and [2,2,2] found none differing).
+// [2,2] and [2,4] with its own plan; a one-off check of all 115,509 pairs
+// of six shapes on [2,4], [2,2], [3,2] and [2,2,2] found none differing).
 // Pairs into P are not shared: the planner's split ownership of a
-// destination's partial sums favours some dims, e.g. f32[6,5,6] on [2,2]
-// (S(2),P) -> (P,S(2)) is priced 1 ns above (S(0),P) -> (P,S(0)). Price
-// plans the exact pair, for reports.
+// destination's partial sums favours some dims (f32[6,5,6] on [2,4]:
+// (S(0),P) -> (P,S(0)) is priced 1 ns above (S(2),P) -> (P,S(2)); 2,982 of
+// 30,127 such pairs on the four meshes differ from their dim-swapped twin).
+// Price plans the exact pair, for reports.
 //
 // A pair the planner has no path for (kUnimplemented) is priced
 // unsupported: time +infinity, never an error. Other planner errors (a

@@ -1,0 +1,190 @@
+#include "oneflow_sbp/eager/apply.h"
+
+#include <utility>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "oneflow_sbp/eager/autograd.h"
+#include "oneflow_sbp/eager/tensor_layout.h"
+#include "ops/kernels/kernel_context.h"
+
+namespace oneflow_sbp::eager {
+namespace {
+
+absl::Status Annotated(const OpCall& call, const absl::Status& s) {
+  if (s.ok() || absl::StartsWith(s.message(), call.type_name())) return s;
+  return absl::Status(s.code(), absl::StrCat(call.type_name(), ": ", s.message()));
+}
+
+absl::Status CheckInputs(const OpCall& call, absl::Span<const GlobalTensor> inputs) {
+  if (static_cast<int>(inputs.size()) != call.num_inputs()) {
+    return absl::InvalidArgumentError(absl::StrCat(call.type_name(), " takes ",
+                                                   call.num_inputs(), " inputs; got ",
+                                                   inputs.size()));
+  }
+  if (inputs.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(call.type_name(), ": eager ops need at least one input (a placement)"));
+  }
+  for (size_t b = 0; b < inputs.size(); ++b) {
+    if (!inputs[b].defined()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(call.type_name(), ": input ", call.bn(static_cast<int>(b)), " is undefined"));
+    }
+    if (!(inputs[b].placement() == inputs[0].placement())) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          call.type_name(), ": Expected all tensors to be on the same placement, but ",
+          call.bn(0), " is on ", inputs[0].placement().ToString(), " and ",
+          call.bn(static_cast<int>(b)), " on ", inputs[b].placement().ToString()));
+    }
+  }
+  return absl::OkStatus();
+}
+
+InferRequest MakeRequest(EagerContext& ctx, const std::shared_ptr<const OpCall>& call,
+                         absl::Span<const GlobalTensor> inputs) {
+  InferRequest req;
+  req.op = call;
+  req.placement = inputs[0].placement();
+  req.inputs.reserve(inputs.size());
+  for (const GlobalTensor& t : inputs) req.inputs.push_back(t.meta());
+  // Mutable inputs keep their layout, as OneFlow pins tensors updated in
+  // place: they become constraints.
+  for (int b = 0; b < call->num_inputs(); ++b) {
+    if (!call->is_mutable_input(b)) continue;
+    if (req.constraints.empty()) req.constraints.resize(call->num_blobs());
+    req.constraints[b] = inputs[b].nd_sbp();
+  }
+  req.cost.policy = ctx.options().cost_policy;
+  return req;
+}
+
+// The kernel on this rank's shards; returns the local outputs.
+absl::StatusOr<std::vector<LocalTensor>> Compute(EagerContext& ctx,
+                                                 const std::shared_ptr<const OpCall>& call,
+                                                 const InferResult& result, int64_t parallel_id,
+                                                 const std::vector<GlobalTensor>& boxed) {
+  const Placement& placement = boxed[0].placement();
+  std::vector<TensorDesc> descs;
+  descs.reserve(call->num_blobs());
+  for (const GlobalTensor& t : boxed) descs.push_back(t.desc());
+  for (const TensorDesc& d : result.output_descs) descs.push_back(d);
+  absl::StatusOr<std::vector<kernels::BlobLayout>> layouts =
+      kernels::MakeBlobLayouts(*call, placement, parallel_id, descs, result.signature);
+  if (!layouts.ok()) return layouts.status();
+  const absl::Span<const kernels::BlobLayout> outs =
+      absl::MakeConstSpan(*layouts).subspan(call->num_inputs());
+  absl::StatusOr<std::vector<LocalTensor>> outputs = kernels::AllocateLocalOutputs(outs);
+  if (!outputs.ok()) return outputs.status();
+  std::vector<LocalTensor> inputs;
+  inputs.reserve(boxed.size());
+  for (const GlobalTensor& t : boxed) inputs.push_back(t.local());
+  absl::StatusOr<kernels::KernelContext> kctx = kernels::KernelContext::MakeWithLayouts(
+      call, placement, parallel_id, *std::move(layouts), std::move(inputs), *outputs);
+  if (!kctx.ok()) return kctx.status();
+  absl::Status s = kernels::RunKernel(*kctx, ctx.kernels());
+  if (!s.ok()) return s;
+  return outputs;
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<GlobalTensor>> Apply(EagerContext& ctx,
+                                                const std::shared_ptr<const OpCall>& call,
+                                                absl::Span<const GlobalTensor> inputs) {
+  absl::Status s = CheckInputs(*call, inputs);
+  if (!s.ok()) return s;
+  const bool tracing = ctx.options().trace;
+  OpEvent event;
+  absl::Time mark;
+  if (tracing) event.start = mark = absl::Now();
+
+  // infer
+  absl::StatusOr<std::shared_ptr<const InferResult>> result =
+      ctx.engine().Infer(MakeRequest(ctx, call, inputs));
+  if (!result.ok()) return result.status();
+  const NdSbpSignature& sig = (*result)->signature;
+  if (tracing) {
+    const absl::Time now = absl::Now();
+    event.infer = now - mark;
+    mark = now;
+  }
+
+  // box
+  const Placement& placement = inputs[0].placement();
+  std::vector<GlobalTensor> boxed(inputs.begin(), inputs.end());
+  for (int b = 0; b < call->num_inputs(); ++b) {
+    if (boxed[b].nd_sbp() == sig[b]) continue;
+    absl::StatusOr<GlobalTensor> moved =
+        Redistribute(ctx, boxed[b], placement, sig[b], call->bn(b),
+                     tracing ? &event.boxing_steps : nullptr);
+    if (!moved.ok()) return Annotated(*call, moved.status());
+    boxed[b] = *std::move(moved);
+  }
+  if (tracing) {
+    const absl::Time now = absl::Now();
+    event.boxing = now - mark;
+    mark = now;
+  }
+
+  // compute
+  std::vector<LocalTensor> locals(call->num_outputs());
+  absl::StatusOr<int64_t> parallel_id = placement.ParallelIdOf(ctx.rank());
+  if (parallel_id.ok()) {
+    absl::StatusOr<std::vector<LocalTensor>> computed =
+        Compute(ctx, call, **result, *parallel_id, boxed);
+    if (!computed.ok()) return Annotated(*call, computed.status());
+    locals = *std::move(computed);
+  }
+
+  // wrap
+  std::vector<GlobalTensor> outputs;
+  outputs.reserve(call->num_outputs());
+  for (int i = 0; i < call->num_outputs(); ++i) {
+    outputs.emplace_back((*result)->output_descs[i], placement, sig[call->num_inputs() + i],
+                         std::move(locals[i]));
+  }
+  if (ctx.grad_enabled()) {
+    bool any = false;
+    for (const GlobalTensor& t : inputs) any = any || t.requires_grad();
+    if (any) RecordTape(ctx, call, std::vector<GlobalTensor>(inputs.begin(), inputs.end()), outputs);
+  }
+  if (tracing) {
+    const absl::Time now = absl::Now();
+    event.kernel = now - mark;
+    event.total = now - event.start;
+    event.op = call->type_name();
+    event.signature = SignatureToString(*call, sig);
+    event.backward = ctx.in_backward();
+    ctx.trace().Add(std::move(event));
+  }
+  return outputs;
+}
+
+absl::StatusOr<std::vector<GlobalTensor>> Apply(EagerContext& ctx, absl::string_view op,
+                                                absl::Span<const GlobalTensor> inputs,
+                                                const AttrMap& attrs) {
+  absl::StatusOr<std::shared_ptr<const OpCall>> call =
+      ctx.Call(op, static_cast<int>(inputs.size()), attrs);
+  if (!call.ok()) return call.status();
+  return Apply(ctx, *call, inputs);
+}
+
+absl::StatusOr<GlobalTensor> Apply1(EagerContext& ctx, absl::string_view op,
+                                    absl::Span<const GlobalTensor> inputs, const AttrMap& attrs) {
+  absl::StatusOr<std::vector<GlobalTensor>> out = Apply(ctx, op, inputs, attrs);
+  if (!out.ok()) return out.status();
+  if (out->empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(op, " has no outputs; use Apply"));
+  }
+  return std::move(out->front());
+}
+
+AttrMap Attrs(std::initializer_list<std::pair<const char*, AttrValue>> attrs) {
+  AttrMap m;
+  for (const auto& [name, value] : attrs) m.Set(name, value);
+  return m;
+}
+
+}  // namespace oneflow_sbp::eager

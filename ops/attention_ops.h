@@ -1,0 +1,16 @@
+// Attention building blocks of LLaMA-style decoders: scaled dot-product
+// attention, rotary position embedding and the causal (lower-triangular)
+// mask, with their grads. See attention_ops.cc for the rules.
+#ifndef OPS_ATTENTION_OPS_H_
+#define OPS_ATTENTION_OPS_H_
+
+#include "absl/status/status.h"
+#include "oneflow_sbp/op_registry.h"
+
+namespace oneflow_sbp::ops {
+
+absl::Status RegisterAttentionOps(OpRegistry* registry);
+
+}  // namespace oneflow_sbp::ops
+
+#endif  // OPS_ATTENTION_OPS_H_

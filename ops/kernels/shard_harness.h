@@ -1,0 +1,110 @@
+// The sharded-execution harness: runs an op the way a distributed program
+// would, on simulated ranks, from FULL (logical) tensors, so a kernel and an
+// SBP rule can be checked against a single-rank run. The core of a
+// soundness verifier (DTensor's brute-force validator does the same).
+//
+// Example:
+//   std::shared_ptr<const OpCall> call = ...;              // "reduce_sum", axis=1
+//   Placement p = *Placement::Parse("cpu:0-3 [2,2]");
+//   NdSbpSignature sig = {*NdSbp::Parse("(S(1),S(0))"), *NdSbp::Parse("(P,S(0))")};
+//   absl::StatusOr<std::vector<LocalTensor>> got = RunSharded(call, {x}, p, sig);
+//   absl::StatusOr<std::vector<LocalTensor>> want = RunReference(call, {x});
+//   CompareTensors((*got)[0], (*want)[0], DefaultTolerance(DataType::kFloat32));  // ""
+//
+// RunSharded, step by step:
+//  1. distributes every input over every rank per its NdSbp
+//     (DistributeTensor): S gives the rank its balanced slice, B a copy,
+//     and P on a mesh axis small integer-valued addends that sum exactly to
+//     the value (the axis coordinate 0 holds value minus the others);
+//  2. allocates each rank's outputs with the local shape of the output's
+//     logical desc (from OpCall::InferOutputDescs) under its NdSbp, fills
+//     them with a poison pattern (NaN, 0x5A bytes, alternating bools) so an
+//     element a kernel forgets to write shows up, and runs the kernel on
+//     every rank in turn (RunKernel);
+//  3. assembles each output (AssembleTensor): S places each rank's slice,
+//     B requires every copy to agree exactly, P sums the addends over the P
+//     axes (in double; bool outputs become "sum != 0");
+//  4. returns the assembled full outputs.
+// RunReference runs the kernel once, on one rank holding everything.
+//
+// Errors: kInvalidArgument for bad harness input (counts, dtypes, zero
+// extents, an NdSbp that does not fit, a bool or inexact P split);
+// kernel errors pass through with the rank prefixed; kInternal when ranks
+// holding a B output disagree.
+#ifndef OPS_KERNELS_SHARD_HARNESS_H_
+#define OPS_KERNELS_SHARD_HARNESS_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "oneflow_sbp/local_tensor.h"
+#include "oneflow_sbp/nd_sbp.h"
+#include "oneflow_sbp/op_call.h"
+#include "oneflow_sbp/placement.h"
+#include "oneflow_sbp/sbp_signature.h"
+#include "oneflow_sbp/tensor_desc.h"
+#include "ops/kernels/kernel_registry.h"
+
+namespace oneflow_sbp::kernels {
+
+struct HarnessOptions {
+  // nullptr: KernelRegistry::Global().
+  const KernelRegistry* registry = nullptr;
+  // Seeds the P addends (different seeds, different splits, same sums).
+  uint64_t seed = 1;
+  // Largest magnitude of a generated addend (other than coordinate 0's).
+  int max_addend = 3;
+  // Poison preallocated outputs before running kernels.
+  bool poison_outputs = true;
+};
+
+// The local tensor of every rank (indexed by parallel_id) of `full` laid out
+// as `nd_sbp` on `placement` (step 1 above). `full` must have extents >= 1.
+absl::StatusOr<std::vector<LocalTensor>> DistributeTensor(const LocalTensor& full,
+                                                          const NdSbp& nd_sbp,
+                                                          const Placement& placement,
+                                                          const HarnessOptions& options = {});
+
+// The full tensor of `logical` from every rank's local tensor (step 3).
+// `bn` names the blob in messages.
+absl::StatusOr<LocalTensor> AssembleTensor(absl::Span<const LocalTensor> locals,
+                                           const TensorDesc& logical, const NdSbp& nd_sbp,
+                                           const Placement& placement,
+                                           absl::string_view bn = "tensor");
+
+// Steps 1-4 for one N-D signature (one NdSbp per blob, inputs then
+// outputs, each as long as the placement's hierarchy).
+absl::StatusOr<std::vector<LocalTensor>> RunSharded(std::shared_ptr<const OpCall> call,
+                                                    absl::Span<const LocalTensor> full_inputs,
+                                                    const Placement& placement,
+                                                    const NdSbpSignature& signature,
+                                                    const HarnessOptions& options = {});
+
+// The kernel on one cpu rank with every blob whole.
+absl::StatusOr<std::vector<LocalTensor>> RunReference(std::shared_ptr<const OpCall> call,
+                                                      absl::Span<const LocalTensor> full_inputs,
+                                                      const HarnessOptions& options = {});
+
+struct Tolerance {
+  double rtol = 0;
+  double atol = 0;
+};
+// Exact for integers and bool; f64 1e-9, f32 1e-5, f16 and bf16 a few ulps
+// of their 11 and 8 bit mantissas (relative and absolute alike).
+Tolerance DefaultTolerance(DataType dtype);
+
+// "" if `actual` and `expected` have the same dtype and dims and every
+// element satisfies |a - e| <= atol + rtol * |e| in double (NaN matches
+// NaN, infinities match themselves); otherwise the first offending element
+// and the number of them, e.g. "3 of 24 elements differ; first at [1,2]:
+// 4.5 vs 4".
+std::string CompareTensors(const LocalTensor& actual, const LocalTensor& expected,
+                           Tolerance tolerance);
+
+}  // namespace oneflow_sbp::kernels
+
+#endif  // OPS_KERNELS_SHARD_HARNESS_H_

@@ -1,0 +1,312 @@
+// The Gloo backend, the rendezvous store and the launcher: 2 to 6 rank
+// processes on 127.0.0.1 (tests/comm_worker_main.cc) run every collective
+// and mesh sub-groups with the byte counters checked, and a rank that
+// exits with an error, aborts, dies between or inside collectives, or
+// sleeps past the timeout makes every other rank fail within about a
+// second; a fresh world works afterwards.
+//
+// Usage (Bazel passes the worker): gloo_comm_test <path to comm_worker>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "boxing/comm/gloo_communicator.h"
+#include "boxing/comm/kv_store.h"
+#include "boxing/comm/launcher.h"
+#include "boxing/comm/net.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/comm_scenarios.h"
+
+namespace oneflow_sbp::comm {
+namespace {
+
+using ::testing::HasSubstr;
+
+std::string* g_worker = nullptr;
+
+std::string MakeTempDir() {
+  const char* base = std::getenv("TEST_TMPDIR");
+  std::string tmpl = absl::StrCat(base != nullptr ? base : "/tmp", "/comm_XXXXXX");
+  if (mkdtemp(tmpl.data()) == nullptr) ADD_FAILURE() << "mkdtemp failed";
+  return tmpl;
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+// What a worker wrote: status code, elapsed ms of the call under test, message.
+struct WorkerResult {
+  bool present = false;
+  int code = -1;
+  int64_t elapsed_ms = 0;
+  std::string message;
+};
+
+WorkerResult ReadResult(const std::string& dir, int rank) {
+  WorkerResult r;
+  const std::string text = ReadFile(absl::StrCat(dir, "/rank", rank));
+  if (text.empty()) return r;
+  std::vector<std::string> parts = absl::StrSplit(text, absl::MaxSplits(' ', 2));
+  r.present = parts.size() == 3;
+  if (r.present) {
+    r.code = std::stoi(parts[0]);
+    r.elapsed_ms = std::stoll(parts[1]);
+    r.message = parts[2];
+  }
+  return r;
+}
+
+absl::StatusOr<LaunchResult> LaunchWorkers(int n, const std::string& scenario,
+                                           const std::string& dir, int timeout_ms,
+                                           const std::vector<std::string>& extra = {}) {
+  LaunchOptions o;
+  o.nproc = n;
+  o.timeout = absl::Seconds(40);
+  // Survivors of a fault exit on their own within about a second; give
+  // them time to record how they failed before anyone is terminated.
+  o.failure_grace = absl::Seconds(6);
+  std::vector<std::string> argv = {*g_worker, scenario, dir, std::to_string(timeout_ms)};
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  return Launch(o, argv);
+}
+
+void ExpectWorldWorks(int n, const std::string& scenario, const std::vector<std::string>& extra) {
+  const std::string dir = MakeTempDir();
+  const absl::Time start = absl::Now();
+  absl::StatusOr<LaunchResult> r = LaunchWorkers(n, scenario, dir, 20000, extra);
+  EXPECT_TRUE(r.ok()) << r.status();
+  for (int k = 0; k < n; ++k) {
+    const WorkerResult w = ReadResult(dir, k);
+    EXPECT_TRUE(w.present && w.code == 0) << "rank " << k << ": " << w.message;
+  }
+  std::printf("gloo %s on %d processes: %s\n", scenario.c_str(), n,
+              absl::FormatDuration(absl::Now() - start).c_str());
+}
+
+// ---------------------------------------------------------------- store --
+
+TEST(KvStore, SetGetWaitAndTimeouts) {
+  absl::StatusOr<std::unique_ptr<KvStoreServer>> server = KvStoreServer::Start("127.0.0.1", 0);
+  ASSERT_TRUE(server.ok()) << server.status();
+  const absl::Time deadline = absl::Now() + absl::Seconds(5);
+  auto a = KvStoreClient::Connect("127.0.0.1", (*server)->port(), deadline);
+  auto b = KvStoreClient::Connect("127.0.0.1", (*server)->port(), deadline);
+  ASSERT_TRUE(a.ok() && b.ok());
+  // b waits for a key that a sets later.
+  std::thread setter([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    EXPECT_TRUE((*a)->Set("k", std::string("v\0w", 3), deadline).ok());
+  });
+  absl::StatusOr<std::string> v = (*b)->Get("k", deadline);
+  setter.join();
+  ASSERT_TRUE(v.ok()) << v.status();
+  EXPECT_EQ(*v, std::string("v\0w", 3));
+  const std::vector<std::string> keys = {"k", "missing"};
+  const absl::Time start = absl::Now();
+  absl::Status s = (*a)->Wait(keys, absl::Now() + absl::Milliseconds(200));
+  EXPECT_EQ(s.code(), absl::StatusCode::kDeadlineExceeded) << s;
+  EXPECT_THAT(s.message(), HasSubstr("'missing'"));
+  EXPECT_LT(absl::Now() - start, absl::Seconds(2));
+  // Stopping the server fails a pending wait instead of hanging it.
+  std::thread stopper([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    server->reset();
+  });
+  s = (*b)->Wait(keys, absl::Now() + absl::Seconds(5));
+  stopper.join();
+  EXPECT_FALSE(s.ok());
+}
+
+TEST(KvStore, ClientRetriesUntilTheServerListens) {
+  absl::StatusOr<int> port = net::PickFreePort("127.0.0.1");
+  ASSERT_TRUE(port.ok());
+  std::unique_ptr<KvStoreServer> server;
+  std::thread later([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    auto s = KvStoreServer::Start("127.0.0.1", *port);
+    EXPECT_TRUE(s.ok()) << s.status();
+    if (s.ok()) server = *std::move(s);
+  });
+  auto c = KvStoreClient::Connect("127.0.0.1", *port, absl::Now() + absl::Seconds(5));
+  later.join();
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_TRUE((*c)->Set("x", "1", absl::Now() + absl::Seconds(1)).ok());
+  // Nobody listening: a bounded failure.
+  absl::StatusOr<int> dead = net::PickFreePort("127.0.0.1");
+  auto none = KvStoreClient::Connect("127.0.0.1", *dead, absl::Now() + absl::Milliseconds(200));
+  EXPECT_EQ(none.status().code(), absl::StatusCode::kDeadlineExceeded);
+}
+
+// ------------------------------------------------------------- launcher --
+
+LaunchOptions Shell(int n) {
+  LaunchOptions o;
+  o.nproc = n;
+  o.timeout = absl::Seconds(20);
+  o.term_timeout = absl::Seconds(2);
+  return o;
+}
+
+TEST(Launcher, SetsTheTorchrunEnvironment) {
+  const std::string dir = MakeTempDir();
+  LaunchOptions o = Shell(3);
+  o.env = {{"EXTRA", "x y"}};
+  absl::StatusOr<LaunchResult> r = Launch(
+      o, {"sh", "-c",
+          "echo \"$RANK $WORLD_SIZE $LOCAL_RANK $LOCAL_WORLD_SIZE $MASTER_ADDR $MASTER_PORT "
+          "$EXTRA\" > " + dir + "/$RANK"});
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->ranks.size(), 3u);
+  for (int k = 0; k < 3; ++k) {
+    EXPECT_EQ(ReadFile(absl::StrCat(dir, "/", k)),
+              absl::StrCat(k, " 3 ", k, " 3 127.0.0.1 ", r->master_port, " x y\n"));
+    EXPECT_EQ(r->ranks[k].exit_code, 0);
+  }
+}
+
+TEST(Launcher, AFailingRankTerminatesTheOthersAndIsNamed) {
+  const absl::Time start = absl::Now();
+  absl::StatusOr<LaunchResult> r =
+      Launch(Shell(3), {"sh", "-c", "if [ $RANK = 1 ]; then sleep 0.2; exit 3; fi; sleep 30"});
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kAborted);
+  EXPECT_THAT(r.status().message(), HasSubstr("rank 1 (pid "));
+  EXPECT_THAT(r.status().message(), HasSubstr("exited with code 3"));
+  EXPECT_THAT(r.status().message(), HasSubstr("terminated ranks 0,2"));
+  EXPECT_LT(absl::Now() - start, absl::Seconds(5));
+
+  r = Launch(Shell(3), {"sh", "-c", "if [ $RANK = 2 ]; then kill -ABRT $$; fi; sleep 30"});
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kAborted);
+  EXPECT_THAT(r.status().message(), HasSubstr("rank 2"));
+  EXPECT_THAT(r.status().message(), HasSubstr("killed by signal 6"));
+
+  // A rank that ignores SIGTERM is killed after term_timeout.
+  LaunchOptions o = Shell(2);
+  o.term_timeout = absl::Milliseconds(300);
+  const absl::Time t0 = absl::Now();
+  r = Launch(o, {"sh", "-c", "if [ $RANK = 0 ]; then exit 5; fi; trap '' TERM; sleep 5"});
+  EXPECT_THAT(r.status().message(), HasSubstr("exited with code 5"));
+  EXPECT_LT(absl::Now() - t0, absl::Seconds(4));
+}
+
+TEST(Launcher, TimeoutAndBadCommands) {
+  LaunchOptions o = Shell(2);
+  o.timeout = absl::Milliseconds(300);
+  const absl::Time start = absl::Now();
+  absl::StatusOr<LaunchResult> r = Launch(o, {"sleep", "30"});
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kDeadlineExceeded) << r.status();
+  EXPECT_LT(absl::Now() - start, absl::Seconds(4));
+
+  EXPECT_EQ(Launch(Shell(1), {"/nonexistent/worker"}).status().code(),
+            absl::StatusCode::kUnavailable);
+  EXPECT_EQ(Launch(Shell(1), {"no_such_command_anywhere"}).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(Launch(Shell(1), {}).status().code(), absl::StatusCode::kInvalidArgument);
+  LaunchOptions bad = Shell(0);
+  EXPECT_EQ(Launch(bad, {"true"}).status().code(), absl::StatusCode::kInvalidArgument);
+  bad = Shell(1);
+  bad.nnodes = 2;  // port 0 cannot be shared with another node
+  EXPECT_EQ(Launch(bad, {"true"}).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+// ---------------------------------------------------------------- gloo --
+
+TEST(Gloo, ConnectArguments) {
+  unsetenv("RANK");
+  EXPECT_EQ(ConnectFromEnvironment(absl::Seconds(1)).status().code(),
+            absl::StatusCode::kFailedPrecondition);
+  GlooOptions o;
+  o.master_port = 0;
+  EXPECT_EQ(ConnectGloo(o).status().code(), absl::StatusCode::kInvalidArgument);
+  o.master_port = 1234;
+  o.rank = 2;
+  o.size = 2;
+  EXPECT_EQ(ConnectGloo(o).status().code(), absl::StatusCode::kInvalidArgument);
+
+  // The store's port is taken: rank 0 cannot serve it.
+  absl::StatusOr<net::Socket> taken = net::Listen("127.0.0.1", 0);
+  ASSERT_TRUE(taken.ok());
+  o.rank = 0;
+  o.size = 1;
+  o.master_port = *net::LocalPort(*taken);
+  o.connect_timeout = absl::Seconds(2);
+  absl::StatusOr<std::unique_ptr<Communicator>> c = ConnectGloo(o);
+  EXPECT_EQ(c.status().code(), absl::StatusCode::kUnavailable) << c.status();
+  EXPECT_THAT(c.status().message(), HasSubstr("gloo rendezvous of rank 0"));
+
+  // A world of one, in this process, runs everything.
+  o.master_port = *net::PickFreePort("127.0.0.1");
+  c = ConnectGloo(o);
+  ASSERT_TRUE(c.ok()) << c.status();
+  absl::Status s = testing::CheckEveryCollective(**c);
+  EXPECT_TRUE(s.ok()) << s;
+}
+
+class GlooCollectives : public ::testing::TestWithParam<int> {};
+
+TEST_P(GlooCollectives, EveryCollectiveWithByteCounters) {
+  ExpectWorldWorks(GetParam(), "collectives", {});
+}
+
+INSTANTIATE_TEST_SUITE_P(Processes, GlooCollectives, ::testing::Range(2, 7),
+                         [](const ::testing::TestParamInfo<int>& info) {
+                           return absl::StrCat("n", info.param);
+                         });
+
+TEST(GlooMesh, EveryAxisSubsetConcurrently) {
+  ExpectWorldWorks(4, "mesh", {"2", "2"});
+  ExpectWorldWorks(6, "mesh", {"2", "3"});
+}
+
+// A fault on rank 1 of 4; every other rank must fail within ~1 s (the
+// calls' timeout is 1 s), and a fresh world must work afterwards.
+class GlooFaults : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(GlooFaults, EveryOtherRankFailsPromptly) {
+  const std::string scenario = GetParam();
+  const std::string dir = MakeTempDir();
+  const absl::Time start = absl::Now();
+  absl::StatusOr<LaunchResult> r = LaunchWorkers(4, scenario, dir, /*timeout_ms=*/1000);
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kAborted) << r.status();
+  for (int k : {0, 2, 3}) {
+    const WorkerResult w = ReadResult(dir, k);
+    ASSERT_TRUE(w.present) << "rank " << k << " recorded nothing";
+    EXPECT_NE(w.code, 0) << "rank " << k << " returned OK after the fault";
+    EXPECT_LT(w.elapsed_ms, 2000) << "rank " << k << ": " << w.message;
+    std::printf("%s: rank %d failed after %lld ms: %s", scenario.c_str(), k,
+                static_cast<long long>(w.elapsed_ms), w.message.c_str());
+  }
+  std::printf("%s: whole launch %s\n", scenario.c_str(),
+              absl::FormatDuration(absl::Now() - start).c_str());
+  if (scenario == "die" || scenario == "crash_mid") {
+    EXPECT_FALSE(ReadResult(dir, 1).present);  // it really died
+  }
+  // Fresh processes, fresh world.
+  ExpectWorldWorks(3, "collectives", {});
+}
+
+INSTANTIATE_TEST_SUITE_P(Scenarios, GlooFaults,
+                         ::testing::Values("exit_error", "abort_call", "die", "crash_mid",
+                                           "sleep"));
+
+}  // namespace
+}  // namespace oneflow_sbp::comm
+
+int main(int argc, char** argv) {
+  ::testing::InitGoogleTest(&argc, argv);
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: gloo_comm_test <path to comm_worker>\n");
+    return 2;
+  }
+  oneflow_sbp::comm::g_worker = new std::string(argv[1]);
+  return RUN_ALL_TESTS();
+}

@@ -1,0 +1,84 @@
+// Shared helpers for the kernel tests: input tensors with exact values,
+// single-rank runs, and the signature sweep that checks a kernel against
+// every candidate of its op's rule on simulated ranks.
+//
+//   std::vector<LocalTensor> in = {GridTensor(DataType::kFloat32, {5, 3}, 1)};
+//   SweepResult r = SweepSignatures("relu", in);
+//   EXPECT_TRUE(r.failures.empty()) << r.Report();
+#ifndef TESTS_KERNEL_TEST_UTIL_H_
+#define TESTS_KERNEL_TEST_UTIL_H_
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "oneflow_sbp/local_tensor.h"
+#include "oneflow_sbp/op_call.h"
+#include "ops/kernels/shard_harness.h"
+
+namespace oneflow_sbp::testing {
+
+// Pseudo-random integers in [lo, hi] (exact in every numeric dtype).
+LocalTensor IntTensor(DataType dtype, const std::vector<int64_t>& dims, uint64_t seed,
+                      int lo = -4, int hi = 4);
+// Pseudo-random multiples of 1/8 in [lo, hi] (exact in f16 and bf16 too
+// for |v| < 8).
+LocalTensor GridTensor(DataType dtype, const std::vector<int64_t>& dims, uint64_t seed,
+                       double lo = -2, double hi = 2);
+// Pseudo-random bools.
+LocalTensor BoolTensor(const std::vector<int64_t>& dims, uint64_t seed);
+// The given row-major values.
+LocalTensor Tensor(DataType dtype, const std::vector<int64_t>& dims,
+                   const std::vector<double>& values);
+
+// MakeCall (infer_test_util.h) or a failed test assertion's abort.
+std::shared_ptr<const OpCall> CallOrDie(const std::string& op, int num_inputs,
+                                        const std::vector<std::string>& attrs = {});
+
+// The op's kernel on one rank holding everything.
+absl::StatusOr<std::vector<LocalTensor>> RunOnce(const std::string& op,
+                                                 const std::vector<LocalTensor>& inputs,
+                                                 const std::vector<std::string>& attrs = {});
+
+// The local outputs of rank `parallel_id` when the op runs with `signature`
+// on `placement` (inputs distributed as the harness does).
+absl::StatusOr<std::vector<LocalTensor>> RunOnRank(const std::string& op,
+                                                   const std::vector<LocalTensor>& inputs,
+                                                   const std::vector<std::string>& attrs,
+                                                   const std::string& placement,
+                                                   const std::vector<std::string>& signature,
+                                                   int64_t parallel_id);
+
+struct SweepOptions {
+  // Every rule candidate plus all-B, on each.
+  std::vector<std::string> placements_1d = {"cpu:0-1", "cpu:0-2"};
+  // Every candidate the engine keeps after N-D expansion, hooks and the
+  // shape filter (InferSignature with explain), on each.
+  std::vector<std::string> placements_nd = {"cpu:0-3 [2,2]", "cpu:0-5 [2,3]"};
+  // Per-output tolerance; default DefaultTolerance of the output dtype.
+  std::optional<kernels::Tolerance> tolerance;
+};
+
+struct SweepResult {
+  std::string op;
+  int checked = 0;
+  // Signatures not run: a bool input laid out with P (bool has no addends).
+  int skipped = 0;
+  // "<signature> on <placement>: <what differs or failed>"
+  std::vector<std::string> failures;
+  std::string Report() const;
+};
+
+// Runs the reference and every signature above; a signature fails when the
+// sharded run errs or its assembled outputs differ from the reference.
+// Signatures with P on a bool input are skipped (counted in `skipped`).
+SweepResult SweepSignatures(const std::string& op, const std::vector<LocalTensor>& inputs,
+                            const std::vector<std::string>& attrs = {},
+                            const SweepOptions& options = {});
+
+}  // namespace oneflow_sbp::testing
+
+#endif  // TESTS_KERNEL_TEST_UTIL_H_

@@ -1,0 +1,212 @@
+// The sharded-execution harness: distribution (S slices, B copies, exact
+// integer P addends), assembly (placing, B agreement, P sums), round trips
+// on 1-D and N-D meshes, running kernels per rank, and that it catches a
+// kernel which ignores where its shard sits.
+#include "ops/kernels/shard_harness.h"
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "ops/kernels/kernel_registry.h"
+#include "tests/kernel_test_util.h"
+
+namespace oneflow_sbp::testing {
+namespace {
+
+using kernels::AssembleTensor;
+using kernels::CompareTensors;
+using kernels::DistributeTensor;
+using kernels::HarnessOptions;
+using kernels::KernelContext;
+using kernels::KernelRegistry;
+using kernels::RunReference;
+using kernels::RunSharded;
+using ::testing::HasSubstr;
+
+Placement P(const std::string& text) { return *Placement::Parse(text); }
+NdSbp Nd(const std::string& text) { return *NdSbp::Parse(text); }
+
+TEST(ShardHarness, SplitGivesBalancedSlices) {
+  // 7 rows over 3 ranks: 3, 2, 2 (SPEC.md §1.5).
+  LocalTensor full = IntTensor(DataType::kFloat32, {7, 2}, 1);
+  absl::StatusOr<std::vector<LocalTensor>> l = DistributeTensor(full, Nd("S(0)"), P("cpu:0-2"));
+  ASSERT_TRUE(l.ok()) << l.status();
+  ASSERT_EQ(l->size(), 3u);
+  EXPECT_EQ((*l)[0].dims(), (LocalDims{3, 2}));
+  EXPECT_EQ((*l)[1].dims(), (LocalDims{2, 2}));
+  EXPECT_EQ((*l)[2].dims(), (LocalDims{2, 2}));
+  EXPECT_EQ((*l)[1].GetDouble(0), full.GetDouble(6));
+  EXPECT_EQ((*l)[2].GetDouble(3), full.GetDouble(13));
+}
+
+TEST(ShardHarness, EmptyShardsWhenTheExtentIsSmallerThanTheMesh) {
+  LocalTensor full = IntTensor(DataType::kInt64, {2, 3}, 2);
+  absl::StatusOr<std::vector<LocalTensor>> l = DistributeTensor(full, Nd("S(0)"), P("cpu:0-2"));
+  ASSERT_TRUE(l.ok()) << l.status();
+  EXPECT_EQ((*l)[2].dims(), (LocalDims{0, 3}));
+  absl::StatusOr<LocalTensor> back =
+      AssembleTensor(*l, TensorDesc{Shape{2, 3}, DataType::kInt64}, Nd("S(0)"), P("cpu:0-2"));
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_TRUE(ExactlyEqual(*back, full)) << DescribeMismatch(*back, full);
+}
+
+TEST(ShardHarness, PartialAddendsAreSmallIntegersThatSumExactly) {
+  LocalTensor full = GridTensor(DataType::kFloat32, {4, 5}, 3);
+  absl::StatusOr<std::vector<LocalTensor>> l = DistributeTensor(full, Nd("P"), P("cpu:0-2"));
+  ASSERT_TRUE(l.ok()) << l.status();
+  for (int64_t i = 0; i < full.elem_cnt(); ++i) {
+    const double a1 = (*l)[1].GetDouble(i);
+    const double a2 = (*l)[2].GetDouble(i);
+    EXPECT_EQ(a1, static_cast<int>(a1));
+    EXPECT_LE(std::abs(a1), 3);
+    EXPECT_EQ((*l)[0].GetDouble(i) + a1 + a2, full.GetDouble(i));
+  }
+  // Not all addends are zero: the split exercises kernels.
+  EXPECT_NE(DescribeMismatch((*l)[0], full), "");
+}
+
+TEST(ShardHarness, RoundTripsEveryLayoutOnMeshes) {
+  const LocalTensor full = IntTensor(DataType::kFloat64, {5, 7}, 4);
+  const TensorDesc desc{Shape{5, 7}, DataType::kFloat64};
+  const std::vector<std::pair<std::string, std::vector<std::string>>> cases = {
+      {"cpu:0-2", {"S(0)", "S(1)", "B", "P"}},
+      {"cpu:0-3 [2,2]", {"(S(0),S(1))", "(S(1),S(1))", "(P,S(0))", "(S(1),P)", "(P,P)",
+                         "(B,P)", "(P,B)", "(B,S(0))", "(B,B)"}},
+      {"cpu:0-5 [2,3]", {"(S(0),S(0))", "(P,S(1))", "(S(1),P)", "(P,P)", "(B,S(1))"}},
+      {"cpu:0-7 [2,2,2]", {"(S(0),P,S(1))", "(P,B,P)", "(S(1),S(1),S(1))"}},
+  };
+  for (const auto& [placement, layouts] : cases) {
+    for (const std::string& layout : layouts) {
+      absl::StatusOr<std::vector<LocalTensor>> l =
+          DistributeTensor(full, Nd(layout), P(placement));
+      ASSERT_TRUE(l.ok()) << layout << ": " << l.status();
+      absl::StatusOr<LocalTensor> back = AssembleTensor(*l, desc, Nd(layout), P(placement));
+      ASSERT_TRUE(back.ok()) << layout << " on " << placement << ": " << back.status();
+      EXPECT_TRUE(ExactlyEqual(*back, full))
+          << layout << " on " << placement << ": " << DescribeMismatch(*back, full);
+    }
+  }
+}
+
+TEST(ShardHarness, BroadcastCopiesMustAgree) {
+  LocalTensor full = IntTensor(DataType::kInt32, {3}, 5);
+  std::vector<LocalTensor> l = *DistributeTensor(full, Nd("(S(0),B)"), P("cpu:0-3 [2,2]"));
+  l[3] = l[3].Clone();
+  l[3].data<int32_t>()[0] += 1;
+  absl::StatusOr<LocalTensor> back = AssembleTensor(
+      l, TensorDesc{Shape{3}, DataType::kInt32}, Nd("(S(0),B)"), P("cpu:0-3 [2,2]"), "out_0");
+  EXPECT_EQ(back.status().code(), absl::StatusCode::kInternal);
+  EXPECT_THAT(std::string(back.status().message()),
+              HasSubstr("out_0 (S(0), B): ranks 3 and 2 hold broadcast copies that differ"));
+}
+
+TEST(ShardHarness, BadInputsAreErrors) {
+  const LocalTensor b = BoolTensor({4}, 1);
+  EXPECT_EQ(DistributeTensor(b, Nd("P"), P("cpu:0-1")).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  // 1 + 2^-7 has a full bf16 mantissa: most integer shifts round.
+  const LocalTensor fine = *LocalTensor::Full(DataType::kBFloat16, {16}, 1.0078125);
+  absl::Status s = DistributeTensor(fine, Nd("P"), P("cpu:0-2")).status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(s.message()), HasSubstr("exactly"));
+  EXPECT_EQ(DistributeTensor(b, Nd("S(1)"), P("cpu:0-1")).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(DistributeTensor(b, Nd("(S(0),B)"), P("cpu:0-1")).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  const LocalTensor empty = *LocalTensor::Zeros(DataType::kFloat32, {0});
+  EXPECT_EQ(RunReference(CallOrDie("relu", 1), {empty}).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(RunReference(CallOrDie("relu", 1), {}).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+TEST(ShardHarness, RunsAKernelOnEveryRankAndAssembles) {
+  // reduce_sum over dim 1 with dim 1 split on mesh axis 0 and dim 0 on
+  // axis 1: each rank sums its block; the output is P on axis 0.
+  const LocalTensor x = IntTensor(DataType::kFloat32, {5, 7}, 6);
+  auto call = CallOrDie("reduce_sum", 1, {"axis=1"});
+  const NdSbpSignature sig = {Nd("(S(1),S(0))"), Nd("(P,S(0))")};
+  absl::StatusOr<std::vector<LocalTensor>> got = RunSharded(call, {x}, P("cpu:0-3 [2,2]"), sig);
+  ASSERT_TRUE(got.ok()) << got.status();
+  absl::StatusOr<std::vector<LocalTensor>> want = RunReference(call, {x});
+  ASSERT_TRUE(want.ok()) << want.status();
+  EXPECT_EQ((*want)[0].dims(), (LocalDims{5}));
+  EXPECT_EQ(CompareTensors((*got)[0], (*want)[0], {0, 0}), "");
+}
+
+TEST(ShardHarness, KernelErrorsNameTheRank) {
+  const LocalTensor x = IntTensor(DataType::kFloat32, {4, 3}, 7);
+  auto call = CallOrDie("reduce_max", 1, {"axis=1"});
+  // Not a rule candidate: a split reduced dim with a split output.
+  const NdSbpSignature sig = {Nd("S(1)"), Nd("S(0)")};
+  absl::Status s = RunSharded(call, {x}, P("cpu:0-1"), sig).status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kInternal);
+  EXPECT_THAT(std::string(s.message()), HasSubstr("rank 0 of cpu:0-1"));
+  EXPECT_THAT(std::string(s.message()), HasSubstr("preallocated output_tensor_0 is f32[2]"));
+}
+
+// A slice kernel that copies local blocks and ignores the shard's global
+// offset: right on one rank, wrong for x:S(1) -> y:P. The harness must see it.
+absl::Status NaiveSliceKernel(KernelContext& ctx) {
+  const LocalTensor& x = ctx.input(0);
+  LocalTensor& y = ctx.output(0);
+  y.SetZero();
+  const std::vector<int64_t> start = ctx.Attr<std::vector<int64_t>>("start");
+  for (int64_t r = 0; r < y.dim(0) && r < x.dim(0); ++r) {
+    for (int64_t c = 0; c < y.dim(1) && start[1] + c < x.dim(1); ++c) {
+      y.data<float>()[r * y.dim(1) + c] = x.data<float>()[r * x.dim(1) + start[1] + c];
+    }
+  }
+  return absl::OkStatus();
+}
+
+TEST(ShardHarness, CatchesAKernelThatIgnoresItsOffset) {
+  KernelRegistry naive;
+  ASSERT_TRUE(naive.Register("slice", DeviceType::kCpu, NaiveSliceKernel).ok());
+  HarnessOptions options;
+  options.registry = &naive;
+  const LocalTensor x = IntTensor(DataType::kFloat32, {4, 6}, 8);
+  auto call = CallOrDie("slice", 1, {"start=0,1", "stop=4,5", "step=1,1"});
+  absl::StatusOr<std::vector<LocalTensor>> want = RunReference(call, {x}, options);
+  ASSERT_TRUE(want.ok()) << want.status();
+  absl::StatusOr<std::vector<LocalTensor>> got =
+      RunSharded(call, {x}, P("cpu:0-1"), {Nd("S(1)"), Nd("P")}, options);
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_NE(CompareTensors((*got)[0], (*want)[0], {0, 0}), "");
+  // The real kernel agrees.
+  absl::StatusOr<std::vector<LocalTensor>> real =
+      RunSharded(call, {x}, P("cpu:0-1"), {Nd("S(1)"), Nd("P")});
+  ASSERT_TRUE(real.ok()) << real.status();
+  EXPECT_EQ(CompareTensors((*real)[0], (*want)[0], {0, 0}), "");
+}
+
+absl::Status WritesNothing(KernelContext&) { return absl::OkStatus(); }
+
+TEST(ShardHarness, PoisonShowsUnwrittenElements) {
+  KernelRegistry lazy;
+  ASSERT_TRUE(lazy.Register("identity", DeviceType::kCpu, WritesNothing).ok());
+  HarnessOptions options;
+  options.registry = &lazy;
+  absl::StatusOr<std::vector<LocalTensor>> got = RunSharded(
+      CallOrDie("identity", 1), {IntTensor(DataType::kFloat32, {3}, 1)}, P("cpu:0-1"),
+      {Nd("S(0)"), Nd("S(0)")}, options);
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_TRUE(std::isnan((*got)[0].GetDouble(0)));
+}
+
+TEST(ShardHarness, CompareTensorsUsesTolerances) {
+  const LocalTensor a = Tensor(DataType::kFloat32, {2, 2}, {1, 2, 3, 4});
+  const LocalTensor b = Tensor(DataType::kFloat32, {2, 2}, {1, 2, 3.5, 4.00001});
+  EXPECT_EQ(CompareTensors(a, a, {0, 0}), "");
+  EXPECT_EQ(CompareTensors(b, a, kernels::DefaultTolerance(DataType::kFloat32)),
+            "1 of 4 elements differ; first at [1,0]: 3.5 vs 3");
+  EXPECT_EQ(CompareTensors(a, Tensor(DataType::kFloat64, {2, 2}, {1, 2, 3, 4}), {1, 1}),
+            "dtype f32 vs f64");
+  EXPECT_EQ(kernels::DefaultTolerance(DataType::kInt64).atol, 0);
+}
+
+}  // namespace
+}  // namespace oneflow_sbp::testing

@@ -1,0 +1,149 @@
+// Communicator and executor benchmarks on the in-process backend (ranks as
+// threads). Results go in docs/PERFORMANCE.md.
+//
+//   bazel run -c opt //tools/bench:comm_benchmark
+//
+// Bandwidth cases move a 64 MiB f32 tensor among 4 ranks; "bytes" counts
+// what all ranks receive, and memcpy of the same bytes on one thread, in the
+// same run, is the yardstick. Times are manual: only the collective (after
+// a barrier), not thread start-up.
+#include <cstring>
+#include <vector>
+
+#include "absl/time/clock.h"
+#include "benchmark/benchmark.h"
+#include "boxing/comm/inprocess_world.h"
+#include "boxing/executor.h"
+#include "boxing/planner.h"
+#include "ops/kernels/shard_harness.h"
+
+namespace oneflow_sbp {
+namespace {
+
+constexpr int64_t kBytes = int64_t{64} << 20;
+constexpr int kRanks = 4;
+
+// Runs `op` once on every rank after a barrier; returns the slowest rank's
+// seconds.
+double TimeOnRanks(int n, const std::function<absl::Status(comm::Communicator&)>& op) {
+  std::vector<double> seconds(n, 0);
+  absl::StatusOr<std::vector<absl::Status>> ran = comm::RunRanks(n, [&](comm::Communicator& w) {
+    absl::Status s = w.Barrier();
+    if (!s.ok()) return s;
+    const absl::Time start = absl::Now();
+    s = op(w);
+    seconds[w.rank()] = absl::ToDoubleSeconds(absl::Now() - start);
+    return s;
+  });
+  if (!ran.ok()) return -1;
+  for (const absl::Status& s : *ran) {
+    if (!s.ok()) return -1;
+  }
+  double worst = 0;
+  for (double s : seconds) worst = std::max(worst, s);
+  return worst;
+}
+
+void BM_MemcpyOfTheSameBytes(benchmark::State& state) {
+  // What the all-gather's ranks receive in all: 3/4 of 64 MiB, four times.
+  const int64_t bytes = kBytes / kRanks * (kRanks - 1) * kRanks;
+  std::vector<char> a(bytes, 1), b(bytes);
+  for (auto _ : state) {
+    std::memcpy(b.data(), a.data(), bytes);
+    benchmark::ClobberMemory();
+  }
+  state.SetBytesProcessed(state.iterations() * bytes);
+}
+BENCHMARK(BM_MemcpyOfTheSameBytes)->Unit(benchmark::kMillisecond);
+
+void BM_InProcessAllGather(benchmark::State& state) {
+  const int64_t chunk = kBytes / kRanks / 4;
+  std::vector<std::vector<float>> in(kRanks, std::vector<float>(chunk, 1.f));
+  std::vector<std::vector<float>> out(kRanks, std::vector<float>(chunk * kRanks));
+  std::vector<int64_t> counts(kRanks, chunk);
+  for (auto _ : state) {
+    const double t = TimeOnRanks(kRanks, [&](comm::Communicator& w) {
+      return w.AllGatherV(in[w.rank()].data(), out[w.rank()].data(), counts, DataType::kFloat32);
+    });
+    if (t < 0) state.SkipWithError("all-gather failed");
+    state.SetIterationTime(t);
+  }
+  state.SetBytesProcessed(state.iterations() * kBytes / kRanks * (kRanks - 1) * kRanks);
+}
+BENCHMARK(BM_InProcessAllGather)->UseManualTime()->Unit(benchmark::kMillisecond);
+
+void BM_InProcessAllToAll(benchmark::State& state) {
+  const int64_t per_peer = kBytes / kRanks / kRanks / 4;
+  std::vector<std::vector<float>> in(kRanks, std::vector<float>(per_peer * kRanks, 1.f));
+  std::vector<std::vector<float>> out(kRanks, std::vector<float>(per_peer * kRanks));
+  std::vector<int64_t> counts(kRanks, per_peer);
+  for (auto _ : state) {
+    const double t = TimeOnRanks(kRanks, [&](comm::Communicator& w) {
+      return w.AllToAllV(in[w.rank()].data(), counts, out[w.rank()].data(), counts,
+                         DataType::kFloat32);
+    });
+    if (t < 0) state.SkipWithError("all-to-all failed");
+    state.SetIterationTime(t);
+  }
+  // Received from the other ranks (own chunk is a local copy).
+  state.SetBytesProcessed(state.iterations() * kBytes / kRanks / kRanks * (kRanks - 1) * kRanks);
+}
+BENCHMARK(BM_InProcessAllToAll)->UseManualTime()->Unit(benchmark::kMillisecond);
+
+// The executor on a plan: (S(0),S(1)) -> (S(1),S(0)) on [2,2], one p2p
+// exchange with region packing.
+void BM_InProcessP2pExchangePlan(benchmark::State& state) {
+  const Placement p = *Placement::Parse("cpu:0-3 [2,2]");
+  const Shape shape{4096, 4096};  // 64 MiB f32
+  const NdSbp from = *NdSbp::Parse("(S(0),S(1))");
+  const NdSbp to = *NdSbp::Parse("(S(1),S(0))");
+  absl::StatusOr<boxing::BoxingPlan> plan = boxing::PlanBoxing(
+      {shape, DataType::kFloat32, p, from, p, to}, boxing::Calibration::Defaults(NdSbp::kMaxAxes));
+  LocalTensor full = *LocalTensor::Zeros(DataType::kFloat32, shape.dims());
+  absl::StatusOr<std::vector<LocalTensor>> shards = kernels::DistributeTensor(full, from, p);
+  if (!plan.ok() || !shards.ok()) {
+    state.SkipWithError("setup failed");
+    return;
+  }
+  for (auto _ : state) {
+    const double t = TimeOnRanks(kRanks, [&](comm::Communicator& w) {
+      return boxing::ExecutePlan(*plan, (*shards)[w.rank()], w).status();
+    });
+    if (t < 0) state.SkipWithError("exchange failed");
+    state.SetIterationTime(t);
+  }
+  state.SetBytesProcessed(state.iterations() * plan->total_bytes());
+  state.counters["plan"] = static_cast<double>(plan->total_bytes());
+}
+BENCHMARK(BM_InProcessP2pExchangePlan)->UseManualTime()->Unit(benchmark::kMillisecond);
+
+// Executor overhead on a cached plan and a 1 KiB tensor: lowering, group
+// lookup, region copies. Local-only plan (no transfers): all of it is
+// overhead. Measured inside one rank's loop, so thread start-up is out.
+void BM_ExecutePlanOverhead1KiB(benchmark::State& state) {
+  const Placement p = *Placement::Parse("cpu:0-3 [2,2]");
+  const Shape shape{16, 16};  // 1 KiB f32
+  const NdSbp from = *NdSbp::Parse(state.range(0) == 0 ? "(B,B)" : "(S(0),B)");
+  const NdSbp to = *NdSbp::Parse(state.range(0) == 0 ? "(S(0),S(1))" : "(B,B)");
+  absl::StatusOr<boxing::BoxingPlan> plan = boxing::PlanBoxing(
+      {shape, DataType::kFloat32, p, from, p, to}, boxing::Calibration::Defaults(NdSbp::kMaxAxes));
+  LocalTensor full = *LocalTensor::Zeros(DataType::kFloat32, shape.dims());
+  absl::StatusOr<std::vector<LocalTensor>> shards = kernels::DistributeTensor(full, from, p);
+  const int64_t iters = 2000;
+  for (auto _ : state) {
+    const double t = TimeOnRanks(kRanks, [&](comm::Communicator& w) {
+      for (int64_t i = 0; i < iters; ++i) {
+        absl::Status s = boxing::ExecutePlan(*plan, (*shards)[w.rank()], w).status();
+        if (!s.ok()) return s;
+      }
+      return absl::OkStatus();
+    });
+    if (t < 0) state.SkipWithError("execute failed");
+    state.SetIterationTime(t / iters);
+  }
+  state.SetLabel(state.range(0) == 0 ? "local slices only" : "one all-gather of 1 KiB");
+}
+BENCHMARK(BM_ExecutePlanOverhead1KiB)->Arg(0)->Arg(1)->UseManualTime()->Unit(benchmark::kMicrosecond);
+
+}  // namespace
+}  // namespace oneflow_sbp

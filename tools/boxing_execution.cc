@@ -1,0 +1,172 @@
+#include "tools/boxing_execution.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/time/clock.h"
+#include "boxing/executor.h"
+#include "ops/kernels/shard_harness.h"
+
+namespace oneflow_sbp::cli {
+namespace {
+
+// Seeded integer values in [-120, 120]: sums of addends stay exact in
+// every dtype the executor moves.
+LocalTensor SeededFull(const boxing::BoxingPlan& plan, uint64_t seed) {
+  LocalTensor t = *LocalTensor::Empty(plan.dtype, plan.shape.dims());
+  uint64_t x = seed * 0x9E3779B97F4A7C15ull + 1;
+  for (int64_t i = 0; i < t.elem_cnt(); ++i) {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    t.SetDouble(i, plan.dtype == DataType::kBool ? static_cast<double>(x % 2)
+                                                 : static_cast<double>(x % 241) - 120);
+  }
+  return t;
+}
+
+int ParticipantOf(const boxing::BoxingPlan& plan, int64_t rank) {
+  const auto it = std::find(plan.ranks.begin(), plan.ranks.end(), rank);
+  return it == plan.ranks.end() ? -1 : static_cast<int>(it - plan.ranks.begin());
+}
+
+}  // namespace
+
+absl::StatusOr<ExecutionSummary> ExecuteAndVerify(const boxing::BoxingPlan& plan,
+                                                  comm::Communicator& world, uint64_t seed) {
+  const int me = world.rank();
+  const LocalTensor full = SeededFull(plan, seed);
+  kernels::HarnessOptions ho;
+  ho.seed = seed;
+  absl::StatusOr<std::vector<LocalTensor>> src =
+      kernels::DistributeTensor(full, plan.src, plan.src_placement, ho);
+  if (!src.ok()) return src.status();
+  absl::StatusOr<int64_t> src_id = plan.src_placement.ParallelIdOf(me);
+  const LocalTensor mine = src_id.ok() ? (*src)[*src_id] : LocalTensor();
+
+  absl::Status s = world.Barrier();
+  if (!s.ok()) return s;
+  const absl::Time start = absl::Now();
+  boxing::ExecutionReport report;
+  absl::StatusOr<LocalTensor> out = boxing::ExecutePlan(plan, mine, world, &report);
+  if (!out.ok()) return out.status();
+  s = world.Barrier();
+  if (!s.ok()) return s;
+  ExecutionSummary summary;
+  summary.wall_s = absl::ToDoubleSeconds(absl::Now() - start);
+
+  // Traffic and times of every rank: 3 numbers per step.
+  const int steps = static_cast<int>(plan.steps.size());
+  std::vector<double> local(3 * steps, 0);
+  for (int k = 0; k < steps && k < static_cast<int>(report.steps.size()); ++k) {
+    local[3 * k] = static_cast<double>(report.steps[k].traffic.bytes_sent);
+    local[3 * k + 1] = static_cast<double>(report.steps[k].traffic.bytes_received);
+    local[3 * k + 2] = report.steps[k].seconds;
+  }
+  std::vector<double> all(local.size() * world.size());
+  std::vector<int64_t> counts(world.size(), static_cast<int64_t>(local.size()));
+  s = world.AllGatherV(local.data(), all.data(), counts, DataType::kFloat64);
+  if (!s.ok()) return s;
+  summary.measured.assign(steps, std::vector<comm::Traffic>(plan.ranks.size()));
+  summary.seconds.assign(steps, std::vector<double>(plan.ranks.size(), 0));
+  for (int r = 0; r < world.size(); ++r) {
+    const int p = ParticipantOf(plan, r);
+    if (p < 0) continue;
+    for (int k = 0; k < steps; ++k) {
+      const double* v = &all[r * local.size() + 3 * k];
+      summary.measured[k][p] = comm::Traffic{static_cast<int64_t>(v[0]), static_cast<int64_t>(v[1])};
+      summary.seconds[k][p] = v[2];
+      if (summary.measured[k][p] != boxing::PlannedTraffic(plan, k, r)) {
+        summary.bytes_as_planned = false;
+      }
+    }
+  }
+
+  // Every destination shard to every rank, then assemble and compare.
+  std::vector<int64_t> shard_counts(world.size(), 0);
+  for (int64_t id = 0; id < plan.dst_placement.parallel_num(); ++id) {
+    const TensorSlice sl = SliceAt(plan.shape, plan.dst, plan.dst_placement.hierarchy(),
+                                   plan.dst_placement.CoordinateOf(id));
+    shard_counts[plan.dst_placement.RankOf(id)] = sl.elem_cnt();
+  }
+  int64_t total = 0;
+  for (int64_t c : shard_counts) total += c;
+  absl::StatusOr<LocalTensor> gathered = LocalTensor::Empty(plan.dtype, {total});
+  if (!gathered.ok()) return gathered.status();
+  const void* send = out->defined() ? out->raw_data() : gathered->raw_data();
+  s = world.AllGatherV(send, gathered->raw_data(), shard_counts, plan.dtype);
+  if (!s.ok()) return s;
+  if (me != 0) return summary;
+  std::vector<LocalTensor> shards;
+  const char* at = static_cast<const char*>(gathered->raw_data());
+  for (int64_t id = 0; id < plan.dst_placement.parallel_num(); ++id) {
+    const TensorSlice sl = SliceAt(plan.shape, plan.dst, plan.dst_placement.hierarchy(),
+                                   plan.dst_placement.CoordinateOf(id));
+    LocalDims dims;
+    for (const IndexRange& r : sl.ranges()) dims.push_back(r.size());
+    LocalTensor t = *LocalTensor::Empty(plan.dtype, dims);
+    int64_t offset = 0;
+    for (int64_t rank = 0; rank < plan.dst_placement.RankOf(id); ++rank) offset += shard_counts[rank];
+    std::copy(at + offset * ByteSizeOf(plan.dtype),
+              at + (offset + t.elem_cnt()) * ByteSizeOf(plan.dtype),
+              static_cast<char*>(t.raw_data()));
+    shards.push_back(std::move(t));
+  }
+  absl::StatusOr<LocalTensor> assembled = kernels::AssembleTensor(
+      shards, TensorDesc{plan.shape, plan.dtype}, plan.dst, plan.dst_placement);
+  summary.mismatch = assembled.ok() ? DescribeMismatch(*assembled, full)
+                                    : std::string(assembled.status().message());
+  summary.verified = summary.mismatch.empty();
+  return summary;
+}
+
+std::string ExecutionText(const boxing::BoxingPlan& plan, const ExecutionSummary& summary,
+                          absl::string_view backend, int world_size) {
+  std::string out = absl::StrCat("executed on ", world_size, " ranks (", backend, "): ",
+                                 summary.verified ? "result bit-exact" : "RESULT DIFFERS",
+                                 summary.verified ? "" : absl::StrCat(" (", summary.mismatch, ")"),
+                                 ", ", absl::StrFormat("%.3f", summary.wall_s * 1e3), " ms\n");
+  for (size_t k = 0; k < plan.steps.size(); ++k) {
+    std::vector<std::string> ranks;
+    double slowest = 0;
+    for (size_t p = 0; p < plan.ranks.size(); ++p) {
+      const comm::Traffic& m = summary.measured[k][p];
+      slowest = std::max(slowest, summary.seconds[k][p]);
+      const int64_t pr = plan.steps[k].bytes_received.empty() ? 0 : plan.steps[k].bytes_received[p];
+      const int64_t ps = plan.steps[k].bytes_sent.empty() ? 0 : plan.steps[k].bytes_sent[p];
+      if (m.bytes_sent == 0 && m.bytes_received == 0 && pr == 0 && ps == 0) continue;
+      std::string entry = absl::StrCat("r", plan.ranks[p], " ", m.bytes_received, "/", m.bytes_sent);
+      if (m.bytes_received != pr || m.bytes_sent != ps) {
+        absl::StrAppend(&entry, " (PLANNED ", pr, "/", ps, ")");
+      }
+      ranks.push_back(std::move(entry));
+    }
+    absl::StrAppend(&out, "step ", k + 1, " measured received/sent: ",
+                    ranks.empty() ? "nothing moved" : absl::StrJoin(ranks, ", "),
+                    absl::StrFormat(", %.3f ms\n", slowest * 1e3));
+  }
+  absl::StrAppend(&out, summary.bytes_as_planned ? "every rank moved exactly the planned bytes\n"
+                                                 : "MEASURED BYTES DIFFER FROM THE PLAN\n");
+  return out;
+}
+
+oneflow::ExecutionProto ExecutionToProto(const ExecutionSummary& summary,
+                                         absl::string_view backend) {
+  oneflow::ExecutionProto p;
+  for (size_t k = 0; k < summary.measured.size(); ++k) {
+    oneflow::MeasuredStepProto* step = p.add_steps();
+    for (size_t r = 0; r < summary.measured[k].size(); ++r) {
+      step->add_bytes_sent(summary.measured[k][r].bytes_sent);
+      step->add_bytes_received(summary.measured[k][r].bytes_received);
+      step->add_seconds(summary.seconds[k][r]);
+    }
+  }
+  p.set_verified(summary.verified && summary.bytes_as_planned);
+  p.set_wall_s(summary.wall_s);
+  p.set_backend(std::string(backend));
+  return p;
+}
+
+}  // namespace oneflow_sbp::cli

@@ -1,0 +1,45 @@
+// `sbp boxing --execute`: runs a plan on real ranks with seeded,
+// integer-valued data, checks the result against the full tensor, and
+// collects every rank's measured bytes per step next to the plan's.
+#ifndef TOOLS_BOXING_EXECUTION_H_
+#define TOOLS_BOXING_EXECUTION_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "boxing/boxing_plan.h"
+#include "boxing/comm/communicator.h"
+#include "proto/boxing.pb.h"
+
+namespace oneflow_sbp::cli {
+
+struct ExecutionSummary {
+  // [step][participant]: measured traffic, in BoxingPlan::ranks order.
+  std::vector<std::vector<comm::Traffic>> measured;
+  // [step][participant]: seconds the step took there.
+  std::vector<std::vector<double>> seconds;
+  bool verified = false;
+  // "" or what differs.
+  std::string mismatch;
+  double wall_s = 0;
+  // True when every rank's bytes per step equal the plan's.
+  bool bytes_as_planned = true;
+};
+
+// Every rank of `world` (world position == device rank; the world must
+// cover every rank of both placements) calls this. The summary is
+// complete on rank 0 only.
+absl::StatusOr<ExecutionSummary> ExecuteAndVerify(const boxing::BoxingPlan& plan,
+                                                  comm::Communicator& world, uint64_t seed);
+
+// The plan's text report with measured bytes per rank appended.
+std::string ExecutionText(const boxing::BoxingPlan& plan, const ExecutionSummary& summary,
+                          absl::string_view backend, int world_size);
+oneflow::ExecutionProto ExecutionToProto(const ExecutionSummary& summary,
+                                         absl::string_view backend);
+
+}  // namespace oneflow_sbp::cli
+
+#endif  // TOOLS_BOXING_EXECUTION_H_

@@ -1,0 +1,22 @@
+// `sbp launch`: torchrun-style launcher of SPMD rank processes (Gloo).
+#ifndef TOOLS_CMD_LAUNCH_H_
+#define TOOLS_CMD_LAUNCH_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "boxing/comm/launcher.h"
+
+namespace oneflow_sbp::cli {
+
+// Runs `command` as options.nproc rank processes with RANK, WORLD_SIZE,
+// LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR and MASTER_PORT set, waits for
+// all, and returns a one-line summary; a failing rank is an error naming
+// it (the others are terminated).
+absl::StatusOr<std::string> RunLaunch(const comm::LaunchOptions& options,
+                                      const std::vector<std::string>& command);
+
+}  // namespace oneflow_sbp::cli
+
+#endif  // TOOLS_CMD_LAUNCH_H_

@@ -1,0 +1,100 @@
+#include "tools/rank_runner.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <mutex>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "boxing/comm/inprocess_world.h"
+#include "boxing/comm/launcher.h"
+
+namespace oneflow_sbp::cli {
+namespace {
+
+// This process's own command line, to re-launch it as rank processes.
+absl::StatusOr<std::vector<std::string>> OwnCommandLine() {
+  std::ifstream f("/proc/self/cmdline", std::ios::binary);
+  if (!f) return absl::UnavailableError("cannot read /proc/self/cmdline");
+  std::string all((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  std::vector<std::string> args = absl::StrSplit(all, '\0', absl::SkipEmpty());
+  if (args.empty()) return absl::UnavailableError("empty /proc/self/cmdline");
+  char exe[4096];
+  const ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+  if (n > 0) args[0] = std::string(exe, static_cast<size_t>(n));
+  return args;
+}
+
+}  // namespace
+
+absl::StatusOr<Backend> ParseBackend(absl::string_view text) {
+  if (text == "threads") return Backend::kThreads;
+  if (text == "gloo") return Backend::kGloo;
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown backend '", text, "': expected threads or gloo"));
+}
+
+absl::string_view BackendName(Backend backend) {
+  return backend == Backend::kThreads ? "threads" : "gloo";
+}
+
+bool IsRankProcess() { return std::getenv("RANK") != nullptr; }
+
+absl::StatusOr<std::string> RunOnRanks(
+    Backend backend, int nproc,
+    const std::function<absl::StatusOr<std::string>(comm::Communicator&)>& fn,
+    const RankRunOptions& options) {
+  if (nproc < 1) {
+    return absl::InvalidArgumentError(absl::StrCat("--nproc=", nproc, " must be at least 1"));
+  }
+  if (backend == Backend::kThreads) {
+    std::string text;
+    comm::InProcessOptions io;
+    io.default_timeout = options.timeout;
+    absl::StatusOr<std::vector<absl::Status>> ran = comm::RunRanks(
+        nproc,
+        [&](comm::Communicator& world) -> absl::Status {
+          absl::StatusOr<std::string> out = fn(world);
+          if (!out.ok()) return out.status();
+          if (world.rank() == 0) text = *std::move(out);
+          return absl::OkStatus();
+        },
+        io);
+    if (!ran.ok()) return ran.status();
+    // The first failure caused the others (they report kAborted).
+    for (const absl::Status& s : *ran) {
+      if (!s.ok() && s.code() != absl::StatusCode::kAborted) return s;
+    }
+    for (const absl::Status& s : *ran) {
+      if (!s.ok()) return s;
+    }
+    return text;
+  }
+  if (IsRankProcess()) {
+    absl::StatusOr<std::unique_ptr<comm::Communicator>> world =
+        comm::ConnectFromEnvironment(options.timeout);
+    if (!world.ok()) return world.status();
+    if ((*world)->size() != nproc) {
+      return absl::InvalidArgumentError(absl::StrCat("WORLD_SIZE ", (*world)->size(),
+                                                     " but --nproc=", nproc));
+    }
+    absl::StatusOr<std::string> out = fn(**world);
+    if (!out.ok()) return out.status();
+    return (*world)->rank() == 0 ? *std::move(out) : std::string();
+  }
+  absl::StatusOr<std::vector<std::string>> argv = OwnCommandLine();
+  if (!argv.ok()) return argv.status();
+  comm::LaunchOptions lo;
+  lo.nproc = nproc;
+  lo.timeout = options.timeout + absl::Seconds(30);
+  lo.failure_grace = absl::Seconds(2);
+  absl::StatusOr<comm::LaunchResult> launched = comm::Launch(lo, *argv);
+  if (!launched.ok()) return launched.status();
+  return std::string();
+}
+
+}  // namespace oneflow_sbp::cli
