@@ -54,6 +54,7 @@ std::string Calibration::Fingerprint() const {
     absl::StrAppendFormat(&out, "%a/%a;", l.bandwidth_bytes_per_s, l.latency_s);
   }
   absl::StrAppendFormat(&out, "p2p:%a/%a", p2p_.bandwidth_bytes_per_s, p2p_.latency_s);
+  absl::StrAppendFormat(&out, ";compute:%a/%a", compute_flops_per_s_, memory_bytes_per_s_);
   return out;
 }
 

@@ -40,6 +40,13 @@ absl::StatusOr<Calibration> CalibrationFromProto(const oneflow::CalibrationProto
     if (!l.ok()) return l.status();
     c.p2p() = *l;
   }
+  if (proto.has_compute_flops_per_s()) c.set_compute_flops_per_s(proto.compute_flops_per_s());
+  if (proto.has_memory_bytes_per_s()) c.set_memory_bytes_per_s(proto.memory_bytes_per_s());
+  if (!(c.compute_flops_per_s() > 0) || !(c.memory_bytes_per_s() > 0)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "calibration: compute_flops_per_s ", c.compute_flops_per_s(), " and memory_bytes_per_s ",
+        c.memory_bytes_per_s(), " must be > 0"));
+  }
   return c;
 }
 
@@ -52,6 +59,8 @@ oneflow::CalibrationProto CalibrationToProto(const Calibration& calibration) {
   }
   p.mutable_p2p()->set_bandwidth_bytes_per_s(calibration.p2p().bandwidth_bytes_per_s);
   p.mutable_p2p()->set_latency_s(calibration.p2p().latency_s);
+  p.set_compute_flops_per_s(calibration.compute_flops_per_s());
+  p.set_memory_bytes_per_s(calibration.memory_bytes_per_s());
   return p;
 }
 

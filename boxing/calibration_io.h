@@ -5,9 +5,10 @@
 //   // axis { bandwidth_bytes_per_s: 1.2e10 latency_s: 2.1e-05 } ...
 //
 // Axes the file does not list keep the defaults (25 GB/s, 10 us); so do
-// p2p links if absent. Bandwidths must be > 0 and latencies >= 0, at most
-// NdSbp::kMaxAxes axes; anything else is kInvalidArgument naming the file
-// and the field.
+// p2p links if absent, and the per-rank compute rates (100 GFLOP/s, 50 GB/s
+// memory) that `sbp plan` prices ops' local work with. Bandwidths and rates
+// must be > 0 and latencies >= 0, at most NdSbp::kMaxAxes axes; anything
+// else is kInvalidArgument naming the file and the field.
 #ifndef BOXING_CALIBRATION_IO_H_
 #define BOXING_CALIBRATION_IO_H_
 

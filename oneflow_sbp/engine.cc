@@ -29,7 +29,14 @@ absl::Status ValidateCalibration(const boxing::Calibration& c) {
     absl::Status s = check(c.axis(i), absl::StrCat("mesh axis ", i));
     if (!s.ok()) return s;
   }
-  return check(c.p2p(), "p2p links");
+  absl::Status s = check(c.p2p(), "p2p links");
+  if (!s.ok()) return s;
+  if (!(c.compute_flops_per_s() > 0) || !(c.memory_bytes_per_s() > 0)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "engine: calibration has compute rate ", c.compute_flops_per_s(),
+        " flop/s and memory bandwidth ", c.memory_bytes_per_s(), " B/s; both must be > 0"));
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace

@@ -361,6 +361,15 @@ TEST(Calibration, FingerprintIsExact) {
   b = Calibration::Defaults(2);
   b.p2p().latency_s = std::nextafter(b.p2p().latency_s, 1.0);
   EXPECT_NE(a.Fingerprint(), b.Fingerprint());
+  // The compute rates price ops' local work in graph-level selection.
+  b = Calibration::Defaults(2);
+  b.set_compute_flops_per_s(std::nextafter(b.compute_flops_per_s(), 0.0));
+  EXPECT_NE(a.Fingerprint(), b.Fingerprint());
+  b = Calibration::Defaults(2);
+  b.set_memory_bytes_per_s(2 * b.memory_bytes_per_s());
+  EXPECT_NE(a.Fingerprint(), b.Fingerprint());
+  EXPECT_DOUBLE_EQ(a.ComputeTime(2e11), 2.0);
+  EXPECT_DOUBLE_EQ(a.MemoryTime(5e10), 1.0);
 }
 
 }  // namespace

@@ -192,6 +192,9 @@ TEST(Engine, BadOptionsAreErrorsNotAborts) {
   Engine::Options axes;
   axes.calibration = boxing::Calibration::Defaults(2);
   EXPECT_EQ(Engine::Create(axes).status().code(), absl::StatusCode::kInvalidArgument);
+  Engine::Options compute;
+  compute.calibration.set_compute_flops_per_s(0);
+  EXPECT_THAT(std::string(Engine::Create(compute).status().message()), HasSubstr("compute rate"));
   InferCache::Options zero;
   zero.capacity = 0;
   EXPECT_EQ(InferCache::Create(zero).status().code(), absl::StatusCode::kInvalidArgument);

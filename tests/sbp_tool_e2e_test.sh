@@ -121,6 +121,43 @@ run parse --placement='{"device_tag":"cpu","device_name":["1:0"]}'
 expect_rc 1 "node 1"
 expect_one_error_line "sbp parse:" "1:0" "node 1"
 
+# --- plan --------------------------------------------------------------------
+PROGRAM="tests/testdata/plan_mlp.json"
+[[ -f "$PROGRAM" ]] || PROGRAM="$TEST_SRCDIR/${TEST_WORKSPACE:-__main__}/tests/testdata/plan_mlp.json"
+run plan --program="$PROGRAM" --memory_cap=24000000
+expect_rc 0 "plan"
+grep -qF 'w1           f32[1024,4096]       (B, S(1))' "$OUT" || fail "plan: w1 not column-parallel"
+grep -qF 'all_reduce[1] P->B' "$OUT" || fail "plan: no all-reduce of y"
+grep -qF 'eager greedy' "$OUT" || fail "plan: no greedy totals"
+
+run plan --program="$PROGRAM" --format=json --mesh=2,2
+expect_rc 0 "plan json"
+grep -qF '"greedy_total_time_s"' "$OUT" || fail "plan json: no greedy_total_time_s"
+grep -qF '"nd_sbp_signature"' "$OUT" || fail "plan json: no nd_sbp_signature"
+
+run plan --program="$PROGRAM" --format=dot
+expect_rc 0 "plan dot"
+grep -qF 'digraph program' "$OUT" || fail "plan dot: no digraph"
+
+# A calibration file with nearly free compute: no collective is worth it.
+printf 'compute_flops_per_s: 1e18\nmemory_bytes_per_s: 1e18\n' >"$TMP/fast.txtpb"
+run plan --program="$PROGRAM" --calibration="$TMP/fast.txtpb"
+expect_rc 0 "plan calibration"
+grep -qF 'none: every read finds the layout it asks for' "$OUT" || fail "plan calibration: boxes"
+
+printf 'compute_flops_per_s: 0\n' >"$TMP/bad.txtpb"
+run plan --program="$PROGRAM" --calibration="$TMP/bad.txtpb"
+expect_rc 1 "plan bad calibration"
+expect_one_error_line "sbp plan:" "compute_flops_per_s" "plan bad calibration"
+
+run plan --program=/nonexistent.json
+expect_rc 1 "plan missing file"
+expect_one_error_line "sbp plan:" "/nonexistent.json" "plan missing file"
+
+run plan
+expect_rc 1 "plan without program"
+expect_one_error_line "sbp plan:" "--program" "plan without program"
+
 # --- commands and help -----------------------------------------------------
 run bogus
 expect_rc 2 "unknown command"
@@ -144,6 +181,11 @@ grep -qF 'sbp slices --shape=SHAPE' "$OUT" || fail "slices --help: no usage line
 run help
 expect_rc 0 "help"
 grep -qF 'slices' "$OUT" || fail "help: no command list"
+grep -qF 'plan' "$OUT" || fail "help: no plan command"
+
+run help plan
+expect_rc 0 "help plan"
+grep -qF 'sbp plan --program=FILE.json' "$OUT" || fail "help plan: no usage line"
 
 if ((failures > 0)); then
   echo "$failures check(s) failed"

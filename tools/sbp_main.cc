@@ -29,6 +29,7 @@
 #include "tools/cmd_launch.h"
 #include "tools/cmd_ops.h"
 #include "tools/cmd_parse.h"
+#include "tools/cmd_plan.h"
 #include "tools/cmd_slices.h"
 
 ABSL_FLAG(std::string, format, "text",
@@ -56,7 +57,7 @@ ABSL_FLAG(std::optional<std::string>, cost, std::nullopt,
 ABSL_FLAG(bool, explain, false, "Also list every candidate and why it won or lost.");
 ABSL_FLAG(std::optional<std::string>, calibration, std::nullopt,
           "Link calibration file (text-format CalibrationProto, as `sbp calibrate` writes) "
-          "for the planner and the planned cost policy.");
+          "for the planner, the planned cost policy and `sbp plan`.");
 ABSL_FLAG(std::optional<std::string>, execute, std::nullopt,
           "boxing: also run the plan on real ranks: threads (default) or gloo.");
 ABSL_FLAG(int, nproc, 0, "Rank processes or threads (launch, calibrate, boxing --execute).");
@@ -67,7 +68,9 @@ ABSL_FLAG(int, master_port, 0, "launch: rendezvous port (0: pick a free one, one
 ABSL_FLAG(std::string, backend, "threads", "calibrate: threads or gloo.");
 ABSL_FLAG(std::optional<std::string>, out, std::nullopt, "calibrate: file to write.");
 ABSL_FLAG(uint64_t, seed, 1, "Seed of generated data.");
-ABSL_FLAG(std::string, mesh, "2,2", "demo: mesh extents (data parallel, tensor parallel).");
+ABSL_FLAG(std::string, mesh, "2,2",
+          "demo: mesh extents (data parallel, tensor parallel). plan: replaces the program "
+          "placement's hierarchy (only when given).");
 ABSL_FLAG(int64_t, batch, 4, "demo: batch size.");
 ABSL_FLAG(int64_t, seq, 16, "demo: sequence length.");
 ABSL_FLAG(int64_t, hidden, 64, "demo: hidden size.");
@@ -81,6 +84,10 @@ ABSL_FLAG(std::optional<std::string>, trace, std::nullopt,
 ABSL_FLAG(bool, all_ops, false, "demo: list backward ops too.");
 ABSL_FLAG(std::optional<std::string>, request, std::nullopt,
           "Inference request file (JSON or text-format InferRequestProto); - for stdin.");
+ABSL_FLAG(std::optional<std::string>, program, std::nullopt,
+          "Program file for `sbp plan` (JSON, see docs/PLANNING.md); - for stdin.");
+ABSL_FLAG(std::optional<std::string>, memory_cap, std::nullopt,
+          "Per-rank memory cap in bytes for `sbp plan`.");
 
 namespace {
 
@@ -176,6 +183,30 @@ Uneven splits move exactly the ranges ranks hold; nothing is padded. The
 cost is latency + max per-rank bytes / bandwidth per step (defaults: 25 GB/s,
 10 us per mesh axis). The report ends with the naive per-axis plan (DTensor's
 order) for comparison.)help"},
+    {"plan", "choose every op's signature jointly over a whole program",
+     R"help(sbp plan --program=FILE.json [--mesh=2,2] [--memory_cap=BYTES]
+          [--calibration=FILE] [--format=text|json|dot]
+
+Reads a program (a placement, named tensors, ops in order; docs/PLANNING.md)
+and chooses every op's N-D signature and every free tensor's layout jointly,
+minimising communication (the boxing plans `sbp boxing` prints) plus compute
+(matmul flops, other ops' bytes) per rank. It prints every op's signature,
+the boxing on every edge, and totals beside those of the eager greedy choice
+(op by op as `sbp infer` chooses, free tensors all-B).
+
+  $ sbp plan --program=tests/testdata/plan_mlp.json
+  $ sbp plan --program=model.json --mesh=2,4 --format=json
+  $ sbp plan --program=model.json --format=dot | dot -Tsvg > plan.svg
+
+A tensor listed with "nd_sbp" is a marked input and keeps its layout; one
+without is free (a parameter). --mesh replaces the placement's hierarchy.
+--calibration=FILE (as `sbp calibrate` writes it, optionally with
+compute_flops_per_s and memory_bytes_per_s) prices links and compute.
+--memory_cap bounds every rank's parameters plus activations. The solver
+eliminates chain and leaf ops exactly and enumerates what remains when it is
+small (else local search from the greedy and all-B choices), so the plan is
+never worse than greedy. JSON has total_time_s, greedy_total_time_s, tensors
+by name with their nd_sbp, and ops with their nd_sbp_signature.)help"},
     {"calibrate", "measure this machine's links for the planner",
      R"help(sbp calibrate [--backend=threads|gloo] [--nproc=N] [--out=FILE]
               [--format=text|json|textproto]
@@ -302,10 +333,11 @@ std::vector<char*> ExtractRepeatedFlags(int argc, char** argv, RepeatedFlags* ou
   return rest;
 }
 
-absl::StatusOr<std::string> ReadRequest(const std::string& path) {
+// The contents of the file a flag names ("-": stdin).
+absl::StatusOr<std::string> ReadFlagFile(const std::string& path, const char* flag) {
   FILE* f = path == "-" ? stdin : std::fopen(path.c_str(), "rb");
   if (f == nullptr) {
-    return absl::InvalidArgumentError(absl::StrCat("cannot open --request file '", path, "'"));
+    return absl::InvalidArgumentError(absl::StrCat("cannot open --", flag, " file '", path, "'"));
   }
   std::string data;
   char buf[4096];
@@ -460,7 +492,7 @@ int main(int argc, char** argv) {
     o.explain = absl::GetFlag(FLAGS_explain);
     o.format = format;
     if (const std::optional<std::string> path = absl::GetFlag(FLAGS_request)) {
-      absl::StatusOr<std::string> body = ReadRequest(*path);
+      absl::StatusOr<std::string> body = ReadFlagFile(*path, "request");
       if (!body.ok()) return Fail(command, body.status());
       o.request = *body;
     }
@@ -494,6 +526,30 @@ int main(int argc, char** argv) {
     o.master_port = absl::GetFlag(FLAGS_master_port);
     o.failure_grace = absl::Seconds(2);
     out = oneflow_sbp::cli::RunLaunch(o, positional);
+  } else if (command == "plan") {
+    if (!positional.empty()) {
+      return Fail(command, absl::InvalidArgumentError(absl::StrCat(
+                               "unexpected argument '", positional[0],
+                               "'; the program goes in --program=FILE, see `sbp help plan`")));
+    }
+    const std::optional<std::string> path = absl::GetFlag(FLAGS_program);
+    if (!path.has_value()) {
+      return Fail(command, absl::InvalidArgumentError(
+                               "--program is required, e.g. --program=tests/testdata/plan_mlp.json"));
+    }
+    absl::StatusOr<std::string> body = ReadFlagFile(*path, "program");
+    if (!body.ok()) return Fail(command, body.status());
+    oneflow_sbp::cli::PlanOptions o;
+    o.program = *std::move(body);
+    // --mesh has the demo's default; plan uses it only when given.
+    for (int i = 1; i < argc; ++i) {
+      if (absl::StartsWith(argv[i], "--mesh") || absl::StartsWith(argv[i], "-mesh")) {
+        o.mesh = absl::GetFlag(FLAGS_mesh);
+      }
+    }
+    o.memory_cap = absl::GetFlag(FLAGS_memory_cap);
+    o.format = format;
+    out = oneflow_sbp::cli::RunPlan(o, **engine);
   } else if (command == "demo") {
     oneflow_sbp::cli::DemoOptions o;
     o.mesh = absl::GetFlag(FLAGS_mesh);

@@ -4,7 +4,13 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include <memory>
+
+#include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/io/tokenizer.h"
+#include "google/protobuf/io/zero_copy_stream_impl_lite.h"
+#include "google/protobuf/util/type_resolver.h"
+#include "google/protobuf/util/type_resolver_util.h"
 #include "google/protobuf/text_format.h"
 #include "google/protobuf/util/json_util.h"
 #include "oneflow_sbp/check.h"
@@ -27,13 +33,29 @@ class CollectingErrors : public google::protobuf::io::ErrorCollector {
 
 }  // namespace
 
+// MessageToJsonString serializes the message with the process default,
+// which writes map entries in hash order (different on every run); this
+// serializes deterministically (map entries sorted by key) and converts the
+// same bytes, so the JSON of a message is the same on every run.
 std::string ToJson(const google::protobuf::Message& message, bool pretty) {
   google::protobuf::util::JsonPrintOptions options;
   options.preserve_proto_field_names = true;
   options.add_whitespace = pretty;
+  std::string bytes;
+  {
+    google::protobuf::io::StringOutputStream raw(&bytes);
+    google::protobuf::io::CodedOutputStream coded(&raw);
+    coded.SetSerializationDeterministic(true);
+    OFS_CHECK(message.SerializeToCodedStream(&coded));
+  }
+  constexpr char kUrlPrefix[] = "type.googleapis.com";
+  std::unique_ptr<google::protobuf::util::TypeResolver> resolver(
+      google::protobuf::util::NewTypeResolverForDescriptorPool(
+          kUrlPrefix, message.GetDescriptor()->file()->pool()));
   std::string out;
-  const auto status =
-      google::protobuf::util::MessageToJsonString(message, &out, options);
+  const auto status = google::protobuf::util::BinaryToJsonString(
+      resolver.get(), absl::StrCat(kUrlPrefix, "/", message.GetDescriptor()->full_name()), bytes,
+      &out, options);
   OFS_CHECK(status.ok()) << status.ToString();
   if (!out.empty() && out.back() == '\n') out.pop_back();
   return out;

@@ -1,0 +1,218 @@
+// Programs for graph-level selection: the JSON schema of docs/PLANNING.md
+// (tests/testdata/plan_mlp.json and the example of the docs), the builder,
+// --mesh, and every documented error naming its op, tensor or field.
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "oneflow_sbp/graph/program.h"
+#include "oneflow_sbp/io/program_proto.h"
+#include "ops/builtin_ops.h"
+
+namespace oneflow_sbp::graph {
+namespace {
+
+using ::testing::AllOf;
+using ::testing::HasSubstr;
+
+const OpRegistry& Ops() { return ops::BuiltinOpRegistry(); }
+
+std::string ReadTestdata(const std::string& name) {
+  std::ifstream f("tests/testdata/" + name);
+  std::stringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+// The example of docs/PLANNING.md, word for word.
+constexpr char kDocsExample[] = R"j({"placement": "cpu:0-3 [2,2]",
+ "tensors": [{"name": "x",  "shape": [64, 256],  "dtype": "f32", "nd_sbp": "(S(0),B)"},
+             {"name": "w1", "shape": [256, 1024], "dtype": "f32"}],
+ "ops": [{"op": "matmul", "inputs": ["x", "w1"], "outputs": ["h"], "attrs": {"transpose_b": false}}]})j";
+
+TEST(ProgramJson, DocsExample) {
+  absl::StatusOr<Program> p = ProgramFromJson(kDocsExample, Ops());
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->placement().ToString(), "cpu:0-3 [2,2]");
+  ASSERT_EQ(p->tensors().size(), 3u);
+  EXPECT_EQ(p->tensors()[0].role, TensorRole::kFixed);
+  EXPECT_EQ(p->tensors()[0].nd_sbp.ToString(), "(S(0), B)");
+  EXPECT_EQ(p->tensors()[1].role, TensorRole::kFree);
+  const ProgramTensor& h = p->tensors()[2];
+  EXPECT_EQ(h.name, "h");
+  EXPECT_EQ(h.role, TensorRole::kActivation);
+  EXPECT_EQ(h.desc.ToString(), "f32[64,1024]");  // from matmul's shape function
+  EXPECT_EQ(h.producer, 0);
+  ASSERT_EQ(p->ops().size(), 1u);
+  EXPECT_EQ(p->ops()[0].label, "op 0 (matmul)");
+  EXPECT_EQ(p->ops()[0].call->ToString(), "matmul(a_0, b_0 -> out_0; alpha=1 transpose_a=false transpose_b=false)");
+  // No output listed: h, unread, is the output, with no required layout.
+  ASSERT_EQ(p->outputs().size(), 1u);
+  EXPECT_EQ(p->outputs()[0].tensor, 2);
+  EXPECT_FALSE(p->outputs()[0].nd_sbp.has_value());
+  EXPECT_EQ(p->FreeTensors(), (std::vector<int>{1}));
+}
+
+TEST(ProgramJson, TestdataMlp) {
+  const std::string json = ReadTestdata("plan_mlp.json");
+  ASSERT_FALSE(json.empty());
+  absl::StatusOr<Program> p = ProgramFromJson(json, Ops());
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->ops().size(), 3u);
+  EXPECT_EQ(p->ops()[2].label, "fc2");
+  ASSERT_EQ(p->outputs().size(), 1u);
+  EXPECT_EQ(p->outputs()[0].nd_sbp->ToString(), "(S(0), B)");
+  EXPECT_EQ(p->tensors()[p->FindTensor("a")].uses.size(), 1u);
+  EXPECT_EQ(p->tensors()[p->FindTensor("a")].uses[0].op, 2);
+}
+
+TEST(ProgramJson, AttributesOfEveryKind) {
+  absl::StatusOr<Program> p = ProgramFromJson(R"j({"placement": "cpu:0-1",
+    "tensors": [{"name": "x", "shape": [4, 6, 8], "nd_sbp": "S(0)"}],
+    "ops": [{"op": "transpose", "inputs": ["x"], "outputs": ["t"], "attrs": {"perm": [0, 2, 1]}},
+            {"op": "scalar_mul", "inputs": ["t"], "outputs": ["s"],
+             "attrs": {"float_operand": 0.5, "has_float_operand": true}},
+            {"op": "reduce_sum", "inputs": ["s"], "outputs": ["r"],
+             "attrs": {"axis": "1,2", "keepdims": false}},
+            {"op": "cast", "inputs": ["r"], "outputs": ["c"], "attrs": {"dtype": "f16"}}]})j",
+                                              Ops());
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->tensors()[p->FindTensor("t")].desc.ToString(), "f32[4,8,6]");
+  EXPECT_EQ(p->tensors()[p->FindTensor("c")].desc.ToString(), "f16[4]");
+}
+
+TEST(ProgramJson, OptionalInputsAndUnnamedOutputs) {
+  absl::StatusOr<Program> p = ProgramFromJson(R"j({"placement": "cpu:0-3 [2,2]",
+    "tensors": [{"name": "x", "shape": [8, 16], "nd_sbp": "(S(0),B)"}],
+    "ops": [{"op": "rms_norm", "name": "norm", "inputs": ["x"], "outputs": ["y"],
+             "attrs": {"normalized_shape": [16]}}]})j",
+                                              Ops());
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->ops()[0].call->num_inputs(), 1);  // weight? left off
+  EXPECT_GE(p->FindTensor("norm:inv_rms_0"), 0);
+  // Only the named unread output is a default program output.
+  ASSERT_EQ(p->outputs().size(), 1u);
+  EXPECT_EQ(p->tensors()[p->outputs()[0].tensor].name, "y");
+}
+
+TEST(ProgramJson, MeshReplacesTheHierarchy) {
+  absl::StatusOr<Program> same = ProgramFromJson(kDocsExample, Ops(), {4});
+  ASSERT_FALSE(same.ok());  // (S(0),B) has two entries for a 1-axis mesh
+  EXPECT_THAT(std::string(same.status().message()), HasSubstr("tensor 'x'"));
+  const std::string one_d = R"j({"placement": "cpu:0-3 [2,2]",
+    "tensors": [{"name": "x", "shape": [64, 256]}, {"name": "w", "shape": [256, 8]}],
+    "ops": [{"op": "matmul", "inputs": ["x", "w"], "outputs": ["h"]}]})j";
+  absl::StatusOr<Program> four = ProgramFromJson(one_d, Ops(), {4});
+  ASSERT_TRUE(four.ok()) << four.status();
+  EXPECT_EQ(four->placement().ToString(), "cpu:0-3");
+  absl::StatusOr<Program> eight = ProgramFromJson(one_d, Ops(), {2, 4});
+  ASSERT_TRUE(eight.ok()) << eight.status();
+  EXPECT_EQ(eight->placement().ToString(), "cpu:0-7 [2,4]");
+}
+
+struct BadCase {
+  const char* name;
+  std::string json;
+  std::vector<std::string> mentions;
+};
+
+std::string WithOps(const std::string& ops, const std::string& extra = "") {
+  return R"j({"placement": "cpu:0-3 [2,2]",
+    "tensors": [{"name": "x", "shape": [64, 256], "nd_sbp": "(S(0),B)"},
+                {"name": "w", "shape": [256, 32]}],
+    "ops": [)j" + ops + "]" + extra + "}";
+}
+
+TEST(ProgramJson, ErrorsNameTheirOpTensorOrField) {
+  const std::vector<BadCase> cases = {
+      {"unknown op", WithOps(R"j({"op": "matmull", "inputs": ["x", "w"], "outputs": ["h"]})j"),
+       {"op 0 (matmull)", "unknown op 'matmull'"}},
+      {"used before defined",
+       WithOps(R"j({"op": "relu", "name": "r", "inputs": ["h"], "outputs": ["y"]},
+                  {"op": "matmul", "inputs": ["x", "w"], "outputs": ["h"]})j"),
+       {"r: input 0 'h' is not defined"}},
+      {"shape error", WithOps(R"j({"op": "matmul", "name": "mm", "inputs": ["w", "x"], "outputs": ["h"]})j"),
+       {"mm:", "matmul"}},
+      {"attribute kind",
+       WithOps(R"j({"op": "matmul", "name": "mm", "inputs": ["x", "w"], "outputs": ["h"],
+                   "attrs": {"transpose_b": 3}})j"),
+       {"mm: attribute 'transpose_b': expected bool, got 3"}},
+      {"undeclared attribute",
+       WithOps(R"j({"op": "matmul", "name": "mm", "inputs": ["x", "w"], "outputs": ["h"],
+                   "attrs": {"transpose": true}})j"),
+       {"mm:", "transpose"}},
+      {"too many outputs",
+       WithOps(R"j({"op": "relu", "name": "r", "inputs": ["x"], "outputs": ["y", "z"]})j"),
+       {"r: names 2 outputs but relu has 1"}},
+      {"redefined tensor", WithOps(R"j({"op": "relu", "name": "r", "inputs": ["x"], "outputs": ["w"]})j"),
+       {"r: output 'w' is already defined"}},
+      {"no op type", WithOps(R"j({"inputs": ["x"], "outputs": ["y"]})j"), {"op 0 ()", "\"op\""}},
+      {"unknown output",
+       WithOps(R"j({"op": "relu", "inputs": ["x"], "outputs": ["y"]})j", R"j(, "outputs": [{"name": "q"}])j"),
+       {"output 'q' is not a tensor"}},
+      {"bad output layout",
+       WithOps(R"j({"op": "relu", "inputs": ["x"], "outputs": ["y"]})j",
+               R"j(, "outputs": [{"name": "y", "nd_sbp": "(S(5),B)"}])j"),
+       {"output 'y'", "S(5)"}},
+      {"no ops", R"j({"placement": "cpu:0-1", "tensors": [], "ops": []})j", {"no ops"}},
+      {"no placement", R"j({"ops": []})j", {"placement", "missing"}},
+      {"bad placement", R"j({"placement": "tpu:0-3", "ops": []})j", {"placement"}},
+      {"unknown field", R"j({"placement": "cpu:0-1", "opz": []})j", {"opz"}},
+      {"bad nd_sbp", R"j({"placement": "cpu:0-3 [2,2]",
+          "tensors": [{"name": "x", "shape": [4], "nd_sbp": "(S(0),Q)"}], "ops": []})j",
+       {"tensor 'x'", "nd_sbp"}},
+      {"nd_sbp length", R"j({"placement": "cpu:0-3 [2,2]",
+          "tensors": [{"name": "x", "shape": [4], "nd_sbp": "S(0)"}], "ops": []})j",
+       {"tensor 'x'"}},
+      {"split beyond rank", R"j({"placement": "cpu:0-3 [2,2]",
+          "tensors": [{"name": "x", "shape": [4], "nd_sbp": "(S(1),B)"}], "ops": []})j",
+       {"tensor 'x'", "S(1)"}},
+      {"bad dtype", R"j({"placement": "cpu:0-1",
+          "tensors": [{"name": "x", "shape": [4], "dtype": "f33"}], "ops": []})j",
+       {"tensor 'x'", "dtype", "f33"}},
+      {"negative dim", R"j({"placement": "cpu:0-1",
+          "tensors": [{"name": "x", "shape": [-4]}], "ops": []})j",
+       {"tensor 'x'", "shape"}},
+      {"nameless tensor", R"j({"placement": "cpu:0-1", "tensors": [{"shape": [4]}], "ops": []})j",
+       {"tensors[0]", "name"}},
+      {"duplicate tensor", R"j({"placement": "cpu:0-1",
+          "tensors": [{"name": "x", "shape": [4]}, {"name": "x", "shape": [4]}], "ops": []})j",
+       {"tensor 'x' is defined twice"}},
+  };
+  for (const BadCase& c : cases) {
+    absl::StatusOr<Program> p = ProgramFromJson(c.json, Ops());
+    ASSERT_FALSE(p.ok()) << c.name;
+    EXPECT_EQ(p.status().code(), absl::StatusCode::kInvalidArgument) << c.name;
+    for (const std::string& m : c.mentions) {
+      EXPECT_THAT(std::string(p.status().message()), HasSubstr(m)) << c.name;
+    }
+  }
+}
+
+TEST(ProgramBuilder, BuildsInCode) {
+  ProgramBuilder b(Ops(), *Placement::Parse("cpu:0-1"));
+  ASSERT_TRUE(b.AddInput("x", *TensorDesc::Parse("f32[8,4]"), *NdSbp::Parse("S(0)")).ok());
+  ASSERT_TRUE(b.AddParameter("w", *TensorDesc::Parse("f32[4,4]")).ok());
+  ASSERT_TRUE(b.AddOp("matmul", {"x", "w"}, {"h"}, AttrMap()).ok());
+  ASSERT_TRUE(b.AddOp("add_n", {"h", "h"}, {"y"}, AttrMap(), "twice").ok());
+  ASSERT_TRUE(b.MarkOutput("y", NdSbp::Parse("B").value()).ok());
+  EXPECT_EQ(b.MarkOutput("y", std::nullopt).code(), absl::StatusCode::kInvalidArgument);
+  absl::StatusOr<Program> p = std::move(b).Build();
+  ASSERT_TRUE(p.ok()) << p.status();
+  // A tensor read twice by one op has two uses.
+  EXPECT_EQ(p->tensors()[p->FindTensor("h")].uses.size(), 2u);
+  EXPECT_EQ(p->ops()[1].label, "twice");
+}
+
+TEST(ProgramBuilder, DuplicateLabels) {
+  ProgramBuilder b(Ops(), *Placement::Parse("cpu:0-1"));
+  ASSERT_TRUE(b.AddInput("x", *TensorDesc::Parse("f32[8]"), *NdSbp::Parse("S(0)")).ok());
+  ASSERT_TRUE(b.AddOp("relu", {"x"}, {"y"}, AttrMap(), "act").ok());
+  EXPECT_THAT(std::string(b.AddOp("relu", {"y"}, {"z"}, AttrMap(), "act").message()),
+              AllOf(HasSubstr("act"), HasSubstr("another op has this name")));
+}
+
+}  // namespace
+}  // namespace oneflow_sbp::graph

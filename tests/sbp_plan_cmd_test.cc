@@ -1,0 +1,128 @@
+// `sbp plan` through its command function: every output format, --mesh,
+// --memory_cap, and the bad-flag and bad-program errors.
+#include <string>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "oneflow_sbp/io/proto_io.h"
+#include "ops/builtin_ops.h"
+#include "tests/infer_test_util.h"
+#include "proto/program.pb.h"
+#include "tools/cmd_plan.h"
+
+namespace oneflow_sbp::cli {
+namespace {
+
+using ::testing::HasSubstr;
+
+// The built-in ops' shared test engine.
+Engine& Eng() { return **testing::EngineFor(); }
+
+// The docs' MLP at batch 2: Megatron's split without any cap.
+constexpr char kMlp[] = R"j({"placement": "cpu:0-3 [2,2]",
+ "tensors": [{"name": "x",  "shape": [2, 1024], "nd_sbp": "(S(0),B)"},
+             {"name": "w1", "shape": [1024, 4096]},
+             {"name": "w2", "shape": [4096, 1024]}],
+ "ops": [{"op": "matmul", "name": "fc1", "inputs": ["x", "w1"], "outputs": ["h"]},
+         {"op": "gelu",   "name": "act", "inputs": ["h"], "outputs": ["a"]},
+         {"op": "matmul", "name": "fc2", "inputs": ["a", "w2"], "outputs": ["y"]}],
+ "outputs": [{"name": "y", "nd_sbp": "(S(0),B)"}]})j";
+
+PlanOptions Mlp(const std::string& format) {
+  PlanOptions o;
+  o.program = kMlp;
+  o.format = format;
+  return o;
+}
+
+std::string ErrorOf(const absl::StatusOr<std::string>& r) {
+  return r.ok() ? "OK: " + *r : std::string(r.status().message());
+}
+
+TEST(SbpPlan, Text) {
+  absl::StatusOr<std::string> out = RunPlan(Mlp("text"), Eng());
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT(*out, HasSubstr("fc1  a_0:(S(0),B) b_0:(B,S(1)) -> out_0:(S(0),S(1))"));
+  EXPECT_THAT(*out, HasSubstr("greedy: a_0:(S(0),B) b_0:(B,B) -> out_0:(S(0),B)"));
+  EXPECT_THAT(*out, HasSubstr("w2           f32[4096,1024]       (B, S(0))"));
+  EXPECT_THAT(*out, HasSubstr("y: fc2.out_0 -> output  (S(0), P) -> (S(0), B)  all_reduce[1] P->B"));
+  EXPECT_THAT(*out, HasSubstr("eager greedy"));
+  EXPECT_THAT(*out, HasSubstr("exact"));
+}
+
+TEST(SbpPlan, JsonHasTheDocumentedFields) {
+  absl::StatusOr<std::string> out = RunPlan(Mlp("json"), Eng());
+  ASSERT_TRUE(out.ok()) << out.status();
+  oneflow::ProgramPlanProto plan;
+  ASSERT_TRUE(FromJson(*out, &plan).ok());
+  EXPECT_GT(plan.total_time_s(), 0);
+  EXPECT_GT(plan.greedy_total_time_s(), plan.total_time_s());
+  EXPECT_EQ(plan.tensors().at("w1").nd_sbp(), "(B, S(1))");
+  EXPECT_EQ(plan.tensors().at("w1").role(), "free");
+  EXPECT_EQ(plan.tensors().at("y").nd_sbp(), "(S(0), P)");
+  ASSERT_EQ(plan.ops_size(), 3);
+  EXPECT_EQ(plan.ops(2).op(), "matmul");
+  EXPECT_EQ(plan.ops(2).nd_sbp_signature(), "a_0:(S(0),S(1)) b_0:(B,S(0)) -> out_0:(S(0),P)");
+  EXPECT_TRUE(plan.solver().exact());
+  EXPECT_THAT(*out, HasSubstr("\"total_time_s\""));
+  EXPECT_THAT(*out, HasSubstr("\"greedy_total_time_s\""));
+  // Map entries print sorted by key, the same on every run (ToJson
+  // serializes deterministically).
+  const size_t a = out->find("\"a\": {"), h = out->find("\"h\": {"), w1 = out->find("\"w1\": {"),
+               x = out->find("\"x\": {"), y = out->find("\"y\": {");
+  EXPECT_TRUE(a < h && h < w1 && w1 < x && x < y) << *out;
+}
+
+TEST(SbpPlan, DotColoursBoxedEdges) {
+  absl::StatusOr<std::string> out = RunPlan(Mlp("dot"), Eng());
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT(*out, HasSubstr("digraph program {"));
+  EXPECT_THAT(*out, HasSubstr("all_reduce[1] P->B"));
+  EXPECT_THAT(*out, HasSubstr("color=\"0.000 1.000 0.900\""));  // the costliest edge: red
+  EXPECT_THAT(*out, HasSubstr("color=\"gray60\""));
+}
+
+TEST(SbpPlan, MeshAndMemoryCap) {
+  PlanOptions o = Mlp("json");
+  o.program = std::string(kMlp);
+  o.mesh = "2,2";
+  EXPECT_TRUE(RunPlan(o, Eng()).ok());
+  o.mesh = "4";  // (S(0),B) no longer fits one mesh axis
+  EXPECT_THAT(ErrorOf(RunPlan(o, Eng())), HasSubstr("tensor 'x'"));
+  o.mesh = "2,x";
+  EXPECT_THAT(ErrorOf(RunPlan(o, Eng())), HasSubstr("--mesh='2,x'"));
+  o.mesh.reset();
+  o.memory_cap = "lots";
+  EXPECT_THAT(ErrorOf(RunPlan(o, Eng())), HasSubstr("--memory_cap='lots'"));
+  o.memory_cap = "1000";
+  absl::StatusOr<std::string> tight = RunPlan(o, Eng());
+  EXPECT_EQ(tight.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(ErrorOf(tight), HasSubstr("memory cap 1000 bytes per rank"));
+}
+
+// The engine's calibration prices compute too: when compute is almost
+// free, no split is worth a collective and the plan boxes nothing.
+TEST(SbpPlan, UsesTheEnginesCalibration) {
+  Engine::Options options;
+  options.registry = Engine::Options::Borrow(ops::BuiltinOpRegistry());
+  options.calibration.set_compute_flops_per_s(1e18);
+  options.calibration.set_memory_bytes_per_s(1e18);
+  std::unique_ptr<Engine> fast = *Engine::Create(std::move(options));
+  absl::StatusOr<std::string> out = RunPlan(Mlp("text"), *fast);
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT(*out, HasSubstr("none: every read finds the layout it asks for"));
+}
+
+TEST(SbpPlan, Errors) {
+  PlanOptions o = Mlp("table");
+  EXPECT_THAT(ErrorOf(RunPlan(o, Eng())), HasSubstr("text|json|dot"));
+  o = Mlp("text");
+  o.program = "{";
+  EXPECT_EQ(RunPlan(o, Eng()).status().code(), absl::StatusCode::kInvalidArgument);
+  o.program = R"j({"placement": "cpu:0-1", "tensors": [{"name": "x", "shape": [4], "nd_sbp": "S(0)"}],
+                  "ops": [{"op": "softmax", "name": "sm", "inputs": ["y"]}]})j";
+  EXPECT_THAT(ErrorOf(RunPlan(o, Eng())), HasSubstr("sm: input 0 'y' is not defined"));
+}
+
+}  // namespace
+}  // namespace oneflow_sbp::cli

@@ -1,0 +1,45 @@
+#include "tools/cmd_plan.h"
+
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "oneflow_sbp/graph/plan_format.h"
+#include "oneflow_sbp/graph/program_planner.h"
+#include "oneflow_sbp/io/program_proto.h"
+#include "oneflow_sbp/shape.h"
+#include "tools/cli_format.h"
+
+namespace oneflow_sbp::cli {
+
+absl::StatusOr<std::string> RunPlan(const PlanOptions& o, Engine& engine) {
+  absl::StatusOr<OutputFormat> format = ParseOutputFormat(o.format, "text|json|dot");
+  if (!format.ok()) return format.status();
+  std::vector<int64_t> mesh;
+  if (o.mesh.has_value()) {
+    absl::StatusOr<Shape> m = Shape::Parse(*o.mesh);
+    if (!m.ok() || m->rank() == 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--mesh='", *o.mesh, "': expected extents like 2,2"));
+    }
+    mesh.assign(m->dims().begin(), m->dims().end());
+  }
+  graph::PlanProgramOptions options;
+  if (o.memory_cap.has_value()) {
+    int64_t cap = 0;
+    if (!absl::SimpleAtoi(*o.memory_cap, &cap) || cap <= 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--memory_cap='", *o.memory_cap, "': expected a positive number of bytes per rank"));
+    }
+    options.memory_cap_bytes = cap;
+  }
+  absl::StatusOr<graph::Program> program = ProgramFromJson(o.program, engine.registry(), mesh);
+  if (!program.ok()) return program.status();
+  absl::StatusOr<graph::ProgramPlan> plan = graph::PlanProgram(*program, engine, options);
+  if (!plan.ok()) return plan.status();
+  if (*format == OutputFormat::kDot) return graph::ProgramPlanToDot(*program, *plan);
+  return Render(*format, ProgramPlanToProto(*program, *plan),
+                graph::ProgramPlanToText(*program, *plan));
+}
+
+}  // namespace oneflow_sbp::cli

@@ -1,0 +1,34 @@
+// `sbp plan`: choose every op's N-D signature and every free tensor's
+// layout jointly over a whole program (graph-level selection), and compare
+// with the eager greedy choice op by op.
+#ifndef TOOLS_CMD_PLAN_H_
+#define TOOLS_CMD_PLAN_H_
+
+#include <optional>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "oneflow_sbp/engine.h"
+
+namespace oneflow_sbp::cli {
+
+struct PlanOptions {
+  // The program file's contents (JSON, proto/program.proto's ProgramProto;
+  // docs/PLANNING.md).
+  std::string program;
+  // "2,2": replaces the program placement's hierarchy.
+  std::optional<std::string> mesh;
+  // Bytes per rank, e.g. "24000000".
+  std::optional<std::string> memory_cap;
+  std::string format = "text";
+};
+
+// Through `engine`: its registry, planner, calibration (links and compute
+// rates; `--calibration=FILE` loads one into the tool's engine) and caches.
+// kInvalidArgument for a bad program (naming the op, tensor or field) or
+// flag; the planner's errors otherwise.
+absl::StatusOr<std::string> RunPlan(const PlanOptions& options, Engine& engine);
+
+}  // namespace oneflow_sbp::cli
+
+#endif  // TOOLS_CMD_PLAN_H_
