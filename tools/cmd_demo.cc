@@ -5,6 +5,7 @@
 #include <map>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -14,6 +15,7 @@
 #include "oneflow_sbp/eager/autograd.h"
 #include "oneflow_sbp/eager/tensor_layout.h"
 #include "oneflow_sbp/status_macros.h"
+#include "tools/program_capture.h"
 #include "tools/rank_runner.h"
 
 namespace oneflow_sbp::cli {
@@ -30,12 +32,20 @@ struct Run {
 
 // Trains for `steps` on `placement` through `ctx`; every rank of the
 // placement calls it.
-absl::StatusOr<Run> Train(EagerContext& ctx, const DemoOptions& o, const Placement& placement) {
+absl::StatusOr<Run> Train(EagerContext& ctx, const DemoOptions& o, const Placement& placement,
+                          eager::ProgramRecorder* recorder = nullptr) {
   OFS_ASSIGN_OR_RETURN(LlamaModel model, LlamaModel::Create(ctx, o.model, placement, o.seed));
   OFS_RETURN_IF_ERROR(model.SetBatch(ctx, o.seed));
   Run run;
   for (int step = 0; step < o.steps; ++step) {
-    OFS_ASSIGN_OR_RETURN(GlobalTensor loss, model.Loss(ctx));
+    if (step == 0 && recorder != nullptr) {
+      model.NameTensors(*recorder);
+      ctx.set_recorder(recorder);
+    }
+    absl::StatusOr<GlobalTensor> loss_or = model.Loss(ctx);
+    ctx.set_recorder(nullptr);
+    OFS_ASSIGN_OR_RETURN(GlobalTensor loss, std::move(loss_or));
+    if (step == 0 && recorder != nullptr) recorder->Name(loss, "loss");
     OFS_ASSIGN_OR_RETURN(LocalTensor value, eager::ToFull(ctx, loss));
     run.losses.push_back(value.GetDouble(0));
     OFS_RETURN_IF_ERROR(eager::Backward(ctx, loss));
@@ -150,7 +160,17 @@ absl::StatusOr<std::string> RunDemo(const DemoOptions& o, Engine& engine, int* e
     eager::EagerOptions eo;
     eo.trace = true;
     EagerContext ctx(engine, world, eo);
-    OFS_ASSIGN_OR_RETURN(Run run, Train(ctx, o, placement));
+    eager::ProgramRecorder recorder(placement);
+    const bool records = o.record.has_value() && world.rank() == 0;
+    OFS_ASSIGN_OR_RETURN(Run run, Train(ctx, o, placement, records ? &recorder : nullptr));
+    if (records) {
+      std::string marked = *o.record;
+      if (absl::EndsWith(marked, ".json")) marked.resize(marked.size() - 5);
+      marked += ".marked.json";
+      const std::string loss_name = recorder.ops().empty() ? "" : recorder.ops().back().outputs[0];
+      OFS_RETURN_IF_ERROR(WriteProgram(*o.record, RecordedProgramToProto(recorder, false, loss_name)));
+      OFS_RETURN_IF_ERROR(WriteProgram(marked, RecordedProgramToProto(recorder, true, loss_name)));
+    }
 
     std::vector<int64_t> totals = KindTotals(ctx.trace());
     OFS_RETURN_IF_ERROR(world.AllReduce(totals.data(), totals.data(),
@@ -217,6 +237,10 @@ absl::StatusOr<std::string> RunDemo(const DemoOptions& o, Engine& engine, int* e
         "check: loss %s (max rel err %.2g), %d gradients %s (max rel err %.2g), loss %s\n",
         loss_ok ? "matches" : "DIFFERS", loss_err, static_cast<int>(run.grads.size()),
         grads_ok ? "match" : "DIFFER", grad_err, descends ? "went down" : "DID NOT GO DOWN"));
+    if (o.record) {
+      absl::StrAppend(&out, "program: ", *o.record, " (weights free) and its .marked.json twin "
+                      "(Megatron marking); plan them with sbp plan --program=FILE\n");
+    }
     if (o.trace) {
       absl::StrAppend(&out, "trace: ", *o.trace,
                       backend == Backend::kThreads ? "" : ".rank<N>.json",

@@ -25,6 +25,9 @@ struct DemoOptions {
   uint64_t seed = 1;
   // Print every op of step 0 (forward and backward); else forward only.
   bool all_ops = false;
+  // Write step 0's forward as a program for `sbp plan` (parameters free),
+  // and FILE's stem + ".marked.json" with the Megatron marking fixed.
+  std::optional<std::string> record;
 };
 
 // The report (rank 0's). A loss or gradient that differs from the single

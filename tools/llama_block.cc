@@ -230,6 +230,14 @@ absl::StatusOr<GlobalTensor> LlamaModel::Loss(EagerContext& ctx) {
   return Apply1(ctx, "reduce_mean", {ce[1]}, Attrs({{"axis", AttrValue(Dims({0}))}}));
 }
 
+void LlamaModel::NameTensors(eager::ProgramRecorder& recorder) const {
+  for (const auto& [name, t] : params_) recorder.Name(t, name);
+  recorder.Name(ids_, "ids");
+  recorder.Name(labels_, "labels");
+  recorder.Name(cos_, "rotary_cos");
+  recorder.Name(sin_, "rotary_sin");
+}
+
 absl::Status LlamaModel::AdamStep(EagerContext& ctx, int step) {
   const bool grad = ctx.grad_enabled();
   ctx.set_grad_enabled(false);

@@ -20,6 +20,7 @@
 #include "absl/status/statusor.h"
 #include "oneflow_sbp/eager/eager_context.h"
 #include "oneflow_sbp/eager/global_tensor.h"
+#include "oneflow_sbp/eager/program_recorder.h"
 
 namespace oneflow_sbp::cli {
 
@@ -68,6 +69,9 @@ class LlamaModel {
   // One Adam step on every parameter with its gradient (grad mode off),
   // then clears the gradients. `step` counts from 1.
   absl::Status AdamStep(eager::EagerContext& ctx, int step);
+
+  // Names every parameter and input for a program recorder.
+  void NameTensors(eager::ProgramRecorder& recorder) const;
 
   // Every parameter with its name, in a fixed order.
   const std::vector<std::pair<std::string, eager::GlobalTensor>>& parameters() const {

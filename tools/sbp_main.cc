@@ -82,6 +82,8 @@ ABSL_FLAG(int, steps, 3, "demo: training steps.");
 ABSL_FLAG(std::optional<std::string>, trace, std::nullopt,
           "demo: write a Chrome trace-event JSON of every rank (Perfetto).");
 ABSL_FLAG(bool, all_ops, false, "demo: list backward ops too.");
+ABSL_FLAG(std::optional<std::string>, record, std::nullopt,
+          "demo: write step 0's forward as a program for `sbp plan` (and a .marked twin).");
 ABSL_FLAG(std::optional<std::string>, request, std::nullopt,
           "Inference request file (JSON or text-format InferRequestProto); - for stdin.");
 ABSL_FLAG(std::optional<std::string>, program, std::nullopt,
@@ -236,7 +238,7 @@ names it. On several nodes run the same command on each with its
     {"demo", "train a LLaMA-style block on a mesh, checked against one rank",
      R"help(sbp demo [--mesh=2,2] [--backend=threads|gloo] [--steps=3] [--layers=1]
          [--batch=4] [--seq=16] [--hidden=64] [--heads=4] [--ffn=128] [--vocab=128]
-         [--trace=FILE.json] [--all_ops]
+         [--trace=FILE.json] [--record=PROGRAM.json] [--all_ops]
 
 Trains a LLaMA-style decoder (RMSNorm, attention with rotary embedding and
 causal scaled dot-product attention, SwiGLU MLP, residual adds, and a
@@ -248,7 +250,9 @@ with the signature the engine chose and the boxing it inserted (planned and
 measured bytes), the collectives over the run, and the loss per step; checks
 the loss and every gradient against a single-rank run and exits 1 on a
 mismatch or if the loss does not go down. --trace writes a Chrome
-trace-event timeline per rank (ui.perfetto.dev).)help"},
+trace-event timeline per rank (ui.perfetto.dev). --record writes step 0's
+forward as a program for `sbp plan` with the weights free, and a
+PROGRAM.marked.json twin with the Megatron marking fixed, to compare.)help"},
     {"tour", "a short tour of inference on built-in examples",
      R"help(sbp tour
 
@@ -565,6 +569,7 @@ int main(int argc, char** argv) {
     o.trace = absl::GetFlag(FLAGS_trace);
     o.seed = absl::GetFlag(FLAGS_seed);
     o.all_ops = absl::GetFlag(FLAGS_all_ops);
+    o.record = absl::GetFlag(FLAGS_record);
     out = oneflow_sbp::cli::RunDemo(o, **engine, &exit_code);
   } else if (command == "tour") {
     out = oneflow_sbp::cli::RunTour(**engine);

@@ -170,6 +170,9 @@ absl::StatusOr<std::vector<GlobalTensor>> Apply(EagerContext& ctx,
     outputs.emplace_back((*result)->output_descs[i], placement, sig[call->num_inputs() + i],
                          std::move(locals[i]));
   }
+  if (ctx.recorder() != nullptr && !ctx.in_backward()) {
+    ctx.recorder()->Record(*call, inputs, outputs);
+  }
   if (ctx.grad_enabled()) {
     bool any = false;
     for (const GlobalTensor& t : inputs) any = any || t.requires_grad();

@@ -27,6 +27,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "boxing/comm/communicator.h"
+#include "oneflow_sbp/eager/program_recorder.h"
 #include "oneflow_sbp/eager/trace.h"
 #include "oneflow_sbp/engine.h"
 #include "oneflow_sbp/op_call.h"
@@ -76,6 +77,10 @@ class EagerContext {
 
   TraceRecorder& trace() { return trace_; }
 
+  // Forward op calls go to `recorder` while it is set (program_recorder.h).
+  void set_recorder(ProgramRecorder* recorder) { recorder_ = recorder; }
+  ProgramRecorder* recorder() { return recorder_; }
+
   // What Apply computes once per inference result on this rank: every
   // blob's layout (this rank's slices) and the kernel. Keyed by the cached
   // result (kept alive here), bounded: cleared when it exceeds
@@ -100,6 +105,7 @@ class EagerContext {
   bool in_backward_ = false;
   uint64_t next_tape_sequence_ = 0;
   TraceRecorder trace_;
+  ProgramRecorder* recorder_ = nullptr;
   absl::flat_hash_map<const InferResult*, PreparedKernel> prepared_;
 };
 
