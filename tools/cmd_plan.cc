@@ -9,10 +9,11 @@
 #include "oneflow_sbp/io/program_proto.h"
 #include "oneflow_sbp/shape.h"
 #include "tools/cli_format.h"
+#include "tools/plan_execution.h"
 
 namespace oneflow_sbp::cli {
 
-absl::StatusOr<std::string> RunPlan(const PlanOptions& o, Engine& engine) {
+absl::StatusOr<std::string> RunPlan(const PlanOptions& o, Engine& engine, bool* execution_ok) {
   absl::StatusOr<OutputFormat> format = ParseOutputFormat(o.format, "text|json|dot");
   if (!format.ok()) return format.status();
   std::vector<int64_t> mesh;
@@ -37,9 +38,23 @@ absl::StatusOr<std::string> RunPlan(const PlanOptions& o, Engine& engine) {
   if (!program.ok()) return program.status();
   absl::StatusOr<graph::ProgramPlan> plan = graph::PlanProgram(*program, engine, options);
   if (!plan.ok()) return plan.status();
-  if (*format == OutputFormat::kDot) return graph::ProgramPlanToDot(*program, *plan);
-  return Render(*format, ProgramPlanToProto(*program, *plan),
-                graph::ProgramPlanToText(*program, *plan));
+  if (*format == OutputFormat::kDot) {
+    if (o.execute) {
+      return absl::InvalidArgumentError("--execute reports in text or json, not dot");
+    }
+    return graph::ProgramPlanToDot(*program, *plan);
+  }
+  oneflow::ProgramPlanProto proto = ProgramPlanToProto(*program, *plan);
+  std::string text = graph::ProgramPlanToText(*program, *plan);
+  if (o.execute) {
+    absl::StatusOr<oneflow::PlanExecutionProto> e =
+        ExecuteProgramPlan(*program, *plan, engine, o.seed);
+    if (!e.ok()) return e.status();
+    if (execution_ok != nullptr) *execution_ok = e->ok();
+    absl::StrAppend(&text, PlanExecutionText(*e));
+    *proto.mutable_execution() = *std::move(e);
+  }
+  return Render(*format, proto, text);
 }
 
 }  // namespace oneflow_sbp::cli

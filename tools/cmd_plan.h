@@ -21,13 +21,20 @@ struct PlanOptions {
   // Bytes per rank, e.g. "24000000".
   std::optional<std::string> memory_cap;
   std::string format = "text";
+  // Also run the plan and the greedy choice on rank threads and check the
+  // predicted bytes and the outputs (plan_execution.h).
+  bool execute = false;
+  uint64_t seed = 1;
 };
 
 // Through `engine`: its registry, planner, calibration (links and compute
 // rates; `--calibration=FILE` loads one into the tool's engine) and caches.
 // kInvalidArgument for a bad program (naming the op, tensor or field) or
-// flag; the planner's errors otherwise.
-absl::StatusOr<std::string> RunPlan(const PlanOptions& options, Engine& engine);
+// flag; the planner's errors otherwise. With `execute`, a disagreement
+// between prediction and execution is reported in the output and sets
+// `*execution_ok` (when not null) to false.
+absl::StatusOr<std::string> RunPlan(const PlanOptions& options, Engine& engine,
+                                    bool* execution_ok = nullptr);
 
 }  // namespace oneflow_sbp::cli
 

@@ -6,6 +6,7 @@
 #include "oneflow_sbp/eager/apply.h"
 #include "oneflow_sbp/eager/autograd.h"
 #include "oneflow_sbp/eager/tensor_layout.h"
+#include "oneflow_sbp/seeded_stream.h"
 #include "oneflow_sbp/status_macros.h"
 
 namespace oneflow_sbp::cli {
@@ -17,28 +18,7 @@ using eager::Attrs;
 using eager::EagerContext;
 using eager::GlobalTensor;
 
-// A deterministic stream per (seed, name): FNV-1a of the name, then
-// xorshift; uniform in [-1, 1].
-class Stream {
- public:
-  Stream(uint64_t seed, const std::string& name) : x_(1469598103934665603ull ^ seed) {
-    for (char c : name) x_ = (x_ ^ static_cast<unsigned char>(c)) * 1099511628211ull;
-    if (x_ == 0) x_ = 1;
-  }
-  double Next() {
-    x_ ^= x_ << 13;
-    x_ ^= x_ >> 7;
-    x_ ^= x_ << 17;
-    return static_cast<double>(x_ >> 11) / static_cast<double>(1ull << 53) * 2 - 1;
-  }
-  uint64_t NextInt(uint64_t bound) {
-    Next();
-    return x_ % bound;
-  }
-
- private:
-  uint64_t x_;
-};
+using Stream = SeededStream;
 
 NdSbp All(int axes, SbpParallel s) {
   NdSbp nd;

@@ -59,7 +59,7 @@ ABSL_FLAG(std::optional<std::string>, calibration, std::nullopt,
           "Link calibration file (text-format CalibrationProto, as `sbp calibrate` writes) "
           "for the planner, the planned cost policy and `sbp plan`.");
 ABSL_FLAG(std::optional<std::string>, execute, std::nullopt,
-          "boxing: also run the plan on real ranks: threads (default) or gloo.");
+          "boxing: also run the plan on real ranks: threads (default) or gloo. plan: run the plan and the greedy choice on rank threads.");
 ABSL_FLAG(int, nproc, 0, "Rank processes or threads (launch, calibrate, boxing --execute).");
 ABSL_FLAG(int, nnodes, 1, "launch: number of nodes.");
 ABSL_FLAG(int, node_rank, 0, "launch: this node's index.");
@@ -187,7 +187,7 @@ cost is latency + max per-rank bytes / bandwidth per step (defaults: 25 GB/s,
 order) for comparison.)help"},
     {"plan", "choose every op's signature jointly over a whole program",
      R"help(sbp plan --program=FILE.json [--mesh=2,2] [--memory_cap=BYTES]
-          [--calibration=FILE] [--format=text|json|dot]
+          [--calibration=FILE] [--format=text|json|dot] [--execute [--seed=N]]
 
 Reads a program (a placement, named tensors, ops in order; docs/PLANNING.md)
 and chooses every op's N-D signature and every free tensor's layout jointly,
@@ -208,7 +208,15 @@ compute_flops_per_s and memory_bytes_per_s) prices links and compute.
 eliminates chain and leaf ops exactly and enumerates what remains when it is
 small (else local search from the greedy and all-B choices), so the plan is
 never worse than greedy. JSON has total_time_s, greedy_total_time_s, tensors
-by name with their nd_sbp, and ops with their nd_sbp_signature.)help"},
+by name with their nd_sbp, and ops with their nd_sbp_signature.
+
+--execute runs the program twice on one thread per rank through the eager
+interpreter, with seeded leaves: once with every op constrained to the
+plan's signature, once op by op as eager inference chooses. It reports the
+bytes each run moved next to the cost model's prediction and the largest
+difference between the two runs' outputs, and exits 1 unless the bytes
+are as predicted, eager inference made the predicted greedy choices, and
+the outputs agree.)help"},
     {"calibrate", "measure this machine's links for the planner",
      R"help(sbp calibrate [--backend=threads|gloo] [--nproc=N] [--out=FILE]
               [--format=text|json|textproto]
@@ -553,7 +561,18 @@ int main(int argc, char** argv) {
     }
     o.memory_cap = absl::GetFlag(FLAGS_memory_cap);
     o.format = format;
-    out = oneflow_sbp::cli::RunPlan(o, **engine);
+    if (const std::optional<std::string> execute = absl::GetFlag(FLAGS_execute)) {
+      if (*execute != "threads") {
+        return Fail(command, absl::InvalidArgumentError(absl::StrCat(
+                                 "--execute=", *execute,
+                                 ": plan runs on rank threads only (--execute or --execute=threads)")));
+      }
+      o.execute = true;
+    }
+    o.seed = absl::GetFlag(FLAGS_seed);
+    bool execution_ok = true;
+    out = oneflow_sbp::cli::RunPlan(o, **engine, &execution_ok);
+    if (!execution_ok) exit_code = 1;
   } else if (command == "demo") {
     oneflow_sbp::cli::DemoOptions o;
     o.mesh = absl::GetFlag(FLAGS_mesh);

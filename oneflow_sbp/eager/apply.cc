@@ -43,7 +43,7 @@ absl::Status CheckInputs(const OpCall& call, absl::Span<const GlobalTensor> inpu
 }
 
 InferRequest MakeRequest(EagerContext& ctx, const std::shared_ptr<const OpCall>& call,
-                         absl::Span<const GlobalTensor> inputs) {
+                         absl::Span<const GlobalTensor> inputs, const NdSbpSignature* required) {
   InferRequest req;
   req.op = call;
   req.placement = inputs[0].placement();
@@ -55,6 +55,11 @@ InferRequest MakeRequest(EagerContext& ctx, const std::shared_ptr<const OpCall>&
     if (!call->is_mutable_input(b)) continue;
     if (req.constraints.empty()) req.constraints.resize(call->num_blobs());
     req.constraints[b] = inputs[b].nd_sbp();
+  }
+  if (required != nullptr) {
+    // Outputs too: 1-D rules filter them; N-D rules check inputs only
+    // (OneFlow's), and ApplyInternal checks the outputs afterwards.
+    req.constraints.assign(required->begin(), required->end());
   }
   req.cost.policy = ctx.options().cost_policy;
   return req;
@@ -113,13 +118,26 @@ absl::StatusOr<std::vector<LocalTensor>> Compute(EagerContext& ctx,
   return outputs;
 }
 
-}  // namespace
-
-absl::StatusOr<std::vector<GlobalTensor>> Apply(EagerContext& ctx,
-                                                const std::shared_ptr<const OpCall>& call,
-                                                absl::Span<const GlobalTensor> inputs) {
+absl::StatusOr<std::vector<GlobalTensor>> ApplyInternal(
+    EagerContext& ctx, const std::shared_ptr<const OpCall>& call,
+    absl::Span<const GlobalTensor> inputs, const NdSbpSignature* required) {
   absl::Status s = CheckInputs(*call, inputs);
   if (!s.ok()) return s;
+  if (required != nullptr) {
+    if (static_cast<int>(required->size()) != call->num_blobs()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(call->type_name(), ": the required signature has ", required->size(),
+                       " blobs; the op call has ", call->num_blobs()));
+    }
+    // Mutable inputs cannot move: a plan that moves one is not runnable.
+    for (int b = 0; b < call->num_inputs(); ++b) {
+      if (call->is_mutable_input(b) && !(inputs[b].nd_sbp() == (*required)[b])) {
+        return absl::FailedPreconditionError(absl::StrCat(
+            call->type_name(), ": the required signature wants mutable input ", call->bn(b),
+            " as ", (*required)[b].ToString(), " but it is ", inputs[b].nd_sbp().ToString()));
+      }
+    }
+  }
   const bool tracing = ctx.options().trace;
   OpEvent event;
   absl::Time mark;
@@ -127,9 +145,14 @@ absl::StatusOr<std::vector<GlobalTensor>> Apply(EagerContext& ctx,
 
   // infer
   absl::StatusOr<std::shared_ptr<const InferResult>> result =
-      ctx.engine().Infer(MakeRequest(ctx, call, inputs));
+      ctx.engine().Infer(MakeRequest(ctx, call, inputs, required));
   if (!result.ok()) return result.status();
   const NdSbpSignature& sig = (*result)->signature;
+  if (required != nullptr && !(sig == *required)) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        call->type_name(), ": the plan requires ", SignatureToString(*call, *required),
+        " but inference with those constraints chose ", SignatureToString(*call, sig)));
+  }
   if (tracing) {
     const absl::Time now = absl::Now();
     event.infer = now - mark;
@@ -188,6 +211,20 @@ absl::StatusOr<std::vector<GlobalTensor>> Apply(EagerContext& ctx,
     ctx.trace().Add(std::move(event));
   }
   return outputs;
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<GlobalTensor>> Apply(EagerContext& ctx,
+                                                const std::shared_ptr<const OpCall>& call,
+                                                absl::Span<const GlobalTensor> inputs) {
+  return ApplyInternal(ctx, call, inputs, nullptr);
+}
+
+absl::StatusOr<std::vector<GlobalTensor>> ApplyWithSignature(
+    EagerContext& ctx, const std::shared_ptr<const OpCall>& call,
+    absl::Span<const GlobalTensor> inputs, const NdSbpSignature& required) {
+  return ApplyInternal(ctx, call, inputs, &required);
 }
 
 absl::StatusOr<std::vector<GlobalTensor>> Apply(EagerContext& ctx, absl::string_view op,

@@ -35,6 +35,17 @@ absl::StatusOr<std::vector<GlobalTensor>> Apply(EagerContext& ctx,
                                                 const std::shared_ptr<const OpCall>& call,
                                                 absl::Span<const GlobalTensor> inputs);
 
+// Apply with the signature fixed in advance (a graph-level plan's choice
+// for this op, graph/program_planner.h): every blob is constrained to
+// `required`, so inference keeps only that candidate and boxing moves the
+// inputs to it. kFailedPrecondition naming the op and both signatures if
+// inference still chooses another (the plan was made for other inputs, or
+// with another registry); kInvalidArgument if `required` has the wrong
+// number of blobs.
+absl::StatusOr<std::vector<GlobalTensor>> ApplyWithSignature(
+    EagerContext& ctx, const std::shared_ptr<const OpCall>& call,
+    absl::Span<const GlobalTensor> inputs, const NdSbpSignature& required);
+
 absl::StatusOr<std::vector<GlobalTensor>> Apply(EagerContext& ctx, absl::string_view op,
                                                 absl::Span<const GlobalTensor> inputs,
                                                 const AttrMap& attrs = AttrMap());

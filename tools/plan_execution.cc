@@ -1,0 +1,154 @@
+#include "tools/plan_execution.h"
+
+#include <algorithm>
+#include <cmath>
+#include <mutex>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/time/clock.h"
+#include "boxing/comm/inprocess_world.h"
+#include "oneflow_sbp/eager/program_runner.h"
+
+namespace oneflow_sbp::cli {
+namespace {
+
+struct RunTotals {
+  eager::ProgramRunResult rank0;
+  int64_t bytes_received = 0;
+  double wall_s = 0;
+};
+
+// One run on every device rank; rank 0's result plus the bytes of all.
+absl::StatusOr<RunTotals> RunOnRanks(const graph::Program& program,
+                                     const graph::Assignment& assignment,
+                                     eager::ProgramRunMode mode, Engine& engine, uint64_t seed) {
+  const absl::Span<const int64_t> ranks = program.placement().ranks();
+  const int world = static_cast<int>(*std::max_element(ranks.begin(), ranks.end()) + 1);
+  RunTotals totals;
+  std::mutex mu;
+  const absl::Time start = absl::Now();
+  absl::StatusOr<std::vector<absl::Status>> ran =
+      comm::RunRanks(world, [&](comm::Communicator& comm) -> absl::Status {
+        eager::EagerContext ctx(engine, comm);
+        eager::ProgramRunOptions options;
+        options.seed = seed;
+        absl::StatusOr<eager::ProgramRunResult> r =
+            eager::RunProgram(ctx, program, assignment, mode, options);
+        if (!r.ok()) return r.status();
+        std::lock_guard<std::mutex> lock(mu);
+        totals.bytes_received += r->traffic.bytes_received;
+        if (comm.rank() == ranks[0]) totals.rank0 = *std::move(r);
+        return absl::OkStatus();
+      });
+  totals.wall_s = absl::ToDoubleSeconds(absl::Now() - start);
+  if (!ran.ok()) return ran.status();
+  // The first failing rank's own error, not a peer's "aborted" echo.
+  for (const absl::Status& s : *ran) {
+    if (!s.ok() && s.code() != absl::StatusCode::kAborted) return s;
+  }
+  for (const absl::Status& s : *ran) {
+    if (!s.ok()) return s;
+  }
+  return totals;
+}
+
+int OpsAsPredicted(const std::vector<NdSbpSignature>& ran,
+                   const std::vector<NdSbpSignature>& predicted) {
+  int same = 0;
+  for (size_t i = 0; i < ran.size() && i < predicted.size(); ++i) {
+    if (ran[i] == predicted[i]) ++same;
+  }
+  return same;
+}
+
+// Max |a - b| relative to max(1, max |b|) over every output.
+double OutputDiff(const std::vector<LocalTensor>& a, const std::vector<LocalTensor>& b) {
+  double diff = 0;
+  double scale = 1;
+  for (size_t o = 0; o < a.size() && o < b.size(); ++o) {
+    const std::vector<double> x = a[o].ToDoubles();
+    const std::vector<double> y = b[o].ToDoubles();
+    if (x.size() != y.size()) return INFINITY;
+    for (size_t i = 0; i < x.size(); ++i) {
+      diff = std::max(diff, std::fabs(x[i] - y[i]));
+      scale = std::max(scale, std::fabs(y[i]));
+    }
+  }
+  return diff / scale;
+}
+
+}  // namespace
+
+absl::StatusOr<oneflow::PlanExecutionProto> ExecuteProgramPlan(const graph::Program& program,
+                                                               const graph::ProgramPlan& plan,
+                                                               Engine& engine, uint64_t seed) {
+  absl::StatusOr<RunTotals> planned = RunOnRanks(program, plan.chosen,
+                                                 eager::ProgramRunMode::kFollowPlan, engine, seed);
+  if (!planned.ok()) return planned.status();
+  absl::StatusOr<RunTotals> greedy = RunOnRanks(
+      program, plan.greedy, eager::ProgramRunMode::kEagerInference, engine, seed);
+  if (!greedy.ok()) return greedy.status();
+
+  oneflow::PlanExecutionProto e;
+  e.set_ranks(static_cast<int>(program.placement().parallel_num()));
+  e.set_seed(seed);
+  e.set_ops(static_cast<int>(program.ops().size()));
+  auto fill = [](const RunTotals& t, int64_t predicted, int as_predicted,
+                 oneflow::PlanRunProto* p) {
+    p->set_measured_bytes(t.bytes_received);
+    p->set_predicted_bytes(predicted);
+    p->set_wall_s(t.wall_s);
+    p->set_ops_as_predicted(as_predicted);
+  };
+  fill(*planned, plan.costs.comm_bytes,
+       OpsAsPredicted(planned->rank0.signatures, plan.chosen.op_signatures), e.mutable_plan());
+  fill(*greedy, plan.greedy_costs.comm_bytes,
+       OpsAsPredicted(greedy->rank0.signatures, plan.greedy.op_signatures), e.mutable_greedy());
+  e.set_outputs(static_cast<int>(planned->rank0.outputs.size()));
+  e.set_max_output_diff(OutputDiff(planned->rank0.outputs, greedy->rank0.outputs));
+
+  std::vector<std::string> problems;
+  const int num_ops = static_cast<int>(program.ops().size());
+  for (const auto& [name, run] : {std::pair<const char*, const oneflow::PlanRunProto*>{
+                                      "plan", &e.plan()},
+                                  {"greedy", &e.greedy()}}) {
+    if (run->measured_bytes() != run->predicted_bytes()) {
+      problems.push_back(absl::StrCat(name, " moved ", run->measured_bytes(),
+                                      " B where the cost model predicted ",
+                                      run->predicted_bytes(), " B"));
+    }
+    if (run->ops_as_predicted() != num_ops) {
+      problems.push_back(absl::StrCat(name, ": ", num_ops - run->ops_as_predicted(), " of ",
+                                      num_ops, " ops ran with another signature"));
+    }
+  }
+  if (!(e.max_output_diff() <= kOutputTolerance)) {
+    problems.push_back(absl::StrFormat("outputs differ by %.3g (tolerance %.0e)",
+                                       e.max_output_diff(), kOutputTolerance));
+  }
+  e.set_ok(problems.empty());
+  if (!problems.empty()) e.set_mismatch(absl::StrJoin(problems, "; "));
+  return e;
+}
+
+std::string PlanExecutionText(const oneflow::PlanExecutionProto& e) {
+  auto line = [](const char* name, const oneflow::PlanRunProto& r, int ops) {
+    return absl::StrFormat("  %-7s %d B moved (predicted %d B), %d/%d ops as predicted, %.3f s\n",
+                           name, r.measured_bytes(), r.predicted_bytes(), r.ops_as_predicted(),
+                           ops, r.wall_s());
+  };
+  const int ops = e.ops();
+  std::string out = absl::StrCat("\nexecuted on ", e.ranks(), " rank threads (seed ", e.seed(),
+                                 "):\n");
+  absl::StrAppend(&out, line("plan", e.plan(), ops), line("greedy", e.greedy(), ops));
+  absl::StrAppend(&out, absl::StrFormat("  outputs %d, max difference plan vs greedy %.3g\n",
+                                        e.outputs(), e.max_output_diff()));
+  absl::StrAppend(&out, e.ok() ? "  OK: bytes as predicted, same outputs\n"
+                               : absl::StrCat("  MISMATCH: ", e.mismatch(), "\n"));
+  return out;
+}
+
+}  // namespace oneflow_sbp::cli
