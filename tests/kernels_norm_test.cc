@@ -60,7 +60,6 @@ std::vector<LocalTensor> NormRef(const LocalTensor& x, const LocalTensor* scale,
   return out;
 }
 
-
 struct LnCase {
   std::vector<int64_t> x;
   int k, p;  // begin_norm_axis, begin_params_axis (normalised)
