@@ -200,7 +200,9 @@ SweepResult SweepSignatures(std::shared_ptr<const OpCall> call,
   }
   // RunSharded's results: the outputs, then the mutable inputs.
   std::vector<std::string> result_bn;
-  for (int i = 0; i < call->num_outputs(); ++i) result_bn.push_back(call->bn(call->num_inputs() + i));
+  for (int i = 0; i < call->num_outputs(); ++i) {
+    result_bn.push_back(call->bn(call->num_inputs() + i));
+  }
   for (int b = 0; b < call->num_inputs(); ++b) {
     if (call->is_mutable_input(b)) result_bn.push_back(call->bn(b));
   }

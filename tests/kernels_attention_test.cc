@@ -70,7 +70,8 @@ TEST(RotaryKernels, SplitHeadDimIsRefused) {
   const LocalTensor x = GridTensor(DataType::kFloat32, {1, 1, 2, 4}, 1);
   const LocalTensor cs = GridTensor(DataType::kFloat32, {2, 4}, 2);
   absl::StatusOr<std::vector<LocalTensor>> got =
-      RunOnRank("rotary_embedding", {x, cs, cs}, {}, "cpu:0-1", {"S(3)", "S(1)", "S(1)", "S(3)"}, 0);
+      RunOnRank("rotary_embedding", {x, cs, cs}, {}, "cpu:0-1",
+                {"S(3)", "S(1)", "S(1)", "S(3)"}, 0);
   EXPECT_EQ(got.status().code(), absl::StatusCode::kInternal);
   EXPECT_THAT(std::string(got.status().message()), HasSubstr("mixes the two halves of D"));
   // x split on the sequence with cos whole is fine (global rows); cos
@@ -174,7 +175,8 @@ TEST(AttentionKernels, CausalMaskHidesLaterKeys) {
   const LocalTensor q = GridTensor(DataType::kFloat64, {1, 1, 3, 2}, 1);
   const LocalTensor k = GridTensor(DataType::kFloat64, {1, 1, 3, 2}, 2);
   const LocalTensor v = Tensor(DataType::kFloat64, {1, 1, 3, 1}, {10, 20, 30});
-  const LocalTensor got = First(RunOnce("scaled_dot_product_attention", {q, k, v}, {"causal=true"}));
+  const LocalTensor got =
+      First(RunOnce("scaled_dot_product_attention", {q, k, v}, {"causal=true"}));
   EXPECT_DOUBLE_EQ(got.GetDouble(0), 10);
   EXPECT_GT(got.GetDouble(2), 10);  // the last row mixes all three
   const LocalTensor open = First(RunOnce("scaled_dot_product_attention", {q, k, v}));

@@ -85,7 +85,8 @@ TEST(AdamKernel, ThreeStepsMatchTheFormula) {
   EXPECT_EQ(kernels::CompareTensors(state[3], Tensor(dt, {2, 5}, want.v), tol), "");
   // The first step moves every weight with a nonzero gradient by about lr.
   absl::StatusOr<std::vector<LocalTensor>> first =
-      RunOnce("adam_update", {w0, g, *LocalTensor::Zeros(dt, {2, 5}), *LocalTensor::Zeros(dt, {2, 5})},
+      RunOnce("adam_update",
+              {w0, g, *LocalTensor::Zeros(dt, {2, 5}), *LocalTensor::Zeros(dt, {2, 5})},
               AdamAttrs(1, 0.1, 0));
   ASSERT_TRUE(first.ok());
   for (int64_t i = 0; i < w0.elem_cnt(); ++i) {
@@ -112,7 +113,8 @@ TEST(UpdateKernels, MismatchedShardsAreRefused) {
 
 TEST(UpdateKernels, EveryCandidateAgreesWithOneRank) {
   // Uneven extents over 2 and 3 parts.
-  for (const std::vector<int64_t>& dims : std::vector<std::vector<int64_t>>{{5, 7}, {3}, {2, 3, 5}}) {
+  const std::vector<std::vector<int64_t>> shapes = {{5, 7}, {3}, {2, 3, 5}};
+  for (const std::vector<int64_t>& dims : shapes) {
     const DataType dt = DataType::kFloat32;
     const LocalTensor w = GridTensor(dt, dims, 5), g = GridTensor(dt, dims, 6);
     const LocalTensor m = GridTensor(dt, dims, 7), v = GridTensor(dt, dims, 8, 0, 1);
