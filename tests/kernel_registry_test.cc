@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "ops/kernels/kernel_context.h"
@@ -64,6 +65,17 @@ TEST(KernelRegistry, EveryBatchOpHasACpuKernelWithDtypes) {
   // Kernels exist only for ops the catalog defines.
   for (const std::string& op : have) EXPECT_NE(Registry().Find(op), nullptr) << op;
   EXPECT_TRUE(KernelRegistry::Global().OpsWithKernels(DeviceType::kCuda).empty());
+}
+
+// The catalog's goal: eager Apply can run every registered op, forward
+// and backward, on cpu (`sbp ops` marks any op that lacks one).
+TEST(KernelRegistry, EveryRegisteredOpHasACpuKernel) {
+  std::vector<std::string> missing;
+  for (const std::string& op : Registry().OpNames()) {
+    if (!KernelRegistry::Global().Find(op, DeviceType::kCpu).ok()) missing.push_back(op);
+  }
+  EXPECT_TRUE(missing.empty()) << absl::StrJoin(missing, " ");
+  EXPECT_GE(Registry().OpNames().size(), 100u);
 }
 
 TEST(KernelRegistry, LookupErrors) {

@@ -64,6 +64,25 @@ LocalTensor Tensor(DataType dtype, const std::vector<int64_t>& dims,
   return *std::move(t);
 }
 
+LocalTensor CentralDifference(const LocalTensor& t, const LocalTensor& dy,
+                              const std::function<LocalTensor(const LocalTensor&)>& forward,
+                              double h) {
+  auto loss = [&](const LocalTensor& v) {
+    const LocalTensor y = forward(v);
+    double s = 0;
+    for (int64_t i = 0; i < y.elem_cnt(); ++i) s += y.GetDouble(i) * dy.GetDouble(i);
+    return s;
+  };
+  std::vector<double> d(t.elem_cnt());
+  for (int64_t i = 0; i < t.elem_cnt(); ++i) {
+    LocalTensor a = t.Clone(), b = t.Clone();
+    a.SetDouble(i, t.GetDouble(i) + h);
+    b.SetDouble(i, t.GetDouble(i) - h);
+    d[i] = (loss(a) - loss(b)) / (2 * h);
+  }
+  return Tensor(t.dtype(), std::vector<int64_t>(t.dims().begin(), t.dims().end()), d);
+}
+
 std::shared_ptr<const OpCall> CallOrDie(const std::string& op, int num_inputs,
                                         const std::vector<std::string>& attrs) {
   absl::StatusOr<std::shared_ptr<const OpCall>> call = MakeCall(op, num_inputs, attrs);
@@ -179,6 +198,14 @@ SweepResult SweepSignatures(std::shared_ptr<const OpCall> call,
     fail(absl::StrCat("reference: ", want.status().message()));
     return result;
   }
+  // RunSharded's results: the outputs, then the mutable inputs.
+  std::vector<std::string> result_bn;
+  for (int i = 0; i < call->num_outputs(); ++i) {
+    result_bn.push_back(call->bn(call->num_inputs() + i));
+  }
+  for (int b = 0; b < call->num_inputs(); ++b) {
+    if (call->is_mutable_input(b)) result_bn.push_back(call->bn(b));
+  }
   auto check = [&](const Placement& placement, const NdSbpSignature& sig) {
     for (int b = 0; b < call->num_inputs(); ++b) {
       if (in_descs[b].dtype == DataType::kBool && sig[b].any_partial_sum()) {
@@ -199,10 +226,7 @@ SweepResult SweepSignatures(std::shared_ptr<const OpCall> call,
       const kernels::Tolerance tol =
           options.tolerance ? *options.tolerance : kernels::DefaultTolerance((*want)[i].dtype());
       const std::string diff = kernels::CompareTensors((*got)[i], (*want)[i], tol);
-      if (!diff.empty()) {
-        fail(absl::StrCat(where, ": ", call->bn(call->num_inputs() + static_cast<int>(i)), " ",
-                          diff));
-      }
+      if (!diff.empty()) fail(absl::StrCat(where, ": ", result_bn[i], " ", diff));
     }
   };
   for (const std::string& text : options.placements_1d) {

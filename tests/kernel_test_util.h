@@ -9,6 +9,7 @@
 #define TESTS_KERNEL_TEST_UTIL_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -33,6 +34,13 @@ LocalTensor BoolTensor(const std::vector<int64_t>& dims, uint64_t seed);
 // The given row-major values.
 LocalTensor Tensor(DataType dtype, const std::vector<int64_t>& dims,
                    const std::vector<double>& values);
+
+// d/dt of sum(dy * forward(t)) for every element of `t` by central
+// differences with step h (t is copied, never changed); the gradient
+// check of a backward kernel. forward(t) must have dy's element count.
+LocalTensor CentralDifference(const LocalTensor& t, const LocalTensor& dy,
+                              const std::function<LocalTensor(const LocalTensor&)>& forward,
+                              double h = 1e-6);
 
 // MakeCall (infer_test_util.h) or a failed test assertion's abort.
 std::shared_ptr<const OpCall> CallOrDie(const std::string& op, int num_inputs,

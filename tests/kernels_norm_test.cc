@@ -60,27 +60,6 @@ std::vector<LocalTensor> NormRef(const LocalTensor& x, const LocalTensor* scale,
   return out;
 }
 
-// d/dt of sum(dy * y(t)) for every element of `t` (x or a parameter,
-// changed in place in a copy), by central differences of `forward`.
-LocalTensor Numeric(const LocalTensor& t, const LocalTensor& dy,
-                    const std::function<LocalTensor(const LocalTensor&)>& forward) {
-  const double h = 1e-6;
-  std::vector<double> d(t.elem_cnt());
-  auto loss = [&](const LocalTensor& v) {
-    const LocalTensor y = forward(v);
-    double s = 0;
-    for (int64_t i = 0; i < y.elem_cnt(); ++i) s += y.GetDouble(i) * dy.GetDouble(i);
-    return s;
-  };
-  for (int64_t i = 0; i < t.elem_cnt(); ++i) {
-    LocalTensor a = t.Clone(), b = t.Clone();
-    a.SetDouble(i, t.GetDouble(i) + h);
-    b.SetDouble(i, t.GetDouble(i) - h);
-    d[i] = (loss(a) - loss(b)) / (2 * h);
-  }
-  return Tensor(t.dtype(), std::vector<int64_t>(t.dims().begin(), t.dims().end()), d);
-}
-
 struct LnCase {
   std::vector<int64_t> x;
   int k, p;  // begin_norm_axis, begin_params_axis (normalised)
@@ -142,7 +121,7 @@ TEST(LayerNormKernels, GradientsMatchCentralDifferences) {
       if (with_gamma) in.push_back(gamma);
       absl::StatusOr<std::vector<LocalTensor>> got = RunOnce("layer_norm_grad", in, {bna});
       ASSERT_TRUE(got.ok()) << got.status();
-      const LocalTensor want = Numeric(x, dy, [&](const LocalTensor& v) {
+      const LocalTensor want = CentralDifference(x, dy, [&](const LocalTensor& v) {
         return NormRef(v, with_gamma ? &gamma : nullptr, &beta, c.k, c.p, true)[0];
       });
       EXPECT_EQ(kernels::CompareTensors((*got)[0], want, {1e-6, 1e-6}), "")
@@ -153,12 +132,12 @@ TEST(LayerNormKernels, GradientsMatchCentralDifferences) {
         RunOnce("layer_norm_param_grad", {dy, x, fwd[1], fwd[2]},
                 {"begin_params_axis=" + std::to_string(c.p)});
     ASSERT_TRUE(got.ok()) << got.status();
-    EXPECT_EQ(kernels::CompareTensors((*got)[0], Numeric(gamma, dy, [&](const LocalTensor& g) {
+    EXPECT_EQ(kernels::CompareTensors((*got)[0], CentralDifference(gamma, dy, [&](const LocalTensor& g) {
                                         return NormRef(x, &g, &beta, c.k, c.p, true)[0];
                                       }),
                                       {1e-6, 1e-6}),
               "");
-    EXPECT_EQ(kernels::CompareTensors((*got)[1], Numeric(beta, dy, [&](const LocalTensor& b) {
+    EXPECT_EQ(kernels::CompareTensors((*got)[1], CentralDifference(beta, dy, [&](const LocalTensor& b) {
                                         return NormRef(x, &gamma, &b, c.k, c.p, true)[0];
                                       }),
                                       {1e-6, 1e-6}),
@@ -275,7 +254,7 @@ TEST(RmsNormKernels, GradientsMatchCentralDifferences) {
       if (with_weight) in.push_back(w);
       absl::StatusOr<std::vector<LocalTensor>> got = RunOnce("rms_norm_grad", in);
       ASSERT_TRUE(got.ok()) << got.status();
-      EXPECT_EQ(kernels::CompareTensors((*got)[0], Numeric(x, dy, [&](const LocalTensor& v) {
+      EXPECT_EQ(kernels::CompareTensors((*got)[0], CentralDifference(x, dy, [&](const LocalTensor& v) {
                                           return NormRef(v, with_weight ? &w : nullptr, nullptr,
                                                          c.k, c.k, false)[0];
                                         }),
@@ -285,7 +264,7 @@ TEST(RmsNormKernels, GradientsMatchCentralDifferences) {
     }
     absl::StatusOr<std::vector<LocalTensor>> got = RunOnce("rms_norm_param_grad", {dy, x, inv});
     ASSERT_TRUE(got.ok()) << got.status();
-    EXPECT_EQ(kernels::CompareTensors((*got)[0], Numeric(w, dy, [&](const LocalTensor& v) {
+    EXPECT_EQ(kernels::CompareTensors((*got)[0], CentralDifference(w, dy, [&](const LocalTensor& v) {
                                         return NormRef(x, &v, nullptr, c.k, c.k, false)[0];
                                       }),
                                       {1e-6, 1e-6}),

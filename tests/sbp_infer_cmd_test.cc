@@ -7,6 +7,7 @@
 #include "tests/infer_test_util.h"
 #include "oneflow_sbp/io/proto_io.h"
 #include "ops/builtin_ops.h"
+#include "ops/kernels/kernel_registry.h"
 #include "proto/infer.pb.h"
 #include "proto/op_def.pb.h"
 #include "tools/cmd_infer.h"
@@ -187,11 +188,24 @@ TEST(SbpInfer, BadRequestsGiveOneClearMessage) {
 }
 
 TEST(SbpOps, ListsEveryOpWithArgsAndAttrs) {
-  absl::StatusOr<std::string> out = RunOps("", "text", Ops());
+  // A registry with one kernel: the others are marked.
+  kernels::KernelRegistry kr;
+  ASSERT_TRUE(kr.Register("matmul", DeviceType::kCpu,
+                          [](kernels::KernelContext&) { return absl::OkStatus(); },
+                          {DataType::kFloat32, DataType::kFloat64})
+                  .ok());
+  absl::StatusOr<std::string> out = RunOps("", "text", Ops(), &kr);
   ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT(*out, HasSubstr(" ops, 1 with a cpu kernel (the rest marked [no cpu kernel])"));
   EXPECT_THAT(*out, HasSubstr(" matmul                     (a, b, _add_to_output?) -> (out)  "
                               "transpose_a:bool=false, transpose_b:bool=false, alpha:float=1\n"));
-  EXPECT_THAT(*out, HasSubstr(" add_n                      (in...) -> (out)\n"));
+  EXPECT_THAT(*out, HasSubstr(" add_n                      (in...) -> (out)  [no cpu kernel]\n"));
+  out = RunOps("matmul", "text", Ops(), &kr);
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT(*out, HasSubstr("kernel:  cpu (f32 f64)\n"));
+  out = RunOps("add_n", "text", Ops(), &kr);
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT(*out, HasSubstr("kernel:  none for cpu (eager Apply rejects the op)\n"));
   absl::StatusOr<std::string> json = RunOps("transpose", "json", Ops());
   ASSERT_TRUE(json.ok());
   oneflow::OpDefListProto list;

@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "oneflow_sbp/data_type.h"
 #include "oneflow_sbp/io/infer_proto.h"
 #include "proto/op_def.pb.h"
 #include "tools/cli_format.h"
@@ -31,10 +32,23 @@ std::string AttrsText(const oneflow::OpDefProto& op) {
   return absl::StrJoin(parts, ", ");
 }
 
+// "f32 f64" for the kernel's documented dtypes; "" if it has none.
+std::string DtypesText(const std::vector<DataType>& dtypes) {
+  std::vector<std::string> names;
+  for (DataType d : dtypes) names.emplace_back(DataTypeName(d));
+  return absl::StrJoin(names, " ");
+}
+
 }  // namespace
 
 absl::StatusOr<std::string> RunOps(const std::string& op, const std::string& format,
-                                   const OpRegistry& registry) {
+                                   const OpRegistry& registry,
+                                   const kernels::KernelRegistry* kernels) {
+  const kernels::KernelRegistry& kr =
+      kernels != nullptr ? *kernels : kernels::KernelRegistry::Global();
+  auto has_kernel = [&](const std::string& name) {
+    return kr.Find(name, DeviceType::kCpu).ok();
+  };
   absl::StatusOr<OutputFormat> fmt = ParseOutputFormat(format, "text|json|textproto");
   if (!fmt.ok()) return fmt.status();
   oneflow::OpDefListProto list;
@@ -52,18 +66,26 @@ absl::StatusOr<std::string> RunOps(const std::string& op, const std::string& for
   std::string text;
   if (op.empty()) {
     int fallback = 0;
-    for (const auto& d : list.op()) fallback += d.broadcast_fallback() ? 1 : 0;
-    text = absl::StrCat(list.op_size(), " ops", fallback ? absl::StrCat(", ", fallback,
-                                                          " without an SBP rule (marked !)")
-                                                         : "",
+    std::vector<std::string> no_kernel;
+    for (const auto& d : list.op()) {
+      fallback += d.broadcast_fallback() ? 1 : 0;
+      if (!has_kernel(d.op_type_name())) no_kernel.push_back(d.op_type_name());
+    }
+    text = absl::StrCat(list.op_size(), " ops, ", list.op_size() - no_kernel.size(),
+                        " with a cpu kernel",
+                        no_kernel.empty() ? "" : " (the rest marked [no cpu kernel])",
+                        fallback ? absl::StrCat(", ", fallback, " without an SBP rule (marked !)")
+                                 : "",
                         "; `sbp ops OP` for one op. ? = optional, ... = variadic\n");
     for (const auto& d : list.op()) {
       const std::string attrs = AttrsText(d);
-      absl::StrAppend(&text, absl::StrFormat("%s%-26s (%s) -> (%s)%s\n",
+      absl::StrAppend(&text, absl::StrFormat("%s%-26s (%s) -> (%s)%s%s\n",
                                              d.broadcast_fallback() ? "!" : " ",
                                              d.op_type_name(), ArgsText(d.input()),
                                              ArgsText(d.output()),
-                                             attrs.empty() ? "" : "  " + attrs));
+                                             attrs.empty() ? "" : "  " + attrs,
+                                             has_kernel(d.op_type_name()) ? ""
+                                                                          : "  [no cpu kernel]"));
     }
   } else {
     const auto& d = list.op(0);
@@ -74,6 +96,12 @@ absl::StatusOr<std::string> RunOps(const std::string& op, const std::string& for
                         d.broadcast_fallback() ? "none; broadcast-only fallback (every "
                                                  "blob B)"
                                                : "yes",
+                        "\n", "kernel:  ",
+                        has_kernel(d.op_type_name())
+                            ? absl::StrCat("cpu (", DtypesText(kr.Dtypes(d.op_type_name(),
+                                                                         DeviceType::kCpu)),
+                                           ")")
+                            : "none for cpu (eager Apply rejects the op)",
                         "\n");
     if (d.has_doc()) absl::StrAppend(&text, "\n", d.doc(), "\n");
     absl::StrAppend(&text, "\nblob names: <arg>_<index>, e.g. ",

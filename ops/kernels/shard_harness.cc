@@ -324,6 +324,14 @@ absl::StatusOr<std::vector<LocalTensor>> RunSharded(std::shared_ptr<const OpCall
                                                        placement, call->bn(b)));
     assembled.push_back(std::move(t));
   }
+  // Mutable inputs (optimizer state) are results too: the kernel wrote
+  // each rank's shard in place; assembling checks that B copies agree.
+  for (int b = 0; b < call->num_inputs(); ++b) {
+    if (!call->is_mutable_input(b)) continue;
+    OFS_ASSIGN_OR_RETURN(LocalTensor t, AssembleTensor(locals[b], descs[b], signature[b],
+                                                       placement, call->bn(b)));
+    assembled.push_back(std::move(t));
+  }
   return assembled;
 }
 

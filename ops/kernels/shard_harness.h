@@ -27,7 +27,9 @@
 //  3. assembles each output (AssembleTensor): S places each rank's slice,
 //     B requires every copy to agree exactly, P sums the addends over the P
 //     axes (in double; bool outputs become "sum != 0");
-//  4. returns the assembled full outputs.
+//  4. returns the assembled full outputs, followed by the assembled final
+//     values of the op's mutable inputs (updated in place, in input order;
+//     sgd_update returns just its model).
 // RunReference runs the kernel once, on one rank holding everything.
 //
 // Errors: kInvalidArgument for bad harness input (counts, dtypes, zero

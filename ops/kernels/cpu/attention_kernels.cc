@@ -1,0 +1,344 @@
+// CPU kernels of the attention ops (rules in ops/attention_ops.cc):
+//
+//   rotary_embedding(x, cos, sin) -> y, x [B,H,S,D], cos/sin [S,D], h = D/2:
+//     y[d]   = x[d] cos[d]     - x[d+h] sin[d]      (d < h)
+//     y[d+h] = x[d+h] cos[d+h] + x[d] sin[d+h]
+//   rotary_embedding_grad(dy, cos, sin) -> dx, the transpose:
+//     dx[d]   = dy[d] cos[d]     + dy[d+h] sin[d+h]
+//     dx[d+h] = dy[d+h] cos[d+h] - dy[d] sin[d]
+//   scaled_dot_product_attention(q, k, v; causal, scale) -> out
+//     s = q k^T * scale (scale 0: 1/sqrt(D)), masked where j > i + Sk - Sq
+//     (GLOBAL query row i, so a rank holding a slice of the query rows
+//     masks the same keys as the single-rank run), p = softmax(s), out = p v.
+//     A row with every key masked (Sq > Sk) has no softmax: its out is 0.
+//   scaled_dot_product_attention_grad(dout, q, k, v) -> dq, dk, dv
+//     recomputes p; dv = p^T dout; dp = dout v^T;
+//     ds = p * (dp - rowsum(dp * p)); dq = scale ds k; dk = scale ds^T q.
+//   tril(in; diagonal) -> out keeps (.., i, j) with j <= i + diagonal in
+//     GLOBAL coordinates of the last two dims (the rule splits every dim).
+//
+// Layouts: rotary indexes cos and sin by x's global sequence row relative
+// to their own slice (so x:S(2) with cos:S(0) and x:S(0) with cos:B both
+// work) and checks that they cover x's rows; D must be whole. Attention
+// needs whole keys and whole D on every rank (the rules split only batch,
+// heads and query rows; a P value or dout is fine: both enter linearly).
+// Attention accumulates in double; f16/bf16 compute in double too.
+//
+// Dtypes: rotary and attention f32 f64 f16 bf16; tril every type.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "oneflow_sbp/status_macros.h"
+#include "ops/kernels/dtype_dispatch.h"
+#include "ops/kernels/kernel_registry.h"
+
+namespace oneflow_sbp::kernels {
+namespace {
+
+using Floating = DtypeConcat<FloatTypes, HalfTypes>;
+
+template <typename T>
+double D(T v) {
+  return ConvertElement<double>(v);
+}
+
+// kInternal unless input `in` holds dim `dim` whole on this rank.
+absl::Status CheckWhole(const KernelContext& ctx, int in, int dim, absl::string_view why) {
+  const LocalTensor& t = ctx.input(in);
+  const BlobLayout& l = ctx.input_layout(in);
+  if (t.dim(dim) == l.logical.shape.dim(dim)) return absl::OkStatus();
+  return ctx.Internal(absl::StrCat("rank holds ", t.dim(dim), " of the ", l.logical.shape.dim(dim),
+                                   " entries of dim ", dim, " of ", ctx.input_bn(in), " ",
+                                   l.logical.ToString(), " ", l.nd_sbp.ToString(), "; ", why));
+}
+
+// kInternal unless inputs a and b have the same local dims on [0, n).
+absl::Status CheckSameLocal(const KernelContext& ctx, int a, int b, int n) {
+  const LocalTensor& x = ctx.input(a);
+  const LocalTensor& y = ctx.input(b);
+  for (int d = 0; d < n; ++d) {
+    if (x.dim(d) != y.dim(d)) {
+      return ctx.Internal(absl::StrCat("local ", ctx.input_bn(a), " ", DimsToString(x.dims()),
+                                       " and ", ctx.input_bn(b), " ", DimsToString(y.dims()),
+                                       " differ in dim ", d));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// ---------------------------------------------------------------- rotary
+
+// rotary_embedding (grad = false) or its transpose.
+template <bool kGrad>
+absl::Status RotaryKernel(KernelContext& ctx) {
+  const LocalTensor& x = ctx.input(0);
+  const LocalTensor& cos = ctx.input(1);
+  const LocalTensor& sin = ctx.input(2);
+  if (x.rank() != 4 || cos.rank() != 2 || sin.dims() != cos.dims() || x.dtype() != cos.dtype() ||
+      x.dtype() != sin.dtype()) {
+    return ctx.Internal(absl::StrCat("local ", ctx.input_bn(0), " ", x.ToString(0), ", cos_0 ",
+                                     cos.ToString(0), " and sin_0 ", sin.ToString(0),
+                                     " do not fit [B,H,S,D], [S,D], [S,D]"));
+  }
+  OFS_RETURN_IF_ERROR(CheckWhole(ctx, 0, 3, "rotary embedding mixes the two halves of D"));
+  OFS_RETURN_IF_ERROR(CheckWhole(ctx, 1, 1, "rotary embedding mixes the two halves of D"));
+  // x's rows [xs, xs + S) in global coordinates must lie in cos's slice.
+  const IndexRange xr = ctx.input_layout(0).slice.range(2);
+  const IndexRange cr = ctx.input_layout(1).slice.range(0);
+  const IndexRange sr = ctx.input_layout(2).slice.range(0);
+  if (x.dim(2) > 0 && (xr.begin < cr.begin || xr.end > cr.end || !(cr == sr))) {
+    return ctx.Internal(absl::StrCat("cos_0 ", ctx.input_layout(1).slice.ToString(), " and sin_0 ",
+                                     ctx.input_layout(2).slice.ToString(),
+                                     " do not cover the sequence rows of ", ctx.input_bn(0), " ",
+                                     ctx.input_layout(0).slice.ToString()));
+  }
+  OFS_RETURN_IF_ERROR(ctx.CheckOutput(0, x.dims(), x.dtype()));
+  const int64_t bh = x.dim(0) * x.dim(1), s = x.dim(2), d = x.dim(3), h = d / 2;
+  const int64_t row0 = xr.begin - cr.begin;
+  return DispatchDtype<Floating>(ctx, x.dtype(), ctx.input_bn(0), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using C = ComputeType<T>;
+    const T* xp = x.data<T>();
+    const T* cp = cos.data<T>();
+    const T* sp = sin.data<T>();
+    T* yp = ctx.output(0).data<T>();
+    for (int64_t b = 0; b < bh; ++b) {
+      for (int64_t r = 0; r < s; ++r) {
+        const T* xi = xp + (b * s + r) * d;
+        T* yi = yp + (b * s + r) * d;
+        const T* c = cp + (row0 + r) * d;
+        const T* sn = sp + (row0 + r) * d;
+        for (int64_t j = 0; j < h; ++j) {
+          const C lo = ConvertElement<C>(xi[j]), hi = ConvertElement<C>(xi[j + h]);
+          const C cl = ConvertElement<C>(c[j]), ch = ConvertElement<C>(c[j + h]);
+          const C sl = ConvertElement<C>(sn[j]), sh = ConvertElement<C>(sn[j + h]);
+          if constexpr (!kGrad) {
+            yi[j] = ConvertElement<T>(lo * cl - hi * sl);
+            yi[j + h] = ConvertElement<T>(hi * ch + lo * sh);
+          } else {
+            yi[j] = ConvertElement<T>(lo * cl + hi * sh);
+            yi[j + h] = ConvertElement<T>(hi * ch - lo * sl);
+          }
+        }
+      }
+    }
+    return absl::OkStatus();
+  });
+}
+
+// ------------------------------------------------------------- attention
+
+struct AttentionDims {
+  int64_t bh = 0;      // local batch * heads
+  int64_t sq = 0;      // local query rows
+  int64_t sk = 0;      // keys (whole)
+  int64_t d = 0;       // query/key width (whole)
+  int64_t dv = 0;      // value width
+  int64_t row0 = 0;    // global index of the first local query row
+  int64_t shift = 0;   // causal: row i sees keys j <= i + shift
+  bool causal = false;
+  double scale = 1;
+};
+
+// Checks the local q, k, v (inputs q, q+1, q+2) and returns the loop dims.
+absl::StatusOr<AttentionDims> AttentionDimsOf(const KernelContext& ctx, int q) {
+  const LocalTensor& qt = ctx.input(q);
+  const LocalTensor& kt = ctx.input(q + 1);
+  const LocalTensor& vt = ctx.input(q + 2);
+  if (qt.rank() != 4 || kt.rank() != 4 || vt.rank() != 4) {
+    return ctx.Internal("query, key and value must have rank 4");
+  }
+  OFS_RETURN_IF_ERROR(CheckSameLocal(ctx, q, q + 1, 2));
+  OFS_RETURN_IF_ERROR(CheckSameLocal(ctx, q, q + 2, 2));
+  OFS_RETURN_IF_ERROR(CheckSameLocal(ctx, q + 1, q + 2, 3));
+  const char* why = "attention needs every key and whole rows";
+  OFS_RETURN_IF_ERROR(CheckWhole(ctx, q, 3, why));
+  OFS_RETURN_IF_ERROR(CheckWhole(ctx, q + 1, 2, why));
+  OFS_RETURN_IF_ERROR(CheckWhole(ctx, q + 1, 3, why));
+  if (qt.dim(3) != kt.dim(3)) return ctx.Internal("query and key widths differ");
+  AttentionDims a;
+  a.bh = qt.dim(0) * qt.dim(1);
+  a.sq = qt.dim(2);
+  a.sk = kt.dim(2);
+  a.d = qt.dim(3);
+  a.dv = vt.dim(3);
+  a.row0 = ctx.input_layout(q).slice.range(2).begin;
+  a.shift = ctx.input_layout(q + 1).logical.shape.dim(2) - ctx.input_layout(q).logical.shape.dim(2);
+  a.causal = ctx.Attr<bool>("causal");
+  const double scale = ctx.Attr<double>("scale");
+  a.scale = scale == 0 ? 1.0 / std::sqrt(static_cast<double>(a.d)) : scale;
+  return a;
+}
+
+// The softmax row p[0..sk) of query row `r` of head `b`; false if every
+// key is masked (p is then all zero).
+template <typename T>
+bool SoftmaxRow(const AttentionDims& a, const T* q, const T* k, int64_t b, int64_t r,
+                std::vector<double>& p) {
+  const T* qi = q + (b * a.sq + r) * a.d;
+  const int64_t last = a.causal ? std::min(a.sk, a.row0 + r + a.shift + 1) : a.sk;
+  double mx = -std::numeric_limits<double>::infinity();
+  for (int64_t j = 0; j < a.sk; ++j) {
+    if (j >= last) {
+      p[j] = 0;
+      continue;
+    }
+    const T* kj = k + (b * a.sk + j) * a.d;
+    double s = 0;
+    for (int64_t c = 0; c < a.d; ++c) s += D(qi[c]) * D(kj[c]);
+    p[j] = s * a.scale;
+    mx = std::max(mx, p[j]);
+  }
+  if (last <= 0) return false;
+  double sum = 0;
+  for (int64_t j = 0; j < last; ++j) sum += p[j] = std::exp(p[j] - mx);
+  for (int64_t j = 0; j < last; ++j) p[j] /= sum;
+  return true;
+}
+
+absl::Status AttentionKernel(KernelContext& ctx) {
+  OFS_ASSIGN_OR_RETURN(const AttentionDims a, AttentionDimsOf(ctx, 0));
+  const LocalTensor& q = ctx.input(0);
+  const DataType dt = q.dtype();
+  OFS_RETURN_IF_ERROR(ctx.CheckOutput(0, {q.dim(0), q.dim(1), a.sq, a.dv}, dt));
+  return DispatchDtype<Floating>(ctx, dt, ctx.input_bn(0), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* qp = q.data<T>();
+    const T* kp = ctx.input(1).data<T>();
+    const T* vp = ctx.input(2).data<T>();
+    T* out = ctx.output(0).data<T>();
+    std::vector<double> p(a.sk), acc(a.dv);
+    for (int64_t b = 0; b < a.bh; ++b) {
+      for (int64_t r = 0; r < a.sq; ++r) {
+        SoftmaxRow(a, qp, kp, b, r, p);
+        std::fill(acc.begin(), acc.end(), 0.0);
+        for (int64_t j = 0; j < a.sk; ++j) {
+          if (p[j] == 0) continue;
+          const T* vj = vp + (b * a.sk + j) * a.dv;
+          for (int64_t c = 0; c < a.dv; ++c) acc[c] += p[j] * D(vj[c]);
+        }
+        T* o = out + (b * a.sq + r) * a.dv;
+        for (int64_t c = 0; c < a.dv; ++c) o[c] = ConvertElement<T>(acc[c]);
+      }
+    }
+    return absl::OkStatus();
+  });
+}
+
+absl::Status AttentionGradKernel(KernelContext& ctx) {
+  OFS_ASSIGN_OR_RETURN(const AttentionDims a, AttentionDimsOf(ctx, 1));
+  const LocalTensor& dout = ctx.input(0);
+  const LocalTensor& q = ctx.input(1);
+  const DataType dt = q.dtype();
+  if (dout.dtype() != dt || dout.rank() != 4 || dout.dim(0) != q.dim(0) ||
+      dout.dim(1) != q.dim(1) || dout.dim(2) != a.sq || dout.dim(3) != a.dv) {
+    return ctx.Internal(absl::StrCat("local dout_0 ", dout.ToString(0), " does not fit query_0 ",
+                                     q.ToString(0), " and value width ", a.dv));
+  }
+  for (int i = 0; i < 3; ++i) {
+    OFS_RETURN_IF_ERROR(ctx.CheckOutput(i, ctx.input(1 + i).dims(), dt));
+  }
+  return DispatchDtype<Floating>(ctx, dt, ctx.input_bn(1), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* gp = dout.data<T>();
+    const T* qp = q.data<T>();
+    const T* kp = ctx.input(2).data<T>();
+    const T* vp = ctx.input(3).data<T>();
+    // dk and dv sum over every query row: accumulate in double.
+    std::vector<double> dq(a.d), dk(a.sk * a.d), dv(a.sk * a.dv), p(a.sk), ds(a.sk);
+    T* dqp = ctx.output(0).data<T>();
+    T* dkp = ctx.output(1).data<T>();
+    T* dvp = ctx.output(2).data<T>();
+    for (int64_t b = 0; b < a.bh; ++b) {
+      std::fill(dk.begin(), dk.end(), 0.0);
+      std::fill(dv.begin(), dv.end(), 0.0);
+      for (int64_t r = 0; r < a.sq; ++r) {
+        const bool any = SoftmaxRow(a, qp, kp, b, r, p);
+        const T* g = gp + (b * a.sq + r) * a.dv;
+        const T* qi = qp + (b * a.sq + r) * a.d;
+        double dot = 0;
+        for (int64_t j = 0; any && j < a.sk; ++j) {
+          if (p[j] == 0) {
+            ds[j] = 0;
+            continue;
+          }
+          const T* vj = vp + (b * a.sk + j) * a.dv;
+          double dp = 0;
+          for (int64_t c = 0; c < a.dv; ++c) {
+            dp += D(g[c]) * D(vj[c]);
+            dv[j * a.dv + c] += p[j] * D(g[c]);
+          }
+          ds[j] = dp;
+          dot += dp * p[j];
+        }
+        std::fill(dq.begin(), dq.end(), 0.0);
+        for (int64_t j = 0; any && j < a.sk; ++j) {
+          if (p[j] == 0) continue;
+          const double w = p[j] * (ds[j] - dot) * a.scale;
+          const T* kj = kp + (b * a.sk + j) * a.d;
+          for (int64_t c = 0; c < a.d; ++c) {
+            dq[c] += w * D(kj[c]);
+            dk[j * a.d + c] += w * D(qi[c]);
+          }
+        }
+        T* dqi = dqp + (b * a.sq + r) * a.d;
+        for (int64_t c = 0; c < a.d; ++c) dqi[c] = ConvertElement<T>(dq[c]);
+      }
+      for (int64_t i = 0; i < a.sk * a.d; ++i) dkp[b * a.sk * a.d + i] = ConvertElement<T>(dk[i]);
+      for (int64_t i = 0; i < a.sk * a.dv; ++i) dvp[b * a.sk * a.dv + i] = ConvertElement<T>(dv[i]);
+    }
+    return absl::OkStatus();
+  });
+}
+
+// ------------------------------------------------------------------ tril
+
+absl::Status TrilKernel(KernelContext& ctx) {
+  const LocalTensor& in = ctx.input(0);
+  if (in.rank() < 2) return ctx.Internal(absl::StrCat("in_0 has rank ", in.rank(), " < 2"));
+  OFS_RETURN_IF_ERROR(ctx.CheckOutput(0, in.dims(), in.dtype()));
+  const int r = in.rank();
+  const int64_t rows = in.dim(r - 2), cols = in.dim(r - 1);
+  const int64_t mats = rows * cols == 0 ? 0 : in.elem_cnt() / (rows * cols);
+  const TensorSlice& slice = ctx.input_layout(0).slice;
+  // Element (i, j) local is kept when j + col0 <= i + row0 + diagonal.
+  const int64_t lead = slice.range(r - 2).begin + ctx.Attr<int64_t>("diagonal") -
+                       slice.range(r - 1).begin;
+  return DispatchDtype<AllTypes>(ctx, in.dtype(), ctx.input_bn(0), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* x = in.data<T>();
+    T* y = ctx.output(0).data<T>();
+    for (int64_t m = 0; m < mats; ++m) {
+      for (int64_t i = 0; i < rows; ++i) {
+        const int64_t base = (m * rows + i) * cols;
+        // Columns [0, keep) are kept.
+        const int64_t keep = std::clamp<int64_t>(i + lead + 1, 0, cols);
+        std::copy(x + base, x + base + keep, y + base);
+        std::fill(y + base + keep, y + base + cols, ConvertElement<T>(0.0));
+      }
+    }
+    return absl::OkStatus();
+  });
+}
+
+absl::Status RegisterAttentionKernels(KernelRegistry& registry) {
+  const std::vector<DataType> floating = DtypesOf(Floating{});
+  return RegisterKernels(
+      registry, DeviceType::kCpu,
+      {
+          {"rotary_embedding", RotaryKernel<false>, floating},
+          {"rotary_embedding_grad", RotaryKernel<true>, floating},
+          {"scaled_dot_product_attention", AttentionKernel, floating},
+          {"scaled_dot_product_attention_grad", AttentionGradKernel, floating},
+          {"tril", TrilKernel, DtypesOf(AllTypes{})},
+      });
+}
+
+OFS_REGISTER_KERNELS(RegisterAttentionKernels);
+
+}  // namespace
+}  // namespace oneflow_sbp::kernels
