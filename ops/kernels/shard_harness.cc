@@ -254,6 +254,11 @@ absl::StatusOr<std::vector<LocalTensor>> RunSharded(std::shared_ptr<const OpCall
       return absl::Status(l.status().code(), absl::StrCat(op, " input ", call->bn(b), ": ",
                                                           l.status().message()));
     }
+    if (call->is_mutable_input(b)) {
+      // B layouts share the full tensor's storage; a kernel writing in
+      // place must see a rank-private copy.
+      for (LocalTensor& t : *l) t = t.Clone();
+    }
     locals.push_back(*std::move(l));
   }
   const KernelRegistry& registry =
@@ -321,6 +326,12 @@ absl::StatusOr<std::vector<LocalTensor>> RunSharded(std::shared_ptr<const OpCall
   for (int i = 0; i < call->num_outputs(); ++i) {
     const int b = call->num_inputs() + i;
     OFS_ASSIGN_OR_RETURN(LocalTensor t, AssembleTensor(outs[i], descs[b], signature[b],
+                                                       placement, call->bn(b)));
+    assembled.push_back(std::move(t));
+  }
+  for (int b = 0; options.return_mutable_inputs && b < call->num_inputs(); ++b) {
+    if (!call->is_mutable_input(b)) continue;
+    OFS_ASSIGN_OR_RETURN(LocalTensor t, AssembleTensor(locals[b], descs[b], signature[b],
                                                        placement, call->bn(b)));
     assembled.push_back(std::move(t));
   }
