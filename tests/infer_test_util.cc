@@ -8,6 +8,7 @@
 #include "oneflow_sbp/candidate_list.h"
 #include "oneflow_sbp/signature_inference.h"
 #include "ops/builtin_ops.h"
+#include "ops/kernels/verify/input_recipes.h"
 
 namespace oneflow_sbp::testing {
 
@@ -20,20 +21,7 @@ absl::StatusOr<std::shared_ptr<const OpCall>> MakeCall(const std::string& op,
   OpRegistry& reg = registry != nullptr ? *registry : Registry();
   absl::StatusOr<std::shared_ptr<const OpDef>> def = reg.Get(op);
   if (!def.ok()) return def.status();
-  AttrMap map;
-  for (const std::string& a : attrs) {
-    const size_t eq = a.find('=');
-    if (eq == std::string::npos) return absl::InvalidArgumentError("attr without '='");
-    const std::string name = a.substr(0, eq);
-    const AttrDef* decl = (*def)->FindAttr(name);
-    if (decl == nullptr) return absl::InvalidArgumentError(absl::StrCat("unknown attr ", name));
-    absl::StatusOr<AttrValue> v = ParseAttrValue(decl->type, a.substr(eq + 1));
-    if (!v.ok()) return v.status();
-    map.Set(name, *v);
-  }
-  absl::StatusOr<std::vector<int>> counts = OpCall::DeduceInputCounts(**def, num_inputs);
-  if (!counts.ok()) return counts.status();
-  return OpCall::Make(*def, *counts, map);
+  return kernels::MakeCallFromStrings(*def, num_inputs, attrs);
 }
 
 absl::StatusOr<Engine*> EngineFor(OpRegistry* registry) {

@@ -2,28 +2,23 @@
 
 #include <cstdlib>
 #include <iostream>
-#include <random>
-#include <set>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "oneflow_sbp/candidate_list.h"
-#include "oneflow_sbp/signature_inference.h"
 #include "ops/kernels/kernel_context.h"
 #include "ops/kernels/kernel_registry.h"
+#include "ops/kernels/verify/random_tensor.h"
 #include "tests/infer_test_util.h"
 
 namespace oneflow_sbp::testing {
 namespace {
 
-template <typename Gen>
-LocalTensor Generate(DataType dtype, const std::vector<int64_t>& dims, Gen&& gen) {
-  absl::StatusOr<LocalTensor> t = LocalTensor::Empty(dtype, dims);
+LocalTensor OrDie(absl::StatusOr<LocalTensor> t) {
   if (!t.ok()) {
     std::cerr << "kernel_test_util: " << t.status() << "\n";
     std::abort();
   }
-  for (int64_t i = 0; i < t->elem_cnt(); ++i) t->SetDouble(i, gen());
   return *std::move(t);
 }
 
@@ -37,31 +32,21 @@ std::vector<TensorDesc> DescsOf(const std::vector<LocalTensor>& inputs) {
 
 LocalTensor IntTensor(DataType dtype, const std::vector<int64_t>& dims, uint64_t seed, int lo,
                       int hi) {
-  std::mt19937_64 rng(seed);
-  std::uniform_int_distribution<int> pick(lo, hi);
-  return Generate(dtype, dims, [&] { return static_cast<double>(pick(rng)); });
+  return OrDie(kernels::IntValues(dtype, dims, seed, lo, hi));
 }
 
 LocalTensor GridTensor(DataType dtype, const std::vector<int64_t>& dims, uint64_t seed, double lo,
                        double hi) {
-  std::mt19937_64 rng(seed);
-  std::uniform_int_distribution<int64_t> pick(0, static_cast<int64_t>((hi - lo) * 8));
-  return Generate(dtype, dims, [&] { return lo + static_cast<double>(pick(rng)) / 8; });
+  return OrDie(kernels::GridValues(dtype, dims, seed, lo, hi));
 }
 
 LocalTensor BoolTensor(const std::vector<int64_t>& dims, uint64_t seed) {
-  std::mt19937_64 rng(seed * 7919);
-  return Generate(DataType::kBool, dims, [&] { return static_cast<double>(rng() % 2); });
+  return OrDie(kernels::BoolValues(dims, seed));
 }
 
 LocalTensor Tensor(DataType dtype, const std::vector<int64_t>& dims,
                    const std::vector<double>& values) {
-  absl::StatusOr<LocalTensor> t = LocalTensor::FromDoubles(dtype, dims, values);
-  if (!t.ok()) {
-    std::cerr << "kernel_test_util: " << t.status() << "\n";
-    std::abort();
-  }
-  return *std::move(t);
+  return OrDie(LocalTensor::FromDoubles(dtype, dims, values));
 }
 
 LocalTensor CentralDifference(const LocalTensor& t, const LocalTensor& dy,
@@ -144,11 +129,6 @@ absl::StatusOr<std::vector<LocalTensor>> RunOnRank(const std::string& op,
   return *outputs;
 }
 
-std::string SweepResult::Report() const {
-  return absl::StrCat(op, ": ", failures.size(), " of ", checked, " signatures failed\n  ",
-                      absl::StrJoin(failures, "\n  "));
-}
-
 std::shared_ptr<const OpCall> CallWithCounts(const std::string& op,
                                              const std::vector<int>& input_counts,
                                              const std::vector<std::string>& attrs) {
@@ -183,86 +163,18 @@ SweepResult SweepSignatures(const std::string& op, const std::vector<LocalTensor
 SweepResult SweepSignatures(std::shared_ptr<const OpCall> call,
                             const std::vector<LocalTensor>& inputs,
                             const SweepOptions& options) {
+  kernels::SweepResult r = kernels::SweepSignatures(std::move(call), inputs, options);
   SweepResult result;
-  result.op = call->type_name();
-  auto fail = [&](const std::string& what) { result.failures.push_back(what); };
-  const std::vector<TensorDesc> in_descs = DescsOf(inputs);
-  absl::StatusOr<std::vector<TensorDesc>> out_descs = call->InferOutputDescs(in_descs);
-  if (!out_descs.ok()) {
-    fail(absl::StrCat("shape: ", out_descs.status().message()));
-    return result;
-  }
-  absl::StatusOr<std::vector<LocalTensor>> want =
-      kernels::RunReference(call, inputs, options.harness);
-  if (!want.ok()) {
-    fail(absl::StrCat("reference: ", want.status().message()));
-    return result;
-  }
-  // RunSharded's results: the outputs, then the mutable inputs.
-  std::vector<std::string> result_bn;
-  for (int i = 0; i < call->num_outputs(); ++i) {
-    result_bn.push_back(call->bn(call->num_inputs() + i));
-  }
-  for (int b = 0; b < call->num_inputs(); ++b) {
-    if (call->is_mutable_input(b)) result_bn.push_back(call->bn(b));
-  }
-  auto check = [&](const Placement& placement, const NdSbpSignature& sig) {
-    for (int b = 0; b < call->num_inputs(); ++b) {
-      if (in_descs[b].dtype == DataType::kBool && sig[b].any_partial_sum()) {
-        ++result.skipped;
-        return;
-      }
-    }
-    ++result.checked;
-    const std::string where =
-        absl::StrCat(SignatureToString(*call, sig), " on ", placement.ToString());
-    absl::StatusOr<std::vector<LocalTensor>> got =
-        kernels::RunSharded(call, inputs, placement, sig, options.harness);
-    if (!got.ok()) {
-      fail(absl::StrCat(where, ": ", got.status().ToString()));
-      return;
-    }
-    for (size_t i = 0; i < got->size(); ++i) {
-      const kernels::Tolerance tol =
-          options.tolerance ? *options.tolerance : kernels::DefaultTolerance((*want)[i].dtype());
-      const std::string diff = kernels::CompareTensors((*got)[i], (*want)[i], tol);
-      if (!diff.empty()) fail(absl::StrCat(where, ": ", result_bn[i], " ", diff));
-    }
-  };
-  for (const std::string& text : options.placements_1d) {
-    const Placement placement = *Placement::Parse(text);
-    const int64_t n = placement.parallel_num();
-    absl::StatusOr<std::vector<SbpSignature>> list =
-        GetSbpCandidates(*call, in_descs, *out_descs, n, n, DeviceType::kCpu);
-    if (!list.ok()) {
-      fail(absl::StrCat("candidates on ", text, ": ", list.status().message()));
-      continue;
-    }
-    list->push_back(SbpSignature(call->num_blobs(), SbpParallel::Broadcast()));
-    for (const SbpSignature& sig : *list) check(placement, ToNdSignature(sig));
-  }
-  for (const std::string& text : options.placements_nd) {
-    InferRequest req;
-    req.op = call;
-    req.placement = *Placement::Parse(text);
-    for (const TensorDesc& d : in_descs) {
-      req.inputs.push_back(
-          InferInput(d, NdSbp::Repeat(SbpParallel::Broadcast(), req.placement.num_axes())));
-    }
-    req.explain = true;
-    absl::StatusOr<InferResult> r = InferSignature(req);
-    if (!r.ok()) {
-      fail(absl::StrCat("inference on ", text, ": ", r.status().message()));
-      continue;
-    }
-    std::set<std::string> seen;
-    for (const CandidateRecord& c : r->candidates) {
-      if (c.status != CandidateStatus::kChosen && c.status != CandidateStatus::kRanked) continue;
-      if (!seen.insert(SignatureToString(*call, c.signature)).second) continue;
-      check(req.placement, c.signature);
-    }
-  }
+  result.op = r.op;
+  result.checked = r.checked;
+  result.skipped = r.skipped;
+  for (const kernels::SweepFailure& f : r.failures) result.failures.push_back(f.ToString());
   return result;
+}
+
+std::string SweepResult::Report() const {
+  return absl::StrCat(op, ": ", failures.size(), " of ", checked, " signatures failed\n  ",
+                      absl::StrJoin(failures, "\n  "));
 }
 
 }  // namespace oneflow_sbp::testing

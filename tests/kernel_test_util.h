@@ -19,6 +19,7 @@
 #include "oneflow_sbp/local_tensor.h"
 #include "oneflow_sbp/op_call.h"
 #include "ops/kernels/shard_harness.h"
+#include "ops/kernels/verify/signature_sweep.h"
 
 namespace oneflow_sbp::testing {
 
@@ -60,18 +61,10 @@ absl::StatusOr<std::vector<LocalTensor>> RunOnRank(const std::string& op,
                                                    const std::vector<std::string>& signature,
                                                    int64_t parallel_id);
 
-struct SweepOptions {
-  // Every rule candidate plus all-B, on each.
-  std::vector<std::string> placements_1d = {"cpu:0-1", "cpu:0-2"};
-  // Every candidate the engine keeps after N-D expansion, hooks and the
-  // shape filter (InferSignature with explain), on each.
-  std::vector<std::string> placements_nd = {"cpu:0-3 [2,2]", "cpu:0-5 [2,3]"};
-  // Per-output tolerance; default DefaultTolerance of the output dtype.
-  std::optional<kernels::Tolerance> tolerance;
-  // How the reference and every sharded run go; set
-  // harness.ranks_as_threads for kernels that need a communicator.
-  kernels::HarnessOptions harness;
-};
+// Which placements and how (ops/kernels/verify/signature_sweep.h): every
+// 1-D rule candidate plus all-B on [2] and [3], every kept N-D candidate on
+// [2,2] and [2,3] by default.
+using SweepOptions = kernels::SweepOptions;
 
 struct SweepResult {
   std::string op;

@@ -187,6 +187,28 @@ run help plan
 expect_rc 0 "help plan"
 grep -qF 'sbp plan --program=FILE.json' "$OUT" || fail "help plan: no usage line"
 
+# sbp verify: one op passes (exit 0), bad flags are a wrong command line.
+run verify --op=relu
+expect_rc 0 "verify relu"
+grep -qF 'relu: passed' "$OUT" || fail "verify relu: no passed line"
+grep -qF '1 ops on [2] [3] [2,2] [2,3] [2,2,2]' "$OUT" || fail "verify relu: no summary"
+
+run verify --op=relu --mesh=2,3 --format=json
+expect_rc 0 "verify relu json"
+grep -qF '"op": "relu", "outcome": "passed"' "$OUT" || fail "verify json: no relu entry"
+
+run verify --op=no_such_op
+expect_rc 2 "verify unknown op"
+grep -qF "unknown op 'no_such_op'" "$ERR" || fail "verify unknown op: no message"
+
+run verify --op=relu --mesh=2,0
+expect_rc 2 "verify bad mesh"
+grep -qF 'extent 0 is not positive' "$ERR" || fail "verify bad mesh: no message"
+
+run help verify
+expect_rc 0 "help verify"
+grep -qF 'sbp verify [--op=OP' "$OUT" || fail "help verify: no usage line"
+
 if ((failures > 0)); then
   echo "$failures check(s) failed"
   exit 1

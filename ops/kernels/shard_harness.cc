@@ -254,6 +254,11 @@ absl::StatusOr<std::vector<LocalTensor>> RunSharded(std::shared_ptr<const OpCall
       return absl::Status(l.status().code(), absl::StrCat(op, " input ", call->bn(b), ": ",
                                                           l.status().message()));
     }
+    if (call->is_mutable_input(b)) {
+      // B layouts share the full tensor's storage; a kernel writing in
+      // place must see a rank-private copy.
+      for (LocalTensor& t : *l) t = t.Clone();
+    }
     locals.push_back(*std::move(l));
   }
   const KernelRegistry& registry =
@@ -326,7 +331,7 @@ absl::StatusOr<std::vector<LocalTensor>> RunSharded(std::shared_ptr<const OpCall
   }
   // Mutable inputs (optimizer state) are results too: the kernel wrote
   // each rank's shard in place; assembling checks that B copies agree.
-  for (int b = 0; b < call->num_inputs(); ++b) {
+  for (int b = 0; options.return_mutable_inputs && b < call->num_inputs(); ++b) {
     if (!call->is_mutable_input(b)) continue;
     OFS_ASSIGN_OR_RETURN(LocalTensor t, AssembleTensor(locals[b], descs[b], signature[b],
                                                        placement, call->bn(b)));

@@ -82,6 +82,11 @@ struct HarnessOptions {
   // With ranks_as_threads: the timeout of every collective, so that a
   // kernel whose ranks disagree fails instead of hanging.
   absl::Duration collective_timeout = absl::Seconds(30);
+  // RunSharded/RunReference also return every mutable input (optimizer
+  // state, in the op's input order) as the kernels left it, assembled like
+  // an output, after the outputs. Mutable inputs are always copied per
+  // rank first, so the caller's full tensors are never written.
+  bool return_mutable_inputs = true;
 };
 
 // The local tensor of every rank (indexed by parallel_id) of `full` laid out

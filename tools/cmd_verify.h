@@ -1,0 +1,36 @@
+// `sbp verify`: the soundness verifier. Runs every op's CPU kernel under
+// every candidate signature on sharded in-process ranks and compares with
+// one rank (ops/kernels/verify/verifier.h has the method).
+#ifndef TOOLS_CMD_VERIFY_H_
+#define TOOLS_CMD_VERIFY_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "oneflow_sbp/op_registry.h"
+#include "ops/kernels/kernel_registry.h"
+
+namespace oneflow_sbp::cli {
+
+struct VerifyCmdOptions {
+  // One op or a comma list; none: every registered op.
+  std::optional<std::string> op;
+  // "2,3": only this mesh; none: [2] [3] [2,2] [2,3] and a [2,2,2] sample.
+  std::optional<std::string> mesh;
+  std::string format = "text";
+  uint64_t seed = 1;
+  // nullptr: KernelRegistry::Global().
+  const kernels::KernelRegistry* kernels = nullptr;
+};
+
+// The report; *exit_code becomes 1 if any op failed, had no cpu kernel or
+// no input recipe. kInvalidArgument for a bad flag (unknown op, bad mesh,
+// format), which the tool reports as a wrong command line (exit 2).
+absl::StatusOr<std::string> RunVerify(const VerifyCmdOptions& options,
+                                      const OpRegistry& registry, int* exit_code = nullptr);
+
+}  // namespace oneflow_sbp::cli
+
+#endif  // TOOLS_CMD_VERIFY_H_
