@@ -289,8 +289,6 @@ absl::StatusOr<BoxingPlan> Search(const PlanRequest& r, const Calibration& cal,
   return plan;
 }
 
-}  // namespace
-
 // Byte sums saturate during planning; a plan with a saturated count is
 // refused here, so no caller prints a wrapped (negative) count.
 absl::StatusOr<BoxingPlan> Checked(absl::StatusOr<BoxingPlan> plan) {

@@ -2,8 +2,10 @@
 
 #include <optional>
 
+#include "absl/flags/reflection.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
 #include "oneflow_sbp/quoted_input.h"
 
 namespace oneflow_sbp::cli {
