@@ -58,9 +58,13 @@ absl::StatusOr<NdSbp> NdSbp::Parse(absl::string_view text) {
     if (!sbp.ok()) {
       // The SBP's message quotes the bad entry; quote the whole text only
       // when it says more than the entry (never the same input twice).
+      const bool piece_is_text =
+          absl::StripAsciiWhitespace(pieces[0]) == absl::StripAsciiWhitespace(text);
       return absl::InvalidArgumentError(
-          pieces.size() == 1
+          pieces.size() == 1 && piece_is_text
               ? absl::StrCat("malformed nd_sbp: ", sbp.status().message())
+          : pieces.size() == 1
+              ? absl::StrCat("malformed nd_sbp ", QuotedInput(text), ": ", sbp.status().message())
               : absl::StrCat("malformed nd_sbp ", QuotedInput(text), ": entry ", i + 1, " of ",
                              pieces.size(), ": ", sbp.status().message()));
     }

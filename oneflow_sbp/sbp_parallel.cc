@@ -48,7 +48,8 @@ absl::StatusOr<SbpParallel> SbpParallel::Parse(absl::string_view text) {
   if (t == "P") return PartialSum();
   // Two SBPs run together: name the missing comma, not the axis.
   const size_t lead = LeadingSbpLength(t);
-  if (lead > 0 && lead < t.size() && LeadingSbpLength(t.substr(lead)) > 0) {
+  if (lead > 0 && lead < t.size() &&
+      LeadingSbpLength(absl::StripLeadingAsciiWhitespace(t.substr(lead))) > 0) {
     return absl::InvalidArgumentError(absl::StrCat(
         "bad SBP ", QuotedInput(t), ": missing ',' after ", t.substr(0, lead),
         " (one SBP per mesh axis, separated by commas, as in (S(0), B))"));
