@@ -243,7 +243,7 @@ TEST(ErrorCodes, EngineInfer) {
       {"unset input",
        [] {
          InferRequest r = Request("relu", "cpu:0-1", {"f32[8]:(S(0))"});
-         r.inputs[0] = InferInput(r.inputs[0].desc, NdSbp{SbpParallel()});
+         r.inputs[0] = InferInput(r.inputs[0].desc(), NdSbp{SbpParallel()});
          return InferStatus(r);
        },
        kInvalid, "unset"},
