@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "boxing/byte_count.h"
 
 namespace oneflow_sbp::boxing {
 
@@ -36,7 +37,7 @@ int64_t BoxingStep::max_rank_bytes() const {
 
 int64_t BoxingStep::total_bytes() const {
   int64_t t = 0;
-  for (int64_t b : bytes_received) t += b;
+  for (int64_t b : bytes_received) t = AddBytes(t, b);
   return t;
 }
 
@@ -48,7 +49,7 @@ double BoxingPlan::time_s() const {
 
 int64_t BoxingPlan::total_bytes() const {
   int64_t t = 0;
-  for (const BoxingStep& s : steps) t += s.total_bytes();
+  for (const BoxingStep& s : steps) t = AddBytes(t, s.total_bytes());
   return t;
 }
 
@@ -56,7 +57,7 @@ int64_t BoxingPlan::max_rank_bytes() const {
   std::vector<int64_t> per_rank(ranks.size(), 0);
   for (const BoxingStep& s : steps) {
     for (size_t i = 0; i < per_rank.size() && i < s.bytes_received.size(); ++i) {
-      per_rank[i] += s.bytes_received[i];
+      per_rank[i] = AddBytes(per_rank[i], s.bytes_received[i]);
     }
   }
   return per_rank.empty() ? 0 : *std::max_element(per_rank.begin(), per_rank.end());
@@ -84,6 +85,20 @@ std::string BoxingPlan::Summary() const {
                                  s.from.ToString(), "->", s.to.ToString()));
   }
   return absl::StrJoin(parts, " ; ");
+}
+
+absl::Status CheckPlanBytes(const BoxingPlan& plan) {
+  bool saturated = plan.total_bytes() >= kSaturatedBytes;
+  for (const BoxingStep& s : plan.steps) {
+    // A rank's sent bytes are not part of total_bytes(); check them too.
+    saturated = saturated || s.max_rank_bytes() >= kSaturatedBytes;
+  }
+  if (!saturated) return absl::OkStatus();
+  return absl::OutOfRangeError(absl::StrCat(
+      "boxing ", DataTypeName(plan.dtype), plan.shape.ToString(), " from ", plan.src.ToString(),
+      " on ", plan.src_placement.ToString(), " to ", plan.dst.ToString(), " on ",
+      plan.dst_placement.ToString(), ": the plan's byte counts overflow int64 (more than ",
+      kSaturatedBytes, " bytes); use a smaller tensor"));
 }
 
 }  // namespace oneflow_sbp::boxing

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "oneflow_sbp/data_type.h"
 #include "oneflow_sbp/nd_sbp.h"
@@ -73,6 +74,7 @@ struct BoxingStep {
   bool on_destination = false;
   double time_s = 0;
 
+  // Sums saturate at kSaturatedBytes (byte_count.h).
   int64_t max_rank_bytes() const;  // max over ranks of max(sent, received)
   int64_t total_bytes() const;     // sum of bytes received
 };
@@ -96,6 +98,12 @@ struct BoxingPlan {
   // "all_to_all[1] S(1)->S(0) ; p2p" style one-line summary.
   std::string Summary() const;
 };
+
+// kOutOfRange, naming the tensor and layouts, when any byte count of the
+// plan (a rank's bytes in a step, a step's or the plan's total, a rank's
+// total) does not fit in int64; OK otherwise. The planner checks every
+// plan it returns, so callers never see a saturated count.
+absl::Status CheckPlanBytes(const BoxingPlan& plan);
 
 }  // namespace oneflow_sbp::boxing
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "boxing/byte_count.h"
 #include "oneflow_sbp/check.h"
 #include "oneflow_sbp/hierarchy_reduction.h"
 
@@ -195,9 +196,11 @@ std::optional<BoxingStep> CollectiveMove(LayoutSpace& space, const NdSbp& layout
     if (!exact) return std::nullopt;
 
     const int n = static_cast<int>(g.size());
-    const int64_t total = box.elem_cnt() * es;
+    // Byte counts saturate (byte_count.h); a saturated total makes every
+    // count of the step saturated, so the planner refuses the plan.
+    const int64_t total = MulBytes(box.elem_cnt(), es);
     auto chunk = [&](const std::vector<TensorSlice>& s, int k) {
-      return s[g[(k % n + n) % n]].elem_cnt() * es;
+      return MulBytes(s[g[(k % n + n) % n]].elem_cnt(), es);
     };
     for (int k = 0; k < n; ++k) {
       const int p = detailed ? space.participant(g[k]) : 0;
@@ -217,26 +220,27 @@ std::optional<BoxingStep> CollectiveMove(LayoutSpace& space, const NdSbp& layout
           // group's elements.
           auto part = [&](int j) {
             const int jj = (j % n + n) % n;
-            return BalancedPart(IndexRange{0, box.elem_cnt()}, n, jj).size() * es;
+            return MulBytes(BalancedPart(IndexRange{0, box.elem_cnt()}, n, jj).size(), es);
           };
-          sent = (total - part(k)) + (total - part(k + 1));
-          recv = (total - part(k - 1)) + (total - part(k));
+          sent = AddBytes(total - part(k), total - part(k + 1));
+          recv = AddBytes(total - part(k - 1), total - part(k));
           break;
         }
         case StepKind::kAllToAll:
           for (int q = 0; q < n; ++q) {
             if (q == k) continue;
-            sent += OverlapCount(old_slices[g[k]], new_slices[g[q]]) * es;
-            recv += OverlapCount(old_slices[g[q]], new_slices[g[k]]) * es;
+            sent = AddBytes(sent, MulBytes(OverlapCount(old_slices[g[k]], new_slices[g[q]]), es));
+            recv = AddBytes(recv, MulBytes(OverlapCount(old_slices[g[q]], new_slices[g[k]]), es));
           }
           break;
         default:
           break;
       }
+      if (total >= kSaturatedBytes && !IsLocal(kind)) sent = recv = kSaturatedBytes;
       max_rank_bytes = std::max({max_rank_bytes, sent, recv});
       if (detailed) {
-        step.bytes_sent[p] += sent;
-        step.bytes_received[p] += recv;
+        step.bytes_sent[p] = AddBytes(step.bytes_sent[p], sent);
+        step.bytes_received[p] = AddBytes(step.bytes_received[p], recv);
       }
     }
     if (detailed) {

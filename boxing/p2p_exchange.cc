@@ -6,6 +6,8 @@
 #include <utility>
 #include <vector>
 
+#include "boxing/byte_count.h"
+
 namespace oneflow_sbp::boxing {
 namespace {
 
@@ -72,9 +74,9 @@ class Exchange {
     const int s = src_.participant(sender);
     const int r = dst_.participant(receiver);
     if (s != r) {
-      const int64_t bytes = region.elem_cnt() * src_.element_bytes();
-      sent_[s] += bytes;
-      received_[r] += bytes;
+      const int64_t bytes = MulBytes(region.elem_cnt(), src_.element_bytes());
+      sent_[s] = AddBytes(sent_[s], bytes);
+      received_[r] = AddBytes(received_[r], bytes);
     }
     if (detailed_) pieces_.push_back(P2pPiece{s, r, region});
   }

@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include "absl/strings/str_cat.h"
+#include "boxing/byte_count.h"
 #include "boxing/collective_moves.h"
 #include "boxing/p2p_exchange.h"
 #include "oneflow_sbp/check.h"
@@ -23,6 +24,12 @@ absl::Status ValidatePlanRequest(const PlanRequest& r) {
           absl::StrCat("boxing ", what, " ", nd.ToString(), " on ", placement.ToString(), ": ",
                        s.message()));
     }
+  }
+  // The tensor's bytes must fit in int64 (the shape only checks elements).
+  absl::StatusOr<int64_t> bytes = CheckedByteSize(r.shape, ByteSizeOf(r.dtype));
+  if (!bytes.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("boxing ", DataTypeName(r.dtype), ": ", bytes.status().message()));
   }
   if (r.src_placement.device_type() != r.dst_placement.device_type()) {
     return absl::UnimplementedError(absl::StrCat(
@@ -115,7 +122,7 @@ int64_t MissingBytesLowerBound(LayoutSpace& space, const NdSbp& cur, const NdSbp
   for (size_t r = 0; r < need.size(); ++r) {
     worst = std::max(worst, need[r].elem_cnt() - OverlapCount(need[r], have[r]));
   }
-  return worst * space.element_bytes();
+  return MulBytes(worst, space.element_bytes());
 }
 
 }  // namespace
@@ -282,18 +289,35 @@ absl::StatusOr<BoxingPlan> Search(const PlanRequest& r, const Calibration& cal,
   return plan;
 }
 
+// Byte sums saturate during planning; a plan with a saturated count is
+// refused here, so no caller prints a wrapped (negative) count.
+absl::StatusOr<BoxingPlan> Checked(absl::StatusOr<BoxingPlan> plan) {
+  if (!plan.ok()) return plan;
+  absl::Status s = CheckPlanBytes(*plan);
+  if (!s.ok()) return s;
+  return plan;
+}
+
+absl::StatusOr<BoxingPlan> NaivePlanUnchecked(const PlanRequest& r, const Calibration& cal);
+
 }  // namespace
 
 absl::StatusOr<BoxingPlan> PlanBoxing(const PlanRequest& r, const Calibration& cal) {
-  return Search(r, cal, PartialOwnership::kCheaperOfRootOrSplit);
+  return Checked(Search(r, cal, PartialOwnership::kCheaperOfRootOrSplit));
 }
 
 absl::StatusOr<BoxingPlan> PlanBoxingWithRootOwnership(const PlanRequest& r,
                                                        const Calibration& cal) {
-  return Search(r, cal, PartialOwnership::kRootOnly);
+  return Checked(Search(r, cal, PartialOwnership::kRootOnly));
 }
 
 absl::StatusOr<BoxingPlan> NaivePerAxisPlan(const PlanRequest& r, const Calibration& cal) {
+  return Checked(NaivePlanUnchecked(r, cal));
+}
+
+namespace {
+
+absl::StatusOr<BoxingPlan> NaivePlanUnchecked(const PlanRequest& r, const Calibration& cal) {
   absl::Status valid = ValidatePlanRequest(r);
   if (!valid.ok()) return valid;
   Spaces sp = MakeSpaces(r);
@@ -338,6 +362,8 @@ absl::StatusOr<BoxingPlan> NaivePerAxisPlan(const PlanRequest& r, const Calibrat
   }
   return plan;
 }
+
+}  // namespace
 
 absl::StatusOr<std::shared_ptr<const BoxingPlan>> BoxingPlanner::Plan(const PlanRequest& r) {
   Key key{r.shape, r.dtype, r.src_placement, r.src, r.dst_placement, r.dst};

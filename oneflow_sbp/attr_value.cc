@@ -9,6 +9,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "oneflow_sbp/check.h"
+#include "oneflow_sbp/quoted_input.h"
 
 namespace oneflow_sbp {
 
@@ -59,7 +60,7 @@ absl::StatusOr<AttrValue> ParseAttrValue(AttrType type, absl::string_view text) 
   const absl::string_view t = absl::StripAsciiWhitespace(text);
   auto bad = [&]() {
     return absl::InvalidArgumentError(absl::StrCat(
-        "'", text, "' is not a valid ", AttrTypeName(type),
+        QuotedInput(text), " is not a valid ", AttrTypeName(type),
         type == AttrType::kInts ? " (write e.g. 1,0,2)" : ""));
   };
   switch (type) {

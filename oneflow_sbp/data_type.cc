@@ -4,6 +4,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "oneflow_sbp/quoted_input.h"
 
 namespace oneflow_sbp {
 namespace {
@@ -55,8 +56,8 @@ absl::StatusOr<DataType> ParseDataType(absl::string_view text) {
     if (lower == alias.name) return alias.dtype;
   }
   return absl::InvalidArgumentError(absl::StrCat(
-      "unknown dtype '", text,
-      "': expected one of f16 bf16 f32 f64 i8 i32 i64 u8 bool"));
+      "unknown dtype ", QuotedInput(text),
+      ": expected one of f16 bf16 f32 f64 i8 i32 i64 u8 bool"));
 }
 
 }  // namespace oneflow_sbp

@@ -7,6 +7,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "oneflow_sbp/check.h"
+#include "oneflow_sbp/quoted_input.h"
 
 namespace oneflow_sbp {
 
@@ -36,30 +37,40 @@ absl::StatusOr<NdSbp> NdSbp::Parse(absl::string_view text) {
   if (absl::ConsumePrefix(&body, "(")) {
     if (!absl::ConsumeSuffix(&body, ")")) {
       return absl::InvalidArgumentError(
-          absl::StrCat("malformed nd_sbp '", text, "': missing ')'"));
+          absl::StrCat("malformed nd_sbp ", QuotedInput(text), ": missing ')'"));
     }
   }
   body = absl::StripAsciiWhitespace(body);
   if (body.empty()) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "malformed nd_sbp '", text,
-        "': expected one SBP per mesh axis, as in (S(0), B)"));
+        "malformed nd_sbp ", QuotedInput(text),
+        ": expected one SBP per mesh axis, as in (S(0), B)"));
+  }
+  const std::vector<absl::string_view> pieces = absl::StrSplit(body, ',');
+  if (pieces.size() > static_cast<size_t>(kMaxAxes)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "malformed nd_sbp ", QuotedInput(text), ": ", pieces.size(), " entries; at most ",
+        kMaxAxes, " mesh axes are supported"));
   }
   std::vector<SbpParallel> sbps;
-  for (absl::string_view piece : absl::StrSplit(body, ',')) {
-    absl::StatusOr<SbpParallel> sbp = SbpParallel::Parse(piece);
+  for (size_t i = 0; i < pieces.size(); ++i) {
+    absl::StatusOr<SbpParallel> sbp = SbpParallel::Parse(pieces[i]);
     if (!sbp.ok()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "malformed nd_sbp '", text, "': ", sbp.status().message()));
+      // The SBP's message quotes the bad entry; quote the whole text only
+      // when it says more than the entry (never the same input twice).
+      const bool piece_is_text =
+          absl::StripAsciiWhitespace(pieces[0]) == absl::StripAsciiWhitespace(text);
+      return absl::InvalidArgumentError(
+          pieces.size() == 1 && piece_is_text
+              ? absl::StrCat("malformed nd_sbp: ", sbp.status().message())
+          : pieces.size() == 1
+              ? absl::StrCat("malformed nd_sbp ", QuotedInput(text), ": ", sbp.status().message())
+              : absl::StrCat("malformed nd_sbp ", QuotedInput(text), ": entry ", i + 1, " of ",
+                             pieces.size(), ": ", sbp.status().message()));
     }
     sbps.push_back(*sbp);
   }
-  absl::StatusOr<NdSbp> nd = Make(sbps);
-  if (!nd.ok()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("malformed nd_sbp '", text, "': ", nd.status().message()));
-  }
-  return nd;
+  return Make(sbps);
 }
 
 void NdSbp::set(int i, SbpParallel sbp) {

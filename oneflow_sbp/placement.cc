@@ -10,6 +10,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "oneflow_sbp/check.h"
+#include "oneflow_sbp/quoted_input.h"
 
 namespace oneflow_sbp {
 
@@ -22,7 +23,7 @@ absl::StatusOr<DeviceType> ParseDeviceType(absl::string_view text) {
   if (t == "cpu") return DeviceType::kCpu;
   if (t == "cuda" || t == "gpu") return DeviceType::kCuda;
   return absl::InvalidArgumentError(
-      absl::StrCat("unknown device type '", text, "': expected cpu or cuda"));
+      absl::StrCat("unknown device type ", QuotedInput(text), ": expected cpu or cuda"));
 }
 
 Placement::Placement() {
@@ -89,7 +90,8 @@ absl::StatusOr<Placement> Placement::Make(DeviceType type,
       return absl::InvalidArgumentError(absl::StrCat(
           "hierarchy [", absl::StrJoin(hierarchy, ","), "] holds ",
           exceeds ? absl::StrCat("more than ", n) : absl::StrCat(product),
-          " devices but the placement lists ", n, " ranks"));
+          (!exceeds && product == 1) ? " device" : " devices", " but the placement lists ", n,
+          n == 1 ? " rank" : " ranks"));
     }
   }
   rep->strides.resize(rep->hierarchy.size());
@@ -111,13 +113,13 @@ absl::StatusOr<Placement> Placement::Parse(absl::string_view text) {
   const size_t colon = body.find(':');
   if (colon == absl::string_view::npos) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "malformed placement '", text,
-        "': expected <device>:<ranks>[ [hierarchy]], e.g. cpu:0-3 [2,2]"));
+        "malformed placement ", QuotedInput(text),
+        ": expected <device>:<ranks>[ [hierarchy]], e.g. cpu:0-3 [2,2]"));
   }
   absl::StatusOr<DeviceType> type = ParseDeviceType(body.substr(0, colon));
   if (!type.ok()) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "malformed placement '", text, "': ", type.status().message()));
+        "malformed placement ", QuotedInput(text), ": ", type.status().message()));
   }
   absl::string_view rest = body.substr(colon + 1);
   absl::string_view rank_text = rest;
@@ -125,25 +127,39 @@ absl::StatusOr<Placement> Placement::Parse(absl::string_view text) {
   const size_t bracket = rest.find('[');
   if (bracket != absl::string_view::npos) {
     rank_text = rest.substr(0, bracket);
-    hierarchy_text = rest.substr(bracket + 1);
-    if (!absl::ConsumeSuffix(&hierarchy_text, "]")) {
+    const size_t close = rest.find(']', bracket);
+    if (close == absl::string_view::npos) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "malformed placement '", text, "': hierarchy lacks a closing ']'"));
+          "malformed placement ", QuotedInput(text), ": hierarchy lacks a closing ']'"));
+    }
+    hierarchy_text = rest.substr(bracket + 1, close - bracket - 1);
+    const absl::string_view trailing = absl::StripAsciiWhitespace(rest.substr(close + 1));
+    if (!trailing.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "malformed placement ", QuotedInput(text), ": trailing characters ",
+          QuotedInput(trailing), " after the hierarchy's ']'"));
     }
   }
   rank_text = absl::StripAsciiWhitespace(rank_text);
   if (rank_text.empty()) {
     return absl::InvalidArgumentError(
-        absl::StrCat("malformed placement '", text, "': no ranks after ':'"));
+        absl::StrCat("malformed placement ", QuotedInput(text), ": no ranks after ':'"));
   }
   auto parse_int = [&](absl::string_view s, int64_t* out) -> absl::Status {
     s = absl::StripAsciiWhitespace(s);
-    bool digits = !s.empty() && s.size() <= 12;
+    bool digits = !s.empty();
     for (char c : s) digits = digits && absl::ascii_isdigit(c);
-    if (!digits || !absl::SimpleAtoi(s, out)) {
+    if (!digits) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "malformed placement '", text, "': '", s,
-          "' is not a non-negative integer"));
+          "malformed placement ", QuotedInput(text), ": ", QuotedInput(s),
+          " is not a non-negative integer"));
+    }
+    // Ranks and extents beyond 12 digits are far past any limit; saying
+    // "too large" is truer than "not an integer".
+    if (s.size() > 12 || !absl::SimpleAtoi(s, out)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "malformed placement ", QuotedInput(text), ": ", QuotedInput(s),
+          " is too large (a placement has at most ", kMaxParallelNum, " ranks)"));
     }
     return absl::OkStatus();
   };
@@ -152,7 +168,7 @@ absl::StatusOr<Placement> Placement::Parse(absl::string_view text) {
     std::vector<absl::string_view> ends = absl::StrSplit(item, '-');
     if (ends.size() > 2) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "malformed placement '", text, "': bad rank range '", item, "'"));
+          "malformed placement ", QuotedInput(text), ": bad rank range ", QuotedInput(item)));
     }
     int64_t lo = 0;
     int64_t hi = 0;
@@ -164,19 +180,25 @@ absl::StatusOr<Placement> Placement::Parse(absl::string_view text) {
       if (!s.ok()) return s;
       if (hi < lo) {
         return absl::InvalidArgumentError(absl::StrCat(
-            "malformed placement '", text, "': rank range '", item,
-            "' runs backwards"));
+            "malformed placement ", QuotedInput(text), ": rank range ", QuotedInput(item),
+            " runs backwards"));
       }
     }
     if (hi - lo + 1 + static_cast<int64_t>(ranks.size()) > kMaxParallelNum) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "placement '", text, "' has more than ", kMaxParallelNum, " ranks"));
+          "placement ", QuotedInput(text), " has more than ", kMaxParallelNum, " ranks"));
     }
     for (int64_t r = lo; r <= hi; ++r) ranks.push_back(r);
   }
   std::vector<int64_t> hierarchy;
   if (bracket != absl::string_view::npos) {
-    for (absl::string_view item : absl::StrSplit(hierarchy_text, ',')) {
+    const std::vector<absl::string_view> items = absl::StrSplit(hierarchy_text, ',');
+    if (items.size() > static_cast<size_t>(NdSbp::kMaxAxes)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "bad placement ", QuotedInput(text), ": hierarchy has ", items.size(),
+          " axes; at most ", NdSbp::kMaxAxes, " are supported"));
+    }
+    for (absl::string_view item : items) {
       int64_t h = 0;
       absl::Status s = parse_int(item, &h);
       if (!s.ok()) return s;
@@ -186,7 +208,7 @@ absl::StatusOr<Placement> Placement::Parse(absl::string_view text) {
   absl::StatusOr<Placement> placement = Make(*type, ranks, hierarchy);
   if (!placement.ok()) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "bad placement '", text, "': ", placement.status().message()));
+        "bad placement ", QuotedInput(text), ": ", placement.status().message()));
   }
   return placement;
 }

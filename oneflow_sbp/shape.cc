@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "oneflow_sbp/check.h"
+#include "oneflow_sbp/quoted_input.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -49,28 +50,44 @@ absl::StatusOr<Shape> Shape::Make(absl::Span<const int64_t> dims) {
 
 absl::StatusOr<Shape> Shape::Parse(absl::string_view text) {
   absl::string_view body = absl::StripAsciiWhitespace(text);
+  if (body.empty()) {
+    // An empty --shape is a mistake far more often than a scalar.
+    return absl::InvalidArgumentError(
+        "empty shape: write extents as 10,6 or [10,6], and a scalar as []");
+  }
   if (absl::ConsumePrefix(&body, "[")) {
     if (!absl::ConsumeSuffix(&body, "]")) {
       return absl::InvalidArgumentError(
-          absl::StrCat("malformed shape '", text, "': missing ']'"));
+          absl::StrCat("malformed shape ", QuotedInput(text), ": missing ']'"));
     }
   } else if (absl::ConsumePrefix(&body, "(")) {
     if (!absl::ConsumeSuffix(&body, ")")) {
       return absl::InvalidArgumentError(
-          absl::StrCat("malformed shape '", text, "': missing ')'"));
+          absl::StrCat("malformed shape ", QuotedInput(text), ": missing ')'"));
     }
   }
   body = absl::StripAsciiWhitespace(body);
   std::vector<int64_t> dims;
   if (!body.empty()) {
-    for (absl::string_view piece : absl::StrSplit(body, ',')) {
+    const std::vector<absl::string_view> pieces = absl::StrSplit(body, ',');
+    if (pieces.size() > static_cast<size_t>(kMaxRank)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("shape ", QuotedInput(text), " has rank ", pieces.size(),
+                       ", more than the supported ", kMaxRank));
+    }
+    for (absl::string_view piece : pieces) {
+      piece = absl::StripAsciiWhitespace(piece);
       int64_t d = 0;
-      if (!absl::SimpleAtoi(absl::StripAsciiWhitespace(piece), &d)) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "malformed shape '", text, "': '", piece,
-            "' is not an integer extent (write e.g. 10,6 or [10,6])"));
+      if (absl::SimpleAtoi(piece, &d)) {
+        dims.push_back(d);
+        continue;
       }
-      dims.push_back(d);
+      bool digits = !piece.empty();
+      for (char c : absl::StripPrefix(piece, "-")) digits = digits && absl::ascii_isdigit(c);
+      return absl::InvalidArgumentError(absl::StrCat(
+          "malformed shape ", QuotedInput(text), ": ", QuotedInput(piece),
+          digits ? " is too large for an extent (at most 2^63-1)"
+                 : " is not an integer extent (write e.g. 10,6 or [10,6])"));
     }
   }
   return Make(dims);

@@ -7,11 +7,39 @@
 
 namespace oneflow_sbp {
 
+namespace {
+
+// OneFlow's N-D inference filters candidates by the constraints of inputs
+// only; an output constraint would be dropped without a word. Refuse it,
+// saying why and what does apply it.
+absl::Status CheckOutputConstraints(const InferRequest& request, const PreparedRequest& p,
+                                    const FilterRules& rules) {
+  if (rules.constraints_check_outputs || !p.has_constraints) return absl::OkStatus();
+  const OpCall& call = *p.call;
+  for (int b = call.num_inputs(); b < call.num_blobs(); ++b) {
+    const std::optional<NdSbp>& c = p.constraints[b];
+    bool pins = false;
+    for (int i = 0; c && i < c->size(); ++i) pins = pins || !(*c)[i].is_unset();
+    if (!pins) continue;
+    return absl::InvalidArgumentError(absl::StrCat(
+        call.type_name(), ": constraint on output ", call.bn(b), " ", c->ToString(),
+        " cannot be applied on the ", request.placement.num_axes(), "-D placement ",
+        request.placement.ToString(), " under cost policy ", request.cost.policy.str(),
+        ": OneFlow's N-D inference constrains inputs only; constrain the inputs, or use "
+        "cost policy planned, which applies output constraints"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::StatusOr<InferResult> InferSignature(const InferRequest& request,
                                            const SelectionPolicy& policy) {
   absl::StatusOr<PreparedRequest> p = PrepareRequest(request);
   if (!p.ok()) return p.status();
   const StageRules& rules = policy.rules();
+  absl::Status outputs_ok = CheckOutputConstraints(request, *p, rules.filters);
+  if (!outputs_ok.ok()) return outputs_ok;
   absl::StatusOr<std::vector<NdSbpSignature>> all = ExpandCandidates(request, *p, rules.source);
   if (!all.ok()) return all.status();
 

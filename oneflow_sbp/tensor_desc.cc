@@ -2,6 +2,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "oneflow_sbp/quoted_input.h"
 
 namespace oneflow_sbp {
 
@@ -14,7 +15,7 @@ absl::StatusOr<TensorDesc> TensorDesc::Parse(absl::string_view text) {
   const size_t bracket = t.find('[');
   if (bracket == absl::string_view::npos || t.back() != ']') {
     return absl::InvalidArgumentError(absl::StrCat(
-        "malformed tensor '", text, "': expected <dtype>[<dims>], e.g. f32[64,32]"));
+        "malformed tensor ", QuotedInput(text), ": expected <dtype>[<dims>], e.g. f32[64,32]"));
   }
   absl::StatusOr<DataType> dtype = ParseDataType(t.substr(0, bracket));
   if (!dtype.ok()) return dtype.status();

@@ -66,7 +66,8 @@ absl::StatusOr<TensorSlice> RankSlice(const Shape& shape, const NdSbp& nd_sbp,
   if (parallel_id < 0 || parallel_id >= placement.parallel_num()) {
     return absl::InvalidArgumentError(absl::StrCat(
         "parallel_id ", parallel_id, " is outside placement ",
-        placement.ToString(), " (", placement.parallel_num(), " ranks)"));
+        placement.ToString(), " (", placement.parallel_num(),
+        placement.parallel_num() == 1 ? " rank)" : " ranks)"));
   }
   const MeshCoord coord = placement.CoordinateOf(parallel_id);
   return SliceAt(shape, nd_sbp, placement.hierarchy(), coord);

@@ -8,7 +8,14 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "gtest/gtest.h"
+#include "oneflow_sbp/candidate_stages.h"
+#include "oneflow_sbp/oneflow_selection.h"
+#include "oneflow_sbp/sbp_signature.h"
+#include "oneflow_sbp/tensor_desc.h"
 #include "tests/infer_test_util.h"
 
 namespace oneflow_sbp::testing {
@@ -153,6 +160,110 @@ TEST(OpCatalog, EveryRegisteredOpHasAGoldenLine) {
 TEST(OpCatalog, GoldenCandidateLists) {
   for (const Golden& g : Catalog()) {
     EXPECT_EQ(CandidatesToString(g.op, g.inputs, g.attrs), g.candidates) << g.op;
+  }
+}
+
+// ------------------------------------------------------------ N-D goldens
+//
+// The N-D list is the row-major product of the per-extent 1-D lists, then
+// the op's N-D hook. Two kinds of op make it more than a product of the
+// lines above, so their N-D lists are pinned here on [2,2] and [2,3]:
+//   - ops with an N-D hook (OpDef::nd_candidate_hook: reshape, flatten,
+//     slice_update), and
+//   - ops whose rule depends on the mesh extent (SbpContext::hierarchy_value
+//     is read only by the reshape rule, ReshapeSplitPairs, used by reshape
+//     and flatten).
+// NdGoldensCoverEveryHookedAndSizeDependentOp re-derives both sets from the
+// registry, so a new op of either kind fails until it is listed here.
+
+struct NdGolden {
+  std::string op;
+  std::vector<std::string> inputs;
+  std::vector<std::string> attrs;
+  std::string hierarchy;  // "2,2"
+  std::string line;       // "<count>: <first 3 candidates>"
+};
+
+const std::vector<NdGolden>& NdCatalog() {
+  static const std::vector<NdGolden>* catalog = new std::vector<NdGolden>{
+      {"flatten", {"f32[4,3,2]"}, {"start_dim=1"}, "2,2", ""},
+      {"flatten", {"f32[6,3,2]"}, {"start_dim=1"}, "2,3", ""},
+      {"reshape", {"f32[2,3,4]"}, {"shape=6,2,2"}, "2,2", ""},
+      {"reshape", {"f32[4,6]"}, {"shape=2,2,6"}, "2,2", ""},
+      {"reshape", {"f32[6,6]"}, {"shape=3,2,6"}, "2,3", ""},
+      {"reshape", {"f32[12]"}, {"shape=2,6"}, "2,3", ""},
+      {"slice_update", {"f32[4,6]", "f32[4,4]"}, {"start=0,1", "stop=4,5", "step=1,1"}, "2,2", ""},
+      {"slice_update", {"f32[6,6]", "f32[6,4]"}, {"start=0,1", "stop=6,5", "step=1,1"}, "2,3", ""},
+  };
+  return *catalog;
+}
+
+// The N-D candidate list OneFlow's N-D policy starts from (before shape
+// filtering), as "<count>: <first 3 candidates>".
+std::string NdCandidatesLine(const NdGolden& g) {
+  absl::StatusOr<std::shared_ptr<const OpCall>> call =
+      MakeCall(g.op, static_cast<int>(g.inputs.size()), g.attrs);
+  if (!call.ok()) return absl::StrCat("error: ", call.status().message());
+  InferRequest req;
+  req.op = *call;
+  const std::vector<std::string> extents = absl::StrSplit(g.hierarchy, ',');
+  int64_t ranks = 1;
+  std::vector<int64_t> h;
+  for (const std::string& e : extents) {
+    h.push_back(std::stoll(e));
+    ranks *= h.back();
+  }
+  std::vector<int64_t> ids(ranks);
+  for (int64_t i = 0; i < ranks; ++i) ids[i] = i;
+  req.placement = *Placement::Make(DeviceType::kCpu, ids, h);
+  for (const std::string& in : g.inputs) {
+    req.inputs.emplace_back(*TensorDesc::Parse(in),
+                            NdSbp::Repeat(SbpParallel::Broadcast(), static_cast<int>(h.size())));
+  }
+  absl::StatusOr<PreparedRequest> p = PrepareRequest(req);
+  if (!p.ok()) return absl::StrCat("error: ", p.status().message());
+  absl::StatusOr<std::vector<NdSbpSignature>> all =
+      ExpandCandidates(req, *p, OneFlowNd()->rules().source);
+  if (!all.ok()) return absl::StrCat("error: ", all.status().message());
+  std::vector<std::string> first;
+  for (size_t i = 0; i < all->size() && i < 3; ++i) {
+    first.push_back(SignatureToString(**call, (*all)[i]));
+  }
+  return absl::StrCat(all->size(), ": ", absl::StrJoin(first, " | "));
+}
+
+TEST(OpCatalog, NdGoldens) {
+  for (const NdGolden& g : NdCatalog()) {
+    EXPECT_EQ(NdCandidatesLine(g), g.line) << g.op << " on [" << g.hierarchy << "]";
+  }
+}
+
+TEST(OpCatalog, NdGoldensCoverEveryHookedAndSizeDependentOp) {
+  std::set<std::string> pinned;
+  std::set<std::string> meshes_by_op;
+  for (const NdGolden& g : NdCatalog()) {
+    pinned.insert(g.op);
+    meshes_by_op.insert(g.op + "@" + g.hierarchy);
+  }
+  for (const std::string& op : pinned) {
+    EXPECT_TRUE(meshes_by_op.count(op + "@2,2") && meshes_by_op.count(op + "@2,3"))
+        << op << " needs goldens on both [2,2] and [2,3]";
+  }
+  for (const std::string& op : Registry().OpNames()) {
+    if (op.rfind("test_", 0) == 0) continue;
+    if (Registry().Find(op)->nd_candidate_hook()) {
+      EXPECT_TRUE(pinned.count(op)) << op << " has an N-D hook but no N-D golden";
+    }
+  }
+  // A rule that reads the mesh extent gives different 1-D lists for
+  // different extents on the catalog's example.
+  for (const Golden& g : Catalog()) {
+    const std::string on2 = CandidatesToString(g.op, g.inputs, g.attrs, 2);
+    for (int64_t extent : {3, 4, 6}) {
+      if (CandidatesToString(g.op, g.inputs, g.attrs, extent) == on2) continue;
+      EXPECT_TRUE(pinned.count(g.op))
+          << g.op << "'s rule depends on the mesh extent but has no N-D golden";
+    }
   }
 }
 

@@ -99,7 +99,7 @@ expect_rc 1 "missing shape"
 expect_one_error_line "sbp slices:" "--shape" "missing shape"
 
 run slices --shape=10,6 --placement='cpu:0-3' --nd_sbp='S(0)' extra
-expect_rc 1 "extra argument"
+expect_rc 2 "extra argument"
 expect_one_error_line "sbp slices:" "'extra'" "extra argument"
 
 # --- parse -----------------------------------------------------------------
@@ -157,6 +157,95 @@ expect_one_error_line "sbp plan:" "/nonexistent.json" "plan missing file"
 run plan
 expect_rc 1 "plan without program"
 expect_one_error_line "sbp plan:" "--program" "plan without program"
+
+# --- hostile input (issue 11): errors, not wrong answers --------------------
+# Boxing byte sums beyond int64 were printed negative with exit 0.
+run boxing --shape=9223372036854775807 --dtype=u8 --placement='cpu:0-3 [2,2]' \
+  --from='(S(0),P)' --to='(B,B)'
+expect_rc 1 "boxing byte overflow"
+expect_one_error_line "sbp boxing:" "overflow int64" "boxing byte overflow"
+
+# Two values of one kind: the first was silently dropped.
+run parse 'S(0)' 'B'
+expect_rc 1 "parse two nd_sbps"
+expect_one_error_line "sbp parse:" "two nd_sbp values, 'S(0)' and 'B'" "parse two nd_sbps"
+
+# An output constraint on an N-D mesh was ignored without a word.
+run infer --op=relu --placement='cpu:0-3 [2,2]' --input='f32[8,8]:(S(0),B)' \
+  --constraint=y_0='(P,P)'
+expect_rc 1 "N-D output constraint"
+expect_one_error_line "sbp infer:" "constrains inputs only" "N-D output constraint"
+run infer --op=relu --placement='cpu:0-3 [2,2]' --input='f32[8,8]:(S(0),B)' \
+  --constraint=y_0='(B,S(1))' --cost=planned
+expect_rc 0 "N-D output constraint, planned"
+grep -qF 'y_0' "$OUT" && grep -qF '(B, S(1))' "$OUT" || fail "planned: output constraint not applied"
+
+run boxing --shape=8,6 --placement='cpu:0-3' --from='S(0)' --to=B extra
+expect_rc 2 "boxing extra word"
+expect_one_error_line "sbp boxing:" "'extra'" "boxing extra word"
+
+run slices --shape=' ' --placement='cpu:0-3' --nd_sbp='B'
+expect_rc 1 "blank shape"
+expect_one_error_line "sbp slices:" "empty shape" "blank shape"
+
+printf 'op_type_name: "relu" placement: "cpu:0-1" input { tensor: "f32[8]:S(0)" } partial_penalty_policy: 99\n' >"$TMP/penalty.txtpb"
+run infer --request="$TMP/penalty.txtpb"
+expect_rc 1 "partial_penalty_policy 99"
+expect_one_error_line "sbp infer:" "partial_penalty_policy 99" "partial_penalty_policy 99"
+
+run parse --nd_sbp='{"sbp_parallel":[{}]}'
+expect_rc 1 "unset sbp_parallel"
+expect_one_error_line "sbp parse:" "sets none of" "unset sbp_parallel"
+
+# The command line: flag-library errors are ours, one line, exit 2.
+run boxing --nproc=abc --shape=8 --placement=cpu:0-1 --from=B --to=B
+expect_rc 2 "bad flag value"
+expect_one_error_line "sbp boxing:" "bad value 'abc' for --nproc: expected an integer" "bad flag value"
+
+run slices --explain=maybe
+expect_rc 2 "bad bool value"
+expect_one_error_line "sbp slices:" "--explain" "bad bool value"
+
+printf 'secret-line-one\n--shape=8\n' >"$TMP/flags.txt"
+run slices --flagfile="$TMP/flags.txt"
+expect_rc 2 "flagfile"
+expect_one_error_line "sbp slices:" "--flagfile is not supported" "flagfile"
+grep -qF 'secret-line-one' "$ERR" && fail "flagfile: echoed the file"
+
+run infer --request="$TMP/flags.txt"
+expect_rc 1 "request of another format"
+grep -qF 'secret-line-one' "$ERR" && fail "request: echoed the file"
+
+run infer --request="$TMP"
+expect_rc 1 "directory as request"
+expect_one_error_line "sbp infer:" "is a directory" "directory as request"
+
+# Misleading messages, now saying what is wrong.
+run parse 'S(0)S(1)'
+expect_rc 1 "missing comma"
+expect_one_error_line "sbp parse:" "missing ',' after S(0)" "missing comma"
+
+run parse --shape=99999999999999999999
+expect_rc 1 "huge extent"
+expect_one_error_line "sbp parse:" "too large" "huge extent"
+
+run parse 'cpu:0-99999999999999'
+expect_rc 1 "huge rank"
+expect_one_error_line "sbp parse:" "too large" "huge rank"
+
+run parse 'cpu:0-3 [2,2]x'
+expect_rc 1 "trailing characters"
+expect_one_error_line "sbp parse:" "trailing characters 'x'" "trailing characters"
+
+HUGE=$(printf 'Q%.0s' $(seq 1 5000))
+run parse --nd_sbp="$HUGE"
+expect_rc 1 "huge bad input"
+expect_one_error_line "sbp parse:" "(5000 characters)" "huge bad input"
+[[ $(wc -c <"$ERR") -lt 400 ]] || fail "huge bad input: $(wc -c <"$ERR") bytes on stderr"
+
+run parse 'cpu:0'
+expect_rc 0 "one rank"
+grep -qF '(1 rank, hierarchy [1])' "$OUT" || fail "one rank: not singular"
 
 # --- commands and help -----------------------------------------------------
 run bogus

@@ -124,7 +124,7 @@ absl::StatusOr<ExecutionSummary> ExecuteAndVerify(const boxing::BoxingPlan& plan
 
 std::string ExecutionText(const boxing::BoxingPlan& plan, const ExecutionSummary& summary,
                           absl::string_view backend, int world_size) {
-  std::string out = absl::StrCat("executed on ", world_size, " ranks (", backend, "): ",
+  std::string out = absl::StrCat("executed on ", world_size, world_size == 1 ? " rank (" : " ranks (", backend, "): ",
                                  summary.verified ? "result bit-exact" : "RESULT DIFFERS",
                                  summary.verified ? "" : absl::StrCat(" (", summary.mismatch, ")"),
                                  ", ", absl::StrFormat("%.3f", summary.wall_s * 1e3), " ms\n");

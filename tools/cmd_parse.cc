@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "oneflow_sbp/data_type.h"
 #include "oneflow_sbp/io/proto_convert.h"
+#include "oneflow_sbp/quoted_input.h"
 #include "oneflow_sbp/shape.h"
 #include "proto/sbp_tool.pb.h"
 #include "oneflow_sbp/io/message_decode.h"
@@ -38,12 +39,22 @@ absl::StatusOr<std::string> RunParse(const ParseOptions& options) {
 
   ParseOptions o = options;
   for (const std::string& value : options.positional) {
+    std::optional<std::string>* slot = nullptr;
+    const char* what = "";
     switch (Classify(value)) {
-      case Kind::kNdSbp: o.nd_sbp = value; break;
-      case Kind::kPlacement: o.placement = value; break;
-      case Kind::kShape: o.shape = value; break;
-      case Kind::kDType: o.dtype = value; break;
+      case Kind::kNdSbp: slot = &o.nd_sbp; what = "nd_sbp"; break;
+      case Kind::kPlacement: slot = &o.placement; what = "placement"; break;
+      case Kind::kShape: slot = &o.shape; what = "shape"; break;
+      case Kind::kDType: slot = &o.dtype; what = "dtype"; break;
     }
+    // One value of each kind per call: a second one would silently replace
+    // the first (and a flag), printing only the last.
+    if (slot->has_value()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "two ", what, " values, ", QuotedInput(**slot), " and ", QuotedInput(value),
+          "; give one value of each kind per call"));
+    }
+    *slot = value;
   }
   if (!o.sbp && !o.nd_sbp && !o.placement && !o.shape && !o.dtype) {
     return absl::InvalidArgumentError(
@@ -84,7 +95,8 @@ absl::StatusOr<std::string> RunParse(const ParseOptions& options) {
       absl::StrAppend(&hierarchy, i ? "," : "", p->hierarchy()[i]);
     }
     absl::StrAppend(&text, "placement: ", p->ToString(), "   (", p->parallel_num(),
-                    " ranks, hierarchy [", hierarchy, "])\n");
+                    p->parallel_num() == 1 ? " rank" : " ranks", ", hierarchy [", hierarchy,
+                    "])\n");
   }
   if (o.shape) {
     absl::StatusOr<Shape> s = Shape::Parse(*o.shape);

@@ -6,14 +6,17 @@
 // Every command prints its result on stdout (--format picks text, json or
 // textproto) and exits 0; bad input prints one line "sbp <command>: <why>"
 // on stderr and exits 1; a wrong command line exits 2.
+#include <sys/stat.h>
+
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/flags/flag.h"
-#include "absl/flags/parse.h"
 #include "absl/flags/reflection.h"
 #include "absl/flags/usage.h"
 #include "absl/status/statusor.h"
@@ -21,6 +24,7 @@
 #include "absl/strings/str_cat.h"
 #include "ops/builtin_ops.h"
 #include "boxing/calibration_io.h"
+#include "oneflow_sbp/quoted_input.h"
 #include "tools/cmd_boxing.h"
 #include "tools/cmd_calibrate.h"
 #include "tools/cmd_demo.h"
@@ -32,6 +36,7 @@
 #include "tools/cmd_plan.h"
 #include "tools/cmd_slices.h"
 #include "tools/cmd_verify.h"
+#include "tools/command_line.h"
 
 ABSL_FLAG(std::string, format, "text",
           "Output format: text, json (proto field names) or textproto.");
@@ -329,59 +334,53 @@ int Fail(const std::string& command, const absl::Status& status) {
   return 1;
 }
 
-// --input, --attr and --constraint repeat, and their values contain commas,
-// which absl's list flags would split; they are taken out of argv here.
-struct RepeatedFlags {
-  std::vector<std::string> input;
-  std::vector<std::string> attr;
-  std::vector<std::string> constraint;
-};
+// Why `positional` does not suit `command`, if it does not: parse takes any
+// values, launch a command, ops one op name, the others none.
+std::optional<std::string> UnexpectedArgument(const std::string& command,
+                                              const std::vector<std::string>& positional) {
+  if (command == "parse" || command == "launch") return std::nullopt;
+  const size_t allowed = command == "ops" ? 1 : 0;
+  if (positional.size() <= allowed) return std::nullopt;
+  const char* hint = "";
+  if (command == "infer") hint = "inputs go in --input=..., ";
+  if (command == "plan") hint = "the program goes in --program=FILE, ";
+  if (command == "ops") hint = "give at most one op name, ";
+  return absl::StrCat("unexpected argument ", oneflow_sbp::QuotedInput(positional[allowed]),
+                      "; ", hint, "see `sbp help ", command, "`");
+}
 
-std::vector<char*> ExtractRepeatedFlags(int argc, char** argv, RepeatedFlags* out,
-                                        std::string* error) {
-  std::vector<char*> rest;
-  const std::pair<const char*, std::vector<std::string>*> kFlags[] = {
-      {"input", &out->input}, {"attr", &out->attr}, {"constraint", &out->constraint}};
-  for (int i = 0; i < argc; ++i) {
-    std::string arg = argv[i];
-    if (arg == "--") {  // what follows belongs to a launched command
-      for (; i < argc; ++i) rest.push_back(argv[i]);
-      break;
-    }
-    bool taken = false;
-    for (const auto& [name, values] : kFlags) {
-      for (const std::string& prefix : {std::string("--") + name, std::string("-") + name}) {
-        if (arg == prefix) {
-          if (i + 1 >= argc) {
-            *error = absl::StrCat("--", name, " needs a value");
-            return rest;
-          }
-          values->push_back(argv[++i]);
-          taken = true;
-        } else if (absl::StartsWith(arg, prefix + "=")) {
-          values->push_back(arg.substr(prefix.size() + 1));
-          taken = true;
-        }
-        if (taken) break;
-      }
-      if (taken) break;
-    }
-    if (!taken) rest.push_back(argv[i]);
-  }
-  return rest;
+// Only the flags defined in this file belong to the command line; absl's
+// own (--flagfile, --fromenv, ...) and any a library might define do not.
+bool IsOurFlag(const absl::CommandLineFlag& flag) {
+  return absl::EndsWith(flag.Filename(), "tools/sbp_main.cc");
 }
 
 // The contents of the file a flag names ("-": stdin).
 absl::StatusOr<std::string> ReadFlagFile(const std::string& path, const char* flag) {
+  // A directory opens fine and reads as empty, which would surface later as
+  // a confusing "--op is required"; say what it is.
+  struct stat info;
+  if (path != "-" && stat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode)) {
+    return absl::InvalidArgumentError(absl::StrCat("--", flag, " ",
+                                                   oneflow_sbp::QuotedInput(path),
+                                                   " is a directory, not a file"));
+  }
   FILE* f = path == "-" ? stdin : std::fopen(path.c_str(), "rb");
   if (f == nullptr) {
-    return absl::InvalidArgumentError(absl::StrCat("cannot open --", flag, " file '", path, "'"));
+    return absl::InvalidArgumentError(absl::StrCat("cannot open --", flag, " file ",
+                                                   oneflow_sbp::QuotedInput(path), ": ",
+                                                   std::strerror(errno)));
   }
   std::string data;
   char buf[4096];
   size_t n;
   while ((n = std::fread(buf, 1, sizeof(buf), f)) > 0) data.append(buf, n);
+  const bool failed = std::ferror(f) != 0;
   if (f != stdin) std::fclose(f);
+  if (failed) {
+    return absl::InvalidArgumentError(absl::StrCat("cannot read --", flag, " file ",
+                                                   oneflow_sbp::QuotedInput(path)));
+  }
   return data;
 }
 
@@ -418,8 +417,8 @@ int main(int argc, char** argv) {
     if (!first_word.empty() && first_word != "help") {
       const Command* c = FindCommand(first_word);
       if (c == nullptr) {
-        std::fprintf(stderr, "sbp: unknown command '%s'; run `sbp help`\n",
-                     first_word.c_str());
+        std::fprintf(stderr, "sbp: unknown command %s; run `sbp help`\n",
+                     oneflow_sbp::QuotedInput(first_word).c_str());
         return 2;
       }
       std::printf("%s\n", c->help);
@@ -439,38 +438,34 @@ int main(int argc, char** argv) {
     return argc == 1 ? 2 : 0;
   }
 
-  // Unknown flags are a wrong command line (exit 2), reported in one line
-  // before absl's parser would exit 1.
-  for (int i = 1; i < argc; ++i) {
-    absl::string_view arg = argv[i];
-    if (arg == "--" ) break;
-    if (!absl::StartsWith(arg, "-") || arg == "-") continue;
-    absl::string_view name = arg.substr(arg[1] == '-' ? 2 : 1);
-    name = name.substr(0, name.find('='));
-    if (name == "input" || name == "attr" || name == "constraint") continue;
-    if (absl::FindCommandLineFlag(name) == nullptr &&
-        !(absl::StartsWith(name, "no") && absl::FindCommandLineFlag(name.substr(2)) != nullptr)) {
-      std::fprintf(stderr, "sbp: unknown flag --%s; see `sbp help%s%s`\n",
-                   std::string(name).c_str(), first_word.empty() ? "" : " ",
-                   first_word.c_str());
-      return 2;
-    }
-  }
-  RepeatedFlags repeated;
-  std::string flag_error;
-  std::vector<char*> kept = ExtractRepeatedFlags(argc, argv, &repeated, &flag_error);
-  if (!flag_error.empty()) {
-    std::fprintf(stderr, "sbp: %s\n", flag_error.c_str());
+  // The tool parses its flags itself (command_line.h): every wrong command
+  // line is one line "sbp <command>: <why>" and exit 2, and no flag reads a
+  // file behind the user's back (absl's --flagfile is refused).
+  oneflow_sbp::cli::CommandLine cl;
+  const std::vector<std::string> arg_list(argv + 1, argv + argc);
+  absl::Status parsed = oneflow_sbp::cli::ParseCommandLine(
+      arg_list, [](const absl::CommandLineFlag& f) { return IsOurFlag(f); }, &cl);
+  if (!parsed.ok()) {
+    std::fprintf(stderr, "sbp%s%s: %s\n", cl.command.empty() ? "" : " ", cl.command.c_str(),
+                 std::string(parsed.message()).c_str());
     return 2;
   }
-  std::vector<char*> args =
-      absl::ParseCommandLine(static_cast<int>(kept.size()), kept.data());
-  if (args.size() < 2) {
+  if (cl.command.empty()) {
     PrintOverview();
     return 2;
   }
-  const std::string command = args[1];
-  std::vector<std::string> positional(args.begin() + 2, args.end());
+  const std::string command = cl.command;
+  const std::vector<std::string>& positional = cl.positional;
+  if (FindCommand(command) == nullptr) {
+    std::fprintf(stderr, "sbp: unknown command %s; run `sbp help`\n",
+                 oneflow_sbp::QuotedInput(command).c_str());
+    return 2;
+  }
+  // Extra words are a wrong command line (exit 2), never silently ignored.
+  if (const std::optional<std::string> why = UnexpectedArgument(command, positional)) {
+    std::fprintf(stderr, "sbp %s: %s\n", command.c_str(), why->c_str());
+    return 2;
+  }
   const std::string format = absl::GetFlag(FLAGS_format);
 
   oneflow_sbp::Engine::Options engine_options;
@@ -495,18 +490,11 @@ int main(int argc, char** argv) {
     o.shape = absl::GetFlag(FLAGS_shape);
     // --dtype has a default for the other commands; only an explicit one
     // (or a positional one) is parsed here.
-    for (int i = 1; i < argc; ++i) {
-      if (absl::StartsWith(argv[i], "--dtype")) o.dtype = absl::GetFlag(FLAGS_dtype);
-    }
+    if (cl.given.contains("dtype")) o.dtype = absl::GetFlag(FLAGS_dtype);
     o.positional = positional;
     o.format = format;
     out = oneflow_sbp::cli::RunParse(o);
   } else if (command == "slices") {
-    if (!positional.empty()) {
-      return Fail(command, absl::InvalidArgumentError(absl::StrCat(
-                               "unexpected argument '", positional[0],
-                               "'; see `sbp help slices`")));
-    }
     oneflow_sbp::cli::SlicesOptions o;
     o.shape = absl::GetFlag(FLAGS_shape).value_or("");
     o.dtype = absl::GetFlag(FLAGS_dtype);
@@ -515,17 +503,12 @@ int main(int argc, char** argv) {
     o.format = format;
     out = oneflow_sbp::cli::RunSlices(o);
   } else if (command == "infer") {
-    if (!positional.empty()) {
-      return Fail(command, absl::InvalidArgumentError(absl::StrCat(
-                               "unexpected argument '", positional[0],
-                               "'; inputs go in --input=..., see `sbp help infer`")));
-    }
     oneflow_sbp::cli::InferOptions o;
     o.op = absl::GetFlag(FLAGS_op);
-    o.attrs = repeated.attr;
+    o.attrs = cl.attr;
     o.placement = absl::GetFlag(FLAGS_placement);
-    o.inputs = repeated.input;
-    o.constraints = repeated.constraint;
+    o.inputs = cl.input;
+    o.constraints = cl.constraint;
     o.cost = absl::GetFlag(FLAGS_cost);
     o.explain = absl::GetFlag(FLAGS_explain);
     o.format = format;
@@ -565,11 +548,6 @@ int main(int argc, char** argv) {
     o.failure_grace = absl::Seconds(2);
     out = oneflow_sbp::cli::RunLaunch(o, positional);
   } else if (command == "plan") {
-    if (!positional.empty()) {
-      return Fail(command, absl::InvalidArgumentError(absl::StrCat(
-                               "unexpected argument '", positional[0],
-                               "'; the program goes in --program=FILE, see `sbp help plan`")));
-    }
     const std::optional<std::string> path = absl::GetFlag(FLAGS_program);
     if (!path.has_value()) {
       return Fail(command, absl::InvalidArgumentError(
@@ -580,11 +558,7 @@ int main(int argc, char** argv) {
     oneflow_sbp::cli::PlanOptions o;
     o.program = *std::move(body);
     // --mesh has the demo's default; plan uses it only when given.
-    for (int i = 1; i < argc; ++i) {
-      if (absl::StartsWith(argv[i], "--mesh") || absl::StartsWith(argv[i], "-mesh")) {
-        o.mesh = absl::GetFlag(FLAGS_mesh);
-      }
-    }
+    if (cl.given.contains("mesh")) o.mesh = absl::GetFlag(FLAGS_mesh);
     o.memory_cap = absl::GetFlag(FLAGS_memory_cap);
     o.format = format;
     if (const std::optional<std::string> execute = absl::GetFlag(FLAGS_execute)) {
@@ -641,9 +615,6 @@ int main(int argc, char** argv) {
   } else if (command == "tour") {
     out = oneflow_sbp::cli::RunTour(**engine);
   } else if (command == "ops") {
-    if (positional.size() > 1) {
-      return Fail(command, absl::InvalidArgumentError("give at most one op name"));
-    }
     out = oneflow_sbp::cli::RunOps(positional.empty() ? "" : positional[0], format,
                                    (*engine)->registry());
   } else {

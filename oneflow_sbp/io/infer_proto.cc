@@ -10,6 +10,7 @@
 #include "absl/strings/str_join.h"
 #include "oneflow_sbp/io/proto_convert.h"
 #include "oneflow_sbp/copy_cost.h"
+#include "oneflow_sbp/quoted_input.h"
 #include "oneflow_sbp/policy_name.h"
 
 namespace oneflow_sbp {
@@ -19,8 +20,8 @@ absl::StatusOr<InferInput> ParseInferInput(absl::string_view text) {
   const size_t close = t.find(']');
   if (close == absl::string_view::npos || close + 1 >= t.size() || t[close + 1] != ':') {
     return absl::InvalidArgumentError(absl::StrCat(
-        "malformed input '", text,
-        "': expected <dtype>[<dims>]:<nd_sbp>, e.g. f32[64,32]:(S(0),B)"));
+        "malformed input ", QuotedInput(text),
+        ": expected <dtype>[<dims>]:<nd_sbp>, e.g. f32[64,32]:(S(0),B)"));
   }
   absl::StatusOr<TensorDesc> desc = TensorDesc::Parse(t.substr(0, close + 1));
   if (!desc.ok()) return desc.status();

@@ -6,6 +6,7 @@
 #include "absl/strings/str_split.h"
 #include "oneflow_sbp/io/proto_convert.h"
 #include "oneflow_sbp/io/proto_io.h"
+#include "oneflow_sbp/quoted_input.h"
 #include "proto/placement.pb.h"
 #include "proto/sbp_parallel.pb.h"
 
@@ -41,7 +42,15 @@ absl::StatusOr<NdSbp> DecodeNdSbp(absl::string_view text) {
   absl::StatusOr<NdSbp> nd = FromProto(proto);
   if (nd.ok() && nd->empty()) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "NdSbp message '", text, "' has no sbp_parallel entries; give one per mesh axis"));
+        "NdSbp message ", QuotedInput(text), " has no sbp_parallel entries; give one per mesh axis"));
+  }
+  // FromProto keeps an empty SbpParallel as "unset" (a free axis of a
+  // constraint); a layout given by the user must say what every axis holds.
+  for (int i = 0; nd.ok() && i < nd->size(); ++i) {
+    if (!(*nd)[i].is_unset()) continue;
+    return absl::InvalidArgumentError(absl::StrCat(
+        "NdSbp message ", QuotedInput(text), ": sbp_parallel[", i,
+        "] sets none of split_parallel, broadcast_parallel, partial_sum_parallel"));
   }
   return nd;
 }

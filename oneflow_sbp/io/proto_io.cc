@@ -14,6 +14,7 @@
 #include "google/protobuf/text_format.h"
 #include "google/protobuf/util/json_util.h"
 #include "oneflow_sbp/check.h"
+#include "oneflow_sbp/quoted_input.h"
 
 namespace oneflow_sbp {
 namespace {
@@ -71,7 +72,7 @@ absl::Status FromJson(absl::string_view json, google::protobuf::Message* message
     std::string reason(status.message());
     reason = reason.substr(0, reason.find('\n'));
     return absl::InvalidArgumentError(absl::StrCat(
-        "malformed JSON for ", message->GetTypeName(), ": ", reason));
+        "malformed JSON for ", message->GetTypeName(), ": ", Abbreviated(reason)));
   }
   return absl::OkStatus();
 }
@@ -89,7 +90,8 @@ absl::Status FromTextProto(absl::string_view text,
   parser.RecordErrorsTo(&errors);
   if (!parser.ParseFromString(std::string(text), message)) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "malformed text proto for ", message->GetTypeName(), ": ", errors.Joined()));
+        "malformed text proto for ", message->GetTypeName(), ": ",
+        Abbreviated(errors.Joined())));
   }
   return absl::OkStatus();
 }
