@@ -61,7 +61,7 @@ TEST(NcclCommunicatorTest, CollectivesOnEveryGpu) {
       std::vector<int64_t> counts;
       int64_t total = 0;
       for (int j = 0; j < n; ++j) counts.push_back(j + 1), total += j + 1;
-      LocalTensor mine = *LocalTensor::Full(DataType::kFloat32, {r + 1}, r).CopyTo(DeviceType::kCuda);
+      LocalTensor mine = *LocalTensor::Full(DataType::kFloat32, {r + 1}, r)->CopyTo(DeviceType::kCuda);
       LocalTensor all = *LocalTensor::Empty(DataType::kFloat32, {total}, DeviceType::kCuda);
       if (s.ok()) s = (*world)->AllGatherV(mine.raw_data(), all.raw_data(), counts, DataType::kFloat32);
       if (s.ok() && all.CopyTo(DeviceType::kCpu)->GetDouble(total - 1) != n - 1) {
