@@ -1,7 +1,8 @@
-// The NCCL backend: one process per GPU, the same collective calls as
-// Communicator (communicator.h) on DEVICE buffers, and the same rendezvous
-// as the Gloo backend (rank 0 serves the kv_store on master_addr:
-// master_port and publishes the NCCL unique id there).
+// The NCCL backend of Communicator (communicator.h): one process (or one
+// thread) per GPU, the same collective calls, checks and errors as the
+// ring backend, and the same rendezvous as the Gloo backend (rank 0 serves
+// the kv_store on master_addr:master_port and publishes the NCCL unique id
+// there).
 //
 // Example (in each of the N processes, one GPU each):
 //   NcclOptions o;
@@ -9,24 +10,35 @@
 //   absl::StatusOr<std::unique_ptr<NcclCommunicator>> world = ConnectNccl(o);
 //   if (world.ok()) s = (*world)->AllReduce(d_buf, d_buf, count, DataType::kFloat32);
 //   auto rows = (*world)->ForMeshAxes({2, 2}, AxisBit(1));   // ncclCommSplit
+//   ExecutePlan(plan, device_shard, **world, &report);       // boxing on NCCL
+//
+// Buffers: device pointers go to NCCL as they are; host buffers are staged
+// through device scratch (copied in, the call, copied out), so host code
+// and the shared test scenarios run unchanged, only slower.
 //
 // Mapping: AllReduce and Broadcast are NCCL's; AllGatherV is one group of
 // ncclBroadcast (one per member); ReduceScatterV one group of ncclReduce;
 // AllToAllV and Send/Recv are grouped ncclSend/ncclRecv (own chunk by a
-// device copy); Barrier is an all-reduce of one element. Sub-groups come
-// from ncclCommSplit, cached per member set like Communicator::SubGroup.
+// device copy); Barrier is an all-reduce of one byte. Bool sums are maxes
+// (logical or, as reduce_op.h defines them).
+//
+// Groups: ForMeshAxes splits this communicator (ncclCommSplit; every
+// member of this group calls it together the first time, cached per
+// hierarchy and axes). SubGroup is created by the listed members only: the
+// first of them publishes a fresh unique id in the world's kv_store and all
+// of them run ncclCommInitRank (as the boxing executor needs: only a step's
+// active ranks ask for its group).
+//
+// Traffic: NCCL does not report bytes. A completed call counts the bytes of
+// the ring algorithm of communicator.h (NCCL's ring; its tree or NVLS
+// algorithms move other amounts); AllToAllV and Send/Recv count their exact
+// payload. Sub-group bytes add to the parent's total as on the ring backend.
 //
 // No call can hang a rank: communicators are non-blocking, and every call
 // polls its stream and ncclCommGetAsyncError until done or its timeout;
 // on timeout or error the communicator is aborted (ncclCommAbort) and the
 // call returns kDeadlineExceeded / kInternal naming the call and rank;
-// later calls return kAborted. Argument errors are kInvalidArgument and
-// abort nothing.
-//
-// Not (yet) a Communicator: that class runs the ring algorithms over a
-// host Transport. The boxing executor takes a Communicator, so boxing
-// collectives on device memory through NCCL need that class split into
-// an interface first (docs/GPU.md).
+// later calls on the world and every sub-group return kAborted.
 #ifndef BOXING_COMM_NCCL_COMMUNICATOR_H_
 #define BOXING_COMM_NCCL_COMMUNICATOR_H_
 
@@ -40,6 +52,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "absl/types/span.h"
+#include "boxing/comm/communicator.h"
 #include "boxing/comm/nccl_ops.h"
 #include "boxing/comm/reduce_op.h"
 #include "oneflow_sbp/data_type.h"
@@ -47,7 +60,6 @@
 
 namespace oneflow_sbp::comm {
 
-class KvStoreServer;
 
 struct NcclOptions {
   int rank = 0;
@@ -60,68 +72,65 @@ struct NcclOptions {
   absl::Duration default_timeout = absl::Seconds(60);
 };
 
-class NcclCommunicator {
+// State shared by a world and all its sub-groups (health, kv_store).
+struct NcclShared;
+
+class NcclCommunicator final : public Communicator {
  public:
-  ~NcclCommunicator();
-  NcclCommunicator(const NcclCommunicator&) = delete;
-  NcclCommunicator& operator=(const NcclCommunicator&) = delete;
+  ~NcclCommunicator() override;
 
-  int rank() const { return rank_; }
-  int size() const { return size_; }
-  std::string DebugName() const;
+  absl::StatusOr<std::shared_ptr<Communicator>> ForMeshAxes(absl::Span<const int64_t> hierarchy,
+                                                            MeshAxisMask axes) override;
+  void Abort(const absl::Status& reason) override;
+  absl::Status health() const override;
 
-  // As Communicator, on device pointers; `timeout` zero means the default.
-  absl::Status AllGatherV(const void* send, void* recv, absl::Span<const int64_t> counts,
-                          DataType dtype, absl::Duration timeout = absl::ZeroDuration());
-  absl::Status ReduceScatterV(const void* send, void* recv, absl::Span<const int64_t> counts,
-                              DataType dtype, ReduceOp op = ReduceOp::kSum,
-                              absl::Duration timeout = absl::ZeroDuration());
-  absl::Status AllReduce(const void* send, void* recv, int64_t count, DataType dtype,
-                         ReduceOp op = ReduceOp::kSum,
-                         absl::Duration timeout = absl::ZeroDuration());
-  absl::Status AllToAllV(const void* send, absl::Span<const int64_t> send_counts, void* recv,
-                         absl::Span<const int64_t> recv_counts, DataType dtype,
-                         absl::Duration timeout = absl::ZeroDuration());
-  absl::Status Broadcast(void* buffer, int64_t count, DataType dtype, int root,
-                         absl::Duration timeout = absl::ZeroDuration());
-  absl::Status Send(const void* data, int64_t count, DataType dtype, int peer,
-                    absl::Duration timeout = absl::ZeroDuration());
-  absl::Status Recv(void* data, int64_t count, DataType dtype, int peer,
-                    absl::Duration timeout = absl::ZeroDuration());
-  absl::Status Barrier(absl::Duration timeout = absl::ZeroDuration());
-
-  // Members sharing every mesh coordinate outside `axes` (as
-  // Communicator::ForMeshAxes), by ncclCommSplit; cached. Every member of
-  // this group must call it together (the split is collective).
-  absl::StatusOr<std::shared_ptr<NcclCommunicator>> ForMeshAxes(
-      absl::Span<const int64_t> hierarchy, MeshAxisMask axes);
-
-  void Abort(const absl::Status& reason);
-  absl::Status health() const;
+ protected:
+  absl::Status DoAllGatherV(const void* send, void* recv, absl::Span<const int64_t> counts,
+                            DataType dtype, const Call& call) override;
+  absl::Status DoReduceScatterV(const void* send, void* recv, absl::Span<const int64_t> counts,
+                                DataType dtype, const Call& call) override;
+  absl::Status DoAllReduce(const void* send, void* recv, int64_t count, DataType dtype,
+                           const Call& call) override;
+  absl::Status DoAllToAllV(const void* send, absl::Span<const int64_t> send_counts, void* recv,
+                           absl::Span<const int64_t> recv_counts, DataType dtype,
+                           const Call& call) override;
+  absl::Status DoBroadcast(void* buffer, int64_t count, DataType dtype, int root,
+                           const Call& call) override;
+  absl::Status DoPointToPoint(bool send, void* data, int64_t count, DataType dtype, int peer,
+                              const Call& call) override;
+  absl::Status DoBarrier(const Call& call) override;
+  absl::StatusOr<std::shared_ptr<Communicator>> NewSubGroup(const std::vector<int>& positions,
+                                                            std::vector<int> members,
+                                                            int position) override;
 
  private:
   friend absl::StatusOr<std::unique_ptr<NcclCommunicator>> ConnectNccl(const NcclOptions&);
-  NcclCommunicator(nccl::Handle handle, int rank, int size, int world_rank,
-                   absl::Duration default_timeout);
+  NcclCommunicator(nccl::Handle handle, std::shared_ptr<NcclShared> shared,
+                   std::vector<int> members, int rank, bool world, std::string key,
+                   absl::Duration default_timeout, std::shared_ptr<Counter> parent_counter);
 
-  // Waits for the enqueued work of `name`; aborts on timeout or error.
-  absl::Status Finish(absl::string_view name, const std::string& enqueue_error,
-                      absl::Duration timeout);
-  absl::Status CheckCounts(absl::string_view name, absl::Span<const int64_t> counts) const;
-  absl::Status CheckPeer(absl::string_view name, int peer) const;
+  class Staging;  // host buffers of one call in device scratch
+
+  // Waits for the enqueued work of a call; aborts on timeout or error.
+  absl::Status Finish(const std::string& enqueue_error, absl::Duration timeout);
+  // Finish, then copies staged results back to the host.
+  absl::Status Complete(Staging& staging, const std::string& enqueue_error,
+                        absl::Duration timeout);
+  // Waits for a new child communicator; on failure frees it and aborts.
+  absl::StatusOr<std::shared_ptr<Communicator>> FinishChild(std::string error,
+                                                           nccl::Handle child,
+                                                           std::vector<int> members,
+                                                           int position, std::string key);
 
   nccl::Handle handle_;
-  const int rank_;
-  const int size_;
-  const int world_rank_;
-  const absl::Duration default_timeout_;
-  std::unique_ptr<KvStoreServer> store_;  // rank 0 of the world only
-  void* scratch_ = nullptr;               // one device element for Barrier
+  const std::shared_ptr<NcclShared> shared_;
+  // Names this group in the kv_store (its sub-groups' ids live under it).
+  const std::string key_;
+  void* scratch_ = nullptr;  // one device byte for Barrier
 
-  mutable absl::Mutex mu_;
-  absl::Status health_ ABSL_GUARDED_BY(mu_);
-  absl::flat_hash_map<std::vector<int64_t>, std::shared_ptr<NcclCommunicator>> subgroups_
-      ABSL_GUARDED_BY(mu_);
+  absl::Mutex split_mu_;
+  absl::flat_hash_map<std::vector<int64_t>, std::shared_ptr<Communicator>> splits_
+      ABSL_GUARDED_BY(split_mu_);
 };
 
 // Joins the world described by `options`. kInvalidArgument for bad

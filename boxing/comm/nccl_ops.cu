@@ -78,12 +78,15 @@ std::string InitRank(const std::string& id, int size, int rank, int device, Hand
   e = Err(ncclCommInitRankConfig(&comm, size, u, rank, &config));
   out->comm = comm;
   out->stream = s;
+  out->device = device;
   return e;
 }
 
 std::string Split(const Handle& parent, int color, int key, Handle* out) {
+  std::string e = CudaErr(cudaSetDevice(parent.device));
+  if (!e.empty()) return e;
   cudaStream_t s = nullptr;
-  std::string e = CudaErr(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  e = CudaErr(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
   if (!e.empty()) return e;
   ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
   config.blocking = 0;
@@ -91,6 +94,7 @@ std::string Split(const Handle& parent, int color, int key, Handle* out) {
   e = Err(ncclCommSplit(C(parent), color, key, &comm, &config));
   out->comm = comm;
   out->stream = s;
+  out->device = parent.device;
   return e;
 }
 
@@ -199,7 +203,42 @@ void Destroy(Handle* h) {
   h->stream = nullptr;
 }
 
-std::string DeviceScratch(void** ptr, int64_t bytes) { return CudaErr(cudaMalloc(ptr, bytes)); }
+std::string DeviceScratch(const Handle& h, void** ptr, int64_t bytes) {
+  std::string e = CudaErr(cudaSetDevice(h.device));
+  return e.empty() ? CudaErr(cudaMalloc(ptr, bytes)) : e;
+}
+
+void FreeDevice(void* ptr) {
+  if (ptr != nullptr) cudaFree(ptr);
+}
+
+bool IsDevicePointer(const void* ptr) {
+  cudaPointerAttributes a;
+  if (cudaPointerGetAttributes(&a, ptr) != cudaSuccess) {
+    cudaGetLastError();  // clear the sticky-free error of an unknown pointer
+    return false;
+  }
+  return a.type == cudaMemoryTypeDevice || a.type == cudaMemoryTypeManaged;
+}
+
+namespace {
+std::string SyncCopy(const Handle& h, void* dst, const void* src, int64_t bytes,
+                     cudaMemcpyKind kind) {
+  if (bytes <= 0) return "";
+  std::string e = CudaErr(cudaSetDevice(h.device));
+  if (e.empty()) e = CudaErr(cudaMemcpyAsync(dst, src, bytes, kind, S(h)));
+  if (e.empty()) e = CudaErr(cudaStreamSynchronize(S(h)));
+  return e;
+}
+}  // namespace
+
+std::string CopyToDevice(const Handle& h, void* device, const void* host, int64_t bytes) {
+  return SyncCopy(h, device, host, bytes, cudaMemcpyHostToDevice);
+}
+
+std::string CopyToHost(const Handle& h, void* host, const void* device, int64_t bytes) {
+  return SyncCopy(h, host, device, bytes, cudaMemcpyDeviceToHost);
+}
 
 int DeviceCount() { return oneflow_sbp::cuda::DeviceCount(); }
 

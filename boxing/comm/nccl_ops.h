@@ -22,6 +22,7 @@ std::string NewUniqueId(std::string* id);
 struct Handle {
   void* comm = nullptr;
   void* stream = nullptr;
+  int device = 0;
 };
 
 // Starts ncclCommInitRankConfig (non-blocking) on `device`; completion
@@ -62,8 +63,15 @@ int Wait(const Handle& h, int64_t timeout_us, std::string* error);
 void Abort(Handle* h);
 void Destroy(Handle* h);
 
-// A device scratch of `bytes` (for Barrier); "" on success.
-std::string DeviceScratch(void** ptr, int64_t bytes);
+// A device scratch of `bytes` on the handle's device; "" on success.
+std::string DeviceScratch(const Handle& h, void** ptr, int64_t bytes);
+void FreeDevice(void* ptr);
+// True for device (or managed) memory; false for host memory, which the
+// communicator stages through device scratch.
+bool IsDevicePointer(const void* ptr);
+// Synchronous copies on the handle's stream (staging of host buffers).
+std::string CopyToDevice(const Handle& h, void* device, const void* host, int64_t bytes);
+std::string CopyToHost(const Handle& h, void* host, const void* device, int64_t bytes);
 int DeviceCount();
 
 }  // namespace oneflow_sbp::comm::nccl
