@@ -27,14 +27,18 @@ class Dev {
  public:
   explicit Dev(const std::vector<T>& host) : n_(host.size()) {
     EXPECT_EQ(cuda::Malloc(&p_, std::max<size_t>(n_, 1) * sizeof(T)), "");
-    if (n_ > 0) EXPECT_EQ(cuda::Copy(p_, host.data(), n_ * sizeof(T), 1), "");
+    if (n_ > 0) {
+      EXPECT_EQ(cuda::Copy(p_, host.data(), n_ * sizeof(T), 1), "");
+    }
   }
   explicit Dev(size_t n) : Dev(std::vector<T>(n, T{})) {}
   ~Dev() { cuda::Free(p_); }
   T* get() { return static_cast<T*>(p_); }
   std::vector<T> Host() const {
     std::vector<T> h(n_);
-    if (n_ > 0) EXPECT_EQ(cuda::Copy(h.data(), p_, n_ * sizeof(T), 2), "");
+    if (n_ > 0) {
+      EXPECT_EQ(cuda::Copy(h.data(), p_, n_ * sizeof(T), 2), "");
+    }
     return h;
   }
 
