@@ -71,8 +71,12 @@ std::vector<int64_t> Counts(const std::vector<TensorSlice>& regions) {
   return counts;
 }
 
-absl::StatusOr<LocalTensor> Alloc(DataType dtype, const TensorSlice& slice, bool zero) {
-  return zero ? LocalTensor::Zeros(dtype, DimsOf(slice)) : LocalTensor::Empty(dtype, DimsOf(slice));
+// Buffers live on the input's device, so boxing device shards keeps every
+// byte on the device (the communicator must then take device pointers).
+absl::StatusOr<LocalTensor> Alloc(DataType dtype, const TensorSlice& slice, bool zero,
+                                  DeviceType device) {
+  return zero ? LocalTensor::Zeros(dtype, DimsOf(slice), device)
+              : LocalTensor::Empty(dtype, DimsOf(slice), device);
 }
 
 // Packs `regions` of `shard` one after another into a fresh flat buffer.
@@ -80,7 +84,7 @@ absl::StatusOr<LocalTensor> PackAll(const LocalTensor& shard, const TensorSlice&
                                     const std::vector<const TensorSlice*>& regions) {
   int64_t total = 0;
   for (const TensorSlice* r : regions) total += r->elem_cnt();
-  absl::StatusOr<LocalTensor> buf = LocalTensor::Empty(shard.dtype(), {total});
+  absl::StatusOr<LocalTensor> buf = LocalTensor::Empty(shard.dtype(), {total}, shard.device());
   if (!buf.ok()) return buf;
   char* at = static_cast<char*>(buf->raw_data());
   const int64_t es = ByteSizeOf(shard.dtype());
@@ -113,7 +117,7 @@ struct StepRun {
 };
 
 absl::StatusOr<LocalTensor> AllGather(const StepRun& r) {
-  absl::StatusOr<LocalTensor> out = Alloc(r.dtype, r.rs.out, false);
+  absl::StatusOr<LocalTensor> out = Alloc(r.dtype, r.rs.out, false, r.in.device());
   if (!out.ok()) return out;
   const std::vector<int64_t> counts = Counts(r.rs.chunks);
   const TensorSlice& mine = r.rs.chunks[r.rs.position];
@@ -126,7 +130,7 @@ absl::StatusOr<LocalTensor> AllGather(const StepRun& r) {
     if (!s.ok()) return s;
     return out;
   }
-  absl::StatusOr<LocalTensor> gathered = LocalTensor::Empty(r.dtype, {r.rs.out.elem_cnt()});
+  absl::StatusOr<LocalTensor> gathered = LocalTensor::Empty(r.dtype, {r.rs.out.elem_cnt()}, r.in.device());
   if (!gathered.ok()) return gathered;
   absl::StatusOr<LocalTensor> sent = PackAll(r.in, r.rs.in, {&mine});
   if (!sent.ok()) return sent.status();
@@ -140,7 +144,7 @@ absl::StatusOr<LocalTensor> AllGather(const StepRun& r) {
 }
 
 absl::StatusOr<LocalTensor> ReduceScatter(const StepRun& r) {
-  absl::StatusOr<LocalTensor> out = Alloc(r.dtype, r.rs.out, false);
+  absl::StatusOr<LocalTensor> out = Alloc(r.dtype, r.rs.out, false, r.in.device());
   if (!out.ok()) return out;
   const std::vector<int64_t> counts = Counts(r.rs.chunks);
   LocalTensor send = r.in;
@@ -174,7 +178,7 @@ absl::StatusOr<LocalTensor> Exchange(const StepRun& r) {
     recv_counts.push_back(rc);
     total_recv += rc;
   }
-  LocalTensor packed = *LocalTensor::Empty(r.dtype, {0});
+  LocalTensor packed = *LocalTensor::Empty(r.dtype, {0}, r.in.device());
   const void* send = packed.raw_data();
   if (rs.holds_input && !sends.empty()) {
     if (std::optional<int64_t> at = ConsecutiveRuns(rs.in, sends)) {
@@ -195,7 +199,7 @@ absl::StatusOr<LocalTensor> Exchange(const StepRun& r) {
     int64_t covered = total_recv;
     for (const TensorSlice& region : rs.local) covered += region.elem_cnt();
     absl::StatusOr<LocalTensor> o =
-        Alloc(r.dtype, rs.out, rs.sum || covered != rs.out.elem_cnt());
+        Alloc(r.dtype, rs.out, rs.sum || covered != rs.out.elem_cnt(), r.in.device());
     if (!o.ok()) return o;
     out = *std::move(o);
     if (!rs.sum) direct = ConsecutiveRuns(rs.out, recvs);
@@ -205,7 +209,7 @@ absl::StatusOr<LocalTensor> Exchange(const StepRun& r) {
   if (direct) {
     recv = static_cast<char*>(out.raw_data()) + *direct * es;
   } else {
-    absl::StatusOr<LocalTensor> buf = LocalTensor::Empty(r.dtype, {total_recv});
+    absl::StatusOr<LocalTensor> buf = LocalTensor::Empty(r.dtype, {total_recv}, r.in.device());
     if (!buf.ok()) return buf;
     received = *std::move(buf);
     recv = received.raw_data();
@@ -230,7 +234,7 @@ absl::StatusOr<LocalTensor> LocalStep(const StepRun& r) {
   const RankStep& rs = r.rs;
   switch (rs.kind) {
     case StepKind::kLocalSlice: {
-      absl::StatusOr<LocalTensor> out = Alloc(r.dtype, rs.out, false);
+      absl::StatusOr<LocalTensor> out = Alloc(r.dtype, rs.out, false, r.in.device());
       if (!out.ok()) return out;
       absl::Status s = CopyRegion(r.in, rs.in, rs.out, &*out, rs.out, RegionOp::kCopy);
       if (!s.ok()) return s;
@@ -238,9 +242,9 @@ absl::StatusOr<LocalTensor> LocalStep(const StepRun& r) {
     }
     case StepKind::kLocalPartial:
       if (rs.keeps_value) return r.in;
-      return Alloc(r.dtype, rs.out, true);
+      return Alloc(r.dtype, rs.out, true, r.in.device());
     default: {  // kLocalScatter: the shard placed into zeros
-      absl::StatusOr<LocalTensor> out = Alloc(r.dtype, rs.out, true);
+      absl::StatusOr<LocalTensor> out = Alloc(r.dtype, rs.out, true, r.in.device());
       if (!out.ok()) return out;
       absl::Status s = CopyRegion(r.in, rs.in, rs.in, &*out, rs.out, RegionOp::kCopy);
       if (!s.ok()) return s;
@@ -254,7 +258,7 @@ absl::StatusOr<LocalTensor> RunStep(const StepRun& r) {
     case StepKind::kAllGather: return AllGather(r);
     case StepKind::kReduceScatter: return ReduceScatter(r);
     case StepKind::kAllReduce: {
-      absl::StatusOr<LocalTensor> out = Alloc(r.dtype, r.rs.out, false);
+      absl::StatusOr<LocalTensor> out = Alloc(r.dtype, r.rs.out, false, r.in.device());
       if (!out.ok()) return out;
       absl::Status s = r.group.AllReduce(r.in.raw_data(), out->raw_data(), r.in.elem_cnt(),
                                          r.dtype, r.options);

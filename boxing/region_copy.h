@@ -12,7 +12,9 @@
 //   UnpackRegion(buffer.data(), region, &out, out_slice, RegionOp::kAdd);
 //
 // Runs are copied with memcpy; trailing dims a region covers fully are
-// merged into one run, so whole-row regions are one copy.
+// merged into one run, so whole-row regions are one copy. Shards on another
+// device (CUDA) go to that device's DeviceOps::CopyBox as one strided box;
+// packed buffers are then on the shard's device too.
 #ifndef BOXING_REGION_COPY_H_
 #define BOXING_REGION_COPY_H_
 

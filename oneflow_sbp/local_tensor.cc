@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/synchronization/mutex.h"
+#include "oneflow_sbp/device_ops.h"
 
 namespace oneflow_sbp {
 
@@ -155,8 +156,14 @@ absl::StatusOr<std::shared_ptr<Storage>> Storage::Allocate(DeviceType device,
     return absl::InvalidArgumentError(absl::StrCat("storage of ", byte_size, " bytes"));
   }
   if (device != DeviceType::kCpu) {
-    return absl::UnimplementedError(absl::StrCat(
-        "no allocator for device ", DeviceTypeName(device), " (only cpu storage exists yet)"));
+    // Other devices allocate through their backend (which caches on its
+    // own); the CPU path below stays as it was.
+    absl::StatusOr<DeviceOps*> ops = GetDeviceOps(device);
+    if (!ops.ok()) return ops.status();
+    const int64_t bytes = std::max<int64_t>(kAlignment, byte_size);
+    absl::StatusOr<void*> p = (*ops)->Allocate(bytes);
+    if (!p.ok()) return p.status();
+    return std::shared_ptr<Storage>(new Storage(device, *p, byte_size, bytes));
   }
   // aligned_alloc wants a multiple of the alignment.
   const int64_t padded = std::max<int64_t>(
@@ -171,6 +178,13 @@ absl::StatusOr<std::shared_ptr<Storage>> Storage::Allocate(DeviceType device,
 }
 
 Storage::~Storage() {
+  if (device_ != DeviceType::kCpu) {
+    // The backend existed when this storage was allocated and lives for
+    // the program.
+    absl::StatusOr<DeviceOps*> ops = GetDeviceOps(device_);
+    if (ops.ok()) (*ops)->Free(data_, padded_);
+    return;
+  }
   if (!BufferCache().Give(data_, padded_)) std::free(data_);
 }
 
@@ -195,8 +209,9 @@ absl::StatusOr<LocalTensor> LocalTensor::Empty(DataType dtype, absl::Span<const 
   return t;
 }
 
-absl::StatusOr<LocalTensor> LocalTensor::Zeros(DataType dtype, absl::Span<const int64_t> dims) {
-  absl::StatusOr<LocalTensor> t = Empty(dtype, dims);
+absl::StatusOr<LocalTensor> LocalTensor::Zeros(DataType dtype, absl::Span<const int64_t> dims,
+                                               DeviceType device) {
+  absl::StatusOr<LocalTensor> t = Empty(dtype, dims, device);
   if (t.ok()) t->SetZero();
   return t;
 }
@@ -233,8 +248,38 @@ LocalTensor LocalTensor::Clone() const {
   OFS_CHECK(defined()) << "Clone() of an undefined LocalTensor";
   absl::StatusOr<LocalTensor> t = Empty(dtype_, dims_, device());
   OFS_CHECK(t.ok()) << t.status().message();
-  std::memcpy(t->raw_data(), raw_data(), static_cast<size_t>(byte_size()));
+  if (device() == DeviceType::kCpu) {
+    std::memcpy(t->raw_data(), raw_data(), static_cast<size_t>(byte_size()));
+  } else {
+    absl::Status s = (*GetDeviceOps(device()))
+                         ->Copy(t->raw_data(), raw_data(), byte_size(), CopyDirection::kSameDevice);
+    OFS_CHECK(s.ok()) << "Clone on " << DeviceTypeName(device()) << ": " << s.message();
+  }
   return *std::move(t);
+}
+
+absl::StatusOr<LocalTensor> LocalTensor::CopyTo(DeviceType target) const {
+  if (!defined()) return absl::InvalidArgumentError("CopyTo of an undefined LocalTensor");
+  absl::StatusOr<LocalTensor> t = Empty(dtype_, dims_, target);
+  if (!t.ok()) return t.status();
+  const DeviceType from = device();
+  if (from == DeviceType::kCpu && target == DeviceType::kCpu) {
+    std::memcpy(t->raw_data(), raw_data(), static_cast<size_t>(byte_size()));
+    return t;
+  }
+  if (from != DeviceType::kCpu && target != DeviceType::kCpu && from != target) {
+    return absl::UnimplementedError(absl::StrCat("CopyTo from ", DeviceTypeName(from), " to ",
+                                                 DeviceTypeName(target)));
+  }
+  const DeviceType dev = from == DeviceType::kCpu ? target : from;
+  absl::StatusOr<DeviceOps*> ops = GetDeviceOps(dev);
+  if (!ops.ok()) return ops.status();
+  const CopyDirection dir = from == target            ? CopyDirection::kSameDevice
+                            : from == DeviceType::kCpu ? CopyDirection::kHostToDevice
+                                                       : CopyDirection::kDeviceToHost;
+  absl::Status s = (*ops)->Copy(t->raw_data(), raw_data(), byte_size(), dir);
+  if (!s.ok()) return s;
+  return t;
 }
 
 DeviceType LocalTensor::device() const {
@@ -242,6 +287,8 @@ DeviceType LocalTensor::device() const {
 }
 
 double LocalTensor::GetDouble(int64_t i) const {
+  OFS_CHECK(device() == DeviceType::kCpu) << "GetDouble on a " << DeviceTypeName(device())
+                                          << " tensor; CopyTo(kCpu) first";
   OFS_CHECK(i >= 0 && i < elem_cnt_) << "element " << i << " of " << elem_cnt_;
   return VisitDataType(dtype_, [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -250,6 +297,8 @@ double LocalTensor::GetDouble(int64_t i) const {
 }
 
 void LocalTensor::SetDouble(int64_t i, double value) {
+  OFS_CHECK(device() == DeviceType::kCpu) << "SetDouble on a " << DeviceTypeName(device())
+                                          << " tensor; CopyTo(kCpu) first";
   OFS_CHECK(i >= 0 && i < elem_cnt_) << "element " << i << " of " << elem_cnt_;
   VisitDataType(dtype_, [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -264,7 +313,13 @@ std::vector<double> LocalTensor::ToDoubles() const {
 }
 
 void LocalTensor::SetZero() {
-  if (defined()) std::memset(raw_data(), 0, static_cast<size_t>(byte_size()));
+  if (!defined()) return;
+  if (device() == DeviceType::kCpu) {
+    std::memset(raw_data(), 0, static_cast<size_t>(byte_size()));
+    return;
+  }
+  absl::Status s = (*GetDeviceOps(device()))->Zero(raw_data(), byte_size());
+  OFS_CHECK(s.ok()) << "SetZero on " << DeviceTypeName(device()) << ": " << s.message();
 }
 
 namespace {
@@ -288,6 +343,11 @@ std::string IndexString(absl::Span<const int64_t> dims, int64_t i) {
 
 std::string LocalTensor::ToString(int64_t max_elems) const {
   if (!defined()) return "undefined";
+  if (device() != DeviceType::kCpu) {
+    absl::StatusOr<LocalTensor> host = CopyTo(DeviceType::kCpu);
+    if (!host.ok()) return absl::StrCat(DeviceTypeName(device()), " tensor: ", host.status().message());
+    return absl::StrCat(DeviceTypeName(device()), ":", host->ToString(max_elems));
+  }
   std::string s = absl::StrCat(DataTypeName(dtype_), DimsToString(dims_), " {");
   for (int64_t i = 0; i < elem_cnt_ && i < max_elems; ++i) {
     absl::StrAppend(&s, i ? ", " : "", FormatValue(dtype_, GetDouble(i)));
@@ -302,6 +362,13 @@ std::string DescribeMismatch(const LocalTensor& a, const LocalTensor& b) {
                         b.defined() ? "defined" : "undefined");
   }
   if (!a.defined()) return "";
+  if (a.device() != DeviceType::kCpu || b.device() != DeviceType::kCpu) {
+    absl::StatusOr<LocalTensor> ha = a.CopyTo(DeviceType::kCpu);
+    absl::StatusOr<LocalTensor> hb = b.CopyTo(DeviceType::kCpu);
+    if (!ha.ok()) return std::string(ha.status().message());
+    if (!hb.ok()) return std::string(hb.status().message());
+    return DescribeMismatch(*ha, *hb);
+  }
   if (a.dtype() != b.dtype()) {
     return absl::StrCat("dtype ", DataTypeName(a.dtype()), " vs ", DataTypeName(b.dtype()));
   }

@@ -21,8 +21,12 @@
 // * data<T>() requires T to be the element type of dtype() (element_type.h);
 //   a mismatch is a programming error and aborts (OFS_CHECK). Everything
 //   that user input can reach (dims, value counts) returns a Status instead.
-// * The storage remembers its device type. Only kCpu is allocated today;
-//   asking for kCuda is kUnimplemented until the CUDA layer exists.
+// * The storage remembers its device type. kCpu is always available; other
+//   devices allocate through their DeviceOps backend (device_ops.h), and
+//   without one linked (the default build has no CUDA) asking for kCuda is
+//   kUnimplemented. data<T>() of a device tensor is a device pointer for
+//   kernels; GetDouble/SetDouble/FromValues are host-only (CopyTo first),
+//   while Clone, SetZero, ToString and DescribeMismatch work on any device.
 #ifndef ONEFLOW_SBP_LOCAL_TENSOR_H_
 #define ONEFLOW_SBP_LOCAL_TENSOR_H_
 
@@ -107,7 +111,8 @@ class LocalTensor {
   static absl::StatusOr<LocalTensor> Empty(DataType dtype, absl::Span<const int64_t> dims,
                                            DeviceType device = DeviceType::kCpu);
   // All zero bytes: 0 in every dtype, false for bool.
-  static absl::StatusOr<LocalTensor> Zeros(DataType dtype, absl::Span<const int64_t> dims);
+  static absl::StatusOr<LocalTensor> Zeros(DataType dtype, absl::Span<const int64_t> dims,
+                                           DeviceType device = DeviceType::kCpu);
   // Every element `value` converted to dtype (ConvertElement rules).
   static absl::StatusOr<LocalTensor> Full(DataType dtype, absl::Span<const int64_t> dims,
                                           double value);
@@ -123,6 +128,9 @@ class LocalTensor {
 
   // A deep copy (new storage, same dtype, dims and bytes). Requires defined().
   LocalTensor Clone() const;
+  // The same dtype, dims and bytes on `device` (a copy even when the
+  // device is the same). kUnimplemented without a backend for a device.
+  absl::StatusOr<LocalTensor> CopyTo(DeviceType device) const;
 
   bool defined() const { return storage_ != nullptr; }
   DataType dtype() const { return dtype_; }

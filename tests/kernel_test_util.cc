@@ -92,7 +92,7 @@ absl::StatusOr<std::vector<LocalTensor>> RunOnRank(const std::string& op,
                                                    const std::vector<std::string>& attrs,
                                                    const std::string& placement_text,
                                                    const std::vector<std::string>& signature,
-                                                   int64_t parallel_id) {
+                                                   int64_t parallel_id, DeviceType device) {
   absl::StatusOr<std::shared_ptr<const OpCall>> call =
       MakeCall(op, static_cast<int>(inputs.size()), attrs);
   if (!call.ok()) return call.status();
@@ -113,20 +113,29 @@ absl::StatusOr<std::vector<LocalTensor>> RunOnRank(const std::string& op,
     absl::StatusOr<std::vector<LocalTensor>> l =
         kernels::DistributeTensor(inputs[b], sig[b], *placement);
     if (!l.ok()) return l.status();
-    locals.push_back((*l)[parallel_id]);
+    absl::StatusOr<LocalTensor> on_device = (*l)[parallel_id].CopyTo(device);
+    if (!on_device.ok()) return on_device.status();
+    locals.push_back(*std::move(on_device));
   }
   absl::StatusOr<std::vector<kernels::BlobLayout>> layouts =
       kernels::MakeBlobLayouts(**call, *placement, parallel_id, descs, sig);
   if (!layouts.ok()) return layouts.status();
   absl::StatusOr<std::vector<LocalTensor>> outputs = kernels::AllocateLocalOutputs(
-      absl::MakeConstSpan(*layouts).subspan(inputs.size()));
+      absl::MakeConstSpan(*layouts).subspan(inputs.size()), device);
   if (!outputs.ok()) return outputs.status();
   absl::StatusOr<kernels::KernelContext> ctx = kernels::KernelContext::MakeWithLayouts(
       *call, *placement, parallel_id, *layouts, locals, *outputs);
   if (!ctx.ok()) return ctx.status();
   absl::Status s = kernels::RunKernel(*ctx);
   if (!s.ok()) return s;
-  return *outputs;
+  if (device == DeviceType::kCpu) return *outputs;
+  std::vector<LocalTensor> host;
+  for (const LocalTensor& o : *outputs) {
+    absl::StatusOr<LocalTensor> h = o.CopyTo(DeviceType::kCpu);
+    if (!h.ok()) return h.status();
+    host.push_back(*std::move(h));
+  }
+  return host;
 }
 
 std::shared_ptr<const OpCall> CallWithCounts(const std::string& op,

@@ -7,17 +7,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "boxing/comm/collectives.h"
-#include "boxing/comm/transport.h"
 #include "oneflow_sbp/status_macros.h"
 
 namespace oneflow_sbp::comm {
 namespace {
-
-// Salts that keep the tag spaces of worlds, sub-groups, collectives and
-// point-to-point messages apart.
-constexpr uint64_t kWorldSalt = 0x6f6e65666c6f7731ULL;
-constexpr uint64_t kSubGroupSalt = 0x7375626772707332ULL;
-constexpr uint64_t kPointToPointSalt = 0x7032706d73677333ULL;
 
 // Buffers larger than this are rejected: byte offsets must fit in int64
 // with room to add chunks without overflow.
@@ -25,40 +18,21 @@ constexpr int64_t kMaxBytes = int64_t{1} << 60;
 
 }  // namespace
 
-std::unique_ptr<Communicator> Communicator::CreateWorld(std::shared_ptr<Transport> transport,
-                                                        absl::Duration default_timeout) {
-  const int n = transport->size();
-  std::vector<int> members(n);
-  std::iota(members.begin(), members.end(), 0);
-  const int rank = transport->rank();
-  return std::unique_ptr<Communicator>(new Communicator(std::move(transport), std::move(members),
-                                                        rank, MixTag(kWorldSalt, n),
-                                                        default_timeout, nullptr));
-}
-
-Communicator::Communicator(std::shared_ptr<Transport> transport, std::vector<int> members,
-                           int rank, uint64_t group_id, absl::Duration default_timeout,
-                           std::shared_ptr<Counter> parent_counter)
-    : transport_(std::move(transport)),
-      members_(std::move(members)),
+Communicator::Communicator(std::vector<int> members, int rank, bool world,
+                           absl::Duration default_timeout, std::shared_ptr<Counter> parent_counter)
+    : members_(std::move(members)),
       rank_(rank),
-      group_id_(group_id),
+      world_(world),
       default_timeout_(default_timeout > absl::ZeroDuration() ? default_timeout
                                                                : absl::Seconds(60)),
-      counter_(std::make_shared<Counter>()),
-      sends_to_(new std::atomic<uint64_t>[members_.size()]),
-      recvs_from_(new std::atomic<uint64_t>[members_.size()]) {
+      counter_(std::make_shared<Counter>()) {
   counter_->parent = std::move(parent_counter);
-  for (size_t i = 0; i < members_.size(); ++i) {
-    sends_to_[i] = 0;
-    recvs_from_[i] = 0;
-  }
 }
 
 Communicator::~Communicator() = default;
 
 std::string Communicator::DebugName() const {
-  if (group_id_ == MixTag(kWorldSalt, transport_->size())) return absl::StrCat("rank ", rank_, " of ", size());
+  if (world_) return absl::StrCat("rank ", rank_, " of ", size());
   return absl::StrCat("rank ", rank_, " of {", absl::StrJoin(members_, ","), "} (world rank ",
                       members_[rank_], ")");
 }
@@ -132,30 +106,14 @@ absl::Status Communicator::CheckPeer(absl::string_view name, absl::string_view w
   return absl::OkStatus();
 }
 
-uint64_t Communicator::NextCollectiveTag() {
-  return MixTag(group_id_, next_seq_.fetch_add(1, std::memory_order_relaxed));
-}
-
-uint64_t Communicator::NextPointToPointTag(int src, int dst,
-                                           std::atomic<uint64_t>& counter) const {
-  const uint64_t seq = counter.fetch_add(1, std::memory_order_relaxed);
-  return MixTag(MixTag(MixTag(group_id_ ^ kPointToPointSalt, src), dst), seq);
-}
-
 absl::Status Communicator::Run(absl::string_view name, const CallOptions& options,
-                               uint64_t tag_base,
-                               absl::FunctionRef<absl::Status(const GroupCall&)> body) {
-  absl::Status status = transport_->health();
+                               absl::FunctionRef<absl::Status(const Call&)> body) {
+  absl::Status status = health();
   Traffic traffic;
   if (status.ok()) {
-    const absl::Duration timeout =
-        options.timeout == absl::ZeroDuration() ? default_timeout_ : options.timeout;
-    GroupCall call;
-    call.transport = transport_.get();
-    call.members = members_;
-    call.me = rank_;
-    call.tag_base = tag_base;
-    call.deadline = absl::Now() + timeout;
+    Call call;
+    call.timeout = options.timeout == absl::ZeroDuration() ? default_timeout_ : options.timeout;
+    call.reduce_op = options.reduce_op;
     call.traffic = &traffic;
     status = body(call);
   }
@@ -180,20 +138,15 @@ absl::Status Communicator::AllGatherV(const void* send, void* recv,
   OFS_RETURN_IF_ERROR(CheckBuffer(kName, "send", send, counts[rank_], dtype));
   OFS_RETURN_IF_ERROR(CheckBuffer(kName, "recv", recv, total, dtype));
   const int64_t es = ByteSizeOf(dtype);
-  std::vector<int64_t> bytes(counts.size());
-  int64_t own_offset = 0;
-  for (size_t j = 0; j < counts.size(); ++j) {
-    bytes[j] = counts[j] * es;
-    if (static_cast<int>(j) < rank_) own_offset += bytes[j];
-  }
+  const int64_t own_offset =
+      std::accumulate(counts.begin(), counts.begin() + rank_, int64_t{0}) * es;
   const char* own_place = static_cast<const char*>(recv) + own_offset;
-  if (send != own_place && Overlaps(send, bytes[rank_], recv, total * es)) {
+  if (send != own_place && Overlaps(send, counts[rank_] * es, recv, total * es)) {
     return Error(kName, absl::StatusCode::kInvalidArgument,
                  "send overlaps recv but is not this rank's place in it");
   }
-  return Run(kName, options, NextCollectiveTag(), [&](const GroupCall& call) {
-    return RingAllGatherV(call, send, recv, bytes);
-  });
+  return Run(kName, options,
+             [&](const Call& call) { return DoAllGatherV(send, recv, counts, dtype, call); });
 }
 
 absl::Status Communicator::ReduceScatterV(const void* send, void* recv,
@@ -203,9 +156,8 @@ absl::Status Communicator::ReduceScatterV(const void* send, void* recv,
   OFS_ASSIGN_OR_RETURN(const int64_t total, CheckChunkedCall(kName, options, counts, dtype));
   OFS_RETURN_IF_ERROR(CheckBuffer(kName, "send", send, total, dtype));
   OFS_RETURN_IF_ERROR(CheckBuffer(kName, "recv", recv, counts[rank_], dtype));
-  return Run(kName, options, NextCollectiveTag(), [&](const GroupCall& call) {
-    return RingReduceScatter(call, send, counts, dtype, options.reduce_op, recv);
-  });
+  return Run(kName, options,
+             [&](const Call& call) { return DoReduceScatterV(send, recv, counts, dtype, call); });
 }
 
 absl::Status Communicator::AllReduce(const void* send, void* recv, int64_t count, DataType dtype,
@@ -219,9 +171,8 @@ absl::Status Communicator::AllReduce(const void* send, void* recv, int64_t count
     return Error(kName, absl::StatusCode::kInvalidArgument,
                  "send and recv overlap without being the same buffer");
   }
-  return Run(kName, options, NextCollectiveTag(), [&](const GroupCall& call) {
-    return RingAllReduce(call, send, recv, count, dtype, options.reduce_op);
-  });
+  return Run(kName, options,
+             [&](const Call& call) { return DoAllReduce(send, recv, count, dtype, call); });
 }
 
 absl::Status Communicator::AllToAllV(const void* send, absl::Span<const int64_t> send_counts,
@@ -245,14 +196,8 @@ absl::Status Communicator::AllToAllV(const void* send, absl::Span<const int64_t>
   if (Overlaps(send, send_total * es, recv, recv_total * es)) {
     return Error(kName, absl::StatusCode::kInvalidArgument, "send and recv overlap");
   }
-  std::vector<int64_t> send_bytes(send_counts.size());
-  std::vector<int64_t> recv_bytes(recv_counts.size());
-  for (size_t j = 0; j < send_counts.size(); ++j) {
-    send_bytes[j] = send_counts[j] * es;
-    recv_bytes[j] = recv_counts[j] * es;
-  }
-  return Run(kName, options, NextCollectiveTag(), [&](const GroupCall& call) {
-    return PairwiseAllToAllV(call, send, send_bytes, recv, recv_bytes);
+  return Run(kName, options, [&](const Call& call) {
+    return DoAllToAllV(send, send_counts, recv, recv_counts, dtype, call);
   });
 }
 
@@ -262,9 +207,8 @@ absl::Status Communicator::Broadcast(void* buffer, int64_t count, DataType dtype
   OFS_RETURN_IF_ERROR(CheckCall(kName, options));
   OFS_RETURN_IF_ERROR(CheckPeer(kName, "root", root));
   OFS_RETURN_IF_ERROR(CheckBuffer(kName, "buffer", buffer, count, dtype));
-  return Run(kName, options, NextCollectiveTag(), [&](const GroupCall& call) {
-    return ChainBroadcast(call, buffer, count * ByteSizeOf(dtype), root);
-  });
+  return Run(kName, options,
+             [&](const Call& call) { return DoBroadcast(buffer, count, dtype, root, call); });
 }
 
 absl::Status Communicator::Send(const void* data, int64_t count, DataType dtype, int peer,
@@ -287,19 +231,15 @@ absl::Status Communicator::PointToPointCall(absl::string_view name, bool send, v
     return Error(name, absl::StatusCode::kInvalidArgument, "peer is this rank");
   }
   OFS_RETURN_IF_ERROR(CheckBuffer(name, "data", data, count, dtype));
-  const uint64_t tag = send ? NextPointToPointTag(rank_, peer, sends_to_[peer])
-                            : NextPointToPointTag(peer, rank_, recvs_from_[peer]);
-  return Run(name, options, tag, [&](const GroupCall& call) {
-    return PointToPoint(call, send ? P2POp::Kind::kSend : P2POp::Kind::kRecv, peer, data,
-                        count * ByteSizeOf(dtype));
+  return Run(name, options, [&](const Call& call) {
+    return DoPointToPoint(send, data, count, dtype, peer, call);
   });
 }
 
 absl::Status Communicator::Barrier(const CallOptions& options) {
   constexpr absl::string_view kName = "Barrier";
   OFS_RETURN_IF_ERROR(CheckCall(kName, options));
-  return Run(kName, options, NextCollectiveTag(),
-             [&](const GroupCall& call) { return DisseminationBarrier(call); });
+  return Run(kName, options, [&](const Call& call) { return DoBarrier(call); });
 }
 
 absl::StatusOr<std::shared_ptr<Communicator>> Communicator::SubGroup(
@@ -324,25 +264,26 @@ absl::StatusOr<std::shared_ptr<Communicator>> Communicator::SubGroup(
   absl::MutexLock lock(&mu_);
   std::shared_ptr<Communicator>& slot = subgroups_[key];
   if (slot == nullptr) {
-    // The id depends only on the parent's id and the listed positions, so
-    // every member derives the same id without talking to the others.
-    uint64_t id = MixTag(MixTag(group_id_, kSubGroupSalt), key.size());
     std::vector<int> members;
     members.reserve(key.size());
     int my_position = 0;
     for (size_t i = 0; i < key.size(); ++i) {
-      id = MixTag(id, key[i]);
       members.push_back(members_[key[i]]);
       if (key[i] == rank_) my_position = static_cast<int>(i);
     }
-    slot = std::shared_ptr<Communicator>(new Communicator(
-        transport_, std::move(members), my_position, id, default_timeout_, counter_));
+    absl::StatusOr<std::shared_ptr<Communicator>> made =
+        NewSubGroup(key, std::move(members), my_position);
+    if (!made.ok()) {
+      subgroups_.erase(key);
+      return Error(kName, made.status().code(), made.status().message());
+    }
+    slot = *std::move(made);
   }
   return slot;
 }
 
-absl::StatusOr<std::shared_ptr<Communicator>> Communicator::ForMeshAxes(
-    absl::Span<const int64_t> hierarchy, MeshAxisMask axes) {
+absl::StatusOr<std::vector<int>> Communicator::MeshGroup(absl::Span<const int64_t> hierarchy,
+                                                         MeshAxisMask axes) const {
   constexpr absl::string_view kName = "ForMeshAxes";
   std::vector<int64_t> ids(size());
   std::iota(ids.begin(), ids.end(), 0);
@@ -358,7 +299,12 @@ absl::StatusOr<std::shared_ptr<Communicator>> Communicator::ForMeshAxes(
                               absl::StrJoin(hierarchy, ","), "]"));
   }
   const std::vector<int64_t> group = mesh->SubGroup(rank_, axes);
-  const std::vector<int> ranks(group.begin(), group.end());
+  return std::vector<int>(group.begin(), group.end());
+}
+
+absl::StatusOr<std::shared_ptr<Communicator>> Communicator::ForMeshAxes(
+    absl::Span<const int64_t> hierarchy, MeshAxisMask axes) {
+  OFS_ASSIGN_OR_RETURN(const std::vector<int> ranks, MeshGroup(hierarchy, axes));
   return SubGroup(ranks);
 }
 
@@ -371,9 +317,5 @@ Traffic Communicator::total_traffic() const {
   return Traffic{counter_->sent.load(std::memory_order_relaxed),
                  counter_->received.load(std::memory_order_relaxed)};
 }
-
-void Communicator::Abort(const absl::Status& reason) { transport_->Abort(reason); }
-
-absl::Status Communicator::health() const { return transport_->health(); }
 
 }  // namespace oneflow_sbp::comm

@@ -1,5 +1,6 @@
 // Communicator: the collectives a group of SPMD ranks runs together, the
-// same on every backend (in-process threads, Gloo processes).
+// same on every backend (in-process threads and Gloo processes through the
+// ring backend, GPUs through NCCL).
 //
 // Example (every rank runs the same code; the backend made `world`):
 //   std::vector<int64_t> counts = {3, 0, 2};            // elements per rank
@@ -57,8 +58,10 @@
 //   Barrier          ceil(log2 n) one-byte tokens each way
 //   Send / Recv      exactly the message
 // These are the boxing planner's predictions (boxing/collective_moves.cc);
-// the counters below report what was really moved, counted per completed
-// message exchange.
+// on the ring backend the counters below report what was really moved,
+// counted per completed message exchange. NCCL reports no byte counts: its
+// backend counts these same formulas for a call that completed (the bytes
+// of NCCL's ring algorithms; its tree algorithms move other amounts).
 #ifndef BOXING_COMM_COMMUNICATOR_H_
 #define BOXING_COMM_COMMUNICATOR_H_
 
@@ -83,7 +86,6 @@
 namespace oneflow_sbp::comm {
 
 class Transport;
-struct GroupCall;
 
 struct CallOptions {
   // How long the whole call may take; zero means the communicator's
@@ -97,16 +99,24 @@ struct CallOptions {
   Traffic* traffic = nullptr;
 };
 
+// The interface every backend implements. The public calls are not
+// virtual: they check their arguments the same way on every backend (so
+// kInvalidArgument means the same everywhere), then hand the call to the
+// backend's Do* method, then record its traffic and name the call in any
+// error. Backends: RingCommunicator (ring_communicator.h: ring algorithms
+// over a host Transport; in-process threads and Gloo processes) and
+// NcclCommunicator (nccl_communicator.h, --config=cuda).
 class Communicator {
  public:
-  // For backends: the world communicator of this rank over `transport`.
-  // `default_timeout` > 0 applies to calls whose options leave it zero.
+  // The ring backend's world communicator of this rank over `transport`
+  // (RingCommunicator). `default_timeout` > 0 applies to calls whose
+  // options leave it zero.
   static std::unique_ptr<Communicator> CreateWorld(std::shared_ptr<Transport> transport,
                                                    absl::Duration default_timeout);
 
   Communicator(const Communicator&) = delete;
   Communicator& operator=(const Communicator&) = delete;
-  ~Communicator();
+  virtual ~Communicator();
 
   // This rank's position in the group, and the group size.
   int rank() const { return rank_; }
@@ -163,33 +173,35 @@ class Communicator {
   // The group of the listed members of this group, in the listed order
   // (positions in this group, not world ranks). This rank must be listed;
   // no duplicates. Created on first use and cached, so asking again gives
-  // the same communicator. Shares this communicator's transport (no new
-  // connections) with its own tag namespace, so groups never mix messages,
-  // even when used concurrently. Its traffic also counts in this
-  // communicator's total_traffic(). Every member must derive the group the
-  // same way (from the same parent).
+  // the same communicator. Groups never mix messages, even when used
+  // concurrently. Its traffic also counts in this communicator's
+  // total_traffic(). Every member must derive the group the same way (from
+  // the same parent). Ring backend: local, no messages. NCCL backend: the
+  // listed members (only they) create it together on first use.
   absl::StatusOr<std::shared_ptr<Communicator>> SubGroup(absl::Span<const int> ranks);
 
   // The members that share every mesh coordinate with this rank outside
   // the axes in `axes`, on a mesh of shape `hierarchy` over this group
   // (row-major, last axis fastest; see Placement::SubGroup). The product of
   // `hierarchy` must be size(); `axes` must name only axes of `hierarchy`.
-  // An empty mask gives the group of this rank alone.
-  absl::StatusOr<std::shared_ptr<Communicator>> ForMeshAxes(absl::Span<const int64_t> hierarchy,
-                                                            MeshAxisMask axes);
+  // An empty mask gives the group of this rank alone. Ring backend: the
+  // SubGroup of those members. NCCL backend: every member of THIS group
+  // calls it together the first time (ncclCommSplit).
+  virtual absl::StatusOr<std::shared_ptr<Communicator>> ForMeshAxes(
+      absl::Span<const int64_t> hierarchy, MeshAxisMask axes);
 
   // Bytes of the most recent call that finished on this communicator (from
   // any thread), and of every call on it and its sub-groups so far.
   Traffic last_call_traffic() const;
   Traffic total_traffic() const;
 
-  // Aborts the transport: every pending and later call on every
-  // communicator sharing it fails (see Transport::Abort).
-  void Abort(const absl::Status& reason);
+  // Aborts the group: every pending and later call on every communicator
+  // sharing its connections (the world and all its sub-groups) fails.
+  virtual void Abort(const absl::Status& reason) = 0;
   // OK until aborted.
-  absl::Status health() const;
+  virtual absl::Status health() const = 0;
 
- private:
+ protected:
   // Totals shared with ancestors: a sub-group's bytes also count in its
   // parent's (and so the world's) total.
   struct Counter {
@@ -198,10 +210,53 @@ class Communicator {
     std::shared_ptr<Counter> parent;
   };
 
-  Communicator(std::shared_ptr<Transport> transport, std::vector<int> members, int rank,
-               uint64_t group_id, absl::Duration default_timeout,
+  // What a backend's Do* method gets besides the buffers: the resolved
+  // timeout (> 0), the reduce op, and where to add the bytes it moved.
+  struct Call {
+    absl::Duration timeout;
+    ReduceOp reduce_op = ReduceOp::kSum;
+    Traffic* traffic = nullptr;
+  };
+
+  // `members`: world ranks in group order; `world`: whether this is the
+  // world group (for DebugName); `parent_counter`: the parent's counter
+  // (null for a world).
+  Communicator(std::vector<int> members, int rank, bool world, absl::Duration default_timeout,
                std::shared_ptr<Counter> parent_counter);
 
+  // The backend's part of each call, run only with checked arguments and a
+  // healthy group. Errors need not name the call or rank (the caller
+  // prefixes them). Counts are elements; byte sizes follow from dtype.
+  virtual absl::Status DoAllGatherV(const void* send, void* recv,
+                                    absl::Span<const int64_t> counts, DataType dtype,
+                                    const Call& call) = 0;
+  virtual absl::Status DoReduceScatterV(const void* send, void* recv,
+                                        absl::Span<const int64_t> counts, DataType dtype,
+                                        const Call& call) = 0;
+  virtual absl::Status DoAllReduce(const void* send, void* recv, int64_t count, DataType dtype,
+                                   const Call& call) = 0;
+  virtual absl::Status DoAllToAllV(const void* send, absl::Span<const int64_t> send_counts,
+                                   void* recv, absl::Span<const int64_t> recv_counts,
+                                   DataType dtype, const Call& call) = 0;
+  virtual absl::Status DoBroadcast(void* buffer, int64_t count, DataType dtype, int root,
+                                   const Call& call) = 0;
+  // Send (send = true) or Recv.
+  virtual absl::Status DoPointToPoint(bool send, void* data, int64_t count, DataType dtype,
+                                      int peer, const Call& call) = 0;
+  virtual absl::Status DoBarrier(const Call& call) = 0;
+  // The sub-group of the checked `positions` (in this group, listed order):
+  // `members` are their world ranks, `position` this rank's place among
+  // them. SubGroup caches the result.
+  virtual absl::StatusOr<std::shared_ptr<Communicator>> NewSubGroup(
+      const std::vector<int>& positions, std::vector<int> members, int position) = 0;
+
+  // ForMeshAxes' checks; the positions of this rank's group.
+  absl::StatusOr<std::vector<int>> MeshGroup(absl::Span<const int64_t> hierarchy,
+                                             MeshAxisMask axes) const;
+  absl::Status Error(absl::string_view name, absl::StatusCode code, absl::string_view msg) const;
+  const std::shared_ptr<Counter>& counter() const { return counter_; }
+
+ private:
   absl::Status CheckCall(absl::string_view name, const CallOptions& options) const;
   absl::Status CheckCounts(absl::string_view name, absl::string_view what,
                            absl::Span<const int64_t> counts, DataType dtype) const;
@@ -212,28 +267,19 @@ class Communicator {
   absl::Status CheckBuffer(absl::string_view name, absl::string_view what, const void* data,
                            int64_t count, DataType dtype) const;
   absl::Status CheckPeer(absl::string_view name, absl::string_view what, int peer) const;
-  absl::Status Error(absl::string_view name, absl::StatusCode code, absl::string_view msg) const;
-  // Send (send = true) or Recv.
   absl::Status PointToPointCall(absl::string_view name, bool send, void* data, int64_t count,
                                 DataType dtype, int peer, const CallOptions& options);
 
-  // Runs one call: checks health, builds the GroupCall (deadline, tags),
-  // runs `body`, records traffic and prefixes errors with the call's name.
-  absl::Status Run(absl::string_view name, const CallOptions& options, uint64_t tag_base,
-                   absl::FunctionRef<absl::Status(const GroupCall&)> body);
-  uint64_t NextCollectiveTag();
-  uint64_t NextPointToPointTag(int src, int dst, std::atomic<uint64_t>& counter) const;
+  // Runs one checked call: checks health, runs `body`, records traffic and
+  // prefixes errors with the call's name.
+  absl::Status Run(absl::string_view name, const CallOptions& options,
+                   absl::FunctionRef<absl::Status(const Call&)> body);
 
-  const std::shared_ptr<Transport> transport_;
   const std::vector<int> members_;
   const int rank_;
-  const uint64_t group_id_;
+  const bool world_;
   const absl::Duration default_timeout_;
   const std::shared_ptr<Counter> counter_;
-  std::atomic<uint64_t> next_seq_{0};
-  // Per peer: how many Sends to it / Recvs from it this rank has issued.
-  std::unique_ptr<std::atomic<uint64_t>[]> sends_to_;
-  std::unique_ptr<std::atomic<uint64_t>[]> recvs_from_;
 
   mutable absl::Mutex mu_;
   Traffic last_call_ ABSL_GUARDED_BY(mu_);

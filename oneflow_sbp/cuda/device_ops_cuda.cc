@@ -1,0 +1,116 @@
+// The CUDA DeviceOps backend: registers itself at program start when this
+// library is linked (only under --config=cuda). Allocation caches freed
+// buffers by size, as the CPU storage does, because cudaMalloc/cudaFree
+// synchronise the device and an eager loop allocates the same shapes each
+// step.
+#include <cstdint>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "oneflow_sbp/cuda/cuda_device.h"
+#include "oneflow_sbp/data_type.h"
+#include "oneflow_sbp/device_ops.h"
+
+namespace oneflow_sbp::cuda {
+namespace {
+
+static_assert(static_cast<int>(DataType::kFloat16) == kF16 &&
+                  static_cast<int>(DataType::kBFloat16) == kBF16 &&
+                  static_cast<int>(DataType::kFloat32) == kF32 &&
+                  static_cast<int>(DataType::kFloat64) == kF64 &&
+                  static_cast<int>(DataType::kInt8) == kI8 &&
+                  static_cast<int>(DataType::kInt32) == kI32 &&
+                  static_cast<int>(DataType::kInt64) == kI64 &&
+                  static_cast<int>(DataType::kUInt8) == kU8 &&
+                  static_cast<int>(DataType::kBool) == kBool,
+              "cuda::DtypeCode must equal DataType");
+
+absl::Status ToStatus(absl::string_view what, const std::string& err) {
+  if (err.empty()) return absl::OkStatus();
+  return absl::InternalError(absl::StrCat("cuda ", what, ": ", err));
+}
+
+class CudaDeviceOps final : public DeviceOps {
+ public:
+  DeviceType device() const override { return DeviceType::kCuda; }
+
+  absl::StatusOr<void*> Allocate(int64_t bytes) override {
+    {
+      absl::MutexLock lock(&mu_);
+      auto it = free_.find(bytes);
+      if (it != free_.end() && !it->second.empty()) {
+        void* p = it->second.back();
+        it->second.pop_back();
+        return p;
+      }
+    }
+    if (DeviceCount() == 0) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("cuda storage of ", bytes, " bytes: no CUDA device on this machine"));
+    }
+    void* p = nullptr;
+    std::string err = Malloc(&p, bytes);
+    if (!err.empty()) {
+      // Give cached buffers back and try once more before failing.
+      ReleaseCache();
+      err = Malloc(&p, bytes);
+    }
+    if (!err.empty()) {
+      return absl::ResourceExhaustedError(
+          absl::StrCat("out of memory allocating ", bytes, " bytes on cuda: ", err));
+    }
+    return p;
+  }
+
+  void Free(void* data, int64_t bytes) override {
+    // Work on other threads' streams may still read the buffer; wait for
+    // this thread's stream (the usual owner) before reuse.
+    (void)cuda::Synchronize();
+    absl::MutexLock lock(&mu_);
+    free_[bytes].push_back(data);
+  }
+
+  absl::Status Copy(void* dst, const void* src, int64_t bytes, CopyDirection dir) override {
+    const int kind = dir == CopyDirection::kSameDevice ? 0
+                     : dir == CopyDirection::kHostToDevice ? 1
+                                                          : 2;
+    return ToStatus("copy", cuda::Copy(dst, src, bytes, kind));
+  }
+
+  absl::Status Zero(void* dst, int64_t bytes) override {
+    return ToStatus("zero-fill", cuda::Zero(dst, bytes));
+  }
+
+  absl::Status CopyBox(DataType dtype, const StridedBox& box, const void* src, void* dst,
+                       bool add) override {
+    const std::string err =
+        cuda::CopyBox(static_cast<int>(dtype), ByteSizeOf(dtype), box.rank, box.ext,
+                      box.src_stride, box.dst_stride, src, dst, add);
+    if (!err.empty() && add && (dtype == DataType::kInt8 || dtype == DataType::kUInt8)) {
+      return absl::UnimplementedError(
+          absl::StrCat("cuda region add of ", DataTypeName(dtype), ": ", err));
+    }
+    return ToStatus("region copy", err);
+  }
+
+  absl::Status Synchronize() override { return ToStatus("synchronize", cuda::Synchronize()); }
+
+ private:
+  void ReleaseCache() {
+    absl::MutexLock lock(&mu_);
+    for (auto& [size, list] : free_) {
+      for (void* p : list) (void)cuda::Free(p);
+    }
+    free_.clear();
+  }
+
+  absl::Mutex mu_;
+  absl::flat_hash_map<int64_t, std::vector<void*>> free_ ABSL_GUARDED_BY(mu_);
+};
+
+const bool kRegistered = RegisterDeviceOps(new CudaDeviceOps);
+
+}  // namespace
+}  // namespace oneflow_sbp::cuda

@@ -1,0 +1,109 @@
+// Shared device helpers of the .cu kernels: compute types, conversions,
+// dtype dispatch, launch sizes and block reductions. nvcc-only.
+#ifndef OPS_KERNELS_CUDA_CUDA_COMMON_CUH_
+#define OPS_KERNELS_CUDA_CUDA_COMMON_CUH_
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <string>
+
+#include "oneflow_sbp/cuda/cuda_device.h"
+
+namespace oneflow_sbp::kernels::cuda {
+
+using ::oneflow_sbp::cuda::DtypeCode;
+
+// Halves compute in float, as on the CPU.
+template <typename T> struct Compute { using type = T; };
+template <> struct Compute<__half> { using type = float; };
+template <> struct Compute<__nv_bfloat16> { using type = float; };
+template <typename T> using ComputeT = typename Compute<T>::type;
+
+template <typename C, typename T>
+__device__ __forceinline__ C To(T v) { return static_cast<C>(v); }
+template <> __device__ __forceinline__ float To<float, __half>(__half v) { return __half2float(v); }
+template <> __device__ __forceinline__ float To<float, __nv_bfloat16>(__nv_bfloat16 v) {
+  return __bfloat162float(v);
+}
+template <> __device__ __forceinline__ __half To<__half, float>(float v) { return __float2half(v); }
+template <> __device__ __forceinline__ __nv_bfloat16 To<__nv_bfloat16, float>(float v) {
+  return __float2bfloat16(v);
+}
+template <> __device__ __forceinline__ double To<double, __half>(__half v) {
+  return __half2float(v);
+}
+template <> __device__ __forceinline__ double To<double, __nv_bfloat16>(__nv_bfloat16 v) {
+  return __bfloat162float(v);
+}
+template <> __device__ __forceinline__ __half To<__half, double>(double v) {
+  return __double2half(v);
+}
+template <> __device__ __forceinline__ __nv_bfloat16 To<__nv_bfloat16, double>(double v) {
+  return __double2bfloat16(v);
+}
+
+inline cudaStream_t Stream() {
+  return static_cast<cudaStream_t>(::oneflow_sbp::cuda::ThreadStream());
+}
+
+inline std::string LaunchError(const char* kernel) {
+  const cudaError_t e = cudaGetLastError();
+  if (e == cudaSuccess) return "";
+  return std::string(kernel) + ": " + cudaGetErrorString(e);
+}
+
+// Grid for a grid-stride loop over n items.
+inline unsigned GridFor(int64_t n, int threads) {
+  int64_t blocks = (n + threads - 1) / threads;
+  if (blocks > 65536) blocks = 65536;
+  return static_cast<unsigned>(blocks < 1 ? 1 : blocks);
+}
+
+// Calls f(T{}) for a floating dtype; returns an error string otherwise.
+template <typename F>
+std::string DispatchFloating(const char* kernel, int dtype, F&& f) {
+  switch (dtype) {
+    case DtypeCode::kF32: return f(float{});
+    case DtypeCode::kF64: return f(double{});
+    case DtypeCode::kF16: return f(__half{});
+    case DtypeCode::kBF16: return f(__nv_bfloat16{});
+    default: return std::string(kernel) + ": unsupported dtype " + std::to_string(dtype);
+  }
+}
+
+// Block-wide sum / max of one value per thread (blockDim.x a multiple of
+// 32, <= 1024); every thread gets the result.
+template <typename C>
+__device__ C BlockSum(C v) {
+  __shared__ C shared[32];
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  __syncthreads();
+  if (lane == 0) shared[warp] = v;
+  __syncthreads();
+  const int warps = blockDim.x / 32;
+  v = lane < warps ? shared[lane] : C(0);
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+  return v;
+}
+
+template <typename C>
+__device__ C BlockMax(C v) {
+  __shared__ C shared[32];
+  for (int o = 16; o > 0; o >>= 1) v = max(v, __shfl_xor_sync(0xffffffffu, v, o));
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  __syncthreads();
+  if (lane == 0) shared[warp] = v;
+  __syncthreads();
+  const int warps = blockDim.x / 32;
+  v = lane < warps ? shared[lane] : -INFINITY;
+  for (int o = 16; o > 0; o >>= 1) v = max(v, __shfl_xor_sync(0xffffffffu, v, o));
+  return v;
+}
+
+}  // namespace oneflow_sbp::kernels::cuda
+
+#endif  // OPS_KERNELS_CUDA_CUDA_COMMON_CUH_

@@ -1,0 +1,374 @@
+// CUDA kernels of the registry (DeviceType::kCuda): the same contract as
+// the CPU kernels (kernel_context.h), with the arithmetic in the .cu
+// launchers (cuda_launch.h). This file checks layouts and dims exactly as
+// the CPU kernels do, reusing their planning helpers (PlanBroadcast) where
+// they are shared, and turns launcher errors into statuses naming the op.
+//
+// Ops and dtypes (f32 f64 f16 bf16 unless noted; others kUnimplemented):
+//   unary math: abs ceil cos erf exp fast_gelu floor gelu log mish negative
+//     reciprocal relu round rsqrt sigmoid sign silu sin softplus sqrt
+//     square tanh; identity, copy (every dtype, device memcpy)
+//   broadcast_add/sub/mul/div/maximum/minimum/pow
+//   bias_add; dropout, dropout_grad (the CPU kernel's Philox stream)
+//   reduce_sum, reduce_mean, reduce_max, reduce_min
+//   softmax, log_softmax, softmax_grad, log_softmax_grad
+//   matmul, batch_matmul, broadcast_matmul (cuBLAS), batch dims either
+//     equal in both operands or absent / 1 in one of them
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "oneflow_sbp/cuda/cuda_device.h"
+#include "oneflow_sbp/status_macros.h"
+#include "ops/kernels/cpu/broadcast_loop.h"
+#include "ops/kernels/cuda/cuda_launch.h"
+#include "ops/kernels/kernel_registry.h"
+#include "ops/kernels/philox.h"
+#include "ops/op_util.h"
+
+namespace oneflow_sbp::kernels {
+namespace {
+
+const std::vector<DataType> kFloating = {DataType::kFloat32, DataType::kFloat64,
+                                         DataType::kFloat16, DataType::kBFloat16};
+
+bool IsFloating(DataType t) {
+  return t == DataType::kFloat32 || t == DataType::kFloat64 || t == DataType::kFloat16 ||
+         t == DataType::kBFloat16;
+}
+
+int Code(DataType t) { return static_cast<int>(t); }
+
+// The launcher's error as a status of the op, or an unsupported dtype.
+absl::Status Launched(const KernelContext& ctx, const std::string& err) {
+  if (err.empty()) return absl::OkStatus();
+  return ctx.Internal(absl::StrCat("CUDA launch failed: ", err));
+}
+
+absl::Status RequireFloating(const KernelContext& ctx, DataType t, absl::string_view bn) {
+  return IsFloating(t) ? absl::OkStatus() : ctx.UnsupportedDtype(t, bn);
+}
+
+absl::Status RequireRank(const KernelContext& ctx, int rank, absl::string_view bn) {
+  if (rank <= cuda::kMaxRank) return absl::OkStatus();
+  return ctx.Unimplemented(absl::StrCat(bn, " has rank ", rank, "; the CUDA kernels take up to ",
+                                        cuda::kMaxRank, " dims"));
+}
+
+// ------------------------------------------------------------------ unary --
+
+KernelFn UnaryKernel(cuda::UnaryCode code) {
+  return [code](KernelContext& ctx) -> absl::Status {
+    const LocalTensor& x = ctx.input(0);
+    OFS_RETURN_IF_ERROR(ctx.CheckOutput(0, x.dims(), x.dtype()));
+    OFS_RETURN_IF_ERROR(RequireFloating(ctx, x.dtype(), ctx.input_bn(0)));
+    return Launched(ctx, cuda::Unary(code, Code(x.dtype()), x.raw_data(),
+                                     ctx.output(0).raw_data(), x.elem_cnt()));
+  };
+}
+
+absl::Status CopyKernel(KernelContext& ctx) {
+  const LocalTensor& x = ctx.input(0);
+  OFS_RETURN_IF_ERROR(ctx.CheckOutput(0, x.dims(), x.dtype()));
+  return Launched(ctx, oneflow_sbp::cuda::Copy(ctx.output(0).raw_data(), x.raw_data(),
+                                               x.byte_size(), /*kind=*/0));
+}
+
+// ----------------------------------------------------------------- binary --
+
+KernelFn BinaryKernel(cuda::BinaryCode code) {
+  return [code](KernelContext& ctx) -> absl::Status {
+    const LocalTensor& a = ctx.input(0);
+    const LocalTensor& b = ctx.input(1);
+    if (a.dtype() != b.dtype()) return ctx.UnsupportedDtype(b.dtype(), ctx.input_bn(1));
+    OFS_RETURN_IF_ERROR(RequireFloating(ctx, a.dtype(), ctx.input_bn(0)));
+    OFS_ASSIGN_OR_RETURN(const BroadcastPlan plan, PlanBroadcast(ctx, {0, 1}, 0));
+    OFS_RETURN_IF_ERROR(ctx.CheckOutput(0, plan.out_dims, a.dtype()));
+    const int rank = static_cast<int>(plan.out_dims.size());
+    OFS_RETURN_IF_ERROR(RequireRank(ctx, rank, ctx.output_bn(0)));
+    return Launched(ctx, cuda::Binary(code, Code(a.dtype()), rank, plan.out_dims.data(),
+                                      plan.strides[0].data(), plan.strides[1].data(),
+                                      a.raw_data(), b.raw_data(), ctx.output(0).raw_data()));
+  };
+}
+
+absl::Status BiasAddKernel(KernelContext& ctx) {
+  const LocalTensor& a = ctx.input(0);
+  const LocalTensor& b = ctx.input(1);
+  OFS_ASSIGN_OR_RETURN(int axis, ctx.Annotate(ops::NormalizeAxis(ctx.Attr<int64_t>("axis"),
+                                                                 a.rank(), "attribute axis")));
+  if (b.rank() != 1 || b.dim(0) != a.dim(axis)) {
+    return ctx.Internal(absl::StrCat("local b_0 ", DimsToString(b.dims()),
+                                     " does not match local a_0 ", DimsToString(a.dims()),
+                                     " at axis ", axis));
+  }
+  if (b.dtype() != a.dtype()) return ctx.UnsupportedDtype(b.dtype(), "b_0");
+  OFS_RETURN_IF_ERROR(RequireFloating(ctx, a.dtype(), "a_0"));
+  OFS_RETURN_IF_ERROR(ctx.CheckOutput(0, a.dims(), a.dtype()));
+  int64_t outer = 1, inner = 1;
+  for (int d = 0; d < axis; ++d) outer *= a.dim(d);
+  for (int d = axis + 1; d < a.rank(); ++d) inner *= a.dim(d);
+  return Launched(ctx, cuda::BiasAdd(Code(a.dtype()), outer, a.dim(axis), inner, a.raw_data(),
+                                     b.raw_data(), ctx.output(0).raw_data()));
+}
+
+// ---------------------------------------------------------------- dropout --
+
+absl::Status DropoutKernel(KernelContext& ctx) {
+  const LocalTensor& in = ctx.input("in");
+  const bool has_add = ctx.has_input("_add_to_output");
+  const double rate = ctx.Attr<double>("rate");
+  const uint64_t seed = static_cast<uint64_t>(ctx.Attr<int64_t>("seed"));
+  if (!(rate >= 0.0 && rate <= 1.0)) {
+    return ctx.InvalidArgument(absl::StrCat("attribute rate ", rate, " must be in [0, 1]"));
+  }
+  OFS_RETURN_IF_ERROR(ctx.CheckOutput(0, in.dims(), in.dtype()));
+  OFS_RETURN_IF_ERROR(ctx.CheckOutput(1, in.dims(), DataType::kBool));
+  OFS_RETURN_IF_ERROR(RequireFloating(ctx, in.dtype(), "in_0"));
+  OFS_RETURN_IF_ERROR(RequireRank(ctx, in.rank(), "in_0"));
+  if (has_add && ctx.input("_add_to_output").dims() != in.dims()) {
+    return ctx.Internal(absl::StrCat("local _add_to_output_0 ",
+                                     DimsToString(ctx.input("_add_to_output").dims()),
+                                     " differs from local in_0 ", DimsToString(in.dims())));
+  }
+  // Element i of the shard is logical element offset + sum(idx * stride):
+  // the logical row-major position, which is what makes the mask the same
+  // under every layout.
+  const BlobLayout& layout = ctx.input_layout(0);
+  const int rank = in.rank();
+  LocalDims logical(rank);
+  for (int d = 0; d < rank; ++d) logical[d] = layout.logical.shape.dim(d);
+  const LocalDims stride = RowMajorStrides(logical);
+  int64_t offset = 0;
+  for (int d = 0; d < rank; ++d) offset += layout.slice.range(d).begin * stride[d];
+  const double scale = rate < 1.0 ? 1.0 / (1.0 - rate) : 0.0;
+  return Launched(ctx, cuda::Dropout(Code(in.dtype()), rank, in.dims().data(), stride.data(),
+                                     offset, seed, DropoutThreshold(rate), scale, in.raw_data(),
+                                     has_add ? ctx.input("_add_to_output").raw_data() : nullptr,
+                                     ctx.output(0).raw_data(), ctx.output(1).data<bool>()));
+}
+
+absl::Status DropoutGradKernel(KernelContext& ctx) {
+  const LocalTensor& dy = ctx.input(0);
+  const LocalTensor& mask = ctx.input(1);
+  if (mask.dtype() != DataType::kBool || mask.dims() != dy.dims()) {
+    return ctx.Internal(absl::StrCat("local mask_0 ", DataTypeName(mask.dtype()),
+                                     DimsToString(mask.dims()), " does not match local dy_0 ",
+                                     DimsToString(dy.dims())));
+  }
+  OFS_RETURN_IF_ERROR(ctx.CheckOutput(0, dy.dims(), dy.dtype()));
+  OFS_RETURN_IF_ERROR(RequireFloating(ctx, dy.dtype(), "dy_0"));
+  return Launched(ctx, cuda::DropoutGrad(Code(dy.dtype()), dy.elem_cnt(),
+                                         ctx.Attr<double>("scale"), dy.raw_data(),
+                                         mask.data<bool>(), ctx.output(0).raw_data()));
+}
+
+// ----------------------------------------------------------------- reduce --
+
+KernelFn ReduceKernel(cuda::ReduceCode code) {
+  return [code](KernelContext& ctx) -> absl::Status {
+    const LocalTensor& x = ctx.input(0);
+    const int rank = x.rank();
+    OFS_ASSIGN_OR_RETURN(std::vector<int> axes,
+                         ctx.Annotate(ops::NormalizeAxes(ctx.Attr<std::vector<int64_t>>("axis"),
+                                                         rank, "attribute axis")));
+    const bool keepdims = ctx.Attr<bool>("keepdims");
+    std::vector<bool> reduced(rank, false);
+    for (int a : axes) reduced[a] = true;
+    LocalDims out_dims, kept, kept_stride, red, red_stride;
+    const LocalDims strides = RowMajorStrides(x.dims());
+    double divisor = 1;
+    for (int d = 0; d < rank; ++d) {
+      if (reduced[d]) {
+        red.push_back(x.dim(d));
+        red_stride.push_back(strides[d]);
+        divisor *= static_cast<double>(ctx.input_layout(0).logical.shape.dim(d));
+        if (keepdims) out_dims.push_back(1);
+      } else {
+        kept.push_back(x.dim(d));
+        kept_stride.push_back(strides[d]);
+        out_dims.push_back(x.dim(d));
+      }
+    }
+    OFS_RETURN_IF_ERROR(ctx.CheckOutput(0, out_dims, x.dtype()));
+    OFS_RETURN_IF_ERROR(RequireFloating(ctx, x.dtype(), ctx.input_bn(0)));
+    OFS_RETURN_IF_ERROR(RequireRank(ctx, rank, ctx.input_bn(0)));
+    return Launched(ctx, cuda::Reduce(code, Code(x.dtype()), static_cast<int>(kept.size()),
+                                      kept.data(), kept_stride.data(),
+                                      static_cast<int>(red.size()), red.data(),
+                                      red_stride.data(), divisor, x.raw_data(),
+                                      ctx.output(0).raw_data()));
+  };
+}
+
+// ---------------------------------------------------------------- softmax --
+
+// Row length of input `in`; kInternal unless the rank holds whole rows.
+absl::StatusOr<int64_t> RowLength(const KernelContext& ctx, int in) {
+  const LocalTensor& x = ctx.input(in);
+  if (x.rank() == 0) return 1;
+  const int64_t local = x.dim(x.rank() - 1);
+  const int64_t logical = ctx.input_layout(in).logical.shape.dim(x.rank() - 1);
+  if (local != logical) {
+    return ctx.Internal(absl::StrCat("rank holds ", local, " of the ", logical,
+                                     " entries of each row of ", ctx.input_bn(in),
+                                     "; the last dim is reduced over and must be whole"));
+  }
+  return local;
+}
+
+KernelFn SoftmaxKernel(bool log) {
+  return [log](KernelContext& ctx) -> absl::Status {
+    const LocalTensor& x = ctx.input(0);
+    OFS_ASSIGN_OR_RETURN(const int64_t n, RowLength(ctx, 0));
+    OFS_RETURN_IF_ERROR(ctx.CheckOutput(0, x.dims(), x.dtype()));
+    OFS_RETURN_IF_ERROR(RequireFloating(ctx, x.dtype(), ctx.input_bn(0)));
+    return Launched(ctx, cuda::Softmax(Code(x.dtype()), log, n == 0 ? 0 : x.elem_cnt() / n, n,
+                                       x.raw_data(), ctx.output(0).raw_data()));
+  };
+}
+
+KernelFn SoftmaxGradKernel(bool log) {
+  return [log](KernelContext& ctx) -> absl::Status {
+    const LocalTensor& saved = ctx.input(0);
+    const LocalTensor& dy = ctx.input(1);
+    if (saved.dims() != dy.dims() || saved.dtype() != dy.dtype()) {
+      return ctx.Internal(absl::StrCat("local ", ctx.input_bn(0), " ",
+                                       DimsToString(saved.dims()), " and ", ctx.input_bn(1),
+                                       " ", DimsToString(dy.dims()), " differ"));
+    }
+    OFS_ASSIGN_OR_RETURN(const int64_t n, RowLength(ctx, 0));
+    OFS_RETURN_IF_ERROR(ctx.CheckOutput(0, dy.dims(), dy.dtype()));
+    OFS_RETURN_IF_ERROR(RequireFloating(ctx, dy.dtype(), ctx.input_bn(1)));
+    return Launched(ctx, cuda::SoftmaxGrad(Code(dy.dtype()), log, n == 0 ? 0 : dy.elem_cnt() / n,
+                                           n, saved.raw_data(), dy.raw_data(),
+                                           ctx.output(0).raw_data()));
+  };
+}
+
+// ----------------------------------------------------------------- matmul --
+
+// Product of the batch dims (all but the last two) of `dims`.
+int64_t BatchCount(const LocalDims& dims) {
+  int64_t n = 1;
+  for (size_t i = 0; i + 2 < dims.size(); ++i) n *= dims[i];
+  return n;
+}
+
+absl::Status MatmulKernel(KernelContext& ctx) {
+  const LocalTensor& a = ctx.input("a");
+  const LocalTensor& b = ctx.input("b");
+  const bool ta = ctx.Attr<bool>("transpose_a");
+  const bool tb = ctx.Attr<bool>("transpose_b");
+  const double alpha = ctx.Attr<double>("alpha");
+  const int ra = a.rank(), rb = b.rank();
+  if (ra < 2 || rb < 2) {
+    return ctx.Internal(absl::StrCat("a_0 ", DimsToString(a.dims()), " and b_0 ",
+                                     DimsToString(b.dims()), " are not matrices"));
+  }
+  if (b.dtype() != a.dtype()) return ctx.UnsupportedDtype(b.dtype(), "b_0");
+  OFS_RETURN_IF_ERROR(RequireFloating(ctx, a.dtype(), "a_0"));
+  const int64_t m = a.dim(ta ? ra - 1 : ra - 2), k = a.dim(ta ? ra - 2 : ra - 1);
+  const int64_t kb = b.dim(tb ? rb - 1 : rb - 2), n = b.dim(tb ? rb - 2 : rb - 1);
+  if (k != kb) {
+    return ctx.Internal(absl::StrCat("local contraction extents differ: ", k, " in a_0, ", kb,
+                                     " in b_0"));
+  }
+  // Batch dims: the longer operand's, which the other must equal or lack
+  // (or hold as a single matrix, which then repeats: stride 0).
+  const LocalTensor& longer = ra >= rb ? a : b;
+  LocalDims out_dims(longer.dims().begin(), longer.dims().end() - 2);
+  const int64_t batch = BatchCount(longer.dims());
+  const int64_t batch_a = BatchCount(a.dims()), batch_b = BatchCount(b.dims());
+  if ((batch_a != batch && batch_a != 1) || (batch_b != batch && batch_b != 1) ||
+      (ra == rb && a.dims().size() > 2 &&
+       !std::equal(a.dims().begin(), a.dims().end() - 2, b.dims().begin()) && batch_a != 1 &&
+       batch_b != 1)) {
+    return ctx.Unimplemented(absl::StrCat(
+        "batch dims of a_0 ", DimsToString(a.dims()), " and b_0 ", DimsToString(b.dims()),
+        " broadcast partially; the CUDA kernel takes equal batch dims or one operand's alone"));
+  }
+  out_dims.push_back(m);
+  out_dims.push_back(n);
+  OFS_RETURN_IF_ERROR(ctx.CheckOutput(0, out_dims, a.dtype()));
+  LocalTensor& out = ctx.output(0);
+  double beta = 0;
+  if (ctx.has_input("_add_to_output")) {
+    const LocalTensor& add = ctx.input("_add_to_output");
+    if (add.dims() != out_dims) {
+      return ctx.Internal(absl::StrCat("local _add_to_output_0 ", DimsToString(add.dims()),
+                                       " differs from local out_0 ", DimsToString(out_dims)));
+    }
+    OFS_RETURN_IF_ERROR(Launched(ctx, oneflow_sbp::cuda::Copy(out.raw_data(), add.raw_data(),
+                                                              add.byte_size(), 0)));
+    beta = 1;
+  }
+  return Launched(ctx, cuda::Gemm(Code(a.dtype()), ta, tb, m, n, k, alpha, a.raw_data(),
+                                  batch_a == 1 ? 0 : m * k, b.raw_data(),
+                                  batch_b == 1 ? 0 : k * n, beta, out.raw_data(), m * n, batch));
+}
+
+// ----------------------------------------------------------- registration --
+
+absl::Status RegisterCudaKernels(KernelRegistry& registry) {
+  using U = cuda::UnaryCode;
+  using B = cuda::BinaryCode;
+  const std::vector<DataType> all = {DataType::kFloat16, DataType::kBFloat16, DataType::kFloat32,
+                                     DataType::kFloat64, DataType::kInt8,     DataType::kInt32,
+                                     DataType::kInt64,   DataType::kUInt8,    DataType::kBool};
+  std::vector<KernelDef> defs = {
+      {"abs", UnaryKernel(U::kAbs), kFloating},
+      {"ceil", UnaryKernel(U::kCeil), kFloating},
+      {"cos", UnaryKernel(U::kCos), kFloating},
+      {"erf", UnaryKernel(U::kErf), kFloating},
+      {"exp", UnaryKernel(U::kExp), kFloating},
+      {"fast_gelu", UnaryKernel(U::kFastGelu), kFloating},
+      {"floor", UnaryKernel(U::kFloor), kFloating},
+      {"gelu", UnaryKernel(U::kGelu), kFloating},
+      {"log", UnaryKernel(U::kLog), kFloating},
+      {"mish", UnaryKernel(U::kMish), kFloating},
+      {"negative", UnaryKernel(U::kNegative), kFloating},
+      {"reciprocal", UnaryKernel(U::kReciprocal), kFloating},
+      {"relu", UnaryKernel(U::kRelu), kFloating},
+      {"round", UnaryKernel(U::kRound), kFloating},
+      {"rsqrt", UnaryKernel(U::kRsqrt), kFloating},
+      {"sigmoid", UnaryKernel(U::kSigmoid), kFloating},
+      {"sign", UnaryKernel(U::kSign), kFloating},
+      {"silu", UnaryKernel(U::kSilu), kFloating},
+      {"sin", UnaryKernel(U::kSin), kFloating},
+      {"softplus", UnaryKernel(U::kSoftplus), kFloating},
+      {"sqrt", UnaryKernel(U::kSqrt), kFloating},
+      {"square", UnaryKernel(U::kSquare), kFloating},
+      {"tanh", UnaryKernel(U::kTanh), kFloating},
+      {"copy", CopyKernel, all},
+      {"identity", CopyKernel, all},
+      {"broadcast_add", BinaryKernel(B::kAdd), kFloating},
+      {"broadcast_sub", BinaryKernel(B::kSub), kFloating},
+      {"broadcast_mul", BinaryKernel(B::kMul), kFloating},
+      {"broadcast_div", BinaryKernel(B::kDiv), kFloating},
+      {"broadcast_maximum", BinaryKernel(B::kMaximum), kFloating},
+      {"broadcast_minimum", BinaryKernel(B::kMinimum), kFloating},
+      {"broadcast_pow", BinaryKernel(B::kPow), kFloating},
+      {"bias_add", BiasAddKernel, kFloating},
+      {"dropout", DropoutKernel, kFloating},
+      {"dropout_grad", DropoutGradKernel, kFloating},
+      {"reduce_sum", ReduceKernel(cuda::ReduceCode::kSum), kFloating},
+      {"reduce_mean", ReduceKernel(cuda::ReduceCode::kMean), kFloating},
+      {"reduce_max", ReduceKernel(cuda::ReduceCode::kMax), kFloating},
+      {"reduce_min", ReduceKernel(cuda::ReduceCode::kMin), kFloating},
+      {"softmax", SoftmaxKernel(false), kFloating},
+      {"log_softmax", SoftmaxKernel(true), kFloating},
+      {"softmax_grad", SoftmaxGradKernel(false), kFloating},
+      {"log_softmax_grad", SoftmaxGradKernel(true), kFloating},
+      {"matmul", MatmulKernel, kFloating},
+      {"batch_matmul", MatmulKernel, kFloating},
+      {"broadcast_matmul", MatmulKernel, kFloating},
+  };
+  return RegisterKernels(registry, DeviceType::kCuda, defs);
+}
+
+OFS_REGISTER_KERNELS(RegisterCudaKernels);
+
+}  // namespace
+}  // namespace oneflow_sbp::kernels

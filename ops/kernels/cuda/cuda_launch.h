@@ -1,0 +1,137 @@
+// Launchers of the CUDA kernels, behind a plain C++ interface: nvcc builds
+// the .cu files, and cuda_kernels.cc (gcc, absl, KernelContext) checks
+// layouts and calls these. No CUDA type crosses this header.
+//
+// Conventions: `dtype` is a oneflow_sbp::cuda::DtypeCode (== DataType);
+// pointers are device pointers; work goes to the calling thread's stream
+// (oneflow_sbp/cuda/cuda_device.h). Each returns "" on success, else an
+// error string naming the kernel ("... unsupported dtype 8" or the CUDA
+// runtime's message). Floating kernels take f32, f64, f16 and bf16; halves
+// compute in float.
+#ifndef OPS_KERNELS_CUDA_CUDA_LAUNCH_H_
+#define OPS_KERNELS_CUDA_CUDA_LAUNCH_H_
+
+#include <cstdint>
+#include <string>
+
+namespace oneflow_sbp::kernels::cuda {
+
+enum class UnaryCode : int {
+  kAbs, kCeil, kCos, kErf, kExp, kFastGelu, kFloor, kGelu, kLog, kMish, kNegative,
+  kReciprocal, kRelu, kRound, kRsqrt, kSigmoid, kSign, kSilu, kSin, kSoftplus, kSqrt,
+  kSquare, kTanh,
+};
+// y[i] = op(x[i]), n elements; 16-byte vector loads and stores when both
+// pointers are 16-byte aligned.
+std::string Unary(UnaryCode op, int dtype, const void* x, void* y, int64_t n);
+
+enum class BinaryCode : int { kAdd, kSub, kMul, kDiv, kMaximum, kMinimum, kPow };
+constexpr int kMaxRank = 8;
+// out = op(a, b) over `rank` output dims (<= kMaxRank); a_stride and
+// b_stride give each operand's element stride per output dim (0 where it
+// broadcasts). Same-shape operands take a vectorised path.
+std::string Binary(BinaryCode op, int dtype, int rank, const int64_t* out_dims,
+                   const int64_t* a_stride, const int64_t* b_stride, const void* a,
+                   const void* b, void* out);
+
+// y[o, c, i] = x[o, c, i] + bias[c] for x viewed as [outer, channels, inner].
+std::string BiasAdd(int dtype, int64_t outer, int64_t channels, int64_t inner, const void* x,
+                    const void* bias, void* y);
+
+enum class ReduceCode : int { kSum, kMean, kMax, kMin };
+// y[j] = reduce over the reduced index space of x. Output element j has
+// multi-index over `out_rank` kept dims (out_dims, with x strides
+// out_stride); the reduced dims are red_dims with x strides red_stride.
+// Accumulates in double (as the CPU kernels do); mean divides by
+// `divisor` (the LOGICAL reduced extent, so split ranks give addends).
+std::string Reduce(ReduceCode op, int dtype, int out_rank, const int64_t* out_dims,
+                   const int64_t* out_stride, int red_rank, const int64_t* red_dims,
+                   const int64_t* red_stride, double divisor, const void* x, void* y);
+
+// Row-wise over [rows, cols]: log = false: softmax, true: log_softmax.
+std::string Softmax(int dtype, bool log, int64_t rows, int64_t cols, const void* x, void* y);
+// softmax_grad (log = false, saved = y): dx = y * (dy - sum(dy * y));
+// log_softmax_grad (log = true, saved = log p): dx = dy - exp(p) * sum(dy).
+std::string SoftmaxGrad(int dtype, bool log, int64_t rows, int64_t cols, const void* saved,
+                        const void* dy, void* dx);
+
+// Dropout of n local elements whose LOGICAL row-major index is given by
+// (out_dims, global_stride, global_offset): the same Philox stream as the
+// CPU kernel, so results do not depend on the layout. add may be null.
+std::string Dropout(int dtype, int rank, const int64_t* local_dims,
+                    const int64_t* global_stride, int64_t global_offset, uint64_t seed,
+                    uint32_t threshold, double scale, const void* x, const void* add, void* y,
+                    bool* mask);
+std::string DropoutGrad(int dtype, int64_t n, double scale, const void* dy, const bool* mask,
+                        void* dx);
+
+// Row-major C[b] = alpha * op(A[b]) op(B[b]) + beta * C[b] for `batch`
+// matrices (stride 0 repeats one), through cuBLAS (f32, f64, f16, bf16;
+// f32 accumulation for halves). m x k times k x n.
+std::string Gemm(int dtype, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
+                 double alpha, const void* a, int64_t stride_a, const void* b, int64_t stride_b,
+                 double beta, void* c, int64_t stride_c, int64_t batch);
+
+// ---- nn.cu (f32; launchers only, no registry glue yet: docs/GPU.md) ----
+
+// layer_norm (rms = false) or rms_norm over the last `cols` of [rows, cols]:
+// y = (x - mean) * inv_std * gamma + beta (rms: no mean, no beta);
+// inv_std = 1 / sqrt(mean((x - mean)^2) + eps). gamma, beta may be null;
+// mean is not written for rms (may be null).
+std::string NormForward(bool rms, int64_t rows, int64_t cols, double eps, const float* x,
+                        const float* gamma, const float* beta, float* y, float* mean,
+                        float* inv_std);
+// dx (if not null), dgamma and dbeta (if not null; column sums over rows,
+// deterministic) from the saved mean / inv_std.
+std::string NormBackward(bool rms, int64_t rows, int64_t cols, const float* x,
+                         const float* gamma, const float* mean, const float* inv_std,
+                         const float* dy, float* dx, float* dgamma, float* dbeta);
+
+// out[i, :] = table[ids[i], :]; ids (int64, device) are checked on the host
+// (one synchronising copy) and an id outside [0, vocab) is an error naming
+// it and its position.
+std::string Embedding(int64_t vocab, int64_t dim, int64_t n, const int64_t* ids,
+                      const float* table, float* out);
+// dtable[v, :] = sum of dout[i, :] over i with ids[i] == v, in index order
+// (a host counting sort of the ids, then one block per table row): no
+// atomics, bit-reproducible; rows never indexed get zeros.
+std::string EmbeddingGrad(int64_t vocab, int64_t dim, int64_t n, const int64_t* ids,
+                          const float* dout, float* dtable);
+
+// loss[r] = logsumexp(logits[r, :]) - logits[r, labels[r]]; labels checked.
+std::string SparseCrossEntropy(int64_t rows, int64_t classes, const float* logits,
+                               const int64_t* labels, float* loss);
+// dlogits[r, c] = dloss[r] * (softmax(logits[r])[c] - (c == labels[r])).
+std::string SparseCrossEntropyGrad(int64_t rows, int64_t classes, const float* logits,
+                                   const int64_t* labels, const float* dloss, float* dlogits);
+
+// One Adam(W) step in place, step >= 1: m = b1 m + (1-b1) g;
+// v = b2 v + (1-b2) g^2; p -= lr * (m/(1-b1^t) / (sqrt(v/(1-b2^t)) + eps)
+// + weight_decay * p). 16-byte vectors when every pointer is aligned.
+std::string AdamUpdate(int64_t n, int64_t step, double lr, double beta1, double beta2,
+                       double eps, double weight_decay, float* param, float* m, float* v,
+                       const float* grad);
+
+// Rotary embedding of x [rows, seq, dim] (rotate-half pairs (i, i + dim/2),
+// angle (offset + s) * base^(-2i/dim)); backward = true applies the inverse
+// rotation (the gradient). dim must be even.
+std::string Rotary(bool backward, int64_t rows, int64_t seq, int64_t dim, int64_t offset,
+                   double base, const float* x, float* y);
+
+// Scaled dot-product attention of q [bh, sq, d], k [bh, sk, d],
+// v [bh, sk, dv] -> out [bh, sq, dv] and the row log-sum-exp lse [bh, sq];
+// causal masks key j > i + (sk - sq). One thread per query row with an
+// online softmax (simple, not tiled); head dims up to 256.
+std::string Attention(int64_t bh, int64_t sq, int64_t sk, int64_t d, int64_t dv, double scale,
+                      bool causal, const float* q, const float* k, const float* v, float* out,
+                      float* lse);
+// Gradients from out, lse and dout: one thread per query row (dq) and per
+// key row (dk, dv), sums in a fixed order.
+std::string AttentionGrad(int64_t bh, int64_t sq, int64_t sk, int64_t d, int64_t dv,
+                          double scale, bool causal, const float* q, const float* k,
+                          const float* v, const float* out, const float* lse, const float* dout,
+                          float* dq, float* dk, float* dvv);
+
+}  // namespace oneflow_sbp::kernels::cuda
+
+#endif  // OPS_KERNELS_CUDA_CUDA_LAUNCH_H_

@@ -1,0 +1,60 @@
+// Matrix products through cuBLAS. Row-major C = op(A) op(B) is computed as
+// the column-major C^T = op(B)^T op(A)^T, so no transposes are copied.
+// One handle per host thread, bound to that thread's stream.
+#include <cublas_v2.h>
+
+#include "ops/kernels/cuda/cuda_common.cuh"
+#include "ops/kernels/cuda/cuda_launch.h"
+
+namespace oneflow_sbp::kernels::cuda {
+namespace {
+
+cublasHandle_t Handle() {
+  thread_local cublasHandle_t handle = [] {
+    cublasHandle_t h = nullptr;
+    if (cublasCreate(&h) != CUBLAS_STATUS_SUCCESS) return static_cast<cublasHandle_t>(nullptr);
+    cublasSetStream(h, Stream());
+    return h;
+  }();
+  return handle;
+}
+
+}  // namespace
+
+std::string Gemm(int dtype, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
+                 double alpha, const void* a, int64_t stride_a, const void* b, int64_t stride_b,
+                 double beta, void* c, int64_t stride_c, int64_t batch) {
+  if (m == 0 || n == 0 || batch == 0) return "";
+  cublasHandle_t h = Handle();
+  if (h == nullptr) return "gemm: cublasCreate failed";
+  cudaDataType_t type;
+  cublasComputeType_t compute = CUBLAS_COMPUTE_32F;
+  switch (dtype) {
+    case DtypeCode::kF32: type = CUDA_R_32F; break;
+    case DtypeCode::kF64: type = CUDA_R_64F; compute = CUBLAS_COMPUTE_64F; break;
+    case DtypeCode::kF16: type = CUDA_R_16F; break;
+    case DtypeCode::kBF16: type = CUDA_R_16BF; break;
+    default: return "gemm: unsupported dtype " + std::to_string(dtype);
+  }
+  // Column-major view: C^T (n x m) = op(B)^T (n x k) * op(A)^T (k x m).
+  const int64_t lda = trans_a ? m : k;  // row-major leading dims
+  const int64_t ldb = trans_b ? k : n;
+  const cublasOperation_t op_b = trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const cublasOperation_t op_a = trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const float alpha_f = static_cast<float>(alpha), beta_f = static_cast<float>(beta);
+  const void* alpha_p = compute == CUBLAS_COMPUTE_64F ? static_cast<const void*>(&alpha)
+                                                      : static_cast<const void*>(&alpha_f);
+  const void* beta_p = compute == CUBLAS_COMPUTE_64F ? static_cast<const void*>(&beta)
+                                                     : static_cast<const void*>(&beta_f);
+  const cublasStatus_t s = cublasGemmStridedBatchedEx(
+      h, op_b, op_a, static_cast<int>(n), static_cast<int>(m), static_cast<int>(k), alpha_p, b,
+      type, static_cast<int>(ldb), stride_b, a, type, static_cast<int>(lda), stride_a, beta_p, c,
+      type, static_cast<int>(n), stride_c, static_cast<int>(batch), compute,
+      CUBLAS_GEMM_DEFAULT);
+  if (s != CUBLAS_STATUS_SUCCESS) {
+    return std::string("gemm: cuBLAS ") + cublasGetStatusString(s);
+  }
+  return LaunchError("gemm");
+}
+
+}  // namespace oneflow_sbp::kernels::cuda

@@ -1,0 +1,136 @@
+// The NCCL backend (GPU only). Without a GPU, connecting is a clean
+// kFailedPrecondition and the device tests are skipped; main() prints
+// "SKIPPED: no CUDA device" (a skip is not a pass; docs/GPU.md).
+#include <cstdio>
+#include <functional>
+#include <thread>
+#include <vector>
+
+#include "boxing/comm/nccl_communicator.h"
+#include "gtest/gtest.h"
+#include "tests/comm_scenarios.h"
+#include "oneflow_sbp/cuda/cuda_device.h"
+#include "oneflow_sbp/local_tensor.h"
+
+namespace oneflow_sbp::comm {
+namespace {
+
+bool HasDevice() { return cuda::DeviceCount() > 0; }
+
+TEST(NcclCommunicatorTest, BadOptionsAreInvalidArgument) {
+  NcclOptions o;
+  o.rank = 2;
+  o.size = 2;
+  o.master_port = 29611;
+  EXPECT_EQ(ConnectNccl(o).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST(NcclCommunicatorTest, NoDeviceIsFailedPrecondition) {
+  if (HasDevice()) GTEST_SKIP() << "a CUDA device is present";
+  NcclOptions o;
+  o.master_port = 29612;
+  EXPECT_EQ(ConnectNccl(o).status().code(), absl::StatusCode::kFailedPrecondition);
+}
+
+// Runs `fn` on every rank of an NCCL world of one rank per visible GPU,
+// as threads of this process (NCCL does not put two ranks of one
+// communicator on one GPU); each rank's status.
+std::vector<absl::Status> RunOnEveryGpu(int port,
+                                        const std::function<absl::Status(Communicator&)>& fn) {
+  const int n = cuda::DeviceCount();
+  std::vector<absl::Status> results(n);
+  std::vector<std::thread> threads;
+  for (int r = 0; r < n; ++r) {
+    threads.emplace_back([&, r] {
+      NcclOptions o;
+      o.rank = r;
+      o.size = n;
+      o.device = r;
+      o.master_port = port;
+      o.default_timeout = absl::Seconds(30);
+      absl::StatusOr<std::unique_ptr<NcclCommunicator>> world = ConnectNccl(o);
+      results[r] = world.ok() ? fn(**world) : world.status();
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  return results;
+}
+
+TEST(NcclCommunicatorTest, CollectivesOnDeviceBuffers) {
+  if (!HasDevice()) GTEST_SKIP() << "no CUDA device";
+  const int n = cuda::DeviceCount();
+  std::vector<absl::Status> results = RunOnEveryGpu(29613, [n](Communicator& world) {
+    const int r = world.rank();
+    // AllReduce of (rank + 1) over n elements: n (n + 1) / 2 everywhere.
+    LocalTensor x = *LocalTensor::Full(DataType::kFloat32, {n}, r + 1);
+    LocalTensor d = *x.CopyTo(DeviceType::kCuda);
+    absl::Status s = world.AllReduce(d.raw_data(), d.raw_data(), n, DataType::kFloat32);
+    if (s.ok() && d.CopyTo(DeviceType::kCpu)->GetDouble(0) != n * (n + 1) / 2.0) {
+      s = absl::InternalError("AllReduce value");
+    }
+    // Uneven all-gather: member j contributes j + 1 elements of value j.
+    std::vector<int64_t> counts;
+    int64_t total = 0;
+    for (int j = 0; j < n; ++j) counts.push_back(j + 1), total += j + 1;
+    LocalTensor mine =
+        *LocalTensor::Full(DataType::kFloat32, {r + 1}, r)->CopyTo(DeviceType::kCuda);
+    LocalTensor all = *LocalTensor::Empty(DataType::kFloat32, {total}, DeviceType::kCuda);
+    if (s.ok()) s = world.AllGatherV(mine.raw_data(), all.raw_data(), counts, DataType::kFloat32);
+    if (s.ok() && all.CopyTo(DeviceType::kCpu)->GetDouble(total - 1) != n - 1) {
+      s = absl::InternalError("AllGatherV value");
+    }
+    if (s.ok()) s = world.Barrier();
+    if (s.ok() && world.total_traffic().bytes_sent == 0 && n > 1) {
+      s = absl::InternalError("no traffic counted");
+    }
+    if (s.ok()) {
+      absl::StatusOr<std::shared_ptr<Communicator>> self = world.ForMeshAxes({n}, 0);
+      s = self.ok() ? ((*self)->size() == 1 ? absl::OkStatus()
+                                            : absl::InternalError("split size"))
+                    : self.status();
+    }
+    return s;
+  });
+  for (int r = 0; r < n; ++r) EXPECT_TRUE(results[r].ok()) << "rank " << r << ": " << results[r];
+}
+
+// The shared scenarios of every backend (tests/comm_scenarios.h) on NCCL:
+// values, dtypes, reduce ops, uneven counts, byte counters (host buffers,
+// staged through the device), and the mesh sub-groups of a [2, n/2] mesh.
+TEST(NcclCommunicatorTest, SharedScenarios) {
+  if (!HasDevice()) GTEST_SKIP() << "no CUDA device";
+  const int n = cuda::DeviceCount();
+  std::vector<absl::Status> results = RunOnEveryGpu(29614, [n](Communicator& world) {
+    absl::Status s = testing::CheckEveryCollective(world);
+    if (s.ok() && n % 2 == 0 && n >= 4) {
+      const std::vector<int64_t> mesh = {2, n / 2};
+      s = testing::CheckMeshSubGroups(world, mesh, /*concurrent=*/false);
+    }
+    return s;
+  });
+  for (int r = 0; r < n; ++r) EXPECT_TRUE(results[r].ok()) << "rank " << r << ": " << results[r];
+}
+
+// A group asked for by its members only (as the boxing executor does).
+TEST(NcclCommunicatorTest, SubGroupOfSomeMembers) {
+  if (!HasDevice()) GTEST_SKIP() << "no CUDA device";
+  const int n = cuda::DeviceCount();
+  if (n < 3) GTEST_SKIP() << "needs 3 GPUs, have " << n;
+  std::vector<absl::Status> results = RunOnEveryGpu(29615, [](Communicator& world) {
+    if (world.rank() == 0) return absl::OkStatus();
+    absl::StatusOr<std::shared_ptr<Communicator>> pair = world.SubGroup({2, 1});
+    if (!pair.ok()) return pair.status();
+    return testing::CheckAllReduce(**pair, 5, DataType::kInt32, ReduceOp::kSum, 3,
+                                   /*in_place=*/true);
+  });
+  for (int r = 0; r < n; ++r) EXPECT_TRUE(results[r].ok()) << "rank " << r << ": " << results[r];
+}
+
+}  // namespace
+}  // namespace oneflow_sbp::comm
+
+int main(int argc, char** argv) {
+  ::testing::InitGoogleTest(&argc, argv);
+  if (oneflow_sbp::cuda::DeviceCount() == 0) std::printf("SKIPPED: no CUDA device\n");
+  return RUN_ALL_TESTS();
+}

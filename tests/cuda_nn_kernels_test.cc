@@ -1,0 +1,277 @@
+// The nn launchers of ops/kernels/cuda/nn.cu (layer_norm, rms_norm,
+// embedding, sparse cross-entropy, adam, rotary, attention; fwd and grads)
+// against plain loops written here (GPU only; part of cuda_kernels_test,
+// whose main() prints "SKIPPED: no CUDA device" without one). The
+// registry glue of these ops is not written yet, so they are compared at
+// the launcher level, not with the CPU kernels.
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "oneflow_sbp/cuda/cuda_device.h"
+#include "ops/kernels/cuda/cuda_launch.h"
+
+namespace oneflow_sbp {
+namespace {
+
+namespace k = kernels::cuda;
+using Vec = std::vector<float>;
+
+#define REQUIRE_DEVICE() \
+  if (cuda::DeviceCount() == 0) GTEST_SKIP() << "no CUDA device"
+
+// A device copy of a host vector, freed at scope exit.
+template <typename T>
+class Dev {
+ public:
+  explicit Dev(const std::vector<T>& host) : n_(host.size()) {
+    EXPECT_EQ(cuda::Malloc(&p_, std::max<size_t>(n_, 1) * sizeof(T)), "");
+    if (n_ > 0) {
+      EXPECT_EQ(cuda::Copy(p_, host.data(), n_ * sizeof(T), 1), "");
+    }
+  }
+  explicit Dev(size_t n) : Dev(std::vector<T>(n, T{})) {}
+  ~Dev() { cuda::Free(p_); }
+  T* get() { return static_cast<T*>(p_); }
+  std::vector<T> Host() const {
+    std::vector<T> h(n_);
+    if (n_ > 0) {
+      EXPECT_EQ(cuda::Copy(h.data(), p_, n_ * sizeof(T), 2), "");
+    }
+    return h;
+  }
+
+ private:
+  void* p_ = nullptr;
+  size_t n_;
+};
+
+// Deterministic values in [-1, 1).
+Vec Values(size_t n, int salt) {
+  Vec v(n);
+  for (size_t i = 0; i < n; ++i) v[i] = static_cast<float>(((i * 37 + salt * 11) % 101) / 50.5 - 1);
+  return v;
+}
+
+void ExpectNear(const Vec& got, const std::vector<double>& want, const std::string& what,
+                double tol = 2e-4) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  for (size_t i = 0; i < got.size(); ++i) {
+    ASSERT_NEAR(got[i], want[i], tol * (1 + std::fabs(want[i]))) << what << " element " << i;
+  }
+}
+
+TEST(CudaNnKernelsTest, LayerNormAndRmsNormWithGrads) {
+  REQUIRE_DEVICE();
+  const int64_t rows = 5, cols = 300;
+  const Vec x = Values(rows * cols, 1), gamma = Values(cols, 2), beta = Values(cols, 3),
+            dy = Values(rows * cols, 4);
+  for (bool rms : {false, true}) {
+    const std::string what = rms ? "rms_norm" : "layer_norm";
+    Dev<float> dx_(x), dg(gamma), db(beta), ddy(dy), y(rows * cols), mean(rows), inv(rows),
+        dxo(rows * cols), dgo(cols), dbo(cols);
+    ASSERT_EQ(k::NormForward(rms, rows, cols, 1e-5, dx_.get(), dg.get(), db.get(), y.get(),
+                             mean.get(), inv.get()), "");
+    ASSERT_EQ(k::NormBackward(rms, rows, cols, dx_.get(), dg.get(), rms ? nullptr : mean.get(),
+                              inv.get(), ddy.get(), dxo.get(), dgo.get(),
+                              rms ? nullptr : dbo.get()), "");
+    std::vector<double> wy(rows * cols), wdx(rows * cols), wdg(cols, 0), wdb(cols, 0);
+    for (int64_t r = 0; r < rows; ++r) {
+      const float* xr = &x[r * cols];
+      double mu = 0, var = 0;
+      if (!rms) {
+        for (int64_t c = 0; c < cols; ++c) mu += xr[c];
+        mu /= cols;
+      }
+      for (int64_t c = 0; c < cols; ++c) var += (xr[c] - mu) * (xr[c] - mu);
+      const double iv = 1 / std::sqrt(var / cols + 1e-5);
+      double sg = 0, sgh = 0;
+      for (int64_t c = 0; c < cols; ++c) {
+        const double h = (xr[c] - mu) * iv, g = dy[r * cols + c] * gamma[c];
+        wy[r * cols + c] = h * gamma[c] + (rms ? 0 : beta[c]);
+        sg += g;
+        sgh += g * h;
+        wdg[c] += dy[r * cols + c] * h;
+        wdb[c] += dy[r * cols + c];
+      }
+      for (int64_t c = 0; c < cols; ++c) {
+        const double h = (xr[c] - mu) * iv, g = dy[r * cols + c] * gamma[c];
+        wdx[r * cols + c] = iv * (g - (rms ? 0 : sg / cols) - h * sgh / cols);
+      }
+    }
+    ExpectNear(y.Host(), wy, what + " y");
+    ExpectNear(dxo.Host(), wdx, what + " dx", 1e-3);
+    ExpectNear(dgo.Host(), wdg, what + " dgamma", 1e-3);
+    if (!rms) ExpectNear(dbo.Host(), wdb, what + " dbeta", 1e-3);
+  }
+}
+
+TEST(CudaNnKernelsTest, EmbeddingAndGradAndBadId) {
+  REQUIRE_DEVICE();
+  const int64_t vocab = 7, dim = 33;
+  const std::vector<int64_t> ids = {3, 0, 3, 6, 3, 1};
+  const int64_t n = ids.size();
+  const Vec table = Values(vocab * dim, 5), dout = Values(n * dim, 6);
+  Dev<int64_t> d_ids(ids);
+  Dev<float> d_table(table), d_dout(dout), out(n * dim), dtable(vocab * dim);
+  ASSERT_EQ(k::Embedding(vocab, dim, n, d_ids.get(), d_table.get(), out.get()), "");
+  ASSERT_EQ(k::EmbeddingGrad(vocab, dim, n, d_ids.get(), d_dout.get(), dtable.get()), "");
+  std::vector<double> wout(n * dim), wgrad(vocab * dim, 0);
+  for (int64_t i = 0; i < n; ++i) {
+    for (int64_t d = 0; d < dim; ++d) {
+      wout[i * dim + d] = table[ids[i] * dim + d];
+      wgrad[ids[i] * dim + d] += dout[i * dim + d];
+    }
+  }
+  ExpectNear(out.Host(), wout, "embedding", 0);
+  ExpectNear(dtable.Host(), wgrad, "embedding_grad");
+  Dev<int64_t> bad(std::vector<int64_t>{1, 7});
+  const std::string err = k::Embedding(vocab, dim, 2, bad.get(), d_table.get(), out.get());
+  EXPECT_NE(err.find("index 7 at position 1"), std::string::npos) << err;
+}
+
+TEST(CudaNnKernelsTest, SparseCrossEntropyAndGrad) {
+  REQUIRE_DEVICE();
+  const int64_t rows = 4, classes = 1000;
+  const std::vector<int64_t> labels = {0, 999, 17, 500};
+  Vec logits = Values(rows * classes, 7);
+  for (float& v : logits) v *= 8;
+  const Vec dloss = {1.0f, -0.5f, 0.25f, 2.0f};
+  Dev<float> d_logits(logits), d_dloss(dloss), loss(rows), dlogits(rows * classes);
+  Dev<int64_t> d_labels(labels);
+  ASSERT_EQ(k::SparseCrossEntropy(rows, classes, d_logits.get(), d_labels.get(), loss.get()), "");
+  ASSERT_EQ(k::SparseCrossEntropyGrad(rows, classes, d_logits.get(), d_labels.get(),
+                                      d_dloss.get(), dlogits.get()), "");
+  std::vector<double> wloss(rows), wgrad(rows * classes);
+  for (int64_t r = 0; r < rows; ++r) {
+    double m = -INFINITY, s = 0;
+    for (int64_t c = 0; c < classes; ++c) m = std::max<double>(m, logits[r * classes + c]);
+    for (int64_t c = 0; c < classes; ++c) s += std::exp(logits[r * classes + c] - m);
+    wloss[r] = m + std::log(s) - logits[r * classes + labels[r]];
+    for (int64_t c = 0; c < classes; ++c) {
+      wgrad[r * classes + c] =
+          dloss[r] * (std::exp(logits[r * classes + c] - m) / s - (c == labels[r] ? 1 : 0));
+    }
+  }
+  ExpectNear(loss.Host(), wloss, "loss");
+  ExpectNear(dlogits.Host(), wgrad, "dlogits", 1e-3);
+  Dev<int64_t> bad(std::vector<int64_t>{0, -1, 0, 0});
+  EXPECT_NE(k::SparseCrossEntropy(rows, classes, d_logits.get(), bad.get(), loss.get()), "");
+}
+
+TEST(CudaNnKernelsTest, AdamUpdateVectorAndScalarPaths) {
+  REQUIRE_DEVICE();
+  for (int64_t n : {int64_t{1027}, int64_t{3}}) {
+    const Vec p0 = Values(n, 8), m0 = Values(n, 9), g = Values(n, 10);
+    Vec v0 = Values(n, 11);
+    for (float& x : v0) x = x * x;
+    Dev<float> p(p0), m(m0), v(v0), dg(g);
+    for (int64_t step = 1; step <= 3; ++step) {
+      ASSERT_EQ(k::AdamUpdate(n, step, 1e-2, 0.9, 0.999, 1e-8, 0.01, p.get(), m.get(), v.get(),
+                              dg.get()), "");
+    }
+    std::vector<double> wp(p0.begin(), p0.end()), wm(m0.begin(), m0.end()),
+        wv(v0.begin(), v0.end());
+    for (int64_t step = 1; step <= 3; ++step) {
+      for (int64_t i = 0; i < n; ++i) {
+        wm[i] = 0.9 * wm[i] + 0.1 * g[i];
+        wv[i] = 0.999 * wv[i] + 0.001 * g[i] * g[i];
+        const double u = (wm[i] / (1 - std::pow(0.9, step))) /
+                         (std::sqrt(wv[i] / (1 - std::pow(0.999, step))) + 1e-8);
+        wp[i] -= 1e-2 * (u + 0.01 * wp[i]);
+      }
+    }
+    ExpectNear(p.Host(), wp, "adam param", 1e-4);
+    ExpectNear(m.Host(), wm, "adam m");
+  }
+  Dev<float> one(1);
+  EXPECT_NE(k::AdamUpdate(1, 0, 1, 0.9, 0.9, 1e-8, 0, one.get(), one.get(), one.get(), one.get()),
+            "");
+}
+
+TEST(CudaNnKernelsTest, RotaryForwardAndInverse) {
+  REQUIRE_DEVICE();
+  const int64_t rows = 3, seq = 5, dim = 16, offset = 2;
+  const Vec x = Values(rows * seq * dim, 12);
+  Dev<float> dx(x), y(x.size()), back(x.size());
+  ASSERT_EQ(k::Rotary(false, rows, seq, dim, offset, 10000, dx.get(), y.get()), "");
+  ASSERT_EQ(k::Rotary(true, rows, seq, dim, offset, 10000, y.get(), back.get()), "");
+  std::vector<double> want(x.size());
+  for (int64_t r = 0; r < rows * seq; ++r) {
+    const int64_t s = r % seq;
+    for (int64_t i = 0; i < dim / 2; ++i) {
+      const double a = (offset + s) * std::pow(10000.0, -2.0 * i / dim);
+      const double x1 = x[r * dim + i], x2 = x[r * dim + i + dim / 2];
+      want[r * dim + i] = x1 * std::cos(a) - x2 * std::sin(a);
+      want[r * dim + i + dim / 2] = x2 * std::cos(a) + x1 * std::sin(a);
+    }
+  }
+  ExpectNear(y.Host(), want, "rotary");
+  ExpectNear(back.Host(), std::vector<double>(x.begin(), x.end()), "rotary inverse");
+  EXPECT_NE(k::Rotary(false, 1, 1, 3, 0, 10000, dx.get(), y.get()), "");
+}
+
+TEST(CudaNnKernelsTest, AttentionForwardAndGrads) {
+  REQUIRE_DEVICE();
+  const int64_t bh = 2, sq = 4, sk = 6, d = 8, dv = 5;
+  const double scale = 1 / std::sqrt(static_cast<double>(d));
+  const Vec q = Values(bh * sq * d, 13), kk = Values(bh * sk * d, 14), v = Values(bh * sk * dv, 15),
+            dout = Values(bh * sq * dv, 16);
+  for (bool causal : {false, true}) {
+    const std::string what = causal ? "causal attention" : "attention";
+    Dev<float> dq_(q), dk_(kk), dv_(v), ddo(dout), out(bh * sq * dv), lse(bh * sq),
+        gq(q.size()), gk(kk.size()), gv(v.size());
+    ASSERT_EQ(k::Attention(bh, sq, sk, d, dv, scale, causal, dq_.get(), dk_.get(), dv_.get(),
+                           out.get(), lse.get()), "");
+    ASSERT_EQ(k::AttentionGrad(bh, sq, sk, d, dv, scale, causal, dq_.get(), dk_.get(), dv_.get(),
+                               out.get(), lse.get(), ddo.get(), gq.get(), gk.get(), gv.get()),
+              "");
+    std::vector<double> wo(out.Host().size(), 0), wq(q.size(), 0), wk(kk.size(), 0),
+        wv(v.size(), 0);
+    for (int64_t b = 0; b < bh; ++b) {
+      for (int64_t i = 0; i < sq; ++i) {
+        std::vector<double> p(sk, 0);
+        double m = -INFINITY, s = 0;
+        for (int64_t j = 0; j < sk; ++j) {
+          if (causal && j > i + (sk - sq)) continue;
+          double dot = 0;
+          for (int64_t e = 0; e < d; ++e) dot += q[(b * sq + i) * d + e] * kk[(b * sk + j) * d + e];
+          p[j] = dot * scale;
+          m = std::max(m, p[j]);
+        }
+        for (int64_t j = 0; j < sk; ++j) {
+          p[j] = (causal && j > i + (sk - sq)) ? 0 : std::exp(p[j] - m);
+          s += p[j];
+        }
+        std::vector<double> dp(sk, 0);
+        double delta = 0;
+        for (int64_t j = 0; j < sk; ++j) {
+          p[j] /= s;
+          for (int64_t e = 0; e < dv; ++e) {
+            wo[(b * sq + i) * dv + e] += p[j] * v[(b * sk + j) * dv + e];
+            dp[j] += dout[(b * sq + i) * dv + e] * v[(b * sk + j) * dv + e];
+          }
+        }
+        for (int64_t j = 0; j < sk; ++j) delta += p[j] * dp[j];
+        for (int64_t j = 0; j < sk; ++j) {
+          const double ds = p[j] * (dp[j] - delta) * scale;
+          for (int64_t e = 0; e < d; ++e) {
+            wq[(b * sq + i) * d + e] += ds * kk[(b * sk + j) * d + e];
+            wk[(b * sk + j) * d + e] += ds * q[(b * sq + i) * d + e];
+          }
+          for (int64_t e = 0; e < dv; ++e) {
+            wv[(b * sk + j) * dv + e] += p[j] * dout[(b * sq + i) * dv + e];
+          }
+        }
+      }
+    }
+    ExpectNear(out.Host(), wo, what + " out");
+    ExpectNear(gq.Host(), wq, what + " dq", 1e-3);
+    ExpectNear(gk.Host(), wk, what + " dk", 1e-3);
+    ExpectNear(gv.Host(), wv, what + " dv", 1e-3);
+  }
+}
+
+}  // namespace
+}  // namespace oneflow_sbp

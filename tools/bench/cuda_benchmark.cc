@@ -1,0 +1,130 @@
+// GPU benchmarks (--config=cuda; docs/GPU.md, docs/PERFORMANCE.md "GPU"):
+//   * memory-bound kernels (relu, same-shape add, adam_update) report
+//     bytes_per_second over the bytes they must read and write, next to a
+//     device-to-device cudaMemcpy of the same size in the same run (read +
+//     write counted), so the ratio is the fraction of copy bandwidth;
+//   * matmul through the engine's launcher (cuda::Gemm, cublasGemmEx path)
+//     against one plain cublasSgemm of the same shape, as FLOP/s.
+// Every iteration synchronises, so small sizes include launch latency.
+// Without a device each benchmark reports "no CUDA device" and skips.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "benchmark/benchmark.h"
+#include "oneflow_sbp/cuda/cuda_device.h"
+#include "ops/kernels/cuda/cuda_launch.h"
+#include "tools/bench/cuda_bench_ops.h"
+
+namespace oneflow_sbp {
+namespace {
+
+namespace k = kernels::cuda;
+
+// `count` device floats set to a small value, freed at scope exit.
+class Buffers {
+ public:
+  Buffers(int count, int64_t floats) : ptrs_(count, nullptr) {
+    std::vector<float> host(floats, 0.5f);
+    for (void*& p : ptrs_) {
+      ok_ = ok_ && cuda::Malloc(&p, floats * 4).empty() &&
+            cuda::Copy(p, host.data(), floats * 4, 1).empty();
+    }
+  }
+  ~Buffers() {
+    for (void* p : ptrs_) cuda::Free(p);
+  }
+  bool ok() const { return ok_; }
+  float* operator[](int i) { return static_cast<float*>(ptrs_[i]); }
+
+ private:
+  std::vector<void*> ptrs_;
+  bool ok_ = true;
+};
+
+bool Ready(benchmark::State& state) {
+  if (cuda::DeviceCount() > 0) return true;
+  state.SkipWithError("no CUDA device");
+  return false;
+}
+
+// Runs `launch` per iteration, synchronising; bytes moved per iteration.
+template <typename F>
+void Loop(benchmark::State& state, int64_t bytes, F launch) {
+  for (auto _ : state) {
+    const std::string err = launch();
+    if (err.empty() && cuda::Synchronize().empty()) continue;
+    state.SkipWithError(err.empty() ? "synchronize failed" : err.c_str());
+    return;
+  }
+  state.SetBytesProcessed(state.iterations() * bytes);
+}
+
+void BM_CopyDeviceToDevice(benchmark::State& state) {
+  if (!Ready(state)) return;
+  const int64_t n = state.range(0);
+  Buffers b(2, n);
+  if (!b.ok()) return state.SkipWithError("allocation failed");
+  Loop(state, 2 * n * 4, [&] { return cuda::Copy(b[1], b[0], n * 4, 0); });
+}
+
+void BM_Relu(benchmark::State& state) {
+  if (!Ready(state)) return;
+  const int64_t n = state.range(0);
+  Buffers b(2, n);
+  if (!b.ok()) return state.SkipWithError("allocation failed");
+  Loop(state, 2 * n * 4, [&] { return k::Unary(k::UnaryCode::kRelu, 2, b[0], b[1], n); });
+}
+
+void BM_AddSameShape(benchmark::State& state) {
+  if (!Ready(state)) return;
+  const int64_t n = state.range(0);
+  Buffers b(3, n);
+  if (!b.ok()) return state.SkipWithError("allocation failed");
+  const int64_t dims[1] = {n}, stride[1] = {1};
+  Loop(state, 3 * n * 4, [&] {
+    return k::Binary(k::BinaryCode::kAdd, 2, 1, dims, stride, stride, b[0], b[1], b[2]);
+  });
+}
+
+void BM_AdamUpdate(benchmark::State& state) {
+  if (!Ready(state)) return;
+  const int64_t n = state.range(0);
+  Buffers b(4, n);
+  if (!b.ok()) return state.SkipWithError("allocation failed");
+  // Reads param, m, v, grad; writes param, m, v.
+  Loop(state, 7 * n * 4, [&] {
+    return k::AdamUpdate(n, 1, 1e-3, 0.9, 0.999, 1e-8, 0, b[0], b[1], b[2], b[3]);
+  });
+}
+
+template <bool kDirect>
+void BM_Matmul(benchmark::State& state) {
+  if (!Ready(state)) return;
+  const int64_t m = state.range(0);
+  Buffers b(3, m * m);
+  if (!b.ok()) return state.SkipWithError("allocation failed");
+  for (auto _ : state) {
+    const std::string err =
+        kDirect ? bench::CublasSgemmRowMajor(m, m, m, b[0], b[1], b[2])
+                : k::Gemm(2, false, false, m, m, m, 1.0, b[0], 0, b[1], 0, 0.0, b[2], 0, 1);
+    if (!err.empty() || !cuda::Synchronize().empty()) {
+      return state.SkipWithError(err.empty() ? "synchronize failed" : err.c_str());
+    }
+  }
+  state.counters["FLOP/s"] = benchmark::Counter(
+      2.0 * m * m * m * state.iterations(), benchmark::Counter::kIsRate);
+}
+
+// 1 Mi to 64 Mi floats (4 to 256 MiB per buffer).
+BENCHMARK(BM_CopyDeviceToDevice)->RangeMultiplier(8)->Range(1 << 20, 1 << 26)->UseRealTime();
+BENCHMARK(BM_Relu)->RangeMultiplier(8)->Range(1 << 20, 1 << 26)->UseRealTime();
+BENCHMARK(BM_AddSameShape)->RangeMultiplier(8)->Range(1 << 20, 1 << 26)->UseRealTime();
+BENCHMARK(BM_AdamUpdate)->RangeMultiplier(8)->Range(1 << 20, 1 << 26)->UseRealTime();
+BENCHMARK(BM_Matmul<false>)->Name("BM_Matmul_Engine")->Arg(1024)->Arg(4096)->UseRealTime();
+BENCHMARK(BM_Matmul<true>)->Name("BM_Matmul_CublasSgemm")->Arg(1024)->Arg(4096)->UseRealTime();
+
+}  // namespace
+}  // namespace oneflow_sbp
+
+BENCHMARK_MAIN();
