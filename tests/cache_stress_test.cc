@@ -163,15 +163,29 @@ Tally RunThreads(int64_t ops_per_thread, Body body) {
   return sum;
 }
 
-TEST(CacheStress, InferCacheLookupsInsertsAndClearsAgreeWithOneThread) {
+// The request pool, its single-thread answers, a small cache and the
+// `oneflow` policy of every request.
+struct CacheFixture {
+  CacheFixture(size_t capacity, int shards) {
+    InferCache::Options options;
+    options.capacity = capacity;
+    options.shards = shards;
+    cache = *InferCache::Create(options);
+    for (const InferRequest& r : pool) policies.push_back(OneFlowSelectionFor(r.placement));
+  }
   const std::vector<InferRequest> pool = InferPool();
   const Reference ref = SingleThreadReference(pool, {});
-  InferCache::Options options;
-  options.capacity = 4;  // 2 per shard: almost every insert evicts
-  options.shards = 2;
-  std::unique_ptr<InferCache> cache = *InferCache::Create(options);
+  std::unique_ptr<InferCache> cache;
   std::vector<std::shared_ptr<const SelectionPolicy>> policies;
-  for (const InferRequest& r : pool) policies.push_back(OneFlowSelectionFor(r.placement));
+};
+
+TEST(CacheStress, InferCacheLookupsInsertsAndClearsAgreeWithOneThread) {
+  // 2 entries per shard: almost every insert evicts.
+  const CacheFixture f(/*capacity=*/4, /*shards=*/2);
+  const std::vector<InferRequest>& pool = f.pool;
+  const Reference& ref = f.ref;
+  InferCache* cache = f.cache.get();
+  const auto& policies = f.policies;
 
   const int64_t per_thread = TotalOps(1000000) / kThreads;
   const Tally sum = RunThreads(per_thread, [&](std::mt19937_64& rng, Tally& tally) {
@@ -222,14 +236,11 @@ TEST(CacheStress, InferCacheLookupsInsertsAndClearsAgreeWithOneThread) {
 
 // Without Clear, the stored entries are accounted for exactly.
 TEST(CacheStress, InferCacheSizeIsInsertsMinusEvictionsWithoutClears) {
-  const std::vector<InferRequest> pool = InferPool();
-  const Reference ref = SingleThreadReference(pool, {});
-  InferCache::Options options;
-  options.capacity = 8;
-  options.shards = 4;
-  std::unique_ptr<InferCache> cache = *InferCache::Create(options);
-  std::vector<std::shared_ptr<const SelectionPolicy>> policies;
-  for (const InferRequest& r : pool) policies.push_back(OneFlowSelectionFor(r.placement));
+  const CacheFixture f(/*capacity=*/8, /*shards=*/4);
+  const std::vector<InferRequest>& pool = f.pool;
+  const Reference& ref = f.ref;
+  InferCache* cache = f.cache.get();
+  const auto& policies = f.policies;
   const int64_t per_thread = TotalOps(200000) / kThreads;
   const Tally sum = RunThreads(per_thread, [&](std::mt19937_64& rng, Tally& tally) {
     const size_t k = Pick(rng, pool.size() - 1);

@@ -68,35 +68,37 @@ absl::Status AllReduceAfterFault(Communicator& world, const std::function<absl::
   return world.AllReduce(x.data(), x.data(), x.size(), DataType::kFloat32);
 }
 
+namespace soak = ::oneflow_sbp::testing;
+
 // One fault soak run (tests/fault_soak.h): argv[4..7] are the case seed,
 // the fault kind, the faulty rank and the step it fails before.
 absl::Status Soak(Communicator& comm, int argc, char** argv, absl::Duration timeout) {
   uint64_t seed = 0;
-  testing::Fault fault;
+  soak::Fault fault;
   if (argc < 8 || !absl::SimpleAtoi(argv[4], &seed) || !absl::SimpleAtoi(argv[6], &fault.rank) ||
       !absl::SimpleAtoi(argv[7], &fault.step)) {
     return absl::InvalidArgumentError("soak needs <seed> <fault kind> <fault rank> <fault step>");
   }
-  absl::StatusOr<testing::FaultKind> kind = testing::ParseFaultKind(argv[5]);
+  absl::StatusOr<soak::FaultKind> kind = soak::ParseFaultKind(argv[5]);
   if (!kind.ok()) return kind.status();
   fault.kind = *kind;
-  const testing::SoakCase c = testing::RandomCase(seed);
-  absl::StatusOr<boxing::BoxingPlan> plan = testing::PlanFor(c);
+  const soak::SoakCase c = soak::RandomCase(seed);
+  absl::StatusOr<boxing::BoxingPlan> plan = soak::PlanFor(c);
   if (!plan.ok()) return plan.status();
   auto inject = [&](Communicator& world) -> absl::Status {
     switch (fault.kind) {
-      case testing::FaultKind::kAbort:
+      case soak::FaultKind::kAbort:
         world.Abort(absl::InternalError(absl::StrCat("rank ", world.rank(), " gave up")));
         // Stay alive: the peers must learn of it from the abort itself.
         std::this_thread::sleep_for(std::chrono::seconds(2));
         return world.health();
-      case testing::FaultKind::kSleep:
+      case soak::FaultKind::kSleep:
         std::this_thread::sleep_for(absl::ToChronoMilliseconds(timeout) +
                                     std::chrono::milliseconds(500));
         return absl::OkStatus();
-      case testing::FaultKind::kExit:
+      case soak::FaultKind::kExit:
         _exit(3);
-      case testing::FaultKind::kCrash: {
+      case soak::FaultKind::kCrash: {
         const rlimit no_core = {0, 0};  // the crash is the point, not its dump
         setrlimit(RLIMIT_CORE, &no_core);
         std::abort();
@@ -108,7 +110,7 @@ absl::Status Soak(Communicator& comm, int argc, char** argv, absl::Duration time
             absl::StrCat("rank ", world.rank(), " gave up before step ", fault.step));
     }
   };
-  return testing::RunSoakRank(c, *plan, fault, comm, inject);
+  return soak::RunSoakRank(c, *plan, fault, comm, inject);
 }
 
 int Main(int argc, char** argv) {

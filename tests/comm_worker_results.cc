@@ -10,7 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 
-namespace oneflow_sbp::testing {
+namespace oneflow_sbp::comm::testing {
 
 void WriteWorkerResult(const std::string& dir, int rank, const absl::Status& s,
                        absl::Duration elapsed) {
@@ -37,4 +37,4 @@ std::string MakeResultDir() {
   return tmpl;
 }
 
-}  // namespace oneflow_sbp::testing
+}  // namespace oneflow_sbp::comm::testing

@@ -11,7 +11,7 @@
 #include "absl/status/status.h"
 #include "absl/time/time.h"
 
-namespace oneflow_sbp::testing {
+namespace oneflow_sbp::comm::testing {
 
 struct WorkerResult {
   bool present = false;
@@ -29,6 +29,6 @@ WorkerResult ReadWorkerResult(const std::string& dir, int rank);
 // A fresh directory under $TEST_TMPDIR (or /tmp); "" if it cannot be made.
 std::string MakeResultDir();
 
-}  // namespace oneflow_sbp::testing
+}  // namespace oneflow_sbp::comm::testing
 
 #endif  // TESTS_COMM_WORKER_RESULTS_H_

@@ -43,6 +43,11 @@ std::string MakeTempDir() {
   return dir;
 }
 
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
 WorkerResult ReadResult(const std::string& dir, int rank) { return ReadWorkerResult(dir, rank); }
 
 absl::StatusOr<LaunchResult> LaunchWorkers(int n, const std::string& scenario,
