@@ -55,9 +55,17 @@ Fault ScheduleFault(int run, int world_size, int steps, const std::vector<FaultK
   return f;
 }
 
-// Process resources that must come back to where they were.
+// Process resources that must come back to where they were. Sanitizer
+// runtimes start a helper thread with the first thread a process creates
+// (ThreadSanitizer's background thread), so one thread is started and
+// joined before the first count.
+int WarmThreads() {
+  std::thread([] {}).join();
+  return CountThreads();
+}
+
 struct Resources {
-  int threads = CountThreads();
+  int threads = WarmThreads();
   int fds = CountOpenFds();
   int children = CountChildren();
   std::string ToString() const {
