@@ -8,6 +8,7 @@
 // Usage (Bazel passes these): fault_soak_test <comm_worker> <in-process runs>
 // <Gloo runs>. The CI target runs a short loop; fault_soak_sweep_test (tag
 // "sweep") a long one.
+#include <chrono>
 #include <cstdio>
 #include <map>
 #include <random>
@@ -59,9 +60,18 @@ Fault ScheduleFault(int run, int world_size, int steps, const std::vector<FaultK
 // runtimes start a helper thread with the first thread a process creates
 // (ThreadSanitizer's background thread), so one thread is started and
 // joined before the first count.
+// A joined thread can stay listed in /proc for a moment after join returns,
+// so the count is read until two reads 20 ms apart agree.
 int WarmThreads() {
   std::thread([] {}).join();
-  return CountThreads();
+  int last = CountThreads();
+  for (int i = 0; i < 50; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    const int now = CountThreads();
+    if (now == last) break;
+    last = now;
+  }
+  return last;
 }
 
 struct Resources {
