@@ -16,6 +16,11 @@
 //   crash_mid          rank 1 abort()s from another thread while a 16 MiB
 //                      all-reduce is running
 //   sleep              rank 1 sleeps 3 s, past the others' timeout
+//   soak SEED KIND RANK STEP
+//                      one fault soak run (tests/fault_soak.h): the random
+//                      boxing plan of SEED; rank RANK fails as KIND
+//                      (none, return_error, abort_call, sleep, exit, crash)
+//                      before step STEP
 // Exit code: 0 when the call under test succeeded, 1 otherwise, 2 when the
 // world could not be joined.
 #include <sys/resource.h>
@@ -34,6 +39,8 @@
 #include "absl/strings/str_cat.h"
 #include "boxing/comm/launcher.h"
 #include "tests/comm_scenarios.h"
+#include "tests/comm_worker_results.h"
+#include "tests/fault_soak.h"
 
 namespace oneflow_sbp::comm {
 namespace {
@@ -41,9 +48,7 @@ namespace {
 constexpr int kFaulty = 1;
 
 void WriteResult(const std::string& dir, int rank, const absl::Status& s, absl::Duration elapsed) {
-  std::ofstream out(absl::StrCat(dir, "/rank", rank));
-  out << static_cast<int>(s.code()) << " " << absl::ToInt64Milliseconds(elapsed) << " "
-      << s.message() << "\n";
+  testing::WriteWorkerResult(dir, rank, s, elapsed);
 }
 
 // Two all-reduces; between them `fault` runs on the faulty rank, which
@@ -61,6 +66,51 @@ absl::Status AllReduceAfterFault(Communicator& world, const std::function<absl::
   }
   *start = absl::Now();
   return world.AllReduce(x.data(), x.data(), x.size(), DataType::kFloat32);
+}
+
+namespace soak = ::oneflow_sbp::testing;
+
+// One fault soak run (tests/fault_soak.h): argv[4..7] are the case seed,
+// the fault kind, the faulty rank and the step it fails before.
+absl::Status Soak(Communicator& comm, int argc, char** argv, absl::Duration timeout) {
+  uint64_t seed = 0;
+  soak::Fault fault;
+  if (argc < 8 || !absl::SimpleAtoi(argv[4], &seed) || !absl::SimpleAtoi(argv[6], &fault.rank) ||
+      !absl::SimpleAtoi(argv[7], &fault.step)) {
+    return absl::InvalidArgumentError("soak needs <seed> <fault kind> <fault rank> <fault step>");
+  }
+  absl::StatusOr<soak::FaultKind> kind = soak::ParseFaultKind(argv[5]);
+  if (!kind.ok()) return kind.status();
+  fault.kind = *kind;
+  const soak::SoakCase c = soak::RandomCase(seed);
+  absl::StatusOr<boxing::BoxingPlan> plan = soak::PlanFor(c);
+  if (!plan.ok()) return plan.status();
+  auto inject = [&](Communicator& world) -> absl::Status {
+    switch (fault.kind) {
+      case soak::FaultKind::kAbort:
+        world.Abort(absl::InternalError(absl::StrCat("rank ", world.rank(), " gave up")));
+        // Stay alive: the peers must learn of it from the abort itself.
+        std::this_thread::sleep_for(std::chrono::seconds(2));
+        return world.health();
+      case soak::FaultKind::kSleep:
+        std::this_thread::sleep_for(absl::ToChronoMilliseconds(timeout) +
+                                    std::chrono::milliseconds(500));
+        return absl::OkStatus();
+      case soak::FaultKind::kExit:
+        _exit(3);
+      case soak::FaultKind::kCrash: {
+        const rlimit no_core = {0, 0};  // the crash is the point, not its dump
+        setrlimit(RLIMIT_CORE, &no_core);
+        std::abort();
+      }
+      default:
+        // Returning from main destroys the communicator, which closes its
+        // connections.
+        return absl::FailedPreconditionError(
+            absl::StrCat("rank ", world.rank(), " gave up before step ", fault.step));
+    }
+  };
+  return soak::RunSoakRank(c, *plan, fault, comm, inject);
 }
 
 int Main(int argc, char** argv) {
@@ -121,7 +171,11 @@ int Main(int argc, char** argv) {
       });
     }
     // Several rounds, so the crash lands inside one of them.
+    // The call under test is the round the crash lands in: time each round
+    // on its own, or slow rounds before the crash (under a sanitizer) would
+    // count as time spent noticing it.
     for (int i = 0; i < 50 && s.ok(); ++i) {
+      start = absl::Now();
       s = comm.AllReduce(big.data(), big.data(), big.size(), DataType::kFloat32);
     }
     if (killer.joinable()) killer.join();
@@ -133,6 +187,9 @@ int Main(int argc, char** argv) {
           return absl::OkStatus();
         },
         &start);
+  } else if (scenario == "soak") {
+    start = absl::Now();
+    s = Soak(comm, argc, argv, absl::Milliseconds(timeout_ms));
   } else {
     s = absl::InvalidArgumentError(absl::StrCat("unknown scenario ", scenario));
   }

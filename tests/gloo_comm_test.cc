@@ -24,6 +24,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/comm_scenarios.h"
+#include "tests/comm_worker_results.h"
 
 namespace oneflow_sbp::comm {
 namespace {
@@ -32,11 +33,14 @@ using ::testing::HasSubstr;
 
 std::string* g_worker = nullptr;
 
+using testing::MakeResultDir;
+using testing::ReadWorkerResult;
+using testing::WorkerResult;
+
 std::string MakeTempDir() {
-  const char* base = std::getenv("TEST_TMPDIR");
-  std::string tmpl = absl::StrCat(base != nullptr ? base : "/tmp", "/comm_XXXXXX");
-  if (mkdtemp(tmpl.data()) == nullptr) ADD_FAILURE() << "mkdtemp failed";
-  return tmpl;
+  std::string dir = MakeResultDir();
+  if (dir.empty()) ADD_FAILURE() << "mkdtemp failed";
+  return dir;
 }
 
 std::string ReadFile(const std::string& path) {
@@ -44,27 +48,7 @@ std::string ReadFile(const std::string& path) {
   return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
-// What a worker wrote: status code, elapsed ms of the call under test, message.
-struct WorkerResult {
-  bool present = false;
-  int code = -1;
-  int64_t elapsed_ms = 0;
-  std::string message;
-};
-
-WorkerResult ReadResult(const std::string& dir, int rank) {
-  WorkerResult r;
-  const std::string text = ReadFile(absl::StrCat(dir, "/rank", rank));
-  if (text.empty()) return r;
-  std::vector<std::string> parts = absl::StrSplit(text, absl::MaxSplits(' ', 2));
-  r.present = parts.size() == 3;
-  if (r.present) {
-    r.code = std::stoi(parts[0]);
-    r.elapsed_ms = std::stoll(parts[1]);
-    r.message = parts[2];
-  }
-  return r;
-}
+WorkerResult ReadResult(const std::string& dir, int rank) { return ReadWorkerResult(dir, rank); }
 
 absl::StatusOr<LaunchResult> LaunchWorkers(int n, const std::string& scenario,
                                            const std::string& dir, int timeout_ms,

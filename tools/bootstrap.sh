@@ -16,6 +16,9 @@ packages=(
   libbenchmark-dev    # Google Benchmark 1.7
   libeigen3-dev       # Eigen 3.4
   libgloo-dev         # Gloo (2022 snapshot): the multi-process communicator backend
+  libasan8            # gcc 12 sanitizer runtimes: --config=asan (ASan + UBSan)
+  libubsan1
+  libtsan2            # --config=tsan
 )
 
 missing=()
