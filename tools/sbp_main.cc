@@ -8,6 +8,7 @@
 // on stderr and exits 1; a wrong command line exits 2.
 #include <cstdio>
 #include <memory>
+#include <new>
 #include <optional>
 #include <string>
 #include <vector>
@@ -21,6 +22,7 @@
 #include "absl/strings/str_cat.h"
 #include "ops/builtin_ops.h"
 #include "boxing/calibration_io.h"
+#include "tools/bounded_read.h"
 #include "tools/cmd_boxing.h"
 #include "tools/cmd_calibrate.h"
 #include "tools/cmd_demo.h"
@@ -343,17 +345,15 @@ absl::StatusOr<std::string> ReadFlagFile(const std::string& path, const char* fl
   if (f == nullptr) {
     return absl::InvalidArgumentError(absl::StrCat("cannot open --", flag, " file '", path, "'"));
   }
-  std::string data;
-  char buf[4096];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof(buf), f)) > 0) data.append(buf, n);
+  absl::StatusOr<std::string> data =
+      oneflow_sbp::cli::ReadBounded(f, absl::StrCat("--", flag, " file '", path, "'"));
   if (f != stdin) std::fclose(f);
   return data;
 }
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int RunMain(int argc, char** argv) {
   // `--execute` alone means --execute=threads (absl string flags need a
   // value); only before a `--` that starts a launched command.
   std::vector<std::string> storage;
@@ -587,4 +587,16 @@ int main(int argc, char** argv) {
   if (!out.ok()) return Fail(command, out.status());
   std::fputs(out->c_str(), stdout);
   return exit_code;
+}
+
+// Allocation failure (a memory cap, a huge request) is an error like any
+// other, not an abort: kResourceExhausted's message and exit status 1.
+int main(int argc, char** argv) {
+  try {
+    return RunMain(argc, argv);
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "sbp: out of memory (RESOURCE_EXHAUSTED); the request is too large "
+                         "for this machine's memory limit\n");
+    return 1;
+  }
 }
