@@ -6,6 +6,8 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
+
 namespace oneflow_sbp::boxing {
 namespace {
 
@@ -40,15 +42,22 @@ struct SourcePiece {
 std::vector<SourcePiece> DistinctPieces(const Placement& sp, const NdSbp& from,
                                         const std::vector<TensorSlice>& slices) {
   std::vector<SourcePiece> pieces;
+  // (addend, slice bounds) -> piece: a hash lookup, not a scan of the
+  // pieces so far, which was quadratic in the rank count.
+  absl::flat_hash_map<std::vector<int64_t>, size_t> piece_of;
+  std::vector<int64_t> key;
   for (int64_t id = 0; id < sp.parallel_num(); ++id) {
     const int64_t addend = AxesKey(sp, from, id, /*partial_axes=*/true);
-    auto it = std::find_if(pieces.begin(), pieces.end(), [&](const SourcePiece& p) {
-      return p.addend == addend && slices[p.holders[0]] == slices[id];
-    });
-    if (it == pieces.end()) {
+    key.assign(1, addend);
+    for (IndexRange r : slices[id].ranges()) {
+      key.push_back(r.begin);
+      key.push_back(r.end);
+    }
+    auto [it, fresh] = piece_of.try_emplace(key, pieces.size());
+    if (fresh) {
       pieces.push_back(SourcePiece{{id}, addend});
     } else {
-      it->holders.push_back(id);
+      pieces[it->second].holders.push_back(id);
     }
   }
   return pieces;

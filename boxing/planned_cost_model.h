@@ -30,6 +30,12 @@ class PlannedCostModel : public NdCopyCostModel {
   absl::StatusOr<double> Cost(const Shape& shape, DataType dtype, const Placement& placement,
                               const NdSbp& from, const NdSbp& to) const override;
   const std::string& fingerprint() const override { return fingerprint_; }
+  // EstimatePlanWork of the plan Cost would make; the budget of one
+  // inference is that of one plan (kMaxPlanWork), so `--cost=planned`
+  // answers within about a second or refuses at once.
+  int64_t WorkEstimate(const Shape& shape, DataType dtype, const Placement& placement,
+                       const NdSbp& from, const NdSbp& to) const override;
+  int64_t max_work() const override { return kMaxPlanWork; }
 
  private:
   std::shared_ptr<BoxingPlanner> planner_;

@@ -4,6 +4,7 @@
 #include <map>
 #include <queue>
 #include <tuple>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "boxing/collective_moves.h"
@@ -122,10 +123,63 @@ int64_t MissingBytesLowerBound(LayoutSpace& space, const NdSbp& cur, const NdSbp
 
 namespace {
 
+// a * b, or INT64_MAX on overflow (work estimates only grow).
+int64_t SatMul(int64_t a, int64_t b) {
+  int64_t out;
+  return __builtin_mul_overflow(a, b, &out) ? INT64_MAX : out;
+}
+int64_t SatAdd(int64_t a, int64_t b) {
+  int64_t out;
+  return __builtin_add_overflow(a, b, &out) ? INT64_MAX : out;
+}
+int64_t SatPow(int64_t base, int exp) {
+  int64_t out = 1;
+  for (int i = 0; i < exp; ++i) out = SatMul(out, base);
+  return out;
+}
+
+}  // namespace
+
+int64_t EstimatePlanWork(const PlanRequest& r) {
+  const bool same = r.src_placement == r.dst_placement;
+  const int64_t values = r.shape.rank() + 2;  // B, P, S(0..rank-1)
+  const int64_t ps = r.src_placement.parallel_num();
+  const int64_t pd = r.dst_placement.parallel_num();
+  const int64_t p2p = SatMul(ps, pd);
+  // Per side: layouts x (collective tries x ranks).
+  auto side = [&](const Placement& p) {
+    const int axes = p.num_axes();
+    const int64_t layouts = SatPow(values, axes);
+    const int64_t tries = SatMul((int64_t{1} << axes) - 1, values);
+    return std::make_pair(layouts, SatMul(layouts, SatMul(tries, p.parallel_num())));
+  };
+  const auto [src_layouts, src_work] = side(r.src_placement);
+  // Every source-side layout tries one p2p exchange to the destination.
+  int64_t work = SatAdd(src_work, SatMul(src_layouts, p2p));
+  if (!same) {
+    const auto [dst_layouts, dst_work] = side(r.dst_placement);
+    // The source also moves to every destination layout without P.
+    work = SatAdd(work, SatAdd(dst_work, SatMul(SatPow(values - 1, r.dst_placement.num_axes()), p2p)));
+  }
+  return work;
+}
+
+namespace {
+
 absl::StatusOr<BoxingPlan> Search(const PlanRequest& r, const Calibration& cal,
                                   PartialOwnership ownership) {
   absl::Status valid = ValidatePlanRequest(r);
   if (!valid.ok()) return valid;
+  if (!(r.src_placement == r.dst_placement && r.src == r.dst)) {
+    const int64_t work = EstimatePlanWork(r);
+    if (work > kMaxPlanWork) {
+      return absl::ResourceExhaustedError(absl::StrCat(
+          "boxing ", r.src.ToString(), " on ", r.src_placement.ToString(), " -> ",
+          r.dst.ToString(), " on ", r.dst_placement.ToString(), " for ", r.shape.ToString(),
+          ": the plan search would take ~", work, " steps, over the limit of ", kMaxPlanWork,
+          " (fewer mesh axes, fewer ranks or a lower-rank tensor stay within it)"));
+    }
+  }
   Spaces sp = MakeSpaces(r);
   BoxingPlan plan = EmptyPlan(r, sp);
   const int goal_side = sp.same ? 0 : 1;

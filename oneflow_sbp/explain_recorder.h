@@ -13,6 +13,7 @@
 #ifndef ONEFLOW_SBP_EXPLAIN_RECORDER_H_
 #define ONEFLOW_SBP_EXPLAIN_RECORDER_H_
 
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
@@ -21,6 +22,12 @@
 #include "oneflow_sbp/sbp_signature.h"
 
 namespace oneflow_sbp {
+
+// An explanation lists every candidate; beyond this many (a JSON record is
+// ~350 bytes, so ~6 MB) InferSignature refuses to explain with
+// kResourceExhausted instead of writing hundreds of megabytes (the N-D
+// product may reach kMaxNdCandidates, 2^20).
+inline constexpr int64_t kMaxExplainCandidates = int64_t{1} << 14;
 
 class ExplainRecorder {
  public:
