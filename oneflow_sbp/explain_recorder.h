@@ -18,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "oneflow_sbp/infer_types.h"
 #include "oneflow_sbp/sbp_signature.h"
 
@@ -28,6 +29,10 @@ namespace oneflow_sbp {
 // kResourceExhausted instead of writing hundreds of megabytes (the N-D
 // product may reach kMaxNdCandidates, 2^20).
 inline constexpr int64_t kMaxExplainCandidates = int64_t{1} << 14;
+
+// kResourceExhausted naming the op if `request` asks for an explanation of
+// more than kMaxExplainCandidates candidates; OK otherwise.
+absl::Status CheckExplainable(const InferRequest& request, int64_t num_candidates);
 
 class ExplainRecorder {
  public:

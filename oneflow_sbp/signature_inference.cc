@@ -14,12 +14,8 @@ absl::StatusOr<InferResult> InferSignature(const InferRequest& request,
   const StageRules& rules = policy.rules();
   absl::StatusOr<std::vector<NdSbpSignature>> all = ExpandCandidates(request, *p, rules.source);
   if (!all.ok()) return all.status();
-  if (request.explain && static_cast<int64_t>(all->size()) > kMaxExplainCandidates) {
-    return absl::ResourceExhaustedError(absl::StrCat(
-        request.op->type_name(), ": explain lists at most ", kMaxExplainCandidates,
-        " candidates and this call has ", all->size(),
-        "; infer without explain, or on fewer mesh axes"));
-  }
+  absl::Status explainable = CheckExplainable(request, static_cast<int64_t>(all->size()));
+  if (!explainable.ok()) return explainable;
 
   ExplainRecorder explain(request.explain, *all);
   std::vector<int> survivors = AllIds(*all);
