@@ -258,6 +258,24 @@ absl::StatusOr<BoxingPlan> Search(const PlanRequest& r, const Calibration& cal,
     queue.push(Entry{g + bound(side, nd), g, comm, steps, seq++, id});
   };
 
+  // A p2p exchange costs O(source x destination ranks), most of a search
+  // on a large mesh. Before pricing the one from `from` to the goal, a
+  // lower bound on its time (the bytes some rank lacks, as in `bound`)
+  // tells whether it could beat the path the goal already has; if not,
+  // relax would reject it, so it is not computed at all (plans are
+  // unchanged; only work is saved).
+  auto P2pToGoalCannotWin = [&](int from) {
+    if (!sp.same || dst_partial) return false;
+    auto it = index.find(std::make_pair(goal_side, r.dst.packed()));
+    if (it == index.end()) return false;
+    const Node& goal_node = nodes[it->second];
+    const double low =
+        nodes[from].g + cal.P2pTime(MissingBytesLowerBound(*sp.src, nodes[from].nd, r.dst));
+    // As relax compares: a p2p step adds one communication and one step.
+    const int comm = nodes[from].comm + 1;
+    const int steps = nodes[from].steps + 1;
+    return std::tie(low, comm, steps) >= std::tie(goal_node.g, goal_node.comm, goal_node.steps);
+  };
   nodes.push_back(Node{0, r.src, 0, 0, 0, -1, Edge(), false});
   index.emplace(std::make_pair(0, r.src.packed()), 0);
   queue.push(Entry{bound(0, r.src), 0, 0, 0, seq++, 0});
@@ -284,9 +302,11 @@ absl::StatusOr<BoxingPlan> Search(const PlanRequest& r, const Calibration& cal,
         if (step) relax(e.node, *step, Edge{false, axes, to}, side);
       }
     }
-    if (side == 0) {
+    if (side == 0 && !P2pToGoalCannotWin(e.node)) {
       relax(e.node, PointToPointExchange(*sp.src, nd, sp.side(1), r.dst, cal, false, ownership),
             Edge{true}, goal_side);
+    }
+    if (side == 0) {
       if (!sp.same && e.node == 0) {
         // Move first, convert on the destination: every layout there
         // without partial sums.
