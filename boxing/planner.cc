@@ -119,6 +119,21 @@ int64_t MissingBytesLowerBound(LayoutSpace& space, const NdSbp& cur, const NdSbp
   return worst * space.element_bytes();
 }
 
+// Bytes some rank must receive in a p2p exchange from `cur` to `dst` on
+// one placement, where `dst` has no partial sums: what it lacks, and when
+// `cur` holds partial sums on a real axis, all of its region (its own
+// device holds one addend, so every element needs another one).
+int64_t P2pBytesLowerBound(LayoutSpace& space, const NdSbp& cur, const NdSbp& dst) {
+  bool partial = false;
+  for (int i = 0; i < cur.size(); ++i) {
+    partial = partial || (cur[i].is_partial_sum() && space.placement().hierarchy()[i] > 1);
+  }
+  if (!partial) return MissingBytesLowerBound(space, cur, dst);
+  int64_t worst = 0;
+  for (const TensorSlice& need : space.Slices(dst)) worst = std::max(worst, need.elem_cnt());
+  return worst * space.element_bytes();
+}
+
 }  // namespace
 
 namespace {
@@ -269,8 +284,8 @@ absl::StatusOr<BoxingPlan> Search(const PlanRequest& r, const Calibration& cal,
     auto it = index.find(std::make_pair(goal_side, r.dst.packed()));
     if (it == index.end()) return false;
     const Node& goal_node = nodes[it->second];
-    const double low =
-        nodes[from].g + cal.P2pTime(MissingBytesLowerBound(*sp.src, nodes[from].nd, r.dst));
+    const double low = nodes[from].g + cal.P2pTime(P2pBytesLowerBound(*sp.src, nodes[from].nd,
+                                                                       r.dst));
     // As relax compares: a p2p step adds one communication and one step.
     const int comm = nodes[from].comm + 1;
     const int steps = nodes[from].steps + 1;
