@@ -50,4 +50,12 @@ class FuzzInput {
 
 }  // namespace oneflow_sbp::fuzz
 
+// Defines the libFuzzer entry point of a target as `fn(FuzzInput&)`.
+#define OFS_FUZZ_TARGET(fn)                                             \
+  extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) { \
+    ::oneflow_sbp::fuzz::FuzzInput in(data, size);                      \
+    fn(in);                                                             \
+    return 0;                                                           \
+  }
+
 #endif  // FUZZ_FUZZ_INPUT_H_

@@ -151,8 +151,4 @@ void FuzzOne(FuzzInput& in) {
 }  // namespace
 }  // namespace oneflow_sbp::fuzz
 
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  oneflow_sbp::fuzz::FuzzInput in(data, size);
-  oneflow_sbp::fuzz::FuzzOne(in);
-  return 0;
-}
+OFS_FUZZ_TARGET(oneflow_sbp::fuzz::FuzzOne)
