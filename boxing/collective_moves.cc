@@ -102,7 +102,9 @@ bool PairwiseDisjoint(const std::vector<TensorSlice>& slices, const std::vector<
     if (slices[m].elem_cnt() != 0) live.push_back(&slices[m]);
   }
   if (live.size() < 2) return true;
-  bool structured = true;
+  // Small groups (every mesh of a normal cluster axis): pairs are cheaper
+  // than sorting and hashing.
+  bool structured = live.size() > 32;
   for (int d = 0; d < live[0]->rank() && structured; ++d) {
     std::vector<IndexRange> ranges;
     for (const TensorSlice* t : live) ranges.push_back(t->range(d));

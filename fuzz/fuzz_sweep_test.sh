@@ -7,7 +7,7 @@ failed=0
 for bin in "$@"; do
   t="$(basename "$bin")"
   mkdir -p "$work/$t"
-  if "$bin" -max_total_time=60 -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+  if "$bin" -max_total_time=60 -timeout=30 -rss_limit_mb=2048 -print_final_stats=1 \
       -artifact_prefix="${TEST_UNDECLARED_OUTPUTS_DIR:-$work}/$t-" \
       "$work/$t" "fuzz/corpus/$t" >"$work/$t.log" 2>&1; then
     echo "$t: ok, $(grep -o 'number_of_executed_units: [0-9]*' "$work/$t.log")"

@@ -25,7 +25,9 @@ void FuzzOne(FuzzInput& in) {
   boxing::PlanRequest r;
   // Mostly small extents (uneven and empty splits); sometimes large ones
   // (big byte counts, the same layout logic).
-  r.shape = GenShape(in, 4, in.Range(0, 7) == 0 ? int64_t{1} << 16 : 9);
+  // Rank <= 3: a rank-4 tensor on 4 axes has 1,296 layouts per side, and
+  // one search takes seconds under ASan; planner limits are tested apart.
+  r.shape = GenShape(in, 3, in.Range(0, 7) == 0 ? int64_t{1} << 16 : 9);
   r.dtype = GenDataType(in);
   r.src_placement = GenPlacement(in);
   r.dst_placement = in.Bool() ? r.src_placement : GenPlacement(in);

@@ -32,9 +32,10 @@ failed=0
 for t in "${targets[@]}"; do
   mkdir -p "$work/$t"
   log="$work/$t.log"
-  # -timeout: an input that takes longer is a finding (unbounded work);
-  # -rss_limit_mb likewise for memory.
-  "$bin/$t" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
+  # -timeout: an input that takes longer is a finding (unbounded work; 30 s
+  # under ASan is a few seconds in a normal build); -rss_limit_mb likewise
+  # for memory.
+  "$bin/$t" -max_total_time="$seconds" -timeout=30 -rss_limit_mb=2048 \
     -print_final_stats=1 -artifact_prefix="$work/artifacts/$t-" \
     "$work/$t" "fuzz/corpus/$t" >"$log" 2>&1
   rc=$?
