@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "boxing/boxing_plan.h"
@@ -63,6 +64,15 @@ void FuzzOne(FuzzInput& in) {
       },
       options);
   FUZZ_CHECK(ran.ok(), absl::StrCat(what, ": ", ran.status().ToString()));
+  // The harness seeds P layouts with small integer addends, which u8 (no
+  // negatives) and some float grids cannot hold exactly; it says so with
+  // kInvalidArgument before anything runs. Such an input tests nothing.
+  for (const absl::Status& s : *ran) {
+    if (s.code() == absl::StatusCode::kInvalidArgument &&
+        absl::StrContains(s.message(), "cannot lay out")) {
+      return;
+    }
+  }
   for (size_t i = 0; i < ran->size(); ++i) {
     FUZZ_CHECK((*ran)[i].ok(),
                absl::StrCat(what, " (", plan->Summary(), "): rank ", i, ": ",
