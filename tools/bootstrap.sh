@@ -16,6 +16,8 @@ packages=(
   libbenchmark-dev    # Google Benchmark 1.7
   libeigen3-dev       # Eigen 3.4
   libgloo-dev         # Gloo (2022 snapshot): the multi-process communicator backend
+  clang-14            # --config=fuzz (fuzz/, tools/fuzz.sh)
+  libclang-rt-14-dev  # libFuzzer, ASan and UBSan runtimes for clang-14
 )
 
 missing=()
