@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "boxing/byte_count.h"
+#include "absl/container/flat_hash_map.h"
 
 namespace oneflow_sbp::boxing {
 namespace {
@@ -42,15 +43,22 @@ struct SourcePiece {
 std::vector<SourcePiece> DistinctPieces(const Placement& sp, const NdSbp& from,
                                         const std::vector<TensorSlice>& slices) {
   std::vector<SourcePiece> pieces;
+  // (addend, slice bounds) -> piece: a hash lookup, not a scan of the
+  // pieces so far, which was quadratic in the rank count.
+  absl::flat_hash_map<std::vector<int64_t>, size_t> piece_of;
+  std::vector<int64_t> key;
   for (int64_t id = 0; id < sp.parallel_num(); ++id) {
     const int64_t addend = AxesKey(sp, from, id, /*partial_axes=*/true);
-    auto it = std::find_if(pieces.begin(), pieces.end(), [&](const SourcePiece& p) {
-      return p.addend == addend && slices[p.holders[0]] == slices[id];
-    });
-    if (it == pieces.end()) {
+    key.assign(1, addend);
+    for (IndexRange r : slices[id].ranges()) {
+      key.push_back(r.begin);
+      key.push_back(r.end);
+    }
+    auto [it, fresh] = piece_of.try_emplace(key, pieces.size());
+    if (fresh) {
       pieces.push_back(SourcePiece{{id}, addend});
     } else {
-      it->holders.push_back(id);
+      pieces[it->second].holders.push_back(id);
     }
   }
   return pieces;
@@ -104,19 +112,88 @@ class Exchange {
 
 // True if source rank `holder` is the same device as destination rank `q`.
 bool SameDevice(LayoutSpace& src, int64_t holder, LayoutSpace& dst, int64_t q) {
-  return src.placement().RankOf(holder) == dst.placement().RankOf(q);
+  // Both spaces number the same participants (device ranks, ascending), so
+  // equal participants are equal devices: a table lookup, not RankOf.
+  return src.participant(holder) == dst.participant(q);
 }
+
+// Finds the pieces that may overlap a region without scanning them all
+// (a scan per receiver made exchanges O(ranks^2) even where each receiver
+// needs few pieces). Pieces are bucketed by their range on one dim, the one
+// with the most distinct ranges, when those ranges are equal or disjoint
+// (as balanced splits make them); otherwise every piece is a candidate.
+class PieceIndex {
+ public:
+  PieceIndex(const std::vector<SourcePiece>& pieces, const std::vector<TensorSlice>& slices) {
+    std::vector<int> live;
+    for (size_t k = 0; k < pieces.size(); ++k) {
+      if (slices[pieces[k].holders[0]].elem_cnt() != 0) live.push_back(static_cast<int>(k));
+    }
+    all_ = live;
+    const int rank = slices.empty() ? 0 : slices[0].rank();
+    size_t best = 1;
+    for (int d = 0; d < rank; ++d) {
+      std::vector<IndexRange> ranges;
+      for (int k : live) ranges.push_back(slices[pieces[k].holders[0]].range(d));
+      std::sort(ranges.begin(), ranges.end(), [](IndexRange a, IndexRange b) {
+        return a.begin != b.begin ? a.begin < b.begin : a.end < b.end;
+      });
+      ranges.erase(std::unique(ranges.begin(), ranges.end()), ranges.end());
+      bool disjoint = true;
+      for (size_t i = 1; i < ranges.size() && disjoint; ++i) {
+        disjoint = ranges[i].begin >= ranges[i - 1].end;
+      }
+      if (!disjoint || ranges.size() <= best) continue;
+      best = ranges.size();
+      dim_ = d;
+      leaves_ = std::move(ranges);
+    }
+    if (dim_ < 0) return;
+    at_leaf_.assign(leaves_.size(), {});
+    for (int k : live) {
+      const IndexRange r = slices[pieces[k].holders[0]].range(dim_);
+      at_leaf_[Leaf(r.begin)].push_back(k);
+    }
+  }
+
+  // Piece indices, ascending, whose slices may overlap `region`.
+  std::vector<int> Candidates(const TensorSlice& region) const {
+    if (dim_ < 0) return all_;
+    std::vector<int> out;
+    const IndexRange r = region.range(dim_);
+    if (r.empty()) return out;
+    for (size_t i = Leaf(r.begin); i < leaves_.size() && leaves_[i].begin < r.end; ++i) {
+      out.insert(out.end(), at_leaf_[i].begin(), at_leaf_[i].end());
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+  }
+
+ private:
+  // The last leaf that begins at or before `x` (the first if none does).
+  size_t Leaf(int64_t x) const {
+    auto it = std::upper_bound(leaves_.begin(), leaves_.end(), x,
+                               [](int64_t v, IndexRange l) { return v < l.begin; });
+    return it == leaves_.begin() ? 0 : static_cast<size_t>(it - leaves_.begin() - 1);
+  }
+
+  int dim_ = -1;
+  std::vector<IndexRange> leaves_;
+  std::vector<std::vector<int>> at_leaf_;
+  std::vector<int> all_;
+};
 
 // The old rule, also the only one without destination P: the member at P
 // coordinate 0 receives everything, the other members hold zeros.
 void OwnByRoot(LayoutSpace& src, const std::vector<SourcePiece>& pieces,
-               const std::vector<TensorSlice>& src_slices, LayoutSpace& dst, int64_t q,
-               const TensorSlice& need, Exchange& ex) {
-  int piece_index = 0;
-  for (const SourcePiece& piece : pieces) {
-    ++piece_index;
+               const PieceIndex& index, const std::vector<TensorSlice>& src_slices,
+               LayoutSpace& dst, int64_t q, const TensorSlice& need, Exchange& ex) {
+  for (int k : index.Candidates(need)) {
+    const SourcePiece& piece = pieces[k];
+    const int piece_index = k + 1;
+    // Counted first: many candidates miss, and counting builds no slice.
+    if (OverlapCount(src_slices[piece.holders[0]], need) == 0) continue;
     const TensorSlice region = Overlap(src_slices[piece.holders[0]], need);
-    if (region.elem_cnt() == 0) continue;
     auto local = std::find_if(piece.holders.begin(), piece.holders.end(),
                               [&](int64_t h) { return SameDevice(src, h, dst, q); });
     // Rotate over copies so that senders share the load.
@@ -208,6 +285,7 @@ BoxingStep PointToPointExchange(LayoutSpace& src, const NdSbp& from, LayoutSpace
   const std::vector<TensorSlice>& dst_slices = dst.Slices(to);
   const Placement& dp = dst.placement();
   const std::vector<SourcePiece> pieces = DistinctPieces(src.placement(), from, src_slices);
+  const PieceIndex index(pieces, src_slices);
 
   // Destination ranks by P group (same coordinates on the non-P axes),
   // groups in order of their first member; each group's class is its
@@ -232,14 +310,14 @@ BoxingStep PointToPointExchange(LayoutSpace& src, const NdSbp& from, LayoutSpace
     const std::vector<int64_t>& members = group_of[key];
     const TensorSlice& need = dst_slices[members[0]];
     if (need.elem_cnt() == 0) continue;
-    OwnByRoot(src, pieces, src_slices, dst, members[0], need, root);
+    OwnByRoot(src, pieces, index, src_slices, dst, members[0], need, root);
     if (members.size() > 1 && ownership == PartialOwnership::kCheaperOfRootOrSplit) {
       any_split = true;
       auto [it, fresh] = class_owners.try_emplace(class_of[key]);
       if (fresh) it->second = SplitOwnership(src, pieces, src_slices, dst, members, need);
       OwnAsPlanned(src, pieces, dst, members, it->second, split);
     } else {
-      OwnByRoot(src, pieces, src_slices, dst, members[0], need, split);
+      OwnByRoot(src, pieces, index, src_slices, dst, members[0], need, split);
     }
   }
   Exchange& best = any_split && split.max_rank_bytes() < root.max_rank_bytes() ? split : root;

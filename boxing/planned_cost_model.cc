@@ -14,4 +14,11 @@ absl::StatusOr<double> PlannedCostModel::Cost(const Shape& shape, DataType dtype
   return (*plan)->time_s() * kReferenceBandwidth;
 }
 
+int64_t PlannedCostModel::WorkEstimate(const Shape& shape, DataType dtype,
+                                       const Placement& placement, const NdSbp& from,
+                                       const NdSbp& to) const {
+  if (from == to) return 0;
+  return EstimatePlanWork(PlanRequest{shape, dtype, placement, from, placement, to});
+}
+
 }  // namespace oneflow_sbp::boxing

@@ -4,6 +4,7 @@
 #include <map>
 #include <queue>
 #include <tuple>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "boxing/byte_count.h"
@@ -125,7 +126,65 @@ int64_t MissingBytesLowerBound(LayoutSpace& space, const NdSbp& cur, const NdSbp
   return MulBytes(worst, space.element_bytes());
 }
 
+// Bytes some rank must receive in a p2p exchange from `cur` to `dst` on
+// one placement, where `dst` has no partial sums: what it lacks, and when
+// `cur` holds partial sums on a real axis, all of its region (its own
+// device holds one addend, so every element needs another one).
+int64_t P2pBytesLowerBound(LayoutSpace& space, const NdSbp& cur, const NdSbp& dst) {
+  bool partial = false;
+  for (int i = 0; i < cur.size(); ++i) {
+    partial = partial || (cur[i].is_partial_sum() && space.placement().hierarchy()[i] > 1);
+  }
+  if (!partial) return MissingBytesLowerBound(space, cur, dst);
+  int64_t worst = 0;
+  for (const TensorSlice& need : space.Slices(dst)) worst = std::max(worst, need.elem_cnt());
+  return worst * space.element_bytes();
+}
+
 }  // namespace
+
+namespace {
+
+// a * b, or INT64_MAX on overflow (work estimates only grow).
+int64_t SatMul(int64_t a, int64_t b) {
+  int64_t out;
+  return __builtin_mul_overflow(a, b, &out) ? INT64_MAX : out;
+}
+int64_t SatAdd(int64_t a, int64_t b) {
+  int64_t out;
+  return __builtin_add_overflow(a, b, &out) ? INT64_MAX : out;
+}
+int64_t SatPow(int64_t base, int exp) {
+  int64_t out = 1;
+  for (int i = 0; i < exp; ++i) out = SatMul(out, base);
+  return out;
+}
+
+}  // namespace
+
+int64_t EstimatePlanWork(const PlanRequest& r) {
+  const bool same = r.src_placement == r.dst_placement;
+  const int64_t values = r.shape.rank() + 2;  // B, P, S(0..rank-1)
+  const int64_t ps = r.src_placement.parallel_num();
+  const int64_t pd = r.dst_placement.parallel_num();
+  const int64_t p2p = SatMul(ps, pd);
+  // Per side: layouts x (collective tries x ranks).
+  auto side = [&](const Placement& p) {
+    const int axes = p.num_axes();
+    const int64_t layouts = SatPow(values, axes);
+    const int64_t tries = SatMul((int64_t{1} << axes) - 1, values);
+    return std::make_pair(layouts, SatMul(layouts, SatMul(tries, p.parallel_num())));
+  };
+  const auto [src_layouts, src_work] = side(r.src_placement);
+  // Every source-side layout tries one p2p exchange to the destination.
+  int64_t work = SatAdd(src_work, SatMul(src_layouts, p2p));
+  if (!same) {
+    const auto [dst_layouts, dst_work] = side(r.dst_placement);
+    // The source also moves to every destination layout without P.
+    work = SatAdd(work, SatAdd(dst_work, SatMul(SatPow(values - 1, r.dst_placement.num_axes()), p2p)));
+  }
+  return work;
+}
 
 namespace {
 
@@ -133,6 +192,16 @@ absl::StatusOr<BoxingPlan> Search(const PlanRequest& r, const Calibration& cal,
                                   PartialOwnership ownership) {
   absl::Status valid = ValidatePlanRequest(r);
   if (!valid.ok()) return valid;
+  if (!(r.src_placement == r.dst_placement && r.src == r.dst)) {
+    const int64_t work = EstimatePlanWork(r);
+    if (work > kMaxPlanWork) {
+      return absl::ResourceExhaustedError(absl::StrCat(
+          "boxing ", r.src.ToString(), " on ", r.src_placement.ToString(), " -> ",
+          r.dst.ToString(), " on ", r.dst_placement.ToString(), " for ", r.shape.ToString(),
+          ": the plan search would take ~", work, " steps, over the limit of ", kMaxPlanWork,
+          " (fewer mesh axes, fewer ranks or a lower-rank tensor stay within it)"));
+    }
+  }
   Spaces sp = MakeSpaces(r);
   BoxingPlan plan = EmptyPlan(r, sp);
   const int goal_side = sp.same ? 0 : 1;
@@ -211,6 +280,24 @@ absl::StatusOr<BoxingPlan> Search(const PlanRequest& r, const Calibration& cal,
     queue.push(Entry{g + bound(side, nd), g, comm, steps, seq++, id});
   };
 
+  // A p2p exchange costs O(source x destination ranks), most of a search
+  // on a large mesh. Before pricing the one from `from` to the goal, a
+  // lower bound on its time (the bytes some rank lacks, as in `bound`)
+  // tells whether it could beat the path the goal already has; if not,
+  // relax would reject it, so it is not computed at all (plans are
+  // unchanged; only work is saved).
+  auto P2pToGoalCannotWin = [&](int from) {
+    if (!sp.same || dst_partial) return false;
+    auto it = index.find(std::make_pair(goal_side, r.dst.packed()));
+    if (it == index.end()) return false;
+    const Node& goal_node = nodes[it->second];
+    const double low = nodes[from].g + cal.P2pTime(P2pBytesLowerBound(*sp.src, nodes[from].nd,
+                                                                       r.dst));
+    // As relax compares: a p2p step adds one communication and one step.
+    const int comm = nodes[from].comm + 1;
+    const int steps = nodes[from].steps + 1;
+    return std::tie(low, comm, steps) >= std::tie(goal_node.g, goal_node.comm, goal_node.steps);
+  };
   nodes.push_back(Node{0, r.src, 0, 0, 0, -1, Edge(), false});
   index.emplace(std::make_pair(0, r.src.packed()), 0);
   queue.push(Entry{bound(0, r.src), 0, 0, 0, seq++, 0});
@@ -237,9 +324,11 @@ absl::StatusOr<BoxingPlan> Search(const PlanRequest& r, const Calibration& cal,
         if (step) relax(e.node, *step, Edge{false, axes, to}, side);
       }
     }
-    if (side == 0) {
+    if (side == 0 && !P2pToGoalCannotWin(e.node)) {
       relax(e.node, PointToPointExchange(*sp.src, nd, sp.side(1), r.dst, cal, false, ownership),
             Edge{true}, goal_side);
+    }
+    if (side == 0) {
       if (!sp.same && e.node == 0) {
         // Move first, convert on the destination: every layout there
         // without partial sums.

@@ -63,6 +63,20 @@ struct PlanRequest {
 // kUnimplemented for cpu <-> cuda) with the offending value named.
 absl::Status ValidatePlanRequest(const PlanRequest& request);
 
+// The planner's work limit (docs/RELIABILITY.md, "Limits"). The search
+// visits up to (rank+2)^axes layouts per placement; each costs a
+// collective try per axis set and target at O(ranks), and a p2p exchange
+// at O(source ranks x destination ranks). EstimatePlanWork adds these up
+// before searching, an upper bound in units of one rank visited (a few
+// ns each), and PlanBoxing refuses a request above kMaxPlanWork with
+// kResourceExhausted before doing any of it. The limit keeps every plan
+// under about a second; a 1,024-rank [8,128] or [2,4,128] mesh is far
+// inside it, a 256-rank 8-axis one is not.
+inline constexpr int64_t kMaxPlanWork = int64_t{1} << 28;
+// Saturates at INT64_MAX. Requires a request that passed
+// ValidatePlanRequest.
+int64_t EstimatePlanWork(const PlanRequest& request);
+
 // Plans without caching. `calibration` covers mesh axes 0..7 of either
 // placement (by axis index) and point-to-point links.
 absl::StatusOr<BoxingPlan> PlanBoxing(const PlanRequest& request,

@@ -170,6 +170,10 @@ absl::StatusOr<std::vector<NdSbpSignature>> ExpandCandidates(const InferRequest&
           "] exceeds ", kMaxNdCandidates, " signatures"));
     }
   }
+  // Refused before the product is built: an explanation of this many
+  // candidates would not be read, and the product alone can take 100 MB.
+  absl::Status explainable = CheckExplainable(req, total);
+  if (!explainable.ok()) return explainable;
   std::vector<NdSbpSignature> list = DirectProduct(call.num_blobs(), per_axis, total);
   if (source.run_nd_hook && call.def().nd_candidate_hook()) {
     NdCandidateContext ctx(call, p.input_descs, p.output_descs, h, &list);

@@ -1,5 +1,6 @@
 #include "oneflow_sbp/engine.h"
 
+#include <new>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -37,6 +38,11 @@ absl::Status ValidateCalibration(const boxing::Calibration& c) {
         " flop/s and memory bandwidth ", c.memory_bytes_per_s(), " B/s; both must be > 0"));
   }
   return absl::OkStatus();
+}
+
+absl::Status OutOfMemory(absl::string_view what, absl::string_view of) {
+  return absl::ResourceExhaustedError(
+      absl::StrCat("out of memory during ", what, " ", of, "; the request is too large"));
 }
 
 }  // namespace
@@ -127,12 +133,22 @@ absl::StatusOr<std::shared_ptr<const InferResult>> Engine::Infer(const InferRequ
   // The hot path: no lock and no reference-count traffic to find the policy.
   const PolicyPtr* policy = FindPolicy(request.cost.policy, request.placement);
   if (policy == nullptr) return SelectionPolicyFor(request.cost.policy, request.placement).status();
-  return infer_cache_->GetOrInfer(request, *policy);
+  // Allocation failure is a resource error of this request, not a crash of
+  // the process that asked (docs/RELIABILITY.md, "Limits").
+  try {
+    return infer_cache_->GetOrInfer(request, *policy);
+  } catch (const std::bad_alloc&) {
+    return OutOfMemory("inference of", request.op ? request.op->type_name() : "");
+  }
 }
 
 absl::StatusOr<std::shared_ptr<const boxing::BoxingPlan>> Engine::Plan(
     const boxing::PlanRequest& request) {
-  return planner_->Plan(request);
+  try {
+    return planner_->Plan(request);
+  } catch (const std::bad_alloc&) {
+    return OutOfMemory("boxing plan for", request.shape.ToString());
+  }
 }
 
 void Engine::ClearCaches() {

@@ -13,14 +13,26 @@
 #ifndef ONEFLOW_SBP_EXPLAIN_RECORDER_H_
 #define ONEFLOW_SBP_EXPLAIN_RECORDER_H_
 
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "oneflow_sbp/infer_types.h"
 #include "oneflow_sbp/sbp_signature.h"
 
 namespace oneflow_sbp {
+
+// An explanation lists every candidate; beyond this many (a JSON record is
+// ~350 bytes, so ~6 MB) InferSignature refuses to explain with
+// kResourceExhausted instead of writing hundreds of megabytes (the N-D
+// product may reach kMaxNdCandidates, 2^20).
+inline constexpr int64_t kMaxExplainCandidates = int64_t{1} << 14;
+
+// kResourceExhausted naming the op if `request` asks for an explanation of
+// more than kMaxExplainCandidates candidates; OK otherwise.
+absl::Status CheckExplainable(const InferRequest& request, int64_t num_candidates);
 
 class ExplainRecorder {
  public:

@@ -147,27 +147,39 @@ absl::StatusOr<std::shared_ptr<const OpCall>> OpCall::Make(
   return std::shared_ptr<const OpCall>(std::move(call));
 }
 
+// Blobs of one arg are consecutive, args in declared order, so a blob's
+// index is its arg's offset plus its index: no scan over the blobs, which
+// made ops with many variadic inputs quadratic (64k add_n inputs: 14.6 s).
+namespace {
+int BlobOffset(const std::vector<int>& counts, int arg, int index) {
+  if (arg < 0 || index < 0 || index >= counts[arg]) return -1;
+  int offset = 0;
+  for (int a = 0; a < arg; ++a) offset += counts[a];
+  return offset + index;
+}
+}  // namespace
+
 int OpCall::InputBlob(absl::string_view arg, int index) const {
-  for (int b = 0; b < num_inputs_; ++b) {
-    if (input_args_[b].name == arg && input_args_[b].index == index) return b;
-  }
-  return -1;
+  return BlobOffset(input_counts_, def_->FindInput(arg), index);
 }
 
 int OpCall::OutputBlob(absl::string_view arg, int index) const {
-  for (size_t k = 0; k < output_args_.size(); ++k) {
-    if (output_args_[k].name == arg && output_args_[k].index == index) {
-      return num_inputs_ + static_cast<int>(k);
-    }
-  }
-  return -1;
+  const int k = BlobOffset(output_counts_, def_->FindOutput(arg), index);
+  return k < 0 ? -1 : num_inputs_ + k;
 }
 
 int OpCall::BlobIndexOf(absl::string_view bn) const {
-  for (size_t b = 0; b < bns_.size(); ++b) {
-    if (bns_[b] == bn) return static_cast<int>(b);
+  // "<arg>_<index>": arg names may contain '_', indices are digits.
+  const size_t cut = bn.rfind('_');
+  int index = 0;
+  if (cut == absl::string_view::npos || !absl::SimpleAtoi(bn.substr(cut + 1), &index)) {
+    return -1;
   }
-  return -1;
+  const absl::string_view arg = bn.substr(0, cut);
+  int b = InputBlob(arg, index);
+  if (b < 0) b = OutputBlob(arg, index);
+  // "a_01" or "a_+1" parse as index 1 but name no blob.
+  return b >= 0 && bns_[b] == bn ? b : -1;
 }
 
 bool OpCall::is_mutable_input(int blob) const {

@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "oneflow_sbp/copy_cost.h"
 #include "oneflow_sbp/oneflow_selection.h"
@@ -70,6 +71,30 @@ absl::StatusOr<std::vector<PlannedSelection::PlannedCost>> PlannedSelection::Cos
   // Many candidates ask the same layout of an input: memoise per input.
   std::vector<absl::flat_hash_map<uint64_t, CopyCost>> memo(call.num_inputs());
   std::vector<PlannedCost> costs(in.survivors.size());
+  // Bound the work before doing any: each distinct conversion is one plan
+  // (two when it adds partial sums, which are priced back as well).
+  {
+    std::vector<absl::flat_hash_set<uint64_t>> seen(call.num_inputs());
+    int64_t work = 0;
+    for (int id : in.survivors) {
+      const NdSbpSignature& sig = in.all[id];
+      for (int b = 0; b < call.num_inputs(); ++b) {
+        const NdSbp& producer = in.request.inputs[b].nd_sbp();
+        if (producer == sig[b] || !seen[b].insert(sig[b].packed()).second) continue;
+        const TensorDesc& d = in.prepared.input_descs[b];
+        const int64_t one = model_->WorkEstimate(d.shape, d.dtype, in.request.placement,
+                                                 producer, sig[b]);
+        work = one > (model_->max_work() - work) / 2 ? INT64_MAX : work + 2 * one;
+        if (work > model_->max_work()) {
+          return absl::ResourceExhaustedError(absl::StrCat(
+              call.type_name(), ": pricing ", in.survivors.size(),
+              " candidates by planned boxing on ", in.request.placement.ToString(),
+              " would exceed the planner's work limit of ", model_->max_work(),
+              "; use the oneflow cost policy, or fewer mesh axes"));
+        }
+      }
+    }
+  }
   for (size_t i = 0; i < in.survivors.size(); ++i) {
     const NdSbpSignature& sig = in.all[in.survivors[i]];
     for (int b = 0; b < call.num_inputs(); ++b) {

@@ -18,6 +18,7 @@
 #ifndef ONEFLOW_SBP_PLANNED_SELECTION_H_
 #define ONEFLOW_SBP_PLANNED_SELECTION_H_
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -45,6 +46,14 @@ class NdCopyCostModel {
                                       const NdSbp& to) const = 0;
   // Exact text of everything that changes costs (the calibration).
   virtual const std::string& fingerprint() const = 0;
+  // An upper bound on the work of one Cost call, in the model's own units;
+  // 0 (the default) if the model is cheap. PlannedSelection sums it over
+  // the conversions a call needs and refuses above max_work().
+  virtual int64_t WorkEstimate(const Shape& shape, DataType dtype, const Placement& placement,
+                               const NdSbp& from, const NdSbp& to) const {
+    return 0;
+  }
+  virtual int64_t max_work() const { return INT64_MAX; }
 };
 
 class PlannedSelection : public SelectionPolicy {

@@ -42,6 +42,8 @@ absl::StatusOr<InferResult> InferSignature(const InferRequest& request,
   if (!outputs_ok.ok()) return outputs_ok;
   absl::StatusOr<std::vector<NdSbpSignature>> all = ExpandCandidates(request, *p, rules.source);
   if (!all.ok()) return all.status();
+  absl::Status explainable = CheckExplainable(request, static_cast<int64_t>(all->size()));
+  if (!explainable.ok()) return explainable;
 
   ExplainRecorder explain(request.explain, *all);
   std::vector<int> survivors = AllIds(*all);

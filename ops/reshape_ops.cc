@@ -128,6 +128,13 @@ absl::StatusOr<std::vector<int>> SqueezedAxes(const Shape& in, const std::vector
   absl::StatusOr<std::vector<int>> norm = NormalizeAxes(axes, in.rank(), "attribute axes");
   if (!norm.ok()) return norm.status();
   for (int a : *norm) {
+    // NormalizeAxis lets axis 0 through on a scalar (reductions take it);
+    // a scalar has no dim to squeeze (found by fuzz/infer_fuzzer).
+    if (a >= in.rank()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "attribute axes names dim ", a, " of in_0 ", in.ToString(), ", which has only ",
+          in.rank(), " dims"));
+    }
     if (in.dim(a) != 1) {
       return absl::InvalidArgumentError(absl::StrCat(
           "attribute axes names dim ", a, " of in_0 ", in.ToString(), ", which has extent ",

@@ -96,6 +96,9 @@ TEST(ViewOps, ShapeErrors) {
               ::testing::HasSubstr("attribute shape [0,24] has extent 0 at dim 0"));
   EXPECT_THAT(InferToString({"squeeze", "cpu:0-1", {"f32[4,6]:S(0)"}, {"axes=1"}}),
               ::testing::HasSubstr("names dim 1 of in_0 [4,6], which has extent 6, not 1"));
+  // A scalar has no dim 0 to squeeze (it read past the dims; fuzz/infer_fuzzer).
+  EXPECT_THAT(InferToString({"squeeze", "cpu:0-1", {"f32[]:B"}, {"axes=0"}}),
+              ::testing::HasSubstr("names dim 0 of in_0 [], which has only 0 dims"));
   EXPECT_THAT(InferToString({"expand_dims", "cpu:0-1", {"f32[4,6]:S(0)"}, {"axis=4"}}),
               ::testing::HasSubstr("attribute axis 4 is out of range for rank 3"));
   EXPECT_THAT(InferToString({"flatten", "cpu:0-1", {"f32[4,6]:S(0)"}, {"start_dim=1", "end_dim=0"}}),

@@ -19,6 +19,8 @@ packages=(
   libasan8            # gcc 12 sanitizer runtimes: --config=asan (ASan + UBSan)
   libubsan1
   libtsan2            # --config=tsan
+  clang-14            # --config=fuzz (fuzz/, tools/fuzz.sh)
+  libclang-rt-14-dev  # libFuzzer, ASan and UBSan runtimes for clang-14
 )
 
 missing=()

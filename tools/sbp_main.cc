@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstring>
 #include <memory>
+#include <new>
 #include <optional>
 #include <string>
 #include <vector>
@@ -25,6 +26,7 @@
 #include "ops/builtin_ops.h"
 #include "boxing/calibration_io.h"
 #include "oneflow_sbp/quoted_input.h"
+#include "tools/bounded_read.h"
 #include "tools/cmd_boxing.h"
 #include "tools/cmd_calibrate.h"
 #include "tools/cmd_demo.h"
@@ -371,22 +373,15 @@ absl::StatusOr<std::string> ReadFlagFile(const std::string& path, const char* fl
                                                    oneflow_sbp::QuotedInput(path), ": ",
                                                    std::strerror(errno)));
   }
-  std::string data;
-  char buf[4096];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof(buf), f)) > 0) data.append(buf, n);
-  const bool failed = std::ferror(f) != 0;
+  absl::StatusOr<std::string> data = oneflow_sbp::cli::ReadBounded(
+      f, absl::StrCat("--", flag, " file ", oneflow_sbp::QuotedInput(path)));
   if (f != stdin) std::fclose(f);
-  if (failed) {
-    return absl::InvalidArgumentError(absl::StrCat("cannot read --", flag, " file ",
-                                                   oneflow_sbp::QuotedInput(path)));
-  }
   return data;
 }
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int RunMain(int argc, char** argv) {
   // `--execute` alone means --execute=threads (absl string flags need a
   // value); only before a `--` that starts a launched command.
   std::vector<std::string> storage;
@@ -625,4 +620,16 @@ int main(int argc, char** argv) {
   if (!out.ok()) return Fail(command, out.status());
   std::fputs(out->c_str(), stdout);
   return exit_code;
+}
+
+// Allocation failure (a memory cap, a huge request) is an error like any
+// other, not an abort: kResourceExhausted's message and exit status 1.
+int main(int argc, char** argv) {
+  try {
+    return RunMain(argc, argv);
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "sbp: out of memory (RESOURCE_EXHAUSTED); the request is too large "
+                         "for this machine's memory limit\n");
+    return 1;
+  }
 }
