@@ -147,7 +147,7 @@ TEST(ErrorCodes, Parsers) {
       {"decode nd_sbp: no entries", [] { return StatusOf(DecodeNdSbp("{}")); }, kInvalid,
        "no sbp_parallel"},
       {"decode placement", [] { return StatusOf(DecodePlacement(R"({"bogus":1})")); }, kInvalid,
-       "bogus"},
+       "ParallelConf: missing field device_tag"},
   });
 }
 
@@ -162,7 +162,7 @@ absl::Status FromText(const std::string& text) {
 
 TEST(ErrorCodes, Requests) {
   const StatusCode kInvalid = StatusCode::kInvalidArgument;
-  const std::string ok_input = R"(input { tensor: "f32[8,4]:(S(0))" } )";
+  const std::string ok_input = R"pb(input { tensor: "f32[8,4]:(S(0))" } )pb";
   ExpectCases({
       {"malformed text", [] { return FromText("op_type_name: "); }, kInvalid, "text proto"},
       {"unknown op", [] { return FromText(R"(op_type_name: "nope" placement: "cpu:0-1")"); },

@@ -186,14 +186,22 @@ struct NdGolden {
 
 const std::vector<NdGolden>& NdCatalog() {
   static const std::vector<NdGolden>* catalog = new std::vector<NdGolden>{
-      {"flatten", {"f32[4,3,2]"}, {"start_dim=1"}, "2,2", ""},
-      {"flatten", {"f32[6,3,2]"}, {"start_dim=1"}, "2,3", ""},
-      {"reshape", {"f32[2,3,4]"}, {"shape=6,2,2"}, "2,2", ""},
-      {"reshape", {"f32[4,6]"}, {"shape=2,2,6"}, "2,2", ""},
-      {"reshape", {"f32[6,6]"}, {"shape=3,2,6"}, "2,3", ""},
-      {"reshape", {"f32[12]"}, {"shape=2,6"}, "2,3", ""},
-      {"slice_update", {"f32[4,6]", "f32[4,4]"}, {"start=0,1", "stop=4,5", "step=1,1"}, "2,2", ""},
-      {"slice_update", {"f32[6,6]", "f32[6,4]"}, {"start=0,1", "stop=6,5", "step=1,1"}, "2,3", ""},
+      {"flatten", {"f32[4,3,2]"}, {"start_dim=1"}, "2,2",
+          "9: in_0:(B,B) -> out_0:(B,B) | in_0:(B,P) -> out_0:(B,P) | in_0:(B,S(0)) -> out_0:(B,S(0))"},
+      {"flatten", {"f32[6,3,2]"}, {"start_dim=1"}, "2,3",
+          "12: in_0:(B,B) -> out_0:(B,B) | in_0:(B,P) -> out_0:(B,P) | in_0:(B,S(0)) -> out_0:(B,S(0))"},
+      {"reshape", {"f32[2,3,4]"}, {"shape=6,2,2"}, "2,2",
+          "15: in_0:(B,B) -> out_0:(B,B) | in_0:(B,P) -> out_0:(B,P) | in_0:(B,S(0)) -> out_0:(B,S(0))"},
+      {"reshape", {"f32[4,6]"}, {"shape=2,2,6"}, "2,2",
+          "15: in_0:(B,B) -> out_0:(B,B) | in_0:(B,P) -> out_0:(B,P) | in_0:(B,S(0)) -> out_0:(B,S(0))"},
+      {"reshape", {"f32[6,6]"}, {"shape=3,2,6"}, "2,3",
+          "12: in_0:(B,B) -> out_0:(B,B) | in_0:(B,P) -> out_0:(B,P) | in_0:(B,S(0)) -> out_0:(B,S(0))"},
+      {"reshape", {"f32[12]"}, {"shape=2,6"}, "2,3",
+          "7: in_0:(B,B) -> out_0:(B,B) | in_0:(B,P) -> out_0:(B,P) | in_0:(P,B) -> out_0:(P,B)"},
+      {"slice_update", {"f32[4,6]", "f32[4,4]"}, {"start=0,1", "stop=4,5", "step=1,1"}, "2,2",
+          "24: ref_0:(S(0),S(0)) value_0:(B,B) -> y_0:(S(0),S(0)) | ref_0:(S(0),S(1)) value_0:(B,B) -> y_0:(S(0),S(1)) | ref_0:(S(0),P) value_0:(B,P) -> y_0:(S(0),P)"},
+      {"slice_update", {"f32[6,6]", "f32[6,4]"}, {"start=0,1", "stop=6,5", "step=1,1"}, "2,3",
+          "24: ref_0:(S(0),S(0)) value_0:(B,B) -> y_0:(S(0),S(0)) | ref_0:(S(0),S(1)) value_0:(B,B) -> y_0:(S(0),S(1)) | ref_0:(S(0),P) value_0:(B,P) -> y_0:(S(0),P)"},
   };
   return *catalog;
 }

@@ -151,10 +151,17 @@ TEST(InferNd, ThreeAxisMesh) {
             "x_0:(S(0),S(0),S(0)) -> y_0:(S(0),S(0),S(0))");
 }
 
-TEST(InferNd, OutputConstraintsAreIgnoredInputConstraintsFilter) {
+// OneFlow drops an output constraint in N-D without a word (SPEC, step 5).
+// We keep its choices but refuse the request instead of dropping the
+// constraint silently: the caller learns it had no effect.
+TEST(InferNd, OutputConstraintsAreRefusedInputConstraintsFilter) {
   InferSpec spec{"relu", "cpu:0-3 [2,2]", {"f32[8,8]:(S(0),B)"}};
   spec.constraints = {{"y_0", "(B,B)"}};
-  EXPECT_EQ(InferToString(spec), "x_0:(S(0),B) -> y_0:(S(0),B)");
+  EXPECT_EQ(InferToString(spec),
+            "error: relu: constraint on output y_0 (B, B) cannot be applied on the 2-D placement "
+            "cpu:0-3 [2,2] under cost policy oneflow: OneFlow's N-D inference constrains inputs "
+            "only; constrain the inputs, or use cost policy planned, which applies output "
+            "constraints");
   spec.constraints = {{"x_0", "(B,B)"}};
   EXPECT_EQ(InferToString(spec), "x_0:(B,B) -> y_0:(B,B)");
 }

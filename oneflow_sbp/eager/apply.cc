@@ -56,12 +56,18 @@ InferRequest MakeRequest(EagerContext& ctx, const std::shared_ptr<const OpCall>&
     if (req.constraints.empty()) req.constraints.resize(call->num_blobs());
     req.constraints[b] = inputs[b].nd_sbp();
   }
-  if (required != nullptr) {
-    // Outputs too: 1-D rules filter them; N-D rules check inputs only
-    // (OneFlow's), and ApplyInternal checks the outputs afterwards.
-    req.constraints.assign(required->begin(), required->end());
-  }
   req.cost.policy = ctx.options().cost_policy;
+  if (required != nullptr) {
+    // Outputs too where the policy filters them (1-D rules, planned). OneFlow's
+    // N-D rules constrain inputs only and the engine refuses an output
+    // constraint there, so pin the inputs alone; ApplyInternal checks the
+    // outputs the inference picked against `required` afterwards.
+    const bool outputs_filtered =
+        req.placement.num_axes() == 1 || req.cost.policy != PolicyName::OneFlow();
+    const int pinned = outputs_filtered ? call->num_blobs() : call->num_inputs();
+    req.constraints.assign(required->begin(), required->begin() + pinned);
+    req.constraints.resize(call->num_blobs());
+  }
   return req;
 }
 

@@ -71,6 +71,9 @@ absl::Status FromJson(absl::string_view json, google::protobuf::Message* message
     // lines; keep the first line so every error stays one line.
     std::string reason(status.message());
     reason = reason.substr(0, reason.find('\n'));
+    // Errors at the top level come with an empty field path (": missing
+    // field x"); drop the dangling separator.
+    while (!reason.empty() && (reason.front() == ':' || reason.front() == ' ')) reason.erase(0, 1);
     return absl::InvalidArgumentError(absl::StrCat(
         "malformed JSON for ", message->GetTypeName(), ": ", Abbreviated(reason)));
   }
