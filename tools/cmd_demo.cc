@@ -141,6 +141,12 @@ absl::StatusOr<std::string> RunDemo(const DemoOptions& o, Engine& engine, int* e
   OFS_RETURN_IF_ERROR(ValidateConfig(o.model, placement));
   if (o.steps < 2) return absl::InvalidArgumentError("--steps must be at least 2 (the loss must go down)");
   OFS_ASSIGN_OR_RETURN(Backend backend, ParseBackend(o.backend));
+  const PolicyName policy = PolicyName::Of(o.cost);
+  {
+    // Refuse an unknown policy before any rank starts.
+    absl::StatusOr<Engine::PolicyPtr> known = engine.SelectionPolicyFor(policy, placement);
+    if (!known.ok()) return known.status();
+  }
   const int n = static_cast<int>(placement.parallel_num());
   std::vector<eager::TraceRecorder> traces(n);
   return RunOnRanks(backend, n, [&](comm::Communicator& world) -> absl::StatusOr<std::string> {
@@ -159,6 +165,7 @@ absl::StatusOr<std::string> RunDemo(const DemoOptions& o, Engine& engine, int* e
 
     eager::EagerOptions eo;
     eo.trace = true;
+    eo.cost_policy = policy;
     EagerContext ctx(engine, world, eo);
     eager::ProgramRecorder recorder(placement);
     const bool records = o.record.has_value() && world.rank() == 0;
@@ -215,9 +222,9 @@ absl::StatusOr<std::string> RunDemo(const DemoOptions& o, Engine& engine, int* e
         "mesh %s (%s): data parallel on axis 0; Megatron on axis 1 (q/k/v, gate/up and the\n"
         "vocabulary projection column-parallel, output and down projections row-parallel, the\n"
         "embedding vocabulary-parallel). Only inputs and weights are marked; every other\n"
-        "layout is the engine's choice.\n\n",
+        "layout is the engine's choice (cost policy %s).\n\n",
         c.layers, c.layers == 1 ? "" : "s", c.batch, c.seq, c.hidden, c.heads, c.ffn, c.vocab,
-        placement.ToString(), BackendName(backend));
+        placement.ToString(), BackendName(backend), policy.str());
     absl::StrAppend(&out, "step 0, forward, as rank 0 runs it (signature; boxing with planned and "
                           "measured bytes received by rank 0):\n");
     absl::StrAppend(&out, OpTable(ctx.trace(), o.all_ops));

@@ -28,6 +28,9 @@ struct DemoOptions {
   // Write step 0's forward as a program for `sbp plan` (parameters free),
   // and FILE's stem + ".marked.json" with the Megatron marking fixed.
   std::optional<std::string> record;
+  // The cost policy the interpreter infers with: "oneflow" (OneFlow's
+  // choices, the default) or "planned" (rank by real boxing plans).
+  std::string cost = "oneflow";
 };
 
 // The report (rank 0's). A loss or gradient that differs from the single

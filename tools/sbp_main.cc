@@ -255,7 +255,7 @@ names it. On several nodes run the same command on each with its
     {"demo", "train a LLaMA-style block on a mesh, checked against one rank",
      R"help(sbp demo [--mesh=2,2] [--backend=threads|gloo] [--steps=3] [--layers=1]
          [--batch=4] [--seq=16] [--hidden=64] [--heads=4] [--ffn=128] [--vocab=128]
-         [--trace=FILE.json] [--record=PROGRAM.json] [--all_ops]
+         [--trace=FILE.json] [--record=PROGRAM.json] [--all_ops] [--cost=oneflow|planned]
 
 Trains a LLaMA-style decoder (RMSNorm, attention with rotary embedding and
 causal scaled dot-product attention, SwiGLU MLP, residual adds, and a
@@ -269,7 +269,9 @@ the loss and every gradient against a single-rank run and exits 1 on a
 mismatch or if the loss does not go down. --trace writes a Chrome
 trace-event timeline per rank (ui.perfetto.dev). --record writes step 0's
 forward as a program for `sbp plan` with the weights free, and a
-PROGRAM.marked.json twin with the Megatron marking fixed, to compare.)help"},
+PROGRAM.marked.json twin with the Megatron marking fixed, to compare.
+--cost=planned makes every op's choice by the cheapest real boxing plan
+instead of OneFlow's copy-cost formulas (see `sbp help infer`).)help"},
     {"verify", "prove every op's SBP rule right by running its kernel",
      R"help(sbp verify [--op=OP[,OP...]] [--mesh=2,3] [--seed=N] [--format=text|json]
 
@@ -584,6 +586,7 @@ int RunMain(int argc, char** argv) {
     o.seed = absl::GetFlag(FLAGS_seed);
     o.all_ops = absl::GetFlag(FLAGS_all_ops);
     o.record = absl::GetFlag(FLAGS_record);
+    o.cost = absl::GetFlag(FLAGS_cost).value_or("oneflow");
     out = oneflow_sbp::cli::RunDemo(o, **engine, &exit_code);
   } else if (command == "verify") {
     if (!positional.empty()) {
