@@ -145,6 +145,9 @@ bool Tiles(const std::vector<TensorSlice>& slices, const std::vector<int64_t>& g
   for (int64_t m : group) {
     const TensorSlice& s = slices[m];
     if (!Contains(box, s)) return false;
+    // Slices inside the box that sum past it overlap; stopping here also
+    // keeps the sum of huge (hostile) extents from overflowing.
+    if (s.elem_cnt() > box.elem_cnt() - total) return false;
     total += s.elem_cnt();
   }
   // Cheap test first: disjoint slices inside the box sum to its size.
