@@ -204,22 +204,13 @@ absl::Status NormForward(KernelContext& ctx, bool center, int k, int p, const ch
 }
 
 absl::Status LayerNormKernel(KernelContext& ctx) {
-  const int r = ctx.input("x").rank();
-  OFS_ASSIGN_OR_RETURN(
-      const int k,
-      ctx.Annotate(ops::NormalizeAxis(ctx.Attr<int64_t>("begin_norm_axis"), r,
-                                      "attribute begin_norm_axis")));
-  OFS_ASSIGN_OR_RETURN(
-      const int p,
-      ctx.Annotate(ops::NormalizeAxis(ctx.Attr<int64_t>("begin_params_axis"), r,
-                                      "attribute begin_params_axis")));
-  return NormForward(ctx, /*center=*/true, k, p, "gamma", "beta");
+  OFS_ASSIGN_OR_RETURN(const NormAxes a, LayerNormAxes(ctx));
+  return NormForward(ctx, /*center=*/true, a.k, a.p, "gamma", "beta");
 }
 
 absl::Status RmsNormKernel(KernelContext& ctx) {
-  const int r = ctx.input("x").rank();
-  const int k = r - static_cast<int>(ctx.Attr<std::vector<int64_t>>("normalized_shape").size());
-  return NormForward(ctx, /*center=*/false, k, k, "weight", nullptr);
+  const NormAxes a = RmsNormAxes(ctx);
+  return NormForward(ctx, /*center=*/false, a.k, a.p, "weight", nullptr);
 }
 
 // ------------------------------------------------------------- input grad
@@ -272,10 +263,7 @@ absl::Status NormGrad(KernelContext& ctx, bool center, int k, const char* scale_
 }
 
 absl::Status LayerNormGradKernel(KernelContext& ctx) {
-  OFS_ASSIGN_OR_RETURN(
-      const int k,
-      ctx.Annotate(ops::NormalizeAxis(ctx.Attr<int64_t>("begin_norm_axis"), ctx.input("x").rank(),
-                                      "attribute begin_norm_axis")));
+  OFS_ASSIGN_OR_RETURN(const int k, LayerNormGradRowDims(ctx));
   return NormGrad(ctx, /*center=*/true, k, "gamma");
 }
 
@@ -290,14 +278,7 @@ absl::Status RmsNormGradKernel(KernelContext& ctx) {
 absl::Status NormParamGrad(KernelContext& ctx, bool center, int p) {
   const LocalTensor& dy = ctx.input("dy");
   const LocalTensor& x = ctx.input("x");
-  const int k = ctx.input(2).rank();
-  OFS_ASSIGN_OR_RETURN(const NormRows rw, NormRowsOf(ctx, 1, k, /*whole=*/false));
-  OFS_RETURN_IF_ERROR(CheckNormGradInputs(ctx, center, k));
-  if (p > x.rank()) return ctx.Internal(absl::StrCat("params from dim ", p, " of x_0"));
-  const LocalDims param_dims(x.dims().begin() + p, x.dims().end());
-  for (int o = 0; o < ctx.num_outputs(); ++o) {
-    OFS_RETURN_IF_ERROR(ctx.CheckOutput(o, param_dims, dy.dtype()));
-  }
+  OFS_ASSIGN_OR_RETURN(const NormRows rw, CheckNormParamGrad(ctx, center, p));
   const int64_t params = Product(x.dims(), p, x.rank());
   return DispatchDtype<Floating>(ctx, x.dtype(), "x_0", [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -323,10 +304,7 @@ absl::Status NormParamGrad(KernelContext& ctx, bool center, int p) {
 }
 
 absl::Status LayerNormParamGradKernel(KernelContext& ctx) {
-  OFS_ASSIGN_OR_RETURN(
-      const int p,
-      ctx.Annotate(ops::NormalizeAxis(ctx.Attr<int64_t>("begin_params_axis"),
-                                      ctx.input("x").rank(), "attribute begin_params_axis")));
+  OFS_ASSIGN_OR_RETURN(const int p, LayerNormParamAxis(ctx));
   return NormParamGrad(ctx, /*center=*/true, p);
 }
 

@@ -1,6 +1,10 @@
 #include "ops/kernels/cpu/norm_layout.h"
 
+#include <vector>
+
 #include "absl/strings/str_cat.h"
+#include "oneflow_sbp/status_macros.h"
+#include "ops/op_util.h"
 
 namespace oneflow_sbp::kernels {
 namespace {
@@ -11,7 +15,33 @@ int64_t Product(const LocalDims& d, int begin, int end) {
   return p;
 }
 
+// Attribute `attr` as an axis of x.
+absl::StatusOr<int> XAxis(const KernelContext& ctx, const char* attr) {
+  return ctx.Annotate(ops::NormalizeAxis(ctx.Attr<int64_t>(attr), ctx.input("x").rank(),
+                                         absl::StrCat("attribute ", attr)));
+}
+
 }  // namespace
+
+absl::StatusOr<NormAxes> LayerNormAxes(const KernelContext& ctx) {
+  OFS_ASSIGN_OR_RETURN(const int k, XAxis(ctx, "begin_norm_axis"));
+  OFS_ASSIGN_OR_RETURN(const int p, XAxis(ctx, "begin_params_axis"));
+  return NormAxes{k, p};
+}
+
+NormAxes RmsNormAxes(const KernelContext& ctx) {
+  const int k = ctx.input("x").rank() -
+                static_cast<int>(ctx.Attr<std::vector<int64_t>>("normalized_shape").size());
+  return NormAxes{k, k};
+}
+
+absl::StatusOr<int> LayerNormGradRowDims(const KernelContext& ctx) {
+  return XAxis(ctx, "begin_norm_axis");
+}
+
+absl::StatusOr<int> LayerNormParamAxis(const KernelContext& ctx) {
+  return XAxis(ctx, "begin_params_axis");
+}
 
 absl::StatusOr<NormRows> NormRowsOf(const KernelContext& ctx, int x, int k, bool whole) {
   const LocalTensor& t = ctx.input(x);
@@ -47,6 +77,20 @@ absl::Status CheckNormGradInputs(const KernelContext& ctx, bool center, int k) {
     }
   }
   return absl::OkStatus();
+}
+
+absl::StatusOr<NormRows> CheckNormParamGrad(const KernelContext& ctx, bool center, int p) {
+  const LocalTensor& dy = ctx.input("dy");
+  const LocalTensor& x = ctx.input("x");
+  const int k = ctx.input(2).rank();
+  OFS_ASSIGN_OR_RETURN(const NormRows rw, NormRowsOf(ctx, 1, k, /*whole=*/false));
+  OFS_RETURN_IF_ERROR(CheckNormGradInputs(ctx, center, k));
+  if (p > x.rank()) return ctx.Internal(absl::StrCat("params from dim ", p, " of x_0"));
+  const LocalDims param_dims(x.dims().begin() + p, x.dims().end());
+  for (int o = 0; o < ctx.num_outputs(); ++o) {
+    OFS_RETURN_IF_ERROR(ctx.CheckOutput(o, param_dims, dy.dtype()));
+  }
+  return rw;
 }
 
 }  // namespace oneflow_sbp::kernels
