@@ -1,9 +1,9 @@
 // The nn launchers of ops/kernels/cuda/nn.cu (layer_norm, rms_norm,
 // embedding, sparse cross-entropy, adam, rotary, attention; fwd and grads)
 // against plain loops written here (GPU only; part of cuda_kernels_test,
-// whose main() prints "SKIPPED: no CUDA device" without one). The
-// registry glue of these ops is not written yet, so they are compared at
-// the launcher level, not with the CPU kernels.
+// whose main() prints "SKIPPED: no CUDA device" without one), at the
+// launcher level. The norms and adam_update are also registered as
+// kernels; cuda_kernels_test.cc compares those with the CPU kernels.
 #include <cmath>
 #include <string>
 #include <vector>

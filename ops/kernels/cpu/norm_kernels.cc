@@ -41,6 +41,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "oneflow_sbp/status_macros.h"
+#include "ops/kernels/cpu/norm_layout.h"
 #include "ops/kernels/dtype_dispatch.h"
 #include "ops/kernels/kernel_registry.h"
 #include "ops/op_util.h"
@@ -58,49 +59,6 @@ int64_t Product(const LocalDims& d, int begin, int end) {
   int64_t p = 1;
   for (int i = begin; i < end; ++i) p *= d[i];
   return p;
-}
-
-// x (input `x`) as rows x n with its first k dims as rows. With `whole`,
-// the normalised dims must be whole on this rank.
-struct Rows {
-  int64_t rows = 0, n = 0;
-};
-absl::StatusOr<Rows> RowsOf(const KernelContext& ctx, int x, int k, bool whole) {
-  const LocalTensor& t = ctx.input(x);
-  const BlobLayout& l = ctx.input_layout(x);
-  if (k < 0 || k > t.rank()) {
-    return ctx.Internal(absl::StrCat(k, " row dims for ", ctx.input_bn(x), " of rank ", t.rank()));
-  }
-  for (int d = k; whole && d < t.rank(); ++d) {
-    if (t.dim(d) != l.logical.shape.dim(d)) {
-      return ctx.Internal(absl::StrCat(
-          "rank holds ", t.dim(d), " of the ", l.logical.shape.dim(d), " entries of dim ", d,
-          " of ", ctx.input_bn(x), " ", l.logical.ToString(), " ", l.nd_sbp.ToString(),
-          ", which is normalised over and must be whole"));
-    }
-  }
-  return Rows{Product(t.dims(), 0, k), Product(t.dims(), k, t.rank())};
-}
-
-// The grads' inputs (dy, x, statistics from input 2 on): kInternal unless
-// dy matches x and the statistics cover x's local rows (its first k dims).
-absl::Status CheckGradInputs(const KernelContext& ctx, bool center, int k) {
-  const LocalTensor& dy = ctx.input("dy");
-  const LocalTensor& x = ctx.input("x");
-  if (dy.dims() != x.dims()) {
-    return ctx.Internal(absl::StrCat("local dy_0 ", DimsToString(dy.dims()), " differs from x_0 ",
-                                     DimsToString(x.dims())));
-  }
-  const LocalDims rows(x.dims().begin(), x.dims().begin() + k);
-  for (int s = 2; s < (center ? 4 : 3); ++s) {
-    if (ctx.input(s).dims() != rows) {
-      return ctx.Internal(absl::StrCat("local ", ctx.input_bn(s), " ",
-                                       DimsToString(ctx.input(s).dims()),
-                                       " does not cover the rows ", DimsToString(rows),
-                                       " of local x_0 ", DimsToString(x.dims())));
-    }
-  }
-  return absl::OkStatus();
 }
 
 // Where x's local elements find their parameter (gamma, beta, weight):
@@ -195,7 +153,7 @@ double D(T v) {
 absl::Status NormForward(KernelContext& ctx, bool center, int k, int p, const char* scale_arg,
                          const char* shift_arg) {
   const LocalTensor& x = ctx.input("x");
-  OFS_ASSIGN_OR_RETURN(const Rows rw, RowsOf(ctx, 0, k, /*whole=*/true));
+  OFS_ASSIGN_OR_RETURN(const NormRows rw, NormRowsOf(ctx, 0, k, /*whole=*/true));
   const LocalDims stats_dims(x.dims().begin(), x.dims().begin() + k);
   const DataType stats_dtype = ctx.output(1).dtype();
   OFS_RETURN_IF_ERROR(ctx.CheckOutput(0, x.dims(), x.dtype()));
@@ -246,22 +204,13 @@ absl::Status NormForward(KernelContext& ctx, bool center, int k, int p, const ch
 }
 
 absl::Status LayerNormKernel(KernelContext& ctx) {
-  const int r = ctx.input("x").rank();
-  OFS_ASSIGN_OR_RETURN(
-      const int k,
-      ctx.Annotate(ops::NormalizeAxis(ctx.Attr<int64_t>("begin_norm_axis"), r,
-                                      "attribute begin_norm_axis")));
-  OFS_ASSIGN_OR_RETURN(
-      const int p,
-      ctx.Annotate(ops::NormalizeAxis(ctx.Attr<int64_t>("begin_params_axis"), r,
-                                      "attribute begin_params_axis")));
-  return NormForward(ctx, /*center=*/true, k, p, "gamma", "beta");
+  OFS_ASSIGN_OR_RETURN(const NormAxes a, LayerNormAxes(ctx));
+  return NormForward(ctx, /*center=*/true, a.k, a.p, "gamma", "beta");
 }
 
 absl::Status RmsNormKernel(KernelContext& ctx) {
-  const int r = ctx.input("x").rank();
-  const int k = r - static_cast<int>(ctx.Attr<std::vector<int64_t>>("normalized_shape").size());
-  return NormForward(ctx, /*center=*/false, k, k, "weight", nullptr);
+  const NormAxes a = RmsNormAxes(ctx);
+  return NormForward(ctx, /*center=*/false, a.k, a.p, "weight", nullptr);
 }
 
 // ------------------------------------------------------------- input grad
@@ -271,8 +220,8 @@ absl::Status RmsNormKernel(KernelContext& ctx) {
 absl::Status NormGrad(KernelContext& ctx, bool center, int k, const char* scale_arg) {
   const LocalTensor& dy = ctx.input("dy");
   const LocalTensor& x = ctx.input("x");
-  OFS_ASSIGN_OR_RETURN(const Rows rw, RowsOf(ctx, 1, k, /*whole=*/true));
-  OFS_RETURN_IF_ERROR(CheckGradInputs(ctx, center, k));
+  OFS_ASSIGN_OR_RETURN(const NormRows rw, NormRowsOf(ctx, 1, k, /*whole=*/true));
+  OFS_RETURN_IF_ERROR(CheckNormGradInputs(ctx, center, k));
   ParamIndex pi;
   if (ctx.has_input(scale_arg)) {
     // The scale covers x's trailing dims (the forward's begin_params_axis).
@@ -314,10 +263,7 @@ absl::Status NormGrad(KernelContext& ctx, bool center, int k, const char* scale_
 }
 
 absl::Status LayerNormGradKernel(KernelContext& ctx) {
-  OFS_ASSIGN_OR_RETURN(
-      const int k,
-      ctx.Annotate(ops::NormalizeAxis(ctx.Attr<int64_t>("begin_norm_axis"), ctx.input("x").rank(),
-                                      "attribute begin_norm_axis")));
+  OFS_ASSIGN_OR_RETURN(const int k, LayerNormGradRowDims(ctx));
   return NormGrad(ctx, /*center=*/true, k, "gamma");
 }
 
@@ -332,14 +278,7 @@ absl::Status RmsNormGradKernel(KernelContext& ctx) {
 absl::Status NormParamGrad(KernelContext& ctx, bool center, int p) {
   const LocalTensor& dy = ctx.input("dy");
   const LocalTensor& x = ctx.input("x");
-  const int k = ctx.input(2).rank();
-  OFS_ASSIGN_OR_RETURN(const Rows rw, RowsOf(ctx, 1, k, /*whole=*/false));
-  OFS_RETURN_IF_ERROR(CheckGradInputs(ctx, center, k));
-  if (p > x.rank()) return ctx.Internal(absl::StrCat("params from dim ", p, " of x_0"));
-  const LocalDims param_dims(x.dims().begin() + p, x.dims().end());
-  for (int o = 0; o < ctx.num_outputs(); ++o) {
-    OFS_RETURN_IF_ERROR(ctx.CheckOutput(o, param_dims, dy.dtype()));
-  }
+  OFS_ASSIGN_OR_RETURN(const NormRows rw, CheckNormParamGrad(ctx, center, p));
   const int64_t params = Product(x.dims(), p, x.rank());
   return DispatchDtype<Floating>(ctx, x.dtype(), "x_0", [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -365,10 +304,7 @@ absl::Status NormParamGrad(KernelContext& ctx, bool center, int p) {
 }
 
 absl::Status LayerNormParamGradKernel(KernelContext& ctx) {
-  OFS_ASSIGN_OR_RETURN(
-      const int p,
-      ctx.Annotate(ops::NormalizeAxis(ctx.Attr<int64_t>("begin_params_axis"),
-                                      ctx.input("x").rank(), "attribute begin_params_axis")));
+  OFS_ASSIGN_OR_RETURN(const int p, LayerNormParamAxis(ctx));
   return NormParamGrad(ctx, /*center=*/true, p);
 }
 

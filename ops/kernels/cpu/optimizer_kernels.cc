@@ -26,6 +26,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "oneflow_sbp/status_macros.h"
+#include "ops/kernels/cpu/same_operands.h"
 #include "ops/kernels/dtype_dispatch.h"
 #include "ops/kernels/kernel_registry.h"
 
@@ -33,21 +34,6 @@ namespace oneflow_sbp::kernels {
 namespace {
 
 using Floating = DtypeConcat<FloatTypes, HalfTypes>;
-
-// kInternal unless every input has input 0's local dims and dtype.
-absl::Status CheckSameOperands(const KernelContext& ctx) {
-  const LocalTensor& model = ctx.input(0);
-  for (int i = 1; i < ctx.num_inputs(); ++i) {
-    const LocalTensor& t = ctx.input(i);
-    if (t.dims() != model.dims() || t.dtype() != model.dtype()) {
-      return ctx.Internal(absl::StrCat("local ", ctx.input_bn(i), " ", DataTypeName(t.dtype()),
-                                       DimsToString(t.dims()), " differs from ", ctx.input_bn(0),
-                                       " ", DataTypeName(model.dtype()),
-                                       DimsToString(model.dims())));
-    }
-  }
-  return absl::OkStatus();
-}
 
 absl::Status SgdKernel(KernelContext& ctx) {
   OFS_RETURN_IF_ERROR(CheckSameOperands(ctx));

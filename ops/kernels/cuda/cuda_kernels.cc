@@ -14,6 +14,10 @@
 //   softmax, log_softmax, softmax_grad, log_softmax_grad
 //   matmul, batch_matmul, broadcast_matmul (cuBLAS), batch dims either
 //     equal in both operands or absent / 1 in one of them
+//   f32 only (nn.cu): layer_norm, layer_norm_grad, layer_norm_param_grad,
+//     rms_norm, rms_norm_grad, rms_norm_param_grad (parameters over the
+//     normalised dims only), adam_update
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -22,6 +26,8 @@
 #include "oneflow_sbp/cuda/cuda_device.h"
 #include "oneflow_sbp/status_macros.h"
 #include "ops/kernels/cpu/broadcast_loop.h"
+#include "ops/kernels/cpu/norm_layout.h"
+#include "ops/kernels/cpu/same_operands.h"
 #include "ops/kernels/cuda/cuda_launch.h"
 #include "ops/kernels/kernel_registry.h"
 #include "ops/kernels/philox.h"
@@ -32,6 +38,7 @@ namespace {
 
 const std::vector<DataType> kFloating = {DataType::kFloat32, DataType::kFloat64,
                                          DataType::kFloat16, DataType::kBFloat16};
+const std::vector<DataType> kF32 = {DataType::kFloat32};
 
 bool IsFloating(DataType t) {
   return t == DataType::kFloat32 || t == DataType::kFloat64 || t == DataType::kFloat16 ||
@@ -309,6 +316,191 @@ absl::Status MatmulKernel(KernelContext& ctx) {
                                   batch_b == 1 ? 0 : k * n, beta, out.raw_data(), m * n, batch));
 }
 
+// ------------------------------------------------------------------ norms --
+//
+// layer_norm, rms_norm and their grads (the CPU kernels' ops, attributes,
+// blob order and saved statistics: ops/kernels/cpu/norm_kernels.cc), with
+// the CPU's layout checks (norm_layout.h). The launchers index a parameter
+// by the column within the row (gamma[c]), which is the CPU's indexing
+// exactly when the parameter covers the normalised dims and nothing else
+// (begin_params_axis == begin_norm_axis; always so for rms_norm). Other
+// parameter axes, dtypes other than f32 and empty normalised dims are
+// kUnimplemented here.
+
+// kUnimplemented unless every blob is f32 (the nn launchers' only dtype).
+// Blobs have their logical dtype (KernelContext::Make checks inputs;
+// outputs are allocated with it).
+absl::Status RequireF32(const KernelContext& ctx) {
+  const int inputs = ctx.num_inputs();
+  for (int b = 0; b < inputs + ctx.num_outputs(); ++b) {
+    const DataType t = ctx.layout(b).logical.dtype;
+    if (t == DataType::kFloat32) continue;
+    return ctx.Unimplemented(absl::StrCat(
+        b < inputs ? ctx.input_bn(b) : ctx.output_bn(b - inputs), " is ", DataTypeName(t),
+        "; the CUDA ", ctx.op_type(), " kernel takes f32 only (the CPU kernel has f64, f16, bf16)"));
+  }
+  return absl::OkStatus();
+}
+
+// The parameter input `arg` (gamma, beta, weight) of x (input `x`) covers
+// x's dims from p on; rows are x's first k dims. kUnimplemented unless
+// p == k (see above); kInternal, as on the CPU, unless it then has x's
+// local normalised dims.
+absl::Status CheckColumnParam(const KernelContext& ctx, int x, absl::string_view arg, int p,
+                              int k) {
+  const LocalTensor& xt = ctx.input(x);
+  const LocalTensor& pt = ctx.input(arg);
+  const LocalDims cols(xt.dims().begin() + std::min(k, xt.rank()), xt.dims().end());
+  if (p >= 0 && p != k) {
+    return ctx.Unimplemented(absl::StrCat(
+        arg, "_0 covers dims ", p, ".. of ", ctx.input_bn(x), " but rows are normalised from dim ",
+        k, "; the CUDA ", ctx.op_type(),
+        " kernel takes parameters over the normalised dims only (begin_params_axis == "
+        "begin_norm_axis)"));
+  }
+  if (p < 0 || pt.dims() != cols) {
+    return ctx.Internal(absl::StrCat("local ", arg, "_0 ", DimsToString(pt.dims()),
+                                     " does not cover dims ", k, ".. of local ", ctx.input_bn(x),
+                                     " ", DimsToString(xt.dims())));
+  }
+  return absl::OkStatus();
+}
+
+// The input `arg` as f32, or nullptr if the call lacks it.
+const float* OptionalF32(const KernelContext& ctx, const char* arg) {
+  return arg != nullptr && ctx.has_input(arg) ? ctx.input(arg).data<float>() : nullptr;
+}
+
+// layer_norm (center: x, opt beta, opt gamma -> y, mean, inv_variance) or
+// rms_norm (x, opt weight -> y, inv_rms), as the CPU's NormForward.
+template <bool center>
+absl::Status NormForwardKernel(KernelContext& ctx) {
+  NormAxes axes;
+  if (center) {
+    OFS_ASSIGN_OR_RETURN(axes, LayerNormAxes(ctx));
+  } else {
+    axes = RmsNormAxes(ctx);
+  }
+  const int k = axes.k, p = axes.p;
+  const char* scale_arg = center ? "gamma" : "weight";
+  const char* shift_arg = center ? "beta" : nullptr;
+  const LocalTensor& x = ctx.input("x");
+  OFS_ASSIGN_OR_RETURN(const NormRows rw, NormRowsOf(ctx, 0, k, /*whole=*/true));
+  const LocalDims stats_dims(x.dims().begin(), x.dims().begin() + k);
+  OFS_RETURN_IF_ERROR(ctx.CheckOutput(0, x.dims(), x.dtype()));
+  for (int o = 1; o < ctx.num_outputs(); ++o) {
+    OFS_RETURN_IF_ERROR(ctx.CheckOutput(o, stats_dims, ctx.output(1).dtype()));
+  }
+  for (const char* arg : {scale_arg, shift_arg}) {
+    if (arg == nullptr || !ctx.has_input(arg)) continue;
+    OFS_RETURN_IF_ERROR(CheckColumnParam(ctx, 0, arg, p, k));
+  }
+  OFS_RETURN_IF_ERROR(RequireF32(ctx));
+  if (rw.rows > 0 && rw.n == 0) {
+    return ctx.Unimplemented("empty normalised dims (statistics of no elements)");
+  }
+  return Launched(ctx, cuda::NormForward(
+                           !center, rw.rows, rw.n, ctx.Attr<double>("epsilon"), x.data<float>(),
+                           OptionalF32(ctx, scale_arg), OptionalF32(ctx, shift_arg),
+                           ctx.output(0).data<float>(),
+                           center ? ctx.output(1).data<float>() : nullptr,
+                           ctx.output(center ? 2 : 1).data<float>()));
+}
+
+// layer_norm_grad (center: dy, x, mean, inv_variance, opt gamma) or
+// rms_norm_grad (dy, x, inv_rms, opt weight) -> dx, as the CPU's NormGrad.
+template <bool center>
+absl::Status NormGradKernel(KernelContext& ctx) {
+  int k = 0;
+  if (center) {
+    OFS_ASSIGN_OR_RETURN(k, LayerNormGradRowDims(ctx));
+  } else {
+    k = ctx.input("inv_rms").rank();
+  }
+  const char* scale_arg = center ? "gamma" : "weight";
+  const LocalTensor& dy = ctx.input("dy");
+  const LocalTensor& x = ctx.input("x");
+  OFS_ASSIGN_OR_RETURN(const NormRows rw, NormRowsOf(ctx, 1, k, /*whole=*/true));
+  OFS_RETURN_IF_ERROR(CheckNormGradInputs(ctx, center, k));
+  if (ctx.has_input(scale_arg)) {
+    // The scale covers x's trailing dims (the forward's begin_params_axis).
+    OFS_RETURN_IF_ERROR(
+        CheckColumnParam(ctx, 1, scale_arg, x.rank() - ctx.input(scale_arg).rank(), k));
+  }
+  OFS_RETURN_IF_ERROR(ctx.CheckOutput(0, x.dims(), x.dtype()));
+  OFS_RETURN_IF_ERROR(RequireF32(ctx));
+  return Launched(ctx, cuda::NormBackward(!center, rw.rows, rw.n, x.data<float>(),
+                                          OptionalF32(ctx, scale_arg),
+                                          center ? ctx.input(2).data<float>() : nullptr,
+                                          ctx.input(center ? 3 : 2).data<float>(),
+                                          dy.data<float>(), ctx.output(0).data<float>(),
+                                          /*dgamma=*/nullptr, /*dbeta=*/nullptr));
+}
+
+// layer_norm_param_grad (center: gamma_diff, beta_diff) or
+// rms_norm_param_grad (weight_grad): sums over x's local rows, as the
+// CPU's NormParamGrad (a rank holding some rows gives addends; one holding
+// some parameter columns whole sums for them).
+template <bool center>
+absl::Status NormParamGradKernel(KernelContext& ctx) {
+  int p = 0;
+  if (center) {
+    OFS_ASSIGN_OR_RETURN(p, LayerNormParamAxis(ctx));
+  } else {
+    p = ctx.input("inv_rms").rank();
+  }
+  const LocalTensor& dy = ctx.input("dy");
+  const LocalTensor& x = ctx.input("x");
+  OFS_ASSIGN_OR_RETURN(const NormRows rw, CheckNormParamGrad(ctx, center, p));
+  const int k = ctx.input(2).rank();
+  if (p != k) {
+    return ctx.Unimplemented(absl::StrCat(
+        "parameters over dims ", p, ".. of x_0 with rows normalised from dim ", k,
+        "; the CUDA kernel takes parameters over the normalised dims only"));
+  }
+  OFS_RETURN_IF_ERROR(RequireF32(ctx));
+  if (rw.rows == 0) {
+    // No rows: zero sums (the launcher writes nothing then).
+    for (int o = 0; o < ctx.num_outputs(); ++o) ctx.output(o).SetZero();
+    return absl::OkStatus();
+  }
+  return Launched(ctx, cuda::NormBackward(!center, rw.rows, rw.n, x.data<float>(),
+                                          /*gamma=*/nullptr,
+                                          center ? ctx.input(2).data<float>() : nullptr,
+                                          ctx.input(center ? 3 : 2).data<float>(),
+                                          dy.data<float>(), /*dx=*/nullptr,
+                                          ctx.output(0).data<float>(),
+                                          center ? ctx.output(1).data<float>() : nullptr));
+}
+
+// ------------------------------------------------------------ adam_update --
+
+// adam_update(model!, model_diff, m!, v!; OneFlow's attributes) in place,
+// as the CPU kernel (optimizer_kernels.cc): every operand has the same
+// local dims and dtype (the rule gives them one layout), so the step is
+// elementwise on the local shards. f32 only; computes in float where the
+// CPU uses double.
+absl::Status AdamUpdateKernel(KernelContext& ctx) {
+  OFS_RETURN_IF_ERROR(CheckSameOperands(ctx));
+  const double bc1 = ctx.Attr<double>("bias_correction1");
+  const double bc2 = ctx.Attr<double>("bias_correction2");
+  if (!(bc1 > 0) || !(bc2 > 0)) {
+    return ctx.InvalidArgument(absl::StrCat("bias_correction1 ", bc1, " and bias_correction2 ",
+                                            bc2, " must be > 0 (1 - beta^step)"));
+  }
+  OFS_RETURN_IF_ERROR(RequireF32(ctx));
+  // Handles: writes through them reach the caller's tensors.
+  LocalTensor w = ctx.input(0);
+  LocalTensor m = ctx.input(2);
+  LocalTensor v = ctx.input(3);
+  return Launched(ctx, cuda::AdamUpdateCorrected(
+                           w.elem_cnt(), ctx.Attr<double>("learning_rate"),
+                           ctx.Attr<double>("beta1"), ctx.Attr<double>("beta2"),
+                           ctx.Attr<double>("epsilon"), ctx.Attr<double>("weight_decay"),
+                           ctx.Attr<double>("scale"), bc1, bc2, w.data<float>(), m.data<float>(),
+                           v.data<float>(), ctx.input(1).data<float>()));
+}
+
 // ----------------------------------------------------------- registration --
 
 absl::Status RegisterCudaKernels(KernelRegistry& registry) {
@@ -364,6 +556,13 @@ absl::Status RegisterCudaKernels(KernelRegistry& registry) {
       {"matmul", MatmulKernel, kFloating},
       {"batch_matmul", MatmulKernel, kFloating},
       {"broadcast_matmul", MatmulKernel, kFloating},
+      {"layer_norm", NormForwardKernel<true>, kF32},
+      {"layer_norm_grad", NormGradKernel<true>, kF32},
+      {"layer_norm_param_grad", NormParamGradKernel<true>, kF32},
+      {"rms_norm", NormForwardKernel<false>, kF32},
+      {"rms_norm_grad", NormGradKernel<false>, kF32},
+      {"rms_norm_param_grad", NormParamGradKernel<false>, kF32},
+      {"adam_update", AdamUpdateKernel, kF32},
   };
   return RegisterKernels(registry, DeviceType::kCuda, defs);
 }

@@ -72,7 +72,7 @@ std::string Gemm(int dtype, bool trans_a, bool trans_b, int64_t m, int64_t n, in
                  double alpha, const void* a, int64_t stride_a, const void* b, int64_t stride_b,
                  double beta, void* c, int64_t stride_c, int64_t batch);
 
-// ---- nn.cu (f32; launchers only, no registry glue yet: docs/GPU.md) ----
+// ---- nn.cu (f32; registry glue for the norms and adam_update only: docs/GPU.md) ----
 
 // layer_norm (rms = false) or rms_norm over the last `cols` of [rows, cols]:
 // y = (x - mean) * inv_std * gamma + beta (rms: no mean, no beta);
@@ -111,6 +111,12 @@ std::string SparseCrossEntropyGrad(int64_t rows, int64_t classes, const float* l
 std::string AdamUpdate(int64_t n, int64_t step, double lr, double beta1, double beta2,
                        double eps, double weight_decay, float* param, float* m, float* v,
                        const float* grad);
+// The registry's adam_update (OneFlow's attributes): g = scale * grad and
+// the bias corrections given directly (1 - beta^t); otherwise as above.
+std::string AdamUpdateCorrected(int64_t n, double lr, double beta1, double beta2, double eps,
+                                double weight_decay, double scale, double correction1,
+                                double correction2, float* param, float* m, float* v,
+                                const float* grad);
 
 // Rotary embedding of x [rows, seq, dim] (rotate-half pairs (i, i + dim/2),
 // angle (offset + s) * base^(-2i/dim)); backward = true applies the inverse

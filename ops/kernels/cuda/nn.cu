@@ -1,6 +1,6 @@
 // Normalisation, embedding, cross-entropy, optimizer, rotary and attention
-// kernels on CUDA (f32). Launchers only: the registry glue for these ops is
-// not written yet (docs/GPU.md). Every result is deterministic: no float
+// kernels on CUDA (f32). The norms and adam_update are registered as
+// kernels in cuda_kernels.cc; the others are launchers only (docs/GPU.md). Every result is deterministic: no float
 // atomics; sums over rows run in a fixed order.
 #include <cmath>
 #include <vector>
@@ -137,11 +137,12 @@ __global__ void SparseXentBackward(int64_t classes, const float* logits, const i
 // -------------------------------------------------------------- adam --
 
 struct AdamArgs {
-  float lr, beta1, beta2, eps, weight_decay, correction1, correction2;
+  float lr, beta1, beta2, eps, weight_decay, scale, correction1, correction2;
 };
 
 __device__ __forceinline__ void AdamStep(const AdamArgs& a, float g, float& p, float& m,
                                          float& v) {
+  g *= a.scale;
   m = a.beta1 * m + (1 - a.beta1) * g;
   v = a.beta2 * v + (1 - a.beta2) * g * g;
   const float update = (m / a.correction1) / (sqrtf(v / a.correction2) + a.eps);
@@ -400,14 +401,20 @@ std::string AdamUpdate(int64_t n, int64_t step, double lr, double beta1, double 
                        double eps, double weight_decay, float* param, float* m, float* v,
                        const float* grad) {
   if (step < 1) return "adam_update: step " + std::to_string(step) + " is below 1";
+  return AdamUpdateCorrected(n, lr, beta1, beta2, eps, weight_decay, /*scale=*/1.0,
+                             1 - std::pow(beta1, static_cast<double>(step)),
+                             1 - std::pow(beta2, static_cast<double>(step)), param, m, v, grad);
+}
+
+std::string AdamUpdateCorrected(int64_t n, double lr, double beta1, double beta2, double eps,
+                                double weight_decay, double scale, double correction1,
+                                double correction2, float* param, float* m, float* v,
+                                const float* grad) {
   if (n == 0) return "";
-  AdamArgs a{static_cast<float>(lr),
-             static_cast<float>(beta1),
-             static_cast<float>(beta2),
-             static_cast<float>(eps),
-             static_cast<float>(weight_decay),
-             static_cast<float>(1 - std::pow(beta1, static_cast<double>(step))),
-             static_cast<float>(1 - std::pow(beta2, static_cast<double>(step)))};
+  AdamArgs a{static_cast<float>(lr),          static_cast<float>(beta1),
+             static_cast<float>(beta2),       static_cast<float>(eps),
+             static_cast<float>(weight_decay), static_cast<float>(scale),
+             static_cast<float>(correction1), static_cast<float>(correction2)};
   auto aligned = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; };
   const bool vector = aligned(param) && aligned(m) && aligned(v) && aligned(grad);
   AdamKernel<<<Blocks(vector ? n / 4 + 1 : n), kThreads, 0, Stream()>>>(a, n, param, m, v, grad,
