@@ -201,7 +201,9 @@ TEST(Executor, AFailingRankFailsTheOthersQuickly) {
   ASSERT_TRUE(shards.ok());
   comm::InProcessOptions options;
   options.default_timeout = absl::Seconds(1);
-  std::vector<bool> handed_back(4, false);
+  // One byte per rank: std::vector<bool> packs ranks into one word, and
+  // rank threads writing their own bits would race.
+  std::vector<char> handed_back(4, 0);
   const absl::Time start = absl::Now();
   absl::StatusOr<std::vector<absl::Status>> ran = comm::RunRanks(
       4,
