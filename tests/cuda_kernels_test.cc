@@ -383,6 +383,92 @@ TEST(CudaKernelsTest, NormAndAdamCasesTheLaunchersLackAreUnimplemented) {
   EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument) << r.status();
 }
 
+// ------------------------------------------- rotary and attention (f32) --
+
+TEST(CudaKernelsTest, RotaryAndGradMatchCpu) {
+  REQUIRE_DEVICE();
+  const DataType f = DataType::kFloat32;
+  const LocalTensor x = GridTensor(f, {2, 3, 5, 6}, 1);
+  const LocalTensor cos = GridTensor(f, {5, 6}, 2, -1, 1);
+  const LocalTensor sin = GridTensor(f, {5, 6}, 3, -1, 1);
+  for (const char* op : {"rotary_embedding", "rotary_embedding_grad"}) {
+    EXPECT_EQ(CompareWithCpu({op, {x, cos, sin}}), "") << op;
+    // Sequence split with cos/sin whole (rows from the global offset) or
+    // split alike, batch and heads split, and 3 ranks over 5 rows.
+    EXPECT_EQ(CompareSharded({op, {x, cos, sin}}, {"0-1", {"S(2)", "B", "B", "S(2)"}, 1}), "")
+        << op;
+    EXPECT_EQ(CompareSharded({op, {x, cos, sin}}, {"0-1", {"S(2)", "S(0)", "S(0)", "S(2)"}, 1}),
+              "")
+        << op;
+    EXPECT_EQ(CompareSharded({op, {x, cos, sin}}, {"0-2", {"S(2)", "B", "B", "S(2)"}, 2}), "")
+        << op;
+    EXPECT_EQ(CompareSharded({op, {x, cos, sin}}, {"0-1", {"S(1)", "B", "B", "S(1)"}, 1}), "")
+        << op;
+  }
+}
+
+TEST(CudaKernelsTest, AttentionAndGradMatchCpu) {
+  REQUIRE_DEVICE();
+  const DataType f = DataType::kFloat32;
+  struct Shape4 {
+    std::vector<int64_t> q, k, v;
+  };
+  // Sq < Sk, Sq > Sk (causal rows with every key masked), value width
+  // differing from the query's.
+  for (const Shape4& sh : std::vector<Shape4>{{{2, 2, 5, 8}, {2, 2, 7, 8}, {2, 2, 7, 6}},
+                                              {{1, 2, 6, 4}, {1, 2, 4, 4}, {1, 2, 4, 4}}}) {
+    const LocalTensor q = GridTensor(f, sh.q, 1), k = GridTensor(f, sh.k, 2);
+    const LocalTensor v = GridTensor(f, sh.v, 3);
+    std::vector<int64_t> od = sh.q;
+    od[3] = sh.v[3];
+    const LocalTensor dout = GridTensor(f, od, 4);
+    for (const std::vector<std::string>& attrs : std::vector<std::vector<std::string>>{
+             {}, {"causal=true"}, {"causal=true", "scale=0.3"}}) {
+      std::string where = DimsToString(sh.q);
+      for (const std::string& a : attrs) where += " " + a;
+      EXPECT_EQ(CompareWithCpu({"scaled_dot_product_attention", {q, k, v}, attrs}), "") << where;
+      EXPECT_EQ(CompareWithCpu({"scaled_dot_product_attention_grad", {dout, q, k, v}, attrs}), "")
+          << where;
+      // Query rows split (causal masks with the GLOBAL row: rank 1 holds
+      // rows from 3), heads split; the grad's dk, dv are P addends.
+      EXPECT_EQ(CompareSharded({"scaled_dot_product_attention", {q, k, v}, attrs},
+                               {"0-1", {"S(2)", "B", "B", "S(2)"}, 1}),
+                "")
+          << where;
+      EXPECT_EQ(CompareSharded({"scaled_dot_product_attention", {q, k, v}, attrs},
+                               {"0-1", {"S(1)", "S(1)", "S(1)", "S(1)"}, 1}),
+                "")
+          << where;
+      EXPECT_EQ(CompareSharded({"scaled_dot_product_attention_grad", {dout, q, k, v}, attrs},
+                               {"0-1", {"S(2)", "S(2)", "B", "B", "S(2)", "P", "P"}, 1}),
+                "")
+          << where;
+    }
+  }
+}
+
+TEST(CudaKernelsTest, RotaryAndAttentionCasesTheLaunchersLackAreUnimplemented) {
+  REQUIRE_DEVICE();
+  // f64, an odd head dim for rotary, a head dim above 256 for attention.
+  const LocalTensor x = GridTensor(DataType::kFloat64, {1, 1, 2, 4}, 1);
+  const LocalTensor cs = GridTensor(DataType::kFloat64, {2, 4}, 2);
+  absl::StatusOr<std::vector<LocalTensor>> r = RunOnRank(
+      "rotary_embedding", {x, cs, cs}, {}, "cuda:0", {"B", "B", "B", "B"}, 0, DeviceType::kCuda);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kUnimplemented) << r.status();
+  const LocalTensor x3 = GridTensor(DataType::kFloat32, {1, 1, 2, 3}, 1);
+  const LocalTensor cs3 = GridTensor(DataType::kFloat32, {2, 3}, 2);
+  r = RunOnRank("rotary_embedding_grad", {x3, cs3, cs3}, {}, "cuda:0", {"B", "B", "B", "B"}, 0,
+                DeviceType::kCuda);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kUnimplemented) << r.status();
+  const LocalTensor t = GridTensor(DataType::kFloat32, {1, 1, 2, 300}, 1);
+  r = RunOnRank("scaled_dot_product_attention", {t, t, t}, {}, "cuda:0", {"B", "B", "B", "B"}, 0,
+                DeviceType::kCuda);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kUnimplemented) << r.status();
+}
+
 }  // namespace
 }  // namespace oneflow_sbp
 

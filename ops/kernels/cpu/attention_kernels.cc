@@ -33,6 +33,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "oneflow_sbp/status_macros.h"
+#include "ops/kernels/cpu/attention_layout.h"
 #include "ops/kernels/dtype_dispatch.h"
 #include "ops/kernels/kernel_registry.h"
 
@@ -46,59 +47,16 @@ double D(T v) {
   return ConvertElement<double>(v);
 }
 
-// kInternal unless input `in` holds dim `dim` whole on this rank.
-absl::Status CheckWhole(const KernelContext& ctx, int in, int dim, absl::string_view why) {
-  const LocalTensor& t = ctx.input(in);
-  const BlobLayout& l = ctx.input_layout(in);
-  if (t.dim(dim) == l.logical.shape.dim(dim)) return absl::OkStatus();
-  return ctx.Internal(absl::StrCat("rank holds ", t.dim(dim), " of the ", l.logical.shape.dim(dim),
-                                   " entries of dim ", dim, " of ", ctx.input_bn(in), " ",
-                                   l.logical.ToString(), " ", l.nd_sbp.ToString(), "; ", why));
-}
-
-// kInternal unless inputs a and b have the same local dims on [0, n).
-absl::Status CheckSameLocal(const KernelContext& ctx, int a, int b, int n) {
-  const LocalTensor& x = ctx.input(a);
-  const LocalTensor& y = ctx.input(b);
-  for (int d = 0; d < n; ++d) {
-    if (x.dim(d) != y.dim(d)) {
-      return ctx.Internal(absl::StrCat("local ", ctx.input_bn(a), " ", DimsToString(x.dims()),
-                                       " and ", ctx.input_bn(b), " ", DimsToString(y.dims()),
-                                       " differ in dim ", d));
-    }
-  }
-  return absl::OkStatus();
-}
-
 // ---------------------------------------------------------------- rotary
 
 // rotary_embedding (grad = false) or its transpose.
 template <bool kGrad>
 absl::Status RotaryKernel(KernelContext& ctx) {
+  OFS_ASSIGN_OR_RETURN(const int64_t row0, RotaryRowOffset(ctx));
   const LocalTensor& x = ctx.input(0);
   const LocalTensor& cos = ctx.input(1);
   const LocalTensor& sin = ctx.input(2);
-  if (x.rank() != 4 || cos.rank() != 2 || sin.dims() != cos.dims() || x.dtype() != cos.dtype() ||
-      x.dtype() != sin.dtype()) {
-    return ctx.Internal(absl::StrCat("local ", ctx.input_bn(0), " ", x.ToString(0), ", cos_0 ",
-                                     cos.ToString(0), " and sin_0 ", sin.ToString(0),
-                                     " do not fit [B,H,S,D], [S,D], [S,D]"));
-  }
-  OFS_RETURN_IF_ERROR(CheckWhole(ctx, 0, 3, "rotary embedding mixes the two halves of D"));
-  OFS_RETURN_IF_ERROR(CheckWhole(ctx, 1, 1, "rotary embedding mixes the two halves of D"));
-  // x's rows [xs, xs + S) in global coordinates must lie in cos's slice.
-  const IndexRange xr = ctx.input_layout(0).slice.range(2);
-  const IndexRange cr = ctx.input_layout(1).slice.range(0);
-  const IndexRange sr = ctx.input_layout(2).slice.range(0);
-  if (x.dim(2) > 0 && (xr.begin < cr.begin || xr.end > cr.end || !(cr == sr))) {
-    return ctx.Internal(absl::StrCat("cos_0 ", ctx.input_layout(1).slice.ToString(), " and sin_0 ",
-                                     ctx.input_layout(2).slice.ToString(),
-                                     " do not cover the sequence rows of ", ctx.input_bn(0), " ",
-                                     ctx.input_layout(0).slice.ToString()));
-  }
-  OFS_RETURN_IF_ERROR(ctx.CheckOutput(0, x.dims(), x.dtype()));
   const int64_t bh = x.dim(0) * x.dim(1), s = x.dim(2), d = x.dim(3), h = d / 2;
-  const int64_t row0 = xr.begin - cr.begin;
   return DispatchDtype<Floating>(ctx, x.dtype(), ctx.input_bn(0), [&](auto tag) {
     using T = typename decltype(tag)::type;
     using C = ComputeType<T>;
@@ -132,48 +90,6 @@ absl::Status RotaryKernel(KernelContext& ctx) {
 
 // ------------------------------------------------------------- attention
 
-struct AttentionDims {
-  int64_t bh = 0;      // local batch * heads
-  int64_t sq = 0;      // local query rows
-  int64_t sk = 0;      // keys (whole)
-  int64_t d = 0;       // query/key width (whole)
-  int64_t dv = 0;      // value width
-  int64_t row0 = 0;    // global index of the first local query row
-  int64_t shift = 0;   // causal: row i sees keys j <= i + shift
-  bool causal = false;
-  double scale = 1;
-};
-
-// Checks the local q, k, v (inputs q, q+1, q+2) and returns the loop dims.
-absl::StatusOr<AttentionDims> AttentionDimsOf(const KernelContext& ctx, int q) {
-  const LocalTensor& qt = ctx.input(q);
-  const LocalTensor& kt = ctx.input(q + 1);
-  const LocalTensor& vt = ctx.input(q + 2);
-  if (qt.rank() != 4 || kt.rank() != 4 || vt.rank() != 4) {
-    return ctx.Internal("query, key and value must have rank 4");
-  }
-  OFS_RETURN_IF_ERROR(CheckSameLocal(ctx, q, q + 1, 2));
-  OFS_RETURN_IF_ERROR(CheckSameLocal(ctx, q, q + 2, 2));
-  OFS_RETURN_IF_ERROR(CheckSameLocal(ctx, q + 1, q + 2, 3));
-  const char* why = "attention needs every key and whole rows";
-  OFS_RETURN_IF_ERROR(CheckWhole(ctx, q, 3, why));
-  OFS_RETURN_IF_ERROR(CheckWhole(ctx, q + 1, 2, why));
-  OFS_RETURN_IF_ERROR(CheckWhole(ctx, q + 1, 3, why));
-  if (qt.dim(3) != kt.dim(3)) return ctx.Internal("query and key widths differ");
-  AttentionDims a;
-  a.bh = qt.dim(0) * qt.dim(1);
-  a.sq = qt.dim(2);
-  a.sk = kt.dim(2);
-  a.d = qt.dim(3);
-  a.dv = vt.dim(3);
-  a.row0 = ctx.input_layout(q).slice.range(2).begin;
-  a.shift = ctx.input_layout(q + 1).logical.shape.dim(2) - ctx.input_layout(q).logical.shape.dim(2);
-  a.causal = ctx.Attr<bool>("causal");
-  const double scale = ctx.Attr<double>("scale");
-  a.scale = scale == 0 ? 1.0 / std::sqrt(static_cast<double>(a.d)) : scale;
-  return a;
-}
-
 // The softmax row p[0..sk) of query row `r` of head `b`; false if every
 // key is masked (p is then all zero).
 template <typename T>
@@ -201,10 +117,9 @@ bool SoftmaxRow(const AttentionDims& a, const T* q, const T* k, int64_t b, int64
 }
 
 absl::Status AttentionKernel(KernelContext& ctx) {
-  OFS_ASSIGN_OR_RETURN(const AttentionDims a, AttentionDimsOf(ctx, 0));
+  OFS_ASSIGN_OR_RETURN(const AttentionDims a, CheckAttention(ctx));
   const LocalTensor& q = ctx.input(0);
   const DataType dt = q.dtype();
-  OFS_RETURN_IF_ERROR(ctx.CheckOutput(0, {q.dim(0), q.dim(1), a.sq, a.dv}, dt));
   return DispatchDtype<Floating>(ctx, dt, ctx.input_bn(0), [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T* qp = q.data<T>();
@@ -230,18 +145,10 @@ absl::Status AttentionKernel(KernelContext& ctx) {
 }
 
 absl::Status AttentionGradKernel(KernelContext& ctx) {
-  OFS_ASSIGN_OR_RETURN(const AttentionDims a, AttentionDimsOf(ctx, 1));
+  OFS_ASSIGN_OR_RETURN(const AttentionDims a, CheckAttentionGrad(ctx));
   const LocalTensor& dout = ctx.input(0);
   const LocalTensor& q = ctx.input(1);
   const DataType dt = q.dtype();
-  if (dout.dtype() != dt || dout.rank() != 4 || dout.dim(0) != q.dim(0) ||
-      dout.dim(1) != q.dim(1) || dout.dim(2) != a.sq || dout.dim(3) != a.dv) {
-    return ctx.Internal(absl::StrCat("local dout_0 ", dout.ToString(0), " does not fit query_0 ",
-                                     q.ToString(0), " and value width ", a.dv));
-  }
-  for (int i = 0; i < 3; ++i) {
-    OFS_RETURN_IF_ERROR(ctx.CheckOutput(i, ctx.input(1 + i).dims(), dt));
-  }
   return DispatchDtype<Floating>(ctx, dt, ctx.input_bn(1), [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T* gp = dout.data<T>();

@@ -16,7 +16,9 @@
 //     equal in both operands or absent / 1 in one of them
 //   f32 only (nn.cu): layer_norm, layer_norm_grad, layer_norm_param_grad,
 //     rms_norm, rms_norm_grad, rms_norm_param_grad (parameters over the
-//     normalised dims only), adam_update
+//     normalised dims only), adam_update, rotary_embedding,
+//     rotary_embedding_grad (even head dim), scaled_dot_product_attention,
+//     scaled_dot_product_attention_grad (head dims up to 256)
 #include <algorithm>
 #include <cstdint>
 #include <string>
@@ -25,6 +27,7 @@
 #include "absl/strings/str_cat.h"
 #include "oneflow_sbp/cuda/cuda_device.h"
 #include "oneflow_sbp/status_macros.h"
+#include "ops/kernels/cpu/attention_layout.h"
 #include "ops/kernels/cpu/broadcast_loop.h"
 #include "ops/kernels/cpu/norm_layout.h"
 #include "ops/kernels/cpu/same_operands.h"
@@ -501,6 +504,91 @@ absl::Status AdamUpdateKernel(KernelContext& ctx) {
                            v.data<float>(), ctx.input(1).data<float>()));
 }
 
+// -------------------------------------------------------------- attention --
+//
+// rotary_embedding(_grad) and scaled_dot_product_attention(_grad): the CPU
+// kernels' ops, blob order, attributes and layout checks
+// (ops/kernels/cpu/attention_layout.h). Rotary indexes cos/sin by x's
+// global sequence row relative to their slice; attention masks with the
+// GLOBAL query row (shift = first local row + logical (Sk - Sq)). The grad
+// recomputes out and lse (the CPU grad takes no saved tensors). f32 only;
+// the launchers compute in float where the CPU uses double.
+
+// Device scratch of `floats` floats, freed after the stream has drained.
+class Scratch {
+ public:
+  std::string Allocate(int64_t floats) {
+    return oneflow_sbp::cuda::Malloc(&ptr_, std::max<int64_t>(floats, 1) * 4);
+  }
+  float* get() const { return static_cast<float*>(ptr_); }
+  ~Scratch() {
+    if (ptr_ == nullptr) return;
+    oneflow_sbp::cuda::Synchronize();
+    oneflow_sbp::cuda::Free(ptr_);
+  }
+
+ private:
+  void* ptr_ = nullptr;
+};
+
+template <bool kGrad>
+absl::Status RotaryKernel(KernelContext& ctx) {
+  OFS_ASSIGN_OR_RETURN(const int64_t row0, RotaryRowOffset(ctx));
+  OFS_RETURN_IF_ERROR(RequireF32(ctx));
+  const LocalTensor& x = ctx.input(0);
+  if (x.dim(3) % 2 != 0) {
+    return ctx.Unimplemented(absl::StrCat("head dim ", x.dim(3), " of ", ctx.input_bn(0),
+                                          " is odd; the CUDA ", ctx.op_type(),
+                                          " kernel takes even head dims only"));
+  }
+  return Launched(ctx, cuda::RotaryTable(kGrad, x.dim(0) * x.dim(1), x.dim(2), x.dim(3), row0,
+                                         ctx.input(1).data<float>(), ctx.input(2).data<float>(),
+                                         x.data<float>(), ctx.output(0).data<float>()));
+}
+
+// kUnimplemented for head dims the launchers cannot hold (kMaxHead, nn.cu).
+absl::Status RequireHeadDims(const KernelContext& ctx, const AttentionDims& a) {
+  constexpr int64_t kMaxHead = 256;
+  if (a.d <= kMaxHead && a.dv <= kMaxHead) return absl::OkStatus();
+  return ctx.Unimplemented(absl::StrCat("head dims ", a.d, " (query/key) and ", a.dv,
+                                        " (value); the CUDA ", ctx.op_type(),
+                                        " kernel takes head dims up to ", kMaxHead));
+}
+
+absl::Status AttentionKernel(KernelContext& ctx) {
+  OFS_ASSIGN_OR_RETURN(const AttentionDims a, CheckAttention(ctx));
+  OFS_RETURN_IF_ERROR(RequireF32(ctx));
+  OFS_RETURN_IF_ERROR(RequireHeadDims(ctx, a));
+  Scratch lse;
+  OFS_RETURN_IF_ERROR(Launched(ctx, lse.Allocate(a.bh * a.sq)));
+  return Launched(ctx, cuda::Attention(a.bh, a.sq, a.sk, a.d, a.dv, a.scale, a.causal,
+                                       ctx.input(0).data<float>(), ctx.input(1).data<float>(),
+                                       ctx.input(2).data<float>(), ctx.output(0).data<float>(),
+                                       lse.get(), a.row0 + a.shift));
+}
+
+absl::Status AttentionGradKernel(KernelContext& ctx) {
+  OFS_ASSIGN_OR_RETURN(const AttentionDims a, CheckAttentionGrad(ctx));
+  OFS_RETURN_IF_ERROR(RequireF32(ctx));
+  OFS_RETURN_IF_ERROR(RequireHeadDims(ctx, a));
+  const float* q = ctx.input(1).data<float>();
+  const float* k = ctx.input(2).data<float>();
+  const float* v = ctx.input(3).data<float>();
+  const int64_t shift = a.row0 + a.shift;
+  // out [bh, sq, dv] then lse [bh, sq], recomputed.
+  Scratch saved;
+  OFS_RETURN_IF_ERROR(Launched(ctx, saved.Allocate(a.bh * a.sq * (a.dv + 1))));
+  float* out = saved.get();
+  float* lse = out + a.bh * a.sq * a.dv;
+  OFS_RETURN_IF_ERROR(Launched(ctx, cuda::Attention(a.bh, a.sq, a.sk, a.d, a.dv, a.scale,
+                                                    a.causal, q, k, v, out, lse, shift)));
+  return Launched(ctx, cuda::AttentionGrad(a.bh, a.sq, a.sk, a.d, a.dv, a.scale, a.causal, q, k,
+                                           v, out, lse, ctx.input(0).data<float>(),
+                                           ctx.output(0).data<float>(),
+                                           ctx.output(1).data<float>(),
+                                           ctx.output(2).data<float>(), shift));
+}
+
 // ----------------------------------------------------------- registration --
 
 absl::Status RegisterCudaKernels(KernelRegistry& registry) {
@@ -563,6 +651,10 @@ absl::Status RegisterCudaKernels(KernelRegistry& registry) {
       {"rms_norm_grad", NormGradKernel<false>, kF32},
       {"rms_norm_param_grad", NormParamGradKernel<false>, kF32},
       {"adam_update", AdamUpdateKernel, kF32},
+      {"rotary_embedding", RotaryKernel<false>, kF32},
+      {"rotary_embedding_grad", RotaryKernel<true>, kF32},
+      {"scaled_dot_product_attention", AttentionKernel, kF32},
+      {"scaled_dot_product_attention_grad", AttentionGradKernel, kF32},
   };
   return RegisterKernels(registry, DeviceType::kCuda, defs);
 }

@@ -72,7 +72,7 @@ std::string Gemm(int dtype, bool trans_a, bool trans_b, int64_t m, int64_t n, in
                  double alpha, const void* a, int64_t stride_a, const void* b, int64_t stride_b,
                  double beta, void* c, int64_t stride_c, int64_t batch);
 
-// ---- nn.cu (f32; registry glue for the norms and adam_update only: docs/GPU.md) ----
+// ---- nn.cu (f32; registry glue for the norms, adam_update, rotary and attention) ----
 
 // layer_norm (rms = false) or rms_norm over the last `cols` of [rows, cols]:
 // y = (x - mean) * inv_std * gamma + beta (rms: no mean, no beta);
@@ -124,19 +124,31 @@ std::string AdamUpdateCorrected(int64_t n, double lr, double beta1, double beta2
 std::string Rotary(bool backward, int64_t rows, int64_t seq, int64_t dim, int64_t offset,
                    double base, const float* x, float* y);
 
+// The registry's rotary_embedding (grad = false) or rotary_embedding_grad
+// of x [bh, seq, dim] with tables cos, sin [*, dim]: x's sequence row s
+// uses table row row0 + s (formulas in ops/kernels/cpu/attention_kernels.cc).
+// dim must be even.
+std::string RotaryTable(bool grad, int64_t bh, int64_t seq, int64_t dim, int64_t row0,
+                        const float* cos, const float* sin, const float* x, float* y);
+
+// Default `shift` of Attention and AttentionGrad: sk - sq.
+constexpr int64_t kShiftSkMinusSq = INT64_MIN;
+
 // Scaled dot-product attention of q [bh, sq, d], k [bh, sk, d],
 // v [bh, sk, dv] -> out [bh, sq, dv] and the row log-sum-exp lse [bh, sq];
-// causal masks key j > i + (sk - sq). One thread per query row with an
+// causal masks key j > i + shift (default sk - sq; a rank holding query
+// rows from global row r0 passes r0 + logical (sk - sq)). A row with every
+// key masked gets out 0 and lse -inf. One thread per query row with an
 // online softmax (simple, not tiled); head dims up to 256.
 std::string Attention(int64_t bh, int64_t sq, int64_t sk, int64_t d, int64_t dv, double scale,
                       bool causal, const float* q, const float* k, const float* v, float* out,
-                      float* lse);
+                      float* lse, int64_t shift = kShiftSkMinusSq);
 // Gradients from out, lse and dout: one thread per query row (dq) and per
-// key row (dk, dv), sums in a fixed order.
+// key row (dk, dv), sums in a fixed order; shift as in Attention.
 std::string AttentionGrad(int64_t bh, int64_t sq, int64_t sk, int64_t d, int64_t dv,
                           double scale, bool causal, const float* q, const float* k,
                           const float* v, const float* out, const float* lse, const float* dout,
-                          float* dq, float* dk, float* dvv);
+                          float* dq, float* dk, float* dvv, int64_t shift = kShiftSkMinusSq);
 
 }  // namespace oneflow_sbp::kernels::cuda
 

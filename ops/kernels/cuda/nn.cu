@@ -1,6 +1,7 @@
 // Normalisation, embedding, cross-entropy, optimizer, rotary and attention
-// kernels on CUDA (f32). The norms and adam_update are registered as
-// kernels in cuda_kernels.cc; the others are launchers only (docs/GPU.md). Every result is deterministic: no float
+// kernels on CUDA (f32). The norms, adam_update, rotary (RotaryTable) and
+// attention are registered as kernels in cuda_kernels.cc; the others are
+// launchers only (docs/GPU.md). Every result is deterministic: no float
 // atomics; sums over rows run in a fixed order.
 #include <cmath>
 #include <vector>
@@ -200,11 +201,36 @@ __global__ void RotaryKernel(int64_t total_pairs, int64_t seq, int64_t dim, int6
   }
 }
 
+// The registry's rotary_embedding(_grad) with cos/sin tables [*, dim]:
+// row (b, s) of x uses table row row0 + s; pairs (i, i + h):
+//   forward: y[i] = x[i] c[i] - x[i+h] s[i]; y[i+h] = x[i+h] c[i+h] + x[i] s[i+h]
+//   grad:    y[i] = x[i] c[i] + x[i+h] s[i+h]; y[i+h] = x[i+h] c[i+h] - x[i] s[i]
+__global__ void RotaryTableKernel(bool grad, int64_t total_pairs, int64_t seq, int64_t dim,
+                                  int64_t row0, const float* cs, const float* sn, const float* x,
+                                  float* y) {
+  const int64_t half = dim / 2;
+  for (int64_t t = blockIdx.x * blockDim.x + threadIdx.x; t < total_pairs;
+       t += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int64_t i = t % half;
+    const int64_t row = t / half;  // (b, s) flattened
+    const float* c = cs + (row0 + row % seq) * dim;
+    const float* s = sn + (row0 + row % seq) * dim;
+    const float lo = x[row * dim + i], hi = x[row * dim + i + half];
+    if (!grad) {
+      y[row * dim + i] = lo * c[i] - hi * s[i];
+      y[row * dim + i + half] = hi * c[i + half] + lo * s[i + half];
+    } else {
+      y[row * dim + i] = lo * c[i] + hi * s[i + half];
+      y[row * dim + i + half] = hi * c[i + half] - lo * s[i];
+    }
+  }
+}
+
 // --------------------------------------------------------- attention --
 
-__device__ __forceinline__ bool Masked(bool causal, int64_t i, int64_t j, int64_t sq,
-                                       int64_t sk) {
-  return causal && j > i + (sk - sq);
+// Causal: query row i sees keys j <= i + shift.
+__device__ __forceinline__ bool Masked(bool causal, int64_t i, int64_t j, int64_t shift) {
+  return causal && j > i + shift;
 }
 
 __device__ __forceinline__ float Dot(const float* a, const float* b, int64_t d) {
@@ -215,7 +241,7 @@ __device__ __forceinline__ float Dot(const float* a, const float* b, int64_t d) 
 
 // One thread per (batch-head, query row); online softmax over keys.
 __global__ void AttentionForward(int64_t bh, int64_t sq, int64_t sk, int64_t d, int64_t dv,
-                                 float scale, bool causal, const float* q, const float* k,
+                                 float scale, bool causal, int64_t shift, const float* q, const float* k,
                                  const float* v, float* out, float* lse) {
   const int64_t t = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
   if (t >= bh * sq) return;
@@ -225,7 +251,7 @@ __global__ void AttentionForward(int64_t bh, int64_t sq, int64_t sk, int64_t d, 
   for (int64_t e = 0; e < dv; ++e) acc[e] = 0;
   float m = -INFINITY, l = 0;
   for (int64_t j = 0; j < sk; ++j) {
-    if (Masked(causal, i, j, sq, sk)) break;
+    if (Masked(causal, i, j, shift)) break;
     const float s = scale * Dot(qi, k + (b * sk + j) * d, d);
     const float m2 = fmaxf(m, s);
     const float c = expf(m - m2), p = expf(s - m2);
@@ -247,7 +273,7 @@ __global__ void AttentionDelta(int64_t rows, int64_t dv, const float* out, const
 
 // dq_i = scale * sum_j p_ij (dout_i . v_j - delta_i) k_j; thread per query.
 __global__ void AttentionBackwardQ(int64_t bh, int64_t sq, int64_t sk, int64_t d, int64_t dv,
-                                   float scale, bool causal, const float* q, const float* k,
+                                   float scale, bool causal, int64_t shift, const float* q, const float* k,
                                    const float* v, const float* dout, const float* lse,
                                    const float* delta, float* dq) {
   const int64_t t = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
@@ -256,7 +282,7 @@ __global__ void AttentionBackwardQ(int64_t bh, int64_t sq, int64_t sk, int64_t d
   float acc[kMaxHead];
   for (int64_t e = 0; e < d; ++e) acc[e] = 0;
   for (int64_t j = 0; j < sk; ++j) {
-    if (Masked(causal, i, j, sq, sk)) break;
+    if (Masked(causal, i, j, shift)) break;
     const float* kj = k + (b * sk + j) * d;
     const float p = expf(scale * Dot(q + t * d, kj, d) - lse[t]);
     const float ds = p * (Dot(dout + t * dv, v + (b * sk + j) * dv, dv) - delta[t]);
@@ -267,7 +293,7 @@ __global__ void AttentionBackwardQ(int64_t bh, int64_t sq, int64_t sk, int64_t d
 
 // dk_j = scale * sum_i ds_ij q_i, dv_j = sum_i p_ij dout_i; thread per key.
 __global__ void AttentionBackwardKV(int64_t bh, int64_t sq, int64_t sk, int64_t d, int64_t dv,
-                                    float scale, bool causal, const float* q, const float* k,
+                                    float scale, bool causal, int64_t shift, const float* q, const float* k,
                                     const float* v, const float* dout, const float* lse,
                                     const float* delta, float* dk, float* dvv) {
   const int64_t t = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
@@ -277,7 +303,7 @@ __global__ void AttentionBackwardKV(int64_t bh, int64_t sq, int64_t sk, int64_t 
   for (int64_t e = 0; e < d; ++e) ak[e] = 0;
   for (int64_t e = 0; e < dv; ++e) av[e] = 0;
   for (int64_t i = 0; i < sq; ++i) {
-    if (Masked(causal, i, j, sq, sk)) continue;
+    if (Masked(causal, i, j, shift)) continue;
     const int64_t row = b * sq + i;
     const float* qi = q + row * d;
     const float* gi = dout + row * dv;
@@ -433,24 +459,37 @@ std::string Rotary(bool backward, int64_t rows, int64_t seq, int64_t dim, int64_
   return LaunchError("rotary_embedding");
 }
 
+std::string RotaryTable(bool grad, int64_t bh, int64_t seq, int64_t dim, int64_t row0,
+                        const float* cos, const float* sin, const float* x, float* y) {
+  const char* name = grad ? "rotary_embedding_grad" : "rotary_embedding";
+  if (dim % 2 != 0) return std::string(name) + ": head dim " + std::to_string(dim) + " is odd";
+  const int64_t pairs = bh * seq * (dim / 2);
+  if (pairs == 0) return "";
+  RotaryTableKernel<<<Blocks(pairs), kThreads, 0, Stream()>>>(grad, pairs, seq, dim, row0, cos,
+                                                              sin, x, y);
+  return LaunchError(name);
+}
+
 std::string Attention(int64_t bh, int64_t sq, int64_t sk, int64_t d, int64_t dv, double scale,
                       bool causal, const float* q, const float* k, const float* v, float* out,
-                      float* lse) {
+                      float* lse, int64_t shift) {
+  if (shift == kShiftSkMinusSq) shift = sk - sq;
   if (d > kMaxHead || dv > kMaxHead) {
     return "scaled_dot_product_attention: head dims " + std::to_string(d) + ", " +
            std::to_string(dv) + " above " + std::to_string(kMaxHead);
   }
   if (bh * sq == 0) return "";
   AttentionForward<<<Blocks(bh * sq), kThreads, 0, Stream()>>>(
-      bh, sq, sk, d, dv, static_cast<float>(scale), causal, q, k, v, out, lse);
+      bh, sq, sk, d, dv, static_cast<float>(scale), causal, shift, q, k, v, out, lse);
   return LaunchError("scaled_dot_product_attention");
 }
 
 std::string AttentionGrad(int64_t bh, int64_t sq, int64_t sk, int64_t d, int64_t dv,
                           double scale, bool causal, const float* q, const float* k,
                           const float* v, const float* out, const float* lse, const float* dout,
-                          float* dq, float* dk, float* dvv) {
+                          float* dq, float* dk, float* dvv, int64_t shift) {
   if (d > kMaxHead || dv > kMaxHead) return "scaled_dot_product_attention_grad: head dim";
+  if (shift == kShiftSkMinusSq) shift = sk - sq;
   if (bh == 0) return "";
   void* delta = nullptr;
   std::string e = ::oneflow_sbp::cuda::Malloc(&delta, std::max<int64_t>(bh * sq, 1) * 4);
@@ -458,10 +497,11 @@ std::string AttentionGrad(int64_t bh, int64_t sq, int64_t sk, int64_t d, int64_t
   float* dl = static_cast<float*>(delta);
   const float s = static_cast<float>(scale);
   AttentionDelta<<<Blocks(bh * sq), kThreads, 0, Stream()>>>(bh * sq, dv, out, dout, dl);
-  AttentionBackwardQ<<<Blocks(bh * sq), kThreads, 0, Stream()>>>(bh, sq, sk, d, dv, s, causal, q,
-                                                                 k, v, dout, lse, dl, dq);
+  AttentionBackwardQ<<<Blocks(bh * sq), kThreads, 0, Stream()>>>(bh, sq, sk, d, dv, s, causal,
+                                                                 shift, q, k, v, dout, lse, dl, dq);
   AttentionBackwardKV<<<Blocks(bh * sk), kThreads, 0, Stream()>>>(bh, sq, sk, d, dv, s, causal,
-                                                                  q, k, v, dout, lse, dl, dk, dvv);
+                                                                  shift, q, k, v, dout, lse, dl, dk,
+                                                                  dvv);
   e = LaunchError("scaled_dot_product_attention_grad");
   if (e.empty()) e = ::oneflow_sbp::cuda::Synchronize();
   ::oneflow_sbp::cuda::Free(delta);
