@@ -14,6 +14,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "oneflow_sbp/status_macros.h"
+#include "ops/kernels/cpu/dropout_args.h"
 #include "ops/kernels/dtype_dispatch.h"
 #include "ops/kernels/kernel_registry.h"
 #include "ops/kernels/philox.h"
@@ -48,21 +49,9 @@ void ForEachGlobalRun(const Shape& logical, const TensorSlice& slice, const Loca
 
 absl::Status DropoutKernel(KernelContext& ctx) {
   const LocalTensor& in = ctx.input("in");
-  const bool has_add = ctx.has_input("_add_to_output");
-  const double rate = ctx.Attr<double>("rate");
-  const uint64_t seed = static_cast<uint64_t>(ctx.Attr<int64_t>("seed"));
-  if (!(rate >= 0.0 && rate <= 1.0)) {
-    return ctx.InvalidArgument(absl::StrCat("attribute rate ", rate, " must be in [0, 1]"));
-  }
-  OFS_RETURN_IF_ERROR(ctx.CheckOutput(0, in.dims(), in.dtype()));
-  OFS_RETURN_IF_ERROR(ctx.CheckOutput(1, in.dims(), DataType::kBool));
-  if (has_add && ctx.input("_add_to_output").dims() != in.dims()) {
-    return ctx.Internal(absl::StrCat("local _add_to_output_0 ",
-                                     DimsToString(ctx.input("_add_to_output").dims()),
-                                     " differs from local in_0 ", DimsToString(in.dims())));
-  }
-  const uint32_t threshold = DropoutThreshold(rate);
-  const double scale = rate < 1.0 ? 1.0 / (1.0 - rate) : 0.0;
+  OFS_ASSIGN_OR_RETURN(const DropoutArgs args, CheckDropout(ctx));
+  const uint64_t seed = args.seed;
+  const uint32_t threshold = args.threshold;
   const BlobLayout& layout = ctx.input_layout(0);
   LocalTensor& out = ctx.output(0);
   bool* mask = ctx.output(1).data<bool>();
@@ -70,9 +59,9 @@ absl::Status DropoutKernel(KernelContext& ctx) {
     using T = typename decltype(tag)::type;
     using C = ComputeType<T>;
     const T* x = in.data<T>();
-    const T* add = has_add ? ctx.input("_add_to_output").data<T>() : nullptr;
+    const T* add = args.add != nullptr ? args.add->data<T>() : nullptr;
     T* y = out.data<T>();
-    const C s = static_cast<C>(scale);
+    const C s = static_cast<C>(args.scale);
     ForEachGlobalRun(layout.logical.shape, layout.slice, in.dims(),
                      [&](int64_t offset, int64_t global, int64_t n) {
                        PhiloxBlock block{};
@@ -99,12 +88,7 @@ absl::Status DropoutGradKernel(KernelContext& ctx) {
   const LocalTensor& dy = ctx.input(0);
   const LocalTensor& mask = ctx.input(1);
   const double scale = ctx.Attr<double>("scale");
-  if (mask.dtype() != DataType::kBool || mask.dims() != dy.dims()) {
-    return ctx.Internal(absl::StrCat("local mask_0 ", DataTypeName(mask.dtype()),
-                                     DimsToString(mask.dims()), " does not match local dy_0 ",
-                                     DimsToString(dy.dims())));
-  }
-  OFS_RETURN_IF_ERROR(ctx.CheckOutput(0, dy.dims(), dy.dtype()));
+  OFS_RETURN_IF_ERROR(CheckDropoutGrad(ctx));
   LocalTensor& dx = ctx.output(0);
   return DispatchDtype<Floating>(ctx, dy.dtype(), "dy_0", [&](auto tag) {
     using T = typename decltype(tag)::type;

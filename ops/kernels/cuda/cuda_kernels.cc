@@ -29,11 +29,11 @@
 #include "oneflow_sbp/status_macros.h"
 #include "ops/kernels/cpu/attention_layout.h"
 #include "ops/kernels/cpu/broadcast_loop.h"
+#include "ops/kernels/cpu/dropout_args.h"
 #include "ops/kernels/cpu/norm_layout.h"
 #include "ops/kernels/cpu/same_operands.h"
 #include "ops/kernels/cuda/cuda_launch.h"
 #include "ops/kernels/kernel_registry.h"
-#include "ops/kernels/philox.h"
 #include "ops/op_util.h"
 
 namespace oneflow_sbp::kernels {
@@ -127,21 +127,9 @@ absl::Status BiasAddKernel(KernelContext& ctx) {
 
 absl::Status DropoutKernel(KernelContext& ctx) {
   const LocalTensor& in = ctx.input("in");
-  const bool has_add = ctx.has_input("_add_to_output");
-  const double rate = ctx.Attr<double>("rate");
-  const uint64_t seed = static_cast<uint64_t>(ctx.Attr<int64_t>("seed"));
-  if (!(rate >= 0.0 && rate <= 1.0)) {
-    return ctx.InvalidArgument(absl::StrCat("attribute rate ", rate, " must be in [0, 1]"));
-  }
-  OFS_RETURN_IF_ERROR(ctx.CheckOutput(0, in.dims(), in.dtype()));
-  OFS_RETURN_IF_ERROR(ctx.CheckOutput(1, in.dims(), DataType::kBool));
+  OFS_ASSIGN_OR_RETURN(const DropoutArgs args, CheckDropout(ctx));
   OFS_RETURN_IF_ERROR(RequireFloating(ctx, in.dtype(), "in_0"));
   OFS_RETURN_IF_ERROR(RequireRank(ctx, in.rank(), "in_0"));
-  if (has_add && ctx.input("_add_to_output").dims() != in.dims()) {
-    return ctx.Internal(absl::StrCat("local _add_to_output_0 ",
-                                     DimsToString(ctx.input("_add_to_output").dims()),
-                                     " differs from local in_0 ", DimsToString(in.dims())));
-  }
   // Element i of the shard is logical element offset + sum(idx * stride):
   // the logical row-major position, which is what makes the mask the same
   // under every layout.
@@ -152,22 +140,16 @@ absl::Status DropoutKernel(KernelContext& ctx) {
   const LocalDims stride = RowMajorStrides(logical);
   int64_t offset = 0;
   for (int d = 0; d < rank; ++d) offset += layout.slice.range(d).begin * stride[d];
-  const double scale = rate < 1.0 ? 1.0 / (1.0 - rate) : 0.0;
   return Launched(ctx, cuda::Dropout(Code(in.dtype()), rank, in.dims().data(), stride.data(),
-                                     offset, seed, DropoutThreshold(rate), scale, in.raw_data(),
-                                     has_add ? ctx.input("_add_to_output").raw_data() : nullptr,
+                                     offset, args.seed, args.threshold, args.scale, in.raw_data(),
+                                     args.add != nullptr ? args.add->raw_data() : nullptr,
                                      ctx.output(0).raw_data(), ctx.output(1).data<bool>()));
 }
 
 absl::Status DropoutGradKernel(KernelContext& ctx) {
   const LocalTensor& dy = ctx.input(0);
   const LocalTensor& mask = ctx.input(1);
-  if (mask.dtype() != DataType::kBool || mask.dims() != dy.dims()) {
-    return ctx.Internal(absl::StrCat("local mask_0 ", DataTypeName(mask.dtype()),
-                                     DimsToString(mask.dims()), " does not match local dy_0 ",
-                                     DimsToString(dy.dims())));
-  }
-  OFS_RETURN_IF_ERROR(ctx.CheckOutput(0, dy.dims(), dy.dtype()));
+  OFS_RETURN_IF_ERROR(CheckDropoutGrad(ctx));
   OFS_RETURN_IF_ERROR(RequireFloating(ctx, dy.dtype(), "dy_0"));
   return Launched(ctx, cuda::DropoutGrad(Code(dy.dtype()), dy.elem_cnt(),
                                          ctx.Attr<double>("scale"), dy.raw_data(),
