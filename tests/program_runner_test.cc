@@ -17,6 +17,7 @@
 #include "oneflow_sbp/eager/apply.h"
 #include "oneflow_sbp/graph/program_generators.h"
 #include "oneflow_sbp/graph/program_planner.h"
+#include "oneflow_sbp/tensor_difference.h"
 #include "ops/builtin_ops.h"
 #include "tests/infer_test_util.h"
 
@@ -59,18 +60,9 @@ AllRanks RunEverywhere(const graph::Program& program, const graph::Assignment& a
   return all;
 }
 
+// Max |a - b| relative to max(1, max |b|) over every output.
 double MaxRelativeDiff(const std::vector<LocalTensor>& a, const std::vector<LocalTensor>& b) {
-  double diff = 0, scale = 1;
-  for (size_t o = 0; o < a.size(); ++o) {
-    const std::vector<double> x = a[o].ToDoubles();
-    const std::vector<double> y = b[o].ToDoubles();
-    if (x.size() != y.size()) return INFINITY;
-    for (size_t i = 0; i < x.size(); ++i) {
-      diff = std::max(diff, std::fabs(x[i] - y[i]));
-      scale = std::max(scale, std::fabs(y[i]));
-    }
-  }
-  return diff / scale;
+  return MaxRelativeDifference(a, b, /*scale_floor=*/1);
 }
 
 void ExpectAllOk(const AllRanks& r) {

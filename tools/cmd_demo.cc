@@ -15,6 +15,7 @@
 #include "oneflow_sbp/eager/autograd.h"
 #include "oneflow_sbp/eager/tensor_layout.h"
 #include "oneflow_sbp/status_macros.h"
+#include "oneflow_sbp/tensor_difference.h"
 #include "tools/program_capture.h"
 #include "tools/rank_runner.h"
 
@@ -79,14 +80,6 @@ absl::StatusOr<Placement> MeshPlacement(const std::string& mesh) {
         "--mesh=", mesh, ": the demo runs on a 1- or 2-axis mesh (data, then tensor parallel)"));
   }
   return Placement::Parse(absl::StrCat("cpu:0-", n - 1, " [", absl::StrJoin(dims, ","), "]"));
-}
-
-double RelativeError(const LocalTensor& a, const LocalTensor& b) {
-  double scale = 1e-6;
-  double err = 0;
-  for (int64_t i = 0; i < b.elem_cnt(); ++i) scale = std::max(scale, std::abs(b.GetDouble(i)));
-  for (int64_t i = 0; i < b.elem_cnt(); ++i) err = std::max(err, std::abs(a.GetDouble(i) - b.GetDouble(i)));
-  return err / scale;
 }
 
 // Collective kinds, in report order.
@@ -208,7 +201,8 @@ absl::StatusOr<std::string> RunDemo(const DemoOptions& o, Engine& engine, int* e
     }
     double grad_err = 0;
     for (size_t i = 0; i < run.grads.size(); ++i) {
-      const double e = RelativeError(run.grads[i], reference.grads[i]);
+      const double e = MaxRelativeDifference(absl::MakeConstSpan(&run.grads[i], 1),
+                                             absl::MakeConstSpan(&reference.grads[i], 1), 1e-6);
       if (e > grad_err) grad_err = e;
     }
     const bool loss_ok = loss_err < 1e-4;

@@ -11,6 +11,7 @@
 #include "absl/time/clock.h"
 #include "boxing/comm/inprocess_world.h"
 #include "oneflow_sbp/eager/program_runner.h"
+#include "oneflow_sbp/tensor_difference.h"
 
 namespace oneflow_sbp::cli {
 namespace {
@@ -64,22 +65,6 @@ int OpsAsPredicted(const std::vector<NdSbpSignature>& ran,
   return same;
 }
 
-// Max |a - b| relative to max(1, max |b|) over every output.
-double OutputDiff(const std::vector<LocalTensor>& a, const std::vector<LocalTensor>& b) {
-  double diff = 0;
-  double scale = 1;
-  for (size_t o = 0; o < a.size() && o < b.size(); ++o) {
-    const std::vector<double> x = a[o].ToDoubles();
-    const std::vector<double> y = b[o].ToDoubles();
-    if (x.size() != y.size()) return INFINITY;
-    for (size_t i = 0; i < x.size(); ++i) {
-      diff = std::max(diff, std::fabs(x[i] - y[i]));
-      scale = std::max(scale, std::fabs(y[i]));
-    }
-  }
-  return diff / scale;
-}
-
 }  // namespace
 
 absl::StatusOr<oneflow::PlanExecutionProto> ExecuteProgramPlan(const graph::Program& program,
@@ -108,7 +93,8 @@ absl::StatusOr<oneflow::PlanExecutionProto> ExecuteProgramPlan(const graph::Prog
   fill(*greedy, plan.greedy_costs.comm_bytes,
        OpsAsPredicted(greedy->rank0.signatures, plan.greedy.op_signatures), e.mutable_greedy());
   e.set_outputs(static_cast<int>(planned->rank0.outputs.size()));
-  e.set_max_output_diff(OutputDiff(planned->rank0.outputs, greedy->rank0.outputs));
+  e.set_max_output_diff(
+      MaxRelativeDifference(planned->rank0.outputs, greedy->rank0.outputs, /*scale_floor=*/1));
 
   std::vector<std::string> problems;
   const int num_ops = static_cast<int>(program.ops().size());
