@@ -7,6 +7,7 @@
 #include "absl/time/clock.h"
 #include "oneflow_sbp/eager/autograd.h"
 #include "oneflow_sbp/eager/tensor_layout.h"
+#include "oneflow_sbp/status_macros.h"
 #include "ops/kernels/kernel_context.h"
 
 namespace oneflow_sbp::eager {
@@ -42,8 +43,10 @@ absl::Status CheckInputs(const OpCall& call, absl::Span<const GlobalTensor> inpu
   return absl::OkStatus();
 }
 
-InferRequest MakeRequest(EagerContext& ctx, const std::shared_ptr<const OpCall>& call,
-                         absl::Span<const GlobalTensor> inputs, const NdSbpSignature* required) {
+absl::StatusOr<InferRequest> MakeRequest(EagerContext& ctx,
+                                         const std::shared_ptr<const OpCall>& call,
+                                         absl::Span<const GlobalTensor> inputs,
+                                         const NdSbpSignature* required) {
   InferRequest req;
   req.op = call;
   req.placement = inputs[0].placement();
@@ -58,13 +61,15 @@ InferRequest MakeRequest(EagerContext& ctx, const std::shared_ptr<const OpCall>&
   }
   req.cost.policy = ctx.options().cost_policy;
   if (required != nullptr) {
-    // Outputs too where the policy filters them (1-D rules, planned). OneFlow's
-    // N-D rules constrain inputs only and the engine refuses an output
-    // constraint there, so pin the inputs alone; ApplyInternal checks the
-    // outputs the inference picked against `required` afterwards.
-    const bool outputs_filtered =
-        req.placement.num_axes() == 1 || req.cost.policy != PolicyName::OneFlow();
-    const int pinned = outputs_filtered ? call->num_blobs() : call->num_inputs();
+    // Outputs too where the policy's constraint filter checks them (OneFlow's
+    // 1-D rules, planned). OneFlow's N-D rules constrain inputs only and the
+    // engine refuses an output constraint there, so pin the inputs alone;
+    // ApplyInternal checks the outputs the inference picked against
+    // `required` afterwards.
+    OFS_ASSIGN_OR_RETURN(const Engine::PolicyPtr policy,
+                         ctx.engine().SelectionPolicyFor(req.cost.policy, req.placement));
+    const int pinned = policy->rules().filters.constraints_check_outputs ? call->num_blobs()
+                                                                         : call->num_inputs();
     req.constraints.assign(required->begin(), required->begin() + pinned);
     req.constraints.resize(call->num_blobs());
   }
@@ -150,8 +155,9 @@ absl::StatusOr<std::vector<GlobalTensor>> ApplyInternal(
   if (tracing) event.start = mark = absl::Now();
 
   // infer
-  absl::StatusOr<std::shared_ptr<const InferResult>> result =
-      ctx.engine().Infer(MakeRequest(ctx, call, inputs, required));
+  absl::StatusOr<InferRequest> request = MakeRequest(ctx, call, inputs, required);
+  if (!request.ok()) return request.status();
+  absl::StatusOr<std::shared_ptr<const InferResult>> result = ctx.engine().Infer(*request);
   if (!result.ok()) return result.status();
   const NdSbpSignature& sig = (*result)->signature;
   if (required != nullptr && !(sig == *required)) {
