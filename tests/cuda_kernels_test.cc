@@ -469,6 +469,91 @@ TEST(CudaKernelsTest, RotaryAndAttentionCasesTheLaunchersLackAreUnimplemented) {
   EXPECT_EQ(r.status().code(), absl::StatusCode::kUnimplemented) << r.status();
 }
 
+// ------------------------------------------- layout, fill, add_n, scalar --
+
+std::vector<DataType> EveryDtype() {
+  return {DataType::kFloat16, DataType::kBFloat16, DataType::kFloat32, DataType::kFloat64,
+          DataType::kInt8,    DataType::kInt32,    DataType::kInt64,   DataType::kUInt8,
+          DataType::kBool};
+}
+
+TEST(CudaSupportKernelsTest, LayoutOpsMatchCpuOnEveryDtype) {
+  REQUIRE_DEVICE();
+  for (DataType t : EveryDtype()) {
+    const LocalTensor x = GridTensor(t, {4, 6, 5}, 1);
+    EXPECT_EQ(CompareWithCpu({"reshape", {x}, {"shape=6,-1"}}), "") << DataTypeName(t);
+    EXPECT_EQ(CompareWithCpu({"transpose", {x}, {"perm=2,0,1"}}), "") << DataTypeName(t);
+    EXPECT_EQ(CompareWithCpu({"cat", {x, GridTensor(t, {4, 2, 5}, 2)}, {"axis=1"}}), "");
+    EXPECT_EQ(CompareWithCpu({"stack", {x, x}, {"axis=1"}}), "") << DataTypeName(t);
+    EXPECT_EQ(CompareWithCpu({"slice", {x}, {"start=0,1,0", "stop=4,6,5", "step=2,2,3"}}), "");
+    EXPECT_EQ(CompareWithCpu({"narrow", {x}, {"dim=1", "start=-2", "length=2"}}), "");
+    EXPECT_EQ(CompareWithCpu({"expand", {GridTensor(t, {1, 5}, 3)}, {"expand_shape=3,4,5"}}),
+              "");
+  }
+  const LocalTensor x = GridTensor(DataType::kFloat32, {3, 5}, 4);
+  const LocalTensor dy = GridTensor(DataType::kFloat32, {2, 2}, 5);
+  EXPECT_EQ(CompareWithCpu({"slice_grad", {dy, x}, {"start=0,1", "stop=3,5", "step=2,2"}}), "");
+  EXPECT_EQ(CompareWithCpu({"slice_update", {x, dy}, {"start=0,1", "stop=3,5", "step=2,2"}}), "");
+  EXPECT_EQ(CompareWithCpu({"broadcast_like", {GridTensor(DataType::kFloat32, {5}, 6), x},
+                            {"broadcast_axes=0"}}),
+            "");
+  EXPECT_EQ(CompareWithCpu({"split", {x}, {"axis=1", "sizes=1,4"}}), "");
+}
+
+TEST(CudaSupportKernelsTest, LayoutOpsMatchCpuOnSplitLayouts) {
+  REQUIRE_DEVICE();
+  const LocalTensor x = GridTensor(DataType::kFloat32, {6, 4, 5}, 7);
+  // A transpose of a split moves the split dim; a reshape of a row split
+  // whose blocks line up is one contiguous copy per rank.
+  EXPECT_EQ(CompareSharded({"transpose", {x}, {"perm=2,0,1"}}, {"0-1", {"S(0)", "S(1)"}, 1}), "");
+  EXPECT_EQ(CompareSharded({"reshape", {x}, {"shape=6,20"}}, {"0-2", {"S(0)", "S(0)"}, 2}), "");
+  EXPECT_EQ(CompareSharded({"slice", {x}, {"start=0,1,0", "stop=6,4,5", "step=1,2,1"}},
+                           {"0-1", {"S(1)", "P"}, 1}),
+            "");
+}
+
+TEST(CudaSupportKernelsTest, FillAddNScalarAndActivationGradsMatchCpu) {
+  REQUIRE_DEVICE();
+  for (DataType t : EveryDtype()) {
+    const LocalTensor like = GridTensor(t, {7, 33}, 1);
+    EXPECT_EQ(CompareWithCpu({"zeros_like", {like}}), "") << DataTypeName(t);
+  }
+  for (const char* dtype : {"f32", "f16", "bf16", "f64", "i32", "i64", "i8", "u8", "bool"}) {
+    EXPECT_EQ(CompareWithCpu({"fill", {GridTensor(DataType::kFloat32, {5, 9}, 2)},
+                              {"value=3", std::string("dtype=") + dtype}}),
+              "")
+        << dtype;
+  }
+  EXPECT_EQ(CompareWithCpu({"fill", {GridTensor(DataType::kFloat32, {5, 9}, 2)}, {"value=-1.5"}}),
+            "");
+  for (DataType t : {DataType::kFloat32, DataType::kFloat64, DataType::kFloat16,
+                     DataType::kBFloat16, DataType::kInt32, DataType::kInt64}) {
+    const LocalTensor a = GridTensor(t, {9, 17}, 1), b = GridTensor(t, {9, 17}, 2);
+    EXPECT_EQ(CompareWithCpu({"add_n", {a}}), "") << DataTypeName(t);
+    EXPECT_EQ(CompareWithCpu({"add_n", {a, b, a}}), "") << DataTypeName(t);
+  }
+  const std::vector<std::string> by_float = {"has_float_operand=true", "has_int_operand=false",
+                                             "float_operand=1.25"};
+  const std::vector<std::string> by_int = {"has_float_operand=false", "has_int_operand=true",
+                                           "int_operand=3"};
+  for (DataType t : Floating()) {
+    const LocalTensor x = GridTensor(t, {11, 13}, 3, 0.25, 2);
+    for (const char* op : {"scalar_add", "scalar_mul", "scalar_div", "scalar_pow"}) {
+      EXPECT_EQ(CompareWithCpu({op, {x}, by_float}), "") << op << " " << DataTypeName(t);
+      EXPECT_EQ(CompareWithCpu({op, {x}, by_int}), "") << op << " " << DataTypeName(t);
+    }
+    const LocalTensor s = GridTensor(t, {11, 13}, 4), dy = GridTensor(t, {11, 13}, 5);
+    for (const char* op : {"relu_grad", "silu_grad", "gelu_grad"}) {
+      EXPECT_EQ(CompareWithCpu({op, {s, dy}}), "") << op << " " << DataTypeName(t);
+    }
+  }
+  // Integer scalar ops stay on the CPU: a clean kUnimplemented, not a launch.
+  absl::StatusOr<std::vector<LocalTensor>> r =
+      RunOnRank("scalar_mul", {GridTensor(DataType::kInt32, {4}, 1)}, by_int, "cuda:0", {"B", "B"},
+                0, DeviceType::kCuda);
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kUnimplemented) << r.status();
+}
+
 }  // namespace
 }  // namespace oneflow_sbp
 

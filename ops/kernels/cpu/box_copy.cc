@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "oneflow_sbp/device_ops.h"
 
 namespace oneflow_sbp::kernels {
 namespace {
@@ -169,6 +170,47 @@ void CopyTyped(const Interval& iv, const U* src, int64_t src_base,
           });
 }
 
+// The copy of a device tensor: one strided CopyBox of the backend (one
+// kernel on CUDA) instead of the host loops. A zero-fill reads one device
+// zero with every source stride 0.
+absl::Status DeviceBoxCopy(const Interval& iv, const LocalTensor* src, int64_t src_base,
+                           const std::vector<int64_t>& src_steps, LocalTensor& dst,
+                           int64_t dst_base, const std::vector<int64_t>& dst_steps) {
+  const int k = static_cast<int>(iv.lo.size());
+  if (k > StridedBox::kMaxRank) {
+    return absl::UnimplementedError(absl::StrCat("BoxCopy on ", DeviceTypeName(dst.device()),
+                                                 ": a rank-", k, " box (at most ",
+                                                 StridedBox::kMaxRank, ")"));
+  }
+  if (src != nullptr && src->device() != dst.device()) {
+    return absl::InternalError(absl::StrCat("BoxCopy: source on ", DeviceTypeName(src->device()),
+                                            ", destination on ",
+                                            DeviceTypeName(dst.device())));
+  }
+  absl::StatusOr<DeviceOps*> ops = GetDeviceOps(dst.device());
+  if (!ops.ok()) return ops.status();
+  StridedBox box;
+  box.rank = k;
+  for (int d = 0; d < k; ++d) {
+    box.ext[d] = iv.hi[d] - iv.lo[d];
+    box.src_stride[d] = src != nullptr ? src_steps[d] : 0;
+    box.dst_stride[d] = dst_steps[d];
+  }
+  const int64_t esize = ByteSizeOf(dst.dtype());
+  LocalTensor zero;
+  const char* from;
+  if (src != nullptr) {
+    from = static_cast<const char*>(src->raw_data()) + src_base * esize;
+  } else {
+    absl::StatusOr<LocalTensor> z = LocalTensor::Zeros(dst.dtype(), {1}, dst.device());
+    if (!z.ok()) return z.status();
+    zero = *std::move(z);
+    from = static_cast<const char*>(zero.raw_data());
+  }
+  return (*ops)->CopyBox(dst.dtype(), box, from,
+                         static_cast<char*>(dst.raw_data()) + dst_base * esize, false);
+}
+
 }  // namespace
 
 absl::StatusOr<BoxCopyCount> BoxCopy(const BoxCopyPlan& plan, const LocalTensor* src,
@@ -209,6 +251,12 @@ absl::StatusOr<BoxCopyCount> BoxCopy(const BoxCopyPlan& plan, const LocalTensor*
   int64_t dst_base;
   std::vector<int64_t> dst_steps;
   Addressing(plan.dst, dst_slice, dst, copied.lo, &dst_base, &dst_steps);
+  if (dst.device() != DeviceType::kCpu) {
+    absl::Status moved =
+        DeviceBoxCopy(copied, src, src_base, src_steps, dst, dst_base, dst_steps);
+    if (!moved.ok()) return moved;
+    return count;
+  }
 
   auto run = [&](auto type_tag) {
     using U = decltype(type_tag);

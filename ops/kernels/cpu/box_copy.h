@@ -23,6 +23,12 @@
 //   // copies rows i = 2 (x row 5) ; wanted = 15, copied = 5
 //
 // With a null source, BoxCopy writes zeros at every wanted point instead.
+//
+// Device tensors (a dst on a device other than the CPU, src on the same
+// device) take the same plan and become one strided DeviceOps::CopyBox, so
+// every kernel built on BoxCopy (copy_kernel_util.h) runs on any device
+// with a backend (device_ops.h); boxes of more than StridedBox::kMaxRank
+// index dims are kUnimplemented there.
 #ifndef OPS_KERNELS_CPU_BOX_COPY_H_
 #define OPS_KERNELS_CPU_BOX_COPY_H_
 

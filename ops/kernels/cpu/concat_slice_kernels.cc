@@ -10,6 +10,8 @@
 // kept dim copies each piece's local block. Outputs follow the partial
 // convention of copy_kernel_util.h. Every dtype works (bytes are moved, no
 // arithmetic), so there is no dtype dispatch.
+#include "ops/kernels/cpu/concat_slice_kernels.h"
+
 #include <cstdint>
 #include <vector>
 
@@ -185,12 +187,14 @@ absl::Status SplitKernel(KernelContext& ctx) {
   return absl::OkStatus();
 }
 
-absl::Status RegisterConcatSliceKernels(KernelRegistry& registry) {
+}  // namespace
+
+absl::Status RegisterConcatSliceKernelsOn(KernelRegistry& registry, DeviceType device) {
   auto slice_family = [](bool narrow, bool backward) -> KernelFn {
     return [=](KernelContext& ctx) { return SliceFamilyKernel(ctx, narrow, backward); };
   };
   const std::vector<DataType> all = DtypesOf(AllTypes{});
-  return RegisterKernels(registry, DeviceType::kCpu,
+  return RegisterKernels(registry, device,
                          {
                              {"cat", CatKernel, all},
                              {"narrow", slice_family(true, false), all},
@@ -201,6 +205,12 @@ absl::Status RegisterConcatSliceKernels(KernelRegistry& registry) {
                              {"split", SplitKernel, all},
                              {"stack", StackKernel, all},
                          });
+}
+
+namespace {
+
+absl::Status RegisterConcatSliceKernels(KernelRegistry& registry) {
+  return RegisterConcatSliceKernelsOn(registry, DeviceType::kCpu);
 }
 
 OFS_REGISTER_KERNELS(RegisterConcatSliceKernels);

@@ -14,11 +14,15 @@
 // line up is reported instead of silently computed wrong.
 //
 // transpose, expand and broadcast_like are BoxCopies in global
-// coordinates. All of these move bytes: every dtype works.
+// coordinates. All of these move bytes: every dtype works, and on any
+// device with a DeviceOps backend (RegisterViewKernelsOn).
+#include "ops/kernels/cpu/view_kernels.h"
+
 #include <cstdint>
 #include <cstring>
 #include <vector>
 
+#include "oneflow_sbp/device_ops.h"
 #include "oneflow_sbp/status_macros.h"
 #include "ops/kernels/cpu/box_copy.h"
 #include "ops/kernels/cpu/copy_kernel_util.h"
@@ -53,6 +57,52 @@ int64_t LocalRun(absl::Span<const int64_t> dims, const TensorSlice& slice,
   return std::min(n, slice.range(rank - 1).end - last);
 }
 
+// Moves `n` elements from local input offset `src` to local output offset
+// `dst`, merging runs that continue the previous one: a shard whose block
+// is contiguous in both layouts becomes one copy, which matters on a
+// device, where each copy is a separate call.
+class RunCopier {
+ public:
+  RunCopier(const LocalTensor& x, LocalTensor& y)
+      : src_(static_cast<const char*>(x.raw_data())),
+        dst_(static_cast<char*>(y.raw_data())),
+        esize_(ByteSizeOf(x.dtype())),
+        device_(y.device()) {}
+
+  absl::Status Add(int64_t dst, int64_t src, int64_t n) {
+    if (n_ > 0 && dst == dst_off_ + n_ && src == src_off_ + n_) {
+      n_ += n;
+      return absl::OkStatus();
+    }
+    OFS_RETURN_IF_ERROR(Flush());
+    dst_off_ = dst;
+    src_off_ = src;
+    n_ = n;
+    return absl::OkStatus();
+  }
+
+  absl::Status Flush() {
+    const int64_t n = n_;
+    n_ = 0;
+    if (n == 0) return absl::OkStatus();
+    char* to = dst_ + dst_off_ * esize_;
+    const char* from = src_ + src_off_ * esize_;
+    if (device_ == DeviceType::kCpu) {
+      std::memcpy(to, from, static_cast<size_t>(n * esize_));
+      return absl::OkStatus();
+    }
+    OFS_ASSIGN_OR_RETURN(DeviceOps * ops, GetDeviceOps(device_));
+    return ops->Copy(to, from, n * esize_, CopyDirection::kSameDevice);
+  }
+
+ private:
+  const char* src_;
+  char* dst_;
+  int64_t esize_;
+  DeviceType device_;
+  int64_t dst_off_ = 0, src_off_ = 0, n_ = 0;
+};
+
 absl::Status ReshapeKernel(KernelContext& ctx) {
   const BlobLayout& in = ctx.input_layout(0);
   const BlobLayout& out = ctx.output_layout(0);
@@ -63,9 +113,11 @@ absl::Status ReshapeKernel(KernelContext& ctx) {
   ZeroIfPartial(ctx, 0);
   const LocalTensor& x = ctx.input(0);
   LocalTensor& y = ctx.output(0);
-  const int64_t esize = ByteSizeOf(x.dtype());
-  const char* src = static_cast<const char*>(x.raw_data());
-  char* dst = static_cast<char*>(y.raw_data());
+  if (x.device() != y.device()) {
+    return ctx.Internal(absl::StrCat("input on ", DeviceTypeName(x.device()), ", output on ",
+                                     DeviceTypeName(y.device())));
+  }
+  RunCopier copier(x, y);
   const LocalDims in_strides = RowMajorStrides(x.dims());
   const LocalDims out_global = RowMajorStrides(out.logical.shape.dims());
   const int out_rank = out.logical.shape.rank();
@@ -86,8 +138,7 @@ absl::Status ReshapeKernel(KernelContext& ctx) {
         ++done;  // not local: left zero (partial) or reported below
         continue;
       }
-      std::memcpy(dst + (local + done) * esize, src + offset * esize,
-                  static_cast<size_t>(run * esize));
+      OFS_RETURN_IF_ERROR(ctx.Annotate(copier.Add(local + done, offset, run)));
       n.copied += run;
       done += run;
     }
@@ -96,6 +147,7 @@ absl::Status ReshapeKernel(KernelContext& ctx) {
       idx[d] = 0;
     }
   }
+  OFS_RETURN_IF_ERROR(ctx.Annotate(copier.Flush()));
   return CheckCoverage(ctx, 0, n);
 }
 
@@ -180,9 +232,11 @@ absl::Status BroadcastLikeKernel(KernelContext& ctx) {
   return BroadcastInto(ctx, out_of_in);
 }
 
-absl::Status RegisterViewKernels(KernelRegistry& registry) {
+}  // namespace
+
+absl::Status RegisterViewKernelsOn(KernelRegistry& registry, DeviceType device) {
   const std::vector<DataType> all = DtypesOf(AllTypes{});
-  return RegisterKernels(registry, DeviceType::kCpu,
+  return RegisterKernels(registry, device,
                          {
                              {"broadcast_like", BroadcastLikeKernel, all},
                              {"expand", ExpandKernel, all},
@@ -192,6 +246,12 @@ absl::Status RegisterViewKernels(KernelRegistry& registry) {
                              {"squeeze", ReshapeKernel, all},
                              {"transpose", TransposeKernel, all},
                          });
+}
+
+namespace {
+
+absl::Status RegisterViewKernels(KernelRegistry& registry) {
+  return RegisterViewKernelsOn(registry, DeviceType::kCpu);
 }
 
 OFS_REGISTER_KERNELS(RegisterViewKernels);

@@ -1,0 +1,143 @@
+// The CUDA kernels a training step needs besides the math families of
+// cuda_kernels.cc: the layout ops, fill and zeros_like, add_n, the scalar
+// ops and the activation gradients. Same contracts as the CPU kernels:
+//   reshape flatten expand_dims squeeze transpose expand broadcast_like
+//   cat stack split slice narrow slice_grad narrow_grad slice_update:
+//     the CPU kernels themselves (view_kernels.h, concat_slice_kernels.h),
+//     whose BoxCopy becomes one strided DeviceOps::CopyBox on a device
+//     tensor; every dtype.
+//   zeros_like, fill: every dtype (fill converts the value as the CPU does).
+//   add_n: f32 f64 f16 bf16 i32 i64; a copy of in_0 then one in-place add
+//     per further input, in input order (deterministic). Halves round after
+//     every add, where the CPU rounds once: within the f16/bf16 tolerance.
+//   scalar_add scalar_mul scalar_div scalar_pow: f32 f64 f16 bf16 (the
+//     operand as on the CPU: int_operand when has_int_operand is set).
+//     Integer tensors and scalar_floordiv / scalar_fmod are CPU-only.
+//   relu_grad silu_grad gelu_grad: f32 f64 f16 bf16.
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "oneflow_sbp/cuda/cuda_device.h"
+#include "oneflow_sbp/device_ops.h"
+#include "oneflow_sbp/status_macros.h"
+#include "ops/kernels/cpu/concat_slice_kernels.h"
+#include "ops/kernels/cpu/view_kernels.h"
+#include "ops/kernels/cuda/scalar_fill.h"
+#include "ops/kernels/kernel_registry.h"
+
+namespace oneflow_sbp::kernels {
+namespace {
+
+const std::vector<DataType> kFloating = {DataType::kFloat32, DataType::kFloat64,
+                                         DataType::kFloat16, DataType::kBFloat16};
+const std::vector<DataType> kAll = {DataType::kFloat16, DataType::kBFloat16, DataType::kFloat32,
+                                    DataType::kFloat64, DataType::kInt8,     DataType::kInt32,
+                                    DataType::kInt64,   DataType::kUInt8,    DataType::kBool};
+
+absl::Status Launched(const KernelContext& ctx, const std::string& err) {
+  if (err.empty()) return absl::OkStatus();
+  return ctx.Internal(absl::StrCat("CUDA launch failed: ", err));
+}
+
+// fill (value from the attribute) or zeros_like (value 0): only the dims
+// come from the input, the dtype is the inferred output's.
+template <bool kZeros>
+absl::Status FillKernel(KernelContext& ctx) {
+  LocalTensor& out = ctx.output(0);
+  OFS_RETURN_IF_ERROR(ctx.CheckOutput(0, ctx.input(0).dims(), out.dtype()));
+  if (kZeros) {
+    out.SetZero();
+    return absl::OkStatus();
+  }
+  return Launched(ctx, cuda::Fill(static_cast<int>(out.dtype()), out.raw_data(),
+                                  out.elem_cnt(), ctx.Attr<double>("value")));
+}
+
+absl::Status AddNKernel(KernelContext& ctx) {
+  const LocalTensor& first = ctx.input(0);
+  for (int i = 1; i < ctx.num_inputs(); ++i) {
+    if (ctx.input(i).dims() != first.dims() || ctx.input(i).dtype() != first.dtype()) {
+      return ctx.Internal(absl::StrCat("local ", ctx.input_bn(i), " ",
+                                       DataTypeName(ctx.input(i).dtype()),
+                                       DimsToString(ctx.input(i).dims()), " differs from in_0 ",
+                                       DataTypeName(first.dtype()), DimsToString(first.dims())));
+    }
+  }
+  OFS_RETURN_IF_ERROR(ctx.CheckOutput(0, first.dims(), first.dtype()));
+  LocalTensor& out = ctx.output(0);
+  OFS_ASSIGN_OR_RETURN(DeviceOps * ops, ctx.Annotate(GetDeviceOps(out.device())));
+  OFS_RETURN_IF_ERROR(ctx.Annotate(
+      ops->Copy(out.raw_data(), first.raw_data(), out.byte_size(), CopyDirection::kSameDevice)));
+  // One flat box of every element; add = true accumulates into out.
+  StridedBox box;
+  box.rank = 1;
+  box.ext[0] = out.elem_cnt();
+  box.src_stride[0] = box.dst_stride[0] = 1;
+  for (int i = 1; i < ctx.num_inputs() && out.elem_cnt() > 0; ++i) {
+    OFS_RETURN_IF_ERROR(ctx.Annotate(
+        ops->CopyBox(out.dtype(), box, ctx.input(i).raw_data(), out.raw_data(), /*add=*/true)));
+  }
+  return absl::OkStatus();
+}
+
+KernelFn ScalarKernel(cuda::ScalarCode code) {
+  return [code](KernelContext& ctx) -> absl::Status {
+    const LocalTensor& x = ctx.input(0);
+    OFS_RETURN_IF_ERROR(ctx.CheckOutput(0, x.dims(), x.dtype()));
+    const bool has_int = ctx.Attr<bool>("has_int_operand");
+    const bool has_float = ctx.Attr<bool>("has_float_operand");
+    if (!has_int && !has_float) {
+      return ctx.InvalidArgument("neither has_int_operand nor has_float_operand is set");
+    }
+    const double operand = has_int ? static_cast<double>(ctx.Attr<int64_t>("int_operand"))
+                                   : ctx.Attr<double>("float_operand");
+    return Launched(ctx, cuda::Scalar(code, static_cast<int>(x.dtype()), x.raw_data(),
+                                      ctx.output(0).raw_data(), x.elem_cnt(), operand));
+  };
+}
+
+KernelFn ActivationGradKernel(cuda::ActivationGradCode code) {
+  return [code](KernelContext& ctx) -> absl::Status {
+    const LocalTensor& saved = ctx.input(0);
+    const LocalTensor& dy = ctx.input(1);
+    if (saved.dims() != dy.dims() || saved.dtype() != dy.dtype()) {
+      return ctx.Internal(absl::StrCat("local ", ctx.input_bn(0), " ",
+                                       DataTypeName(saved.dtype()), DimsToString(saved.dims()),
+                                       " and ", ctx.input_bn(1), " ", DataTypeName(dy.dtype()),
+                                       DimsToString(dy.dims()), " differ"));
+    }
+    OFS_RETURN_IF_ERROR(ctx.CheckOutput(0, dy.dims(), dy.dtype()));
+    return Launched(ctx, cuda::ActivationGrad(code, static_cast<int>(dy.dtype()), saved.raw_data(),
+                                              dy.raw_data(), ctx.output(0).raw_data(),
+                                              dy.elem_cnt()));
+  };
+}
+
+absl::Status RegisterCudaSupportKernels(KernelRegistry& registry) {
+  OFS_RETURN_IF_ERROR(RegisterViewKernelsOn(registry, DeviceType::kCuda));
+  OFS_RETURN_IF_ERROR(RegisterConcatSliceKernelsOn(registry, DeviceType::kCuda));
+  using S = cuda::ScalarCode;
+  using G = cuda::ActivationGradCode;
+  std::vector<DataType> add_n = kFloating;
+  add_n.push_back(DataType::kInt32);
+  add_n.push_back(DataType::kInt64);
+  return RegisterKernels(registry, DeviceType::kCuda,
+                         {
+                             {"zeros_like", FillKernel<true>, kAll},
+                             {"fill", FillKernel<false>, kAll},
+                             {"add_n", AddNKernel, add_n},
+                             {"scalar_add", ScalarKernel(S::kAdd), kFloating},
+                             {"scalar_mul", ScalarKernel(S::kMul), kFloating},
+                             {"scalar_div", ScalarKernel(S::kDiv), kFloating},
+                             {"scalar_pow", ScalarKernel(S::kPow), kFloating},
+                             {"relu_grad", ActivationGradKernel(G::kRelu), kFloating},
+                             {"silu_grad", ActivationGradKernel(G::kSilu), kFloating},
+                             {"gelu_grad", ActivationGradKernel(G::kGelu), kFloating},
+                         });
+}
+
+OFS_REGISTER_KERNELS(RegisterCudaSupportKernels);
+
+}  // namespace
+}  // namespace oneflow_sbp::kernels

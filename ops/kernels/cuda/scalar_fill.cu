@@ -1,0 +1,119 @@
+// Scalar arithmetic, fill and the activation gradients on CUDA: one
+// grid-stride pass each, computing in the CPU kernels' compute type
+// (float for halves) with the CPU kernels' formulas
+// (ops/kernels/cpu/elementwise_kernels.cc, softmax_kernels.cc), so the
+// results differ from the CPU's only by the device's math library.
+#include <cmath>
+
+#include "ops/kernels/cuda/cuda_common.cuh"
+#include "ops/kernels/cuda/cuda_launch.h"
+#include "ops/kernels/cuda/scalar_fill.h"
+
+namespace oneflow_sbp::kernels::cuda {
+namespace {
+
+constexpr int kThreads = 256;
+
+template <typename C>
+__device__ __forceinline__ C ApplyScalar(ScalarCode op, C x, C b) {
+  switch (op) {
+    case ScalarCode::kAdd: return x + b;
+    case ScalarCode::kMul: return x * b;
+    case ScalarCode::kDiv: return x / b;
+    case ScalarCode::kPow: return pow(x, b);
+  }
+  return x;
+}
+
+template <typename T>
+__global__ void ScalarKernel(ScalarCode op, const T* x, T* y, int64_t n, double operand) {
+  using C = ComputeT<T>;
+  const C b = static_cast<C>(operand);
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
+       i += int64_t{gridDim.x} * blockDim.x) {
+    y[i] = To<T>(ApplyScalar(op, To<C>(x[i]), b));
+  }
+}
+
+template <typename C>
+__device__ __forceinline__ C ApplyGrad(ActivationGradCode op, C s, C dy) {
+  switch (op) {
+    case ActivationGradCode::kRelu: return s > C(0) ? dy : C(0);
+    case ActivationGradCode::kSilu: {
+      const C sig = C(1) / (C(1) + exp(-s));
+      return dy * sig * (C(1) + s * (C(1) - sig));
+    }
+    case ActivationGradCode::kGelu: {
+      const C cdf = C(0.5) * (C(1) + erf(s * C(M_SQRT1_2)));
+      const C pdf = exp(C(-0.5) * s * s) * C(0.3989422804014327);  // 1 / sqrt(2 pi)
+      return dy * (cdf + s * pdf);
+    }
+  }
+  return dy;
+}
+
+template <typename T>
+__global__ void ActivationGradKernel(ActivationGradCode op, const T* saved, const T* dy, T* dx,
+                                     int64_t n) {
+  using C = ComputeT<T>;
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
+       i += int64_t{gridDim.x} * blockDim.x) {
+    dx[i] = To<T>(ApplyGrad(op, To<C>(saved[i]), To<C>(dy[i])));
+  }
+}
+
+template <typename T>
+__global__ void FillKernel(T* y, int64_t n, T v) {
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
+       i += int64_t{gridDim.x} * blockDim.x) {
+    y[i] = v;
+  }
+}
+
+template <typename T>
+std::string LaunchFill(void* y, int64_t n, T v) {
+  FillKernel<T><<<GridFor(n, kThreads), kThreads, 0, Stream()>>>(static_cast<T*>(y), n, v);
+  return LaunchError("Fill");
+}
+
+}  // namespace
+
+std::string Scalar(ScalarCode op, int dtype, const void* x, void* y, int64_t n, double operand) {
+  if (n == 0) return "";
+  return DispatchFloating("Scalar", dtype, [&](auto tag) {
+    using T = decltype(tag);
+    ScalarKernel<T><<<GridFor(n, kThreads), kThreads, 0, Stream()>>>(
+        op, static_cast<const T*>(x), static_cast<T*>(y), n, operand);
+    return LaunchError("Scalar");
+  });
+}
+
+std::string ActivationGrad(ActivationGradCode op, int dtype, const void* saved, const void* dy,
+                           void* dx, int64_t n) {
+  if (n == 0) return "";
+  return DispatchFloating("ActivationGrad", dtype, [&](auto tag) {
+    using T = decltype(tag);
+    ActivationGradKernel<T><<<GridFor(n, kThreads), kThreads, 0, Stream()>>>(
+        op, static_cast<const T*>(saved), static_cast<const T*>(dy), static_cast<T*>(dx), n);
+    return LaunchError("ActivationGrad");
+  });
+}
+
+std::string Fill(int dtype, void* y, int64_t n, double value) {
+  if (n == 0) return "";
+  switch (dtype) {
+    // Conversions as the CPU's ConvertElement: a C++ cast of the double
+    // (halves through float); bool is value != 0.
+    case DtypeCode::kF16: return LaunchFill(y, n, __float2half(static_cast<float>(value)));
+    case DtypeCode::kBF16: return LaunchFill(y, n, __float2bfloat16(static_cast<float>(value)));
+    case DtypeCode::kF32: return LaunchFill(y, n, static_cast<float>(value));
+    case DtypeCode::kF64: return LaunchFill(y, n, value);
+    case DtypeCode::kI8: return LaunchFill(y, n, static_cast<int8_t>(value));
+    case DtypeCode::kI32: return LaunchFill(y, n, static_cast<int32_t>(value));
+    case DtypeCode::kI64: return LaunchFill(y, n, static_cast<int64_t>(value));
+    case DtypeCode::kU8: return LaunchFill(y, n, static_cast<uint8_t>(value));
+    default: return LaunchFill(y, n, static_cast<uint8_t>(value != 0 ? 1 : 0));  // bool
+  }
+}
+
+}  // namespace oneflow_sbp::kernels::cuda

@@ -1,0 +1,28 @@
+// Launchers of scalar_fill.cu (same conventions as cuda_launch.h: device
+// pointers, the calling thread's stream, "" on success or an error string
+// naming the kernel). Scalar and ActivationGrad take f32, f64, f16 and
+// bf16 (halves compute in float); Fill takes every dtype.
+#ifndef OPS_KERNELS_CUDA_SCALAR_FILL_H_
+#define OPS_KERNELS_CUDA_SCALAR_FILL_H_
+
+#include <cstdint>
+#include <string>
+
+namespace oneflow_sbp::kernels::cuda {
+
+enum class ScalarCode : int { kAdd, kMul, kDiv, kPow };
+// y[i] = op(x[i], operand) with the operand converted to the compute type.
+std::string Scalar(ScalarCode op, int dtype, const void* x, void* y, int64_t n, double operand);
+
+// relu_grad (saved = y), silu_grad and gelu_grad (saved = x):
+// dx[i] = dy[i] * f'(saved[i]).
+enum class ActivationGradCode : int { kRelu, kSilu, kGelu };
+std::string ActivationGrad(ActivationGradCode op, int dtype, const void* saved, const void* dy,
+                           void* dx, int64_t n);
+
+// y[i] = value converted to the dtype (bool: value != 0).
+std::string Fill(int dtype, void* y, int64_t n, double value);
+
+}  // namespace oneflow_sbp::kernels::cuda
+
+#endif  // OPS_KERNELS_CUDA_SCALAR_FILL_H_
