@@ -75,7 +75,7 @@ TEST(CudaIndexKernelsTest, EmbeddingGradMatchesCpuAndIsReproducible) {
       for (const std::vector<std::string>& attrs : std::vector<std::vector<std::string>>{
                {}, {"padding_idx=3"}, {"scale_grad_by_freq=true"},
                {"padding_idx=0", "scale_grad_by_freq=true"}}) {
-        std::string where = DataTypeName(t);
+        std::string where(DataTypeName(t));
         for (const std::string& a : attrs) where += " " + a;
         const Case c{"embedding_grad", {dy, weight, ids}, attrs};
         EXPECT_EQ(CompareWithCpu(c), "") << where;
