@@ -15,11 +15,15 @@
 #include "ops/kernels/shard_harness.h"
 #include "oneflow_sbp/shape.h"
 #include "tests/infer_test_util.h"
+#include "tests/cuda_compare.h"
 #include "tests/kernel_test_util.h"
 
 namespace oneflow_sbp {
 namespace {
 
+using testing::Case;
+using testing::CompareSharded;
+using testing::CompareWithCpu;
 using testing::GridTensor;
 using testing::RunOnRank;
 
@@ -30,45 +34,6 @@ TensorSlice Box(std::vector<IndexRange> ranges) {
   TensorSlice s(*Shape::Make(dims));
   for (size_t d = 0; d < ranges.size(); ++d) s.set_range(static_cast<int>(d), ranges[d]);
   return s;
-}
-
-bool HasDevice() { return cuda::DeviceCount() > 0; }
-
-#define REQUIRE_DEVICE() \
-  if (!HasDevice()) GTEST_SKIP() << "no CUDA device"
-
-struct Case {
-  std::string op;
-  std::vector<LocalTensor> inputs;
-  std::vector<std::string> attrs;
-};
-
-// Runs `c` on one rank on the CPU and on the GPU; "" if every output agrees
-// within the dtype's default tolerance (4x for halves: the GPU reduces in
-// float where the CPU uses double).
-std::string CompareWithCpu(const Case& c, const std::string& cpu_placement = "cpu:0",
-                           const std::string& cuda_placement = "cuda:0",
-                           std::vector<std::string> signature = {}, int64_t rank = 0) {
-  if (signature.empty()) {
-    absl::StatusOr<std::shared_ptr<const OpCall>> call =
-        testing::MakeCall(c.op, static_cast<int>(c.inputs.size()), c.attrs);
-    if (!call.ok()) return std::string(call.status().message());
-    signature.assign((*call)->num_inputs() + (*call)->num_outputs(), "B");
-  }
-  absl::StatusOr<std::vector<LocalTensor>> want =
-      RunOnRank(c.op, c.inputs, c.attrs, cpu_placement, signature, rank);
-  if (!want.ok()) return "cpu: " + std::string(want.status().message());
-  absl::StatusOr<std::vector<LocalTensor>> got =
-      RunOnRank(c.op, c.inputs, c.attrs, cuda_placement, signature, rank, DeviceType::kCuda);
-  if (!got.ok()) return "cuda: " + std::string(got.status().message());
-  for (size_t i = 0; i < want->size(); ++i) {
-    kernels::Tolerance tol = kernels::DefaultTolerance((*want)[i].dtype());
-    tol.rtol *= 4;
-    tol.atol *= 4;
-    const std::string diff = kernels::CompareTensors((*got)[i], (*want)[i], tol);
-    if (!diff.empty()) return c.op + " output " + std::to_string(i) + ": " + diff;
-  }
-  return "";
 }
 
 std::vector<DataType> Floating() {
@@ -215,17 +180,6 @@ TEST(CudaKernelsTest, BadInputsAreStatusesNotCrashes) {
 
 
 // ------------------------------------------------- norms and adam (f32) --
-
-// A rank's layouts for CompareWithCpu: placement suffix, signature, rank.
-struct Sharded {
-  std::string ranks;
-  std::vector<std::string> signature;
-  int64_t rank;
-};
-
-std::string CompareSharded(const Case& c, const Sharded& s) {
-  return CompareWithCpu(c, "cpu:" + s.ranks, "cuda:" + s.ranks, s.signature, s.rank);
-}
 
 TEST(CudaKernelsTest, RmsNormAndGradsMatchCpu) {
   REQUIRE_DEVICE();

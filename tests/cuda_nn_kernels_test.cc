@@ -1,9 +1,10 @@
-// The nn launchers of ops/kernels/cuda/nn.cu (layer_norm, rms_norm,
-// embedding, sparse cross-entropy, adam, rotary, attention; fwd and grads)
+// The nn launchers of ops/kernels/cuda/nn.cu (layer_norm, rms_norm, adam,
+// rotary, attention), embedding.cu and cross_entropy.cu (fwd and grads)
 // against plain loops written here (GPU only; part of cuda_kernels_test,
 // whose main() prints "SKIPPED: no CUDA device" without one), at the
-// launcher level. The norms and adam_update are also registered as
-// kernels; cuda_kernels_test.cc compares those with the CPU kernels.
+// launcher level. All but Rotary are also registered as kernels;
+// cuda_kernels_test.cc and cuda_index_kernels_test.cc compare those with
+// the CPU kernels.
 #include <cmath>
 #include <string>
 #include <vector>
@@ -107,57 +108,71 @@ TEST(CudaNnKernelsTest, LayerNormAndRmsNormWithGrads) {
   }
 }
 
-TEST(CudaNnKernelsTest, EmbeddingAndGradAndBadId) {
+TEST(CudaNnKernelsTest, EmbeddingAndGradAndBadRow) {
   REQUIRE_DEVICE();
-  const int64_t vocab = 7, dim = 33;
-  const std::vector<int64_t> ids = {3, 0, 3, 6, 3, 1};
+  // Local rows (host): -1 is another rank's id (a zero row, skipped in the
+  // grad); scales as scale_grad_by_freq gives them.
+  const int64_t rows = 7, dim = 33;
+  const std::vector<int64_t> ids = {3, 0, -1, 3, 6, 3, 1};
   const int64_t n = ids.size();
-  const Vec table = Values(vocab * dim, 5), dout = Values(n * dim, 6);
-  Dev<int64_t> d_ids(ids);
-  Dev<float> d_table(table), d_dout(dout), out(n * dim), dtable(vocab * dim);
-  ASSERT_EQ(k::Embedding(vocab, dim, n, d_ids.get(), d_table.get(), out.get()), "");
-  ASSERT_EQ(k::EmbeddingGrad(vocab, dim, n, d_ids.get(), d_dout.get(), dtable.get()), "");
-  std::vector<double> wout(n * dim), wgrad(vocab * dim, 0);
+  const std::vector<double> scale = {1.0 / 3, 1, 1, 1.0 / 3, 1, 1.0 / 3, 0.5};
+  const Vec table = Values(rows * dim, 5), dout = Values(n * dim, 6);
+  Dev<float> d_table(table), d_dout(dout), out(n * dim), dtable(rows * dim);
+  ASSERT_EQ(k::Embedding(4, rows, dim, n, ids.data(), d_table.get(), out.get()), "");
+  ASSERT_EQ(k::EmbeddingGrad(cuda::kF32, rows, dim, n, ids.data(), scale.data(), d_dout.get(),
+                             dtable.get()),
+            "");
+  std::vector<double> wout(n * dim, 0), wgrad(rows * dim, 0);
   for (int64_t i = 0; i < n; ++i) {
+    if (ids[i] < 0) continue;
     for (int64_t d = 0; d < dim; ++d) {
       wout[i * dim + d] = table[ids[i] * dim + d];
-      wgrad[ids[i] * dim + d] += dout[i * dim + d];
+      wgrad[ids[i] * dim + d] += static_cast<double>(dout[i * dim + d]) * scale[i];
     }
   }
   ExpectNear(out.Host(), wout, "embedding", 0);
   ExpectNear(dtable.Host(), wgrad, "embedding_grad");
-  Dev<int64_t> bad(std::vector<int64_t>{1, 7});
-  const std::string err = k::Embedding(vocab, dim, 2, bad.get(), d_table.get(), out.get());
-  EXPECT_NE(err.find("index 7 at position 1"), std::string::npos) << err;
+  const std::vector<int64_t> bad = {1, 7};
+  const std::string err = k::Embedding(4, rows, dim, 2, bad.data(), d_table.get(), out.get());
+  EXPECT_NE(err.find("row 7 at position 1"), std::string::npos) << err;
 }
 
 TEST(CudaNnKernelsTest, SparseCrossEntropyAndGrad) {
   REQUIRE_DEVICE();
   const int64_t rows = 4, classes = 1000;
-  const std::vector<int64_t> labels = {0, 999, 17, 500};
+  const std::vector<int64_t> labels = {0, 999, 17, -1};  // -1: another rank's class
   Vec logits = Values(rows * classes, 7);
   for (float& v : logits) v *= 8;
   const Vec dloss = {1.0f, -0.5f, 0.25f, 2.0f};
-  Dev<float> d_logits(logits), d_dloss(dloss), loss(rows), dlogits(rows * classes);
-  Dev<int64_t> d_labels(labels);
-  ASSERT_EQ(k::SparseCrossEntropy(rows, classes, d_logits.get(), d_labels.get(), loss.get()), "");
-  ASSERT_EQ(k::SparseCrossEntropyGrad(rows, classes, d_logits.get(), d_labels.get(),
-                                      d_dloss.get(), dlogits.get()), "");
-  std::vector<double> wloss(rows), wgrad(rows * classes);
+  Dev<float> d_logits(logits), d_dloss(dloss), prob(rows * classes), loss(rows),
+      dlogits(rows * classes);
+  Dev<double> mx(rows), sum(rows);
+  ASSERT_EQ(k::RowMax(cuda::kF32, rows, classes, d_logits.get(), mx.get()), "");
+  ASSERT_EQ(k::RowSumExp(cuda::kF32, rows, classes, d_logits.get(), mx.get(), sum.get()), "");
+  ASSERT_EQ(k::SparseCrossEntropy(cuda::kF32, rows, classes, d_logits.get(), mx.get(), sum.get(),
+                                  labels.data(), prob.get(), loss.get()),
+            "");
+  ASSERT_EQ(k::SparseCrossEntropyGrad(cuda::kF32, rows, classes, labels.data(), prob.get(),
+                                      d_dloss.get(), dlogits.get()),
+            "");
+  std::vector<double> wprob(rows * classes), wloss(rows), wgrad(rows * classes);
   for (int64_t r = 0; r < rows; ++r) {
     double m = -INFINITY, s = 0;
     for (int64_t c = 0; c < classes; ++c) m = std::max<double>(m, logits[r * classes + c]);
     for (int64_t c = 0; c < classes; ++c) s += std::exp(logits[r * classes + c] - m);
-    wloss[r] = m + std::log(s) - logits[r * classes + labels[r]];
+    wloss[r] = labels[r] < 0 ? 0 : m + std::log(s) - logits[r * classes + labels[r]];
     for (int64_t c = 0; c < classes; ++c) {
-      wgrad[r * classes + c] =
-          dloss[r] * (std::exp(logits[r * classes + c] - m) / s - (c == labels[r] ? 1 : 0));
+      wprob[r * classes + c] = std::exp(logits[r * classes + c] - m) / s;
+      wgrad[r * classes + c] = dloss[r] * (wprob[r * classes + c] - (c == labels[r] ? 1 : 0));
     }
   }
+  ExpectNear(prob.Host(), wprob, "prob");
   ExpectNear(loss.Host(), wloss, "loss");
   ExpectNear(dlogits.Host(), wgrad, "dlogits", 1e-3);
-  Dev<int64_t> bad(std::vector<int64_t>{0, -1, 0, 0});
-  EXPECT_NE(k::SparseCrossEntropy(rows, classes, d_logits.get(), bad.get(), loss.get()), "");
+  const std::vector<int64_t> bad = {0, -2, 0, 0};
+  EXPECT_NE(k::SparseCrossEntropy(cuda::kF32, rows, classes, d_logits.get(), mx.get(), sum.get(),
+                                  bad.data(), prob.get(), loss.get()),
+            "");
 }
 
 TEST(CudaNnKernelsTest, AdamUpdateVectorAndScalarPaths) {

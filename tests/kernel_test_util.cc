@@ -92,7 +92,8 @@ absl::StatusOr<std::vector<LocalTensor>> RunOnRank(const std::string& op,
                                                    const std::vector<std::string>& attrs,
                                                    const std::string& placement_text,
                                                    const std::vector<std::string>& signature,
-                                                   int64_t parallel_id, DeviceType device) {
+                                                   int64_t parallel_id, DeviceType device,
+                                                   comm::Communicator* world) {
   absl::StatusOr<std::shared_ptr<const OpCall>> call =
       MakeCall(op, static_cast<int>(inputs.size()), attrs);
   if (!call.ok()) return call.status();
@@ -126,7 +127,8 @@ absl::StatusOr<std::vector<LocalTensor>> RunOnRank(const std::string& op,
   absl::StatusOr<kernels::KernelContext> ctx = kernels::KernelContext::MakeWithLayouts(
       *call, *placement, parallel_id, *layouts, locals, *outputs);
   if (!ctx.ok()) return ctx.status();
-  absl::Status s = kernels::RunKernel(*ctx);
+  absl::Status s = ctx->SetWorld(world);
+  if (s.ok()) s = kernels::RunKernel(*ctx);
   if (!s.ok()) return s;
   if (device == DeviceType::kCpu) return *outputs;
   std::vector<LocalTensor> host;

@@ -56,14 +56,17 @@ absl::StatusOr<std::vector<LocalTensor>> RunOnce(const std::string& op,
 // on `placement` (inputs distributed as the harness does). With `device`
 // kCuda the rank's inputs are copied to the device, the placement's
 // device type picks the kernel (write "cuda:0-1"), and the outputs come
-// back to the host.
+// back to the host. `world` (optional) is the rank's world communicator
+// (KernelContext::SetWorld), for a kernel that talks across ranks: call
+// this on every rank's thread of one world (comm::RunRanks).
 absl::StatusOr<std::vector<LocalTensor>> RunOnRank(const std::string& op,
                                                    const std::vector<LocalTensor>& inputs,
                                                    const std::vector<std::string>& attrs,
                                                    const std::string& placement,
                                                    const std::vector<std::string>& signature,
                                                    int64_t parallel_id,
-                                                   DeviceType device = DeviceType::kCpu);
+                                                   DeviceType device = DeviceType::kCpu,
+                                                   comm::Communicator* world = nullptr);
 
 // Which placements and how (ops/kernels/verify/signature_sweep.h): every
 // 1-D rule candidate plus all-B on [2] and [3], every kept N-D candidate on

@@ -41,6 +41,7 @@
 #include "absl/strings/str_cat.h"
 #include "boxing/comm/communicator.h"
 #include "oneflow_sbp/status_macros.h"
+#include "ops/kernels/cpu/cross_entropy_args.h"
 #include "ops/kernels/dtype_dispatch.h"
 #include "ops/kernels/kernel_registry.h"
 
@@ -49,142 +50,66 @@ namespace {
 
 using Floating = DtypeConcat<FloatTypes, HalfTypes>;
 
-// The local layout of a (logits, label) pair: logits blob `logits` holds
-// `rows` rows of `n` classes starting at global class `lo` of `depth`.
-struct RowsOfClasses {
-  int64_t rows = 0, n = 0, lo = 0, depth = 0;
-};
-
-absl::StatusOr<RowsOfClasses> RowsOf(const KernelContext& ctx, int logits, int label) {
-  const LocalTensor& x = ctx.input(logits);
-  const LocalTensor& l = ctx.input(label);
-  const int r = x.rank();
-  if (r < 1 || l.rank() != r - 1 ||
-      !std::equal(l.dims().begin(), l.dims().end(), x.dims().begin())) {
-    return ctx.Internal(absl::StrCat("local ", ctx.input_bn(label), " ", DimsToString(l.dims()),
-                                     " does not hold the rows of local ", ctx.input_bn(logits),
-                                     " ", DimsToString(x.dims())));
-  }
-  const BlobLayout& layout = ctx.input_layout(logits);
-  RowsOfClasses rc;
-  rc.rows = l.elem_cnt();
-  rc.n = x.dim(r - 1);
-  rc.lo = layout.slice.range(r - 1).begin;
-  rc.depth = layout.logical.shape.dim(r - 1);
-  if (ctx.Attr<int64_t>("depth") != rc.depth) {
-    return ctx.InvalidArgument(absl::StrCat("attribute depth ", ctx.Attr<int64_t>("depth"),
-                                            " is not the class dim of ",
-                                            layout.logical.ToString()));
-  }
-  return rc;
-}
-
-// The global class of `label[i]`, checked against depth.
-template <typename L>
-absl::StatusOr<int64_t> LabelAt(const KernelContext& ctx, const L* label, int64_t i,
-                                int64_t depth) {
-  const int64_t v = static_cast<int64_t>(label[i]);
-  if (v < 0 || v >= depth) {
-    return ctx.InvalidArgument(absl::StrCat("label_0 holds ", v, " at local row ", i,
-                                            ", outside the ", depth, " classes [0, ", depth,
-                                            ")"));
-  }
-  return v;
-}
-
 absl::Status SparseCeKernel(KernelContext& ctx) {
   const LocalTensor& pred = ctx.input("prediction");
-  const LocalTensor& label = ctx.input("label");
-  OFS_ASSIGN_OR_RETURN(const RowsOfClasses rc, RowsOf(ctx, 0, 1));
-  OFS_RETURN_IF_ERROR(ctx.CheckOutput(0, pred.dims(), pred.dtype()));
-  OFS_RETURN_IF_ERROR(ctx.CheckOutput(1, label.dims(), pred.dtype()));
-  const int class_dim = pred.rank() - 1;
-  const MeshAxisMask split = ctx.SplitAxes(0, class_dim);
-  const NdSbp& out_sbp = ctx.output_layout(1).nd_sbp;
-  for (int a = 0; a < out_sbp.size(); ++a) {
-    if (out_sbp[a].is_partial_sum() != ((split & AxisBit(a)) != 0)) {
-      return ctx.Internal(absl::StrCat(
-          "out_0 ", out_sbp.ToString(), " must be P exactly on the mesh axes that split the ",
-          "classes of prediction_0 ", ctx.input_layout(0).nd_sbp.ToString(), " (axis ", a, ")"));
-    }
-  }
-  std::shared_ptr<comm::Communicator> group;
-  if (split != 0) {
-    OFS_ASSIGN_OR_RETURN(group, ctx.SplitGroup(0, class_dim));
-  }
+  OFS_ASSIGN_OR_RETURN(const SparseCeArgs args, CheckSparseCe(ctx));
+  const RowsOfClasses& rc = args.rc;
+  const std::shared_ptr<comm::Communicator>& group = args.group;
   return DispatchDtype<Floating>(ctx, pred.dtype(), "prediction_0", [&](auto tag) {
     using T = typename decltype(tag)::type;
-    return DispatchDtype<IntTypes>(ctx, label.dtype(), "label_0", [&](auto ltag) {
-      using L = typename decltype(ltag)::type;
-      const T* x = pred.data<T>();
-      const L* lab = label.data<L>();
-      auto at = [&](int64_t r, int64_t c) { return ConvertElement<double>(x[r * rc.n + c]); };
-      std::vector<double> mx(rc.rows, -std::numeric_limits<double>::infinity());
-      std::vector<double> sum(rc.rows, 0.0);
-      for (int64_t r = 0; r < rc.rows; ++r) {
-        for (int64_t c = 0; c < rc.n; ++c) mx[r] = std::max(mx[r], at(r, c));
+    const T* x = pred.data<T>();
+    auto at = [&](int64_t r, int64_t c) { return ConvertElement<double>(x[r * rc.n + c]); };
+    std::vector<double> mx(rc.rows, -std::numeric_limits<double>::infinity());
+    std::vector<double> sum(rc.rows, 0.0);
+    for (int64_t r = 0; r < rc.rows; ++r) {
+      for (int64_t c = 0; c < rc.n; ++c) mx[r] = std::max(mx[r], at(r, c));
+    }
+    comm::CallOptions max_op;
+    max_op.reduce_op = comm::ReduceOp::kMax;
+    if (group) {
+      OFS_RETURN_IF_ERROR(ctx.Annotate(
+          group->AllReduce(mx.data(), mx.data(), rc.rows, DataType::kFloat64, max_op)));
+    }
+    for (int64_t r = 0; r < rc.rows; ++r) {
+      for (int64_t c = 0; c < rc.n; ++c) sum[r] += std::exp(at(r, c) - mx[r]);
+    }
+    if (group) {
+      OFS_RETURN_IF_ERROR(ctx.Annotate(
+          group->AllReduce(sum.data(), sum.data(), rc.rows, DataType::kFloat64)));
+    }
+    T* prob = ctx.output(0).data<T>();
+    T* out = ctx.output(1).data<T>();
+    for (int64_t r = 0; r < rc.rows; ++r) {
+      const double inv = 1.0 / sum[r];
+      for (int64_t c = 0; c < rc.n; ++c) {
+        prob[r * rc.n + c] = ConvertElement<T>(std::exp(at(r, c) - mx[r]) * inv);
       }
-      comm::CallOptions max_op;
-      max_op.reduce_op = comm::ReduceOp::kMax;
-      if (group) {
-        OFS_RETURN_IF_ERROR(ctx.Annotate(
-            group->AllReduce(mx.data(), mx.data(), rc.rows, DataType::kFloat64, max_op)));
-      }
-      for (int64_t r = 0; r < rc.rows; ++r) {
-        for (int64_t c = 0; c < rc.n; ++c) sum[r] += std::exp(at(r, c) - mx[r]);
-      }
-      if (group) {
-        OFS_RETURN_IF_ERROR(ctx.Annotate(
-            group->AllReduce(sum.data(), sum.data(), rc.rows, DataType::kFloat64)));
-      }
-      T* prob = ctx.output(0).data<T>();
-      T* out = ctx.output(1).data<T>();
-      for (int64_t r = 0; r < rc.rows; ++r) {
-        const double inv = 1.0 / sum[r];
-        for (int64_t c = 0; c < rc.n; ++c) {
-          prob[r * rc.n + c] = ConvertElement<T>(std::exp(at(r, c) - mx[r]) * inv);
-        }
-        OFS_ASSIGN_OR_RETURN(const int64_t v, LabelAt(ctx, lab, r, rc.depth));
-        const int64_t local = v - rc.lo;
-        out[r] = ConvertElement<T>(local >= 0 && local < rc.n
-                                       ? std::log(sum[r]) + mx[r] - at(r, local)
-                                       : 0.0);
-      }
-      return absl::OkStatus();
-    });
+      const int64_t local = args.column[r];
+      out[r] = ConvertElement<T>(local >= 0 ? std::log(sum[r]) + mx[r] - at(r, local) : 0.0);
+    }
+    return absl::OkStatus();
   });
 }
 
 absl::Status SparseCeGradKernel(KernelContext& ctx) {
   const LocalTensor& dy = ctx.input("dy");
-  const LocalTensor& label = ctx.input("label");
   const LocalTensor& prob = ctx.input("prob");
-  OFS_ASSIGN_OR_RETURN(const RowsOfClasses rc, RowsOf(ctx, 2, 1));
-  if (dy.dims() != label.dims() || dy.dtype() != prob.dtype()) {
-    return ctx.Internal(absl::StrCat("local dy_0 ", DataTypeName(dy.dtype()),
-                                     DimsToString(dy.dims()), " does not match local label_0 ",
-                                     DimsToString(label.dims()), " and prob_0's dtype"));
-  }
-  OFS_RETURN_IF_ERROR(ctx.CheckOutput(0, prob.dims(), prob.dtype()));
+  OFS_ASSIGN_OR_RETURN(const SparseCeArgs args, CheckSparseCeGrad(ctx));
+  const RowsOfClasses& rc = args.rc;
   return DispatchDtype<Floating>(ctx, prob.dtype(), "prob_0", [&](auto tag) {
     using T = typename decltype(tag)::type;
     using C = ComputeType<T>;
-    return DispatchDtype<IntTypes>(ctx, label.dtype(), "label_0", [&](auto ltag) {
-      using L = typename decltype(ltag)::type;
-      const T* p = prob.data<T>();
-      const T* g = dy.data<T>();
-      const L* lab = label.data<L>();
-      T* dx = ctx.output(0).data<T>();
-      for (int64_t r = 0; r < rc.rows; ++r) {
-        OFS_ASSIGN_OR_RETURN(const int64_t v, LabelAt(ctx, lab, r, rc.depth));
-        const C gr = ConvertElement<C>(g[r]);
-        for (int64_t c = 0; c < rc.n; ++c) {
-          const C onehot = rc.lo + c == v ? C(1) : C(0);
-          dx[r * rc.n + c] = ConvertElement<T>((ConvertElement<C>(p[r * rc.n + c]) - onehot) * gr);
-        }
+    const T* p = prob.data<T>();
+    const T* g = dy.data<T>();
+    T* dx = ctx.output(0).data<T>();
+    for (int64_t r = 0; r < rc.rows; ++r) {
+      const C gr = ConvertElement<C>(g[r]);
+      for (int64_t c = 0; c < rc.n; ++c) {
+        const C onehot = c == args.column[r] ? C(1) : C(0);
+        dx[r * rc.n + c] = ConvertElement<T>((ConvertElement<C>(p[r * rc.n + c]) - onehot) * gr);
       }
-      return absl::OkStatus();
-    });
+    }
+    return absl::OkStatus();
   });
 }
 

@@ -39,6 +39,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "oneflow_sbp/status_macros.h"
+#include "ops/kernels/cpu/index_args.h"
 #include "ops/kernels/dtype_dispatch.h"
 #include "ops/kernels/kernel_registry.h"
 #include "ops/op_util.h"
@@ -47,40 +48,6 @@ namespace oneflow_sbp::kernels {
 namespace {
 
 using Floating = DtypeConcat<FloatTypes, HalfTypes>;
-
-// Index input `blob` as int64 values, each checked against [0, extent).
-absl::StatusOr<std::vector<int64_t>> IndexValues(const KernelContext& ctx, int blob,
-                                                 int64_t extent, absl::string_view what) {
-  const LocalTensor& t = ctx.input(blob);
-  std::vector<int64_t> values(static_cast<size_t>(t.elem_cnt()));
-  OFS_RETURN_IF_ERROR(DispatchDtype<IntTypes>(ctx, t.dtype(), ctx.input_bn(blob), [&](auto tag) {
-    using L = typename decltype(tag)::type;
-    const L* p = t.data<L>();
-    for (int64_t i = 0; i < t.elem_cnt(); ++i) {
-      values[i] = static_cast<int64_t>(p[i]);
-      if (values[i] < 0 || values[i] >= extent) {
-        return ctx.InvalidArgument(absl::StrCat(ctx.input_bn(blob), " holds ", values[i],
-                                                " at local position ", i, ", outside [0, ",
-                                                extent, ") (", what, ")"));
-      }
-    }
-    return absl::OkStatus();
-  }));
-  return values;
-}
-
-// What a rank writes for an index it does not hold: zeros in a partial
-// output, an error otherwise.
-absl::Status MissingIndex(const KernelContext& ctx, int blob, int axis, int64_t value,
-                          IndexRange held) {
-  const BlobLayout& l = ctx.input_layout(blob);
-  return ctx.Internal(absl::StrCat(
-      "rank ", ctx.parallel_id(), " holds [", held.begin, ",", held.end, ") of dim ", axis, " of ",
-      ctx.input_bn(blob), " ", l.logical.ToString(), " ", l.nd_sbp.ToString(),
-      " but needs index ", value, " for ", ctx.output_bn(0), " ",
-      ctx.output_layout(0).nd_sbp.ToString(),
-      ", which is not partial: this layout cannot be computed locally"));
-}
 
 int64_t Product(const LocalDims& d, int begin, int end) {
   int64_t p = 1;
@@ -93,24 +60,14 @@ int64_t Product(const LocalDims& d, int begin, int end) {
 // are zero (partial output) or an error. Bytes are copied.
 absl::Status TakeRows(KernelContext& ctx, int in_blob, int idx_blob, int axis) {
   const LocalTensor& in = ctx.input(in_blob);
-  const IndexRange held = ctx.input_layout(in_blob).slice.range(axis);
-  const int64_t extent = ctx.input_layout(in_blob).logical.shape.dim(axis);
-  OFS_ASSIGN_OR_RETURN(std::vector<int64_t> idx,
-                       IndexValues(ctx, idx_blob, extent,
-                                   absl::StrCat("dim ", axis, " of ", ctx.input_bn(in_blob))));
-  const bool partial = ctx.output_layout(0).is_partial();
+  // local[j]: the local row of index j, or -1 if this rank lacks it.
+  OFS_ASSIGN_OR_RETURN(const std::vector<int64_t> local, LocalRows(ctx, in_blob, idx_blob, axis));
   const int64_t outer = Product(in.dims(), 0, axis);
   const int64_t mid = in.dim(axis);
   const int64_t row = Product(in.dims(), axis + 1, in.rank()) * ByteSizeOf(in.dtype());
-  const int64_t n = static_cast<int64_t>(idx.size());
+  const int64_t n = static_cast<int64_t>(local.size());
   const char* src = static_cast<const char*>(in.raw_data());
   char* dst = static_cast<char*>(ctx.output(0).raw_data());
-  // local[j]: the local row of index j, or -1 if this rank lacks it.
-  std::vector<int64_t> local(idx.size());
-  for (int64_t j = 0; j < n; ++j) {
-    local[j] = idx[j] >= held.begin && idx[j] - held.begin < mid ? idx[j] - held.begin : -1;
-    if (local[j] < 0 && !partial) return MissingIndex(ctx, in_blob, axis, idx[j], held);
-  }
   for (int64_t o = 0; o < outer; ++o) {
     for (int64_t j = 0; j < n; ++j) {
       char* d = dst + (o * n + j) * row;
@@ -148,48 +105,16 @@ absl::Status GatherKernel(KernelContext& ctx) {
 
 absl::Status EmbeddingGradKernel(KernelContext& ctx) {
   const LocalTensor& dy = ctx.input("dy");
-  const LocalTensor& weight = ctx.input("weight");
-  const LocalTensor& indices = ctx.input("indices");
-  const BlobLayout& wl = ctx.input_layout(1);
-  const BlobLayout& il = ctx.input_layout(2);
-  const int64_t vocab = wl.logical.shape.dim(0);
-  const int64_t cols = weight.dim(1);
-  LocalDims dy_dims = indices.dims();
-  dy_dims.push_back(cols);
-  if (dy.dims() != dy_dims) {
-    return ctx.Internal(absl::StrCat("local dy_0 ", DimsToString(dy.dims()),
-                                     " does not match local indices_0 ",
-                                     DimsToString(indices.dims()), " and weight_0 ",
-                                     DimsToString(weight.dims())));
-  }
-  OFS_RETURN_IF_ERROR(ctx.CheckOutput(0, weight.dims(), weight.dtype()));
-  const bool whole_indices =
-      indices.dims() == LocalDims(il.logical.shape.dims().begin(), il.logical.shape.dims().end());
-  const bool scale_by_freq = ctx.Attr<bool>("scale_grad_by_freq");
-  if (!whole_indices && (scale_by_freq || !ctx.output_layout(0).is_partial())) {
-    return ctx.Internal(absl::StrCat(
-        "rank holds part of indices_0 ", il.logical.ToString(), " ", il.nd_sbp.ToString(),
-        scale_by_freq ? ", but scale_grad_by_freq needs the count of every index over all of them"
-                      : absl::StrCat(", so its dx_0 is an addend, but dx_0 is ",
-                                     ctx.output_layout(0).nd_sbp.ToString())));
-  }
-  OFS_ASSIGN_OR_RETURN(std::vector<int64_t> idx,
-                       IndexValues(ctx, 2, vocab, "the rows of weight_0"));
-  const int64_t padding = ctx.Attr<int64_t>("padding_idx");
-  const IndexRange rows = wl.slice.range(0);
-  std::vector<double> count;
-  if (scale_by_freq) {
-    count.assign(static_cast<size_t>(vocab), 0.0);
-    for (int64_t v : idx) count[v] += 1;
-  }
-  std::vector<double> acc(static_cast<size_t>(weight.elem_cnt()), 0.0);
+  OFS_ASSIGN_OR_RETURN(const EmbeddingGradArgs args, CheckEmbeddingGrad(ctx));
+  const int64_t cols = args.cols;
+  std::vector<double> acc(static_cast<size_t>(ctx.output(0).elem_cnt()), 0.0);
   return DispatchDtype<Floating>(ctx, dy.dtype(), "dy_0", [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T* g = dy.data<T>();
-    for (size_t p = 0; p < idx.size(); ++p) {
-      const int64_t local = idx[p] - rows.begin;
-      if (idx[p] == padding || local < 0 || local >= weight.dim(0)) continue;
-      const double s = scale_by_freq ? 1.0 / count[idx[p]] : 1.0;
+    for (size_t p = 0; p < args.row.size(); ++p) {
+      const int64_t local = args.row[p];
+      if (local < 0) continue;
+      const double s = args.scale.empty() ? 1.0 : args.scale[p];
       for (int64_t c = 0; c < cols; ++c) {
         acc[local * cols + c] += ConvertElement<double>(g[p * cols + c]) * s;
       }

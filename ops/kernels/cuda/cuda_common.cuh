@@ -62,6 +62,31 @@ inline unsigned GridFor(int64_t n, int threads) {
   return static_cast<unsigned>(blocks < 1 ? 1 : blocks);
 }
 
+// Device scratch filled from host arrays (index tables the host built),
+// freed after the stream drains when it goes out of scope.
+class Upload {
+ public:
+  ~Upload() {
+    if (ptr_ == nullptr) return;
+    ::oneflow_sbp::cuda::Synchronize();
+    ::oneflow_sbp::cuda::Free(ptr_);
+  }
+  std::string Allocate(int64_t bytes) {
+    return ::oneflow_sbp::cuda::Malloc(&ptr_, bytes < 8 ? 8 : bytes);
+  }
+  // Copies `bytes` from `host` to `offset` bytes into the buffer.
+  std::string Put(int64_t offset, const void* host, int64_t bytes) {
+    return ::oneflow_sbp::cuda::Copy(static_cast<char*>(ptr_) + offset, host, bytes, /*kind=*/1);
+  }
+  template <typename T>
+  T* at(int64_t offset) const {
+    return reinterpret_cast<T*>(static_cast<char*>(ptr_) + offset);
+  }
+
+ private:
+  void* ptr_ = nullptr;
+};
+
 // Calls f(T{}) for a floating dtype; returns an error string otherwise.
 template <typename F>
 std::string DispatchFloating(const char* kernel, int dtype, F&& f) {

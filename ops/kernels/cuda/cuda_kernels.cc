@@ -32,6 +32,7 @@
 #include "ops/kernels/cpu/dropout_args.h"
 #include "ops/kernels/cpu/norm_layout.h"
 #include "ops/kernels/cpu/same_operands.h"
+#include "ops/kernels/cuda/cuda_glue.h"
 #include "ops/kernels/cuda/cuda_launch.h"
 #include "ops/kernels/kernel_registry.h"
 #include "ops/op_util.h"
@@ -49,12 +50,6 @@ bool IsFloating(DataType t) {
 }
 
 int Code(DataType t) { return static_cast<int>(t); }
-
-// The launcher's error as a status of the op, or an unsupported dtype.
-absl::Status Launched(const KernelContext& ctx, const std::string& err) {
-  if (err.empty()) return absl::OkStatus();
-  return ctx.Internal(absl::StrCat("CUDA launch failed: ", err));
-}
 
 absl::Status RequireFloating(const KernelContext& ctx, DataType t, absl::string_view bn) {
   return IsFloating(t) ? absl::OkStatus() : ctx.UnsupportedDtype(t, bn);
@@ -496,23 +491,6 @@ absl::Status AdamUpdateKernel(KernelContext& ctx) {
 // recomputes out and lse (the CPU grad takes no saved tensors). f32 only;
 // the launchers compute in float where the CPU uses double.
 
-// Device scratch of `floats` floats, freed after the stream has drained.
-class Scratch {
- public:
-  std::string Allocate(int64_t floats) {
-    return oneflow_sbp::cuda::Malloc(&ptr_, std::max<int64_t>(floats, 1) * 4);
-  }
-  float* get() const { return static_cast<float*>(ptr_); }
-  ~Scratch() {
-    if (ptr_ == nullptr) return;
-    oneflow_sbp::cuda::Synchronize();
-    oneflow_sbp::cuda::Free(ptr_);
-  }
-
- private:
-  void* ptr_ = nullptr;
-};
-
 template <bool kGrad>
 absl::Status RotaryKernel(KernelContext& ctx) {
   OFS_ASSIGN_OR_RETURN(const int64_t row0, RotaryRowOffset(ctx));
@@ -541,7 +519,7 @@ absl::Status AttentionKernel(KernelContext& ctx) {
   OFS_ASSIGN_OR_RETURN(const AttentionDims a, CheckAttention(ctx));
   OFS_RETURN_IF_ERROR(RequireF32(ctx));
   OFS_RETURN_IF_ERROR(RequireHeadDims(ctx, a));
-  Scratch lse;
+  Scratch<float> lse;
   OFS_RETURN_IF_ERROR(Launched(ctx, lse.Allocate(a.bh * a.sq)));
   return Launched(ctx, cuda::Attention(a.bh, a.sq, a.sk, a.d, a.dv, a.scale, a.causal,
                                        ctx.input(0).data<float>(), ctx.input(1).data<float>(),
@@ -558,7 +536,7 @@ absl::Status AttentionGradKernel(KernelContext& ctx) {
   const float* v = ctx.input(3).data<float>();
   const int64_t shift = a.row0 + a.shift;
   // out [bh, sq, dv] then lse [bh, sq], recomputed.
-  Scratch saved;
+  Scratch<float> saved;
   OFS_RETURN_IF_ERROR(Launched(ctx, saved.Allocate(a.bh * a.sq * (a.dv + 1))));
   float* out = saved.get();
   float* lse = out + a.bh * a.sq * a.dv;

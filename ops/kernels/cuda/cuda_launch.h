@@ -72,6 +72,43 @@ std::string Gemm(int dtype, bool trans_a, bool trans_b, int64_t m, int64_t n, in
                  double alpha, const void* a, int64_t stride_a, const void* b, int64_t stride_b,
                  double beta, void* c, int64_t stride_c, int64_t batch);
 
+// ---- embedding.cu (registry glue: cuda_embedding_kernels.cc) ----
+
+// out[i, :] = table[rows[i], :] for `n` LOCAL table rows given on the HOST
+// (rows[i] < 0: a zero row, a vocab-parallel rank's addend for an id
+// another rank holds); rows of `dim` elements of `elem_bytes` bytes (1, 2,
+// 4, 8: every dtype, bytes are copied). A row >= table_rows is an error
+// naming it. One synchronising upload of the rows.
+std::string Embedding(int elem_bytes, int64_t table_rows, int64_t dim, int64_t n,
+                      const int64_t* rows, const void* table, void* out);
+// dtable [table_rows, dim] (floating dtype): each local row v gets the sum,
+// over positions i in index order with rows[i] == v (HOST array; < 0
+// skipped: padding_idx, other ranks' ids), of dout[i, :] * scale[i] (HOST
+// array; null: 1), accumulated in double without FMA contraction: the CPU
+// kernel's arithmetic and order, so bit-reproducible. Rows never indexed
+// get zeros. A host counting sort, then one block per table row.
+std::string EmbeddingGrad(int dtype, int64_t table_rows, int64_t dim, int64_t n,
+                          const int64_t* rows, const double* scale, const void* dout,
+                          void* dtable);
+
+// ---- cross_entropy.cu (registry glue: cuda_cross_entropy_kernels.cc) ----
+
+// Row statistics of x [rows, n] (floating dtype) in device doubles:
+// mx[r] = max over the row, sum[r] = sum of exp(x - mx[r]) (mx read from
+// the device, so the glue may all-reduce it in between).
+std::string RowMax(int dtype, int64_t rows, int64_t n, const void* x, double* mx);
+std::string RowSumExp(int dtype, int64_t rows, int64_t n, const void* x, const double* mx,
+                      double* sum);
+// prob = exp(x - mx) / sum; loss[r] = log(sum[r]) + mx[r] - x[r, column[r]]
+// where column[r] >= 0 (HOST array of each row's LOCAL label column, -1
+// where another rank holds the label's class: loss addend 0).
+std::string SparseCrossEntropy(int dtype, int64_t rows, int64_t n, const void* x,
+                               const double* mx, const double* sum, const int64_t* column,
+                               void* prob, void* loss);
+// dx[r, c] = (prob[r, c] - (c == column[r])) * dy[r], column on the HOST.
+std::string SparseCrossEntropyGrad(int dtype, int64_t rows, int64_t n, const int64_t* column,
+                                   const void* prob, const void* dy, void* dx);
+
 // ---- nn.cu (f32; registry glue for the norms, adam_update, rotary and attention) ----
 
 // layer_norm (rms = false) or rms_norm over the last `cols` of [rows, cols]:
@@ -86,24 +123,6 @@ std::string NormForward(bool rms, int64_t rows, int64_t cols, double eps, const 
 std::string NormBackward(bool rms, int64_t rows, int64_t cols, const float* x,
                          const float* gamma, const float* mean, const float* inv_std,
                          const float* dy, float* dx, float* dgamma, float* dbeta);
-
-// out[i, :] = table[ids[i], :]; ids (int64, device) are checked on the host
-// (one synchronising copy) and an id outside [0, vocab) is an error naming
-// it and its position.
-std::string Embedding(int64_t vocab, int64_t dim, int64_t n, const int64_t* ids,
-                      const float* table, float* out);
-// dtable[v, :] = sum of dout[i, :] over i with ids[i] == v, in index order
-// (a host counting sort of the ids, then one block per table row): no
-// atomics, bit-reproducible; rows never indexed get zeros.
-std::string EmbeddingGrad(int64_t vocab, int64_t dim, int64_t n, const int64_t* ids,
-                          const float* dout, float* dtable);
-
-// loss[r] = logsumexp(logits[r, :]) - logits[r, labels[r]]; labels checked.
-std::string SparseCrossEntropy(int64_t rows, int64_t classes, const float* logits,
-                               const int64_t* labels, float* loss);
-// dlogits[r, c] = dloss[r] * (softmax(logits[r])[c] - (c == labels[r])).
-std::string SparseCrossEntropyGrad(int64_t rows, int64_t classes, const float* logits,
-                                   const int64_t* labels, const float* dloss, float* dlogits);
 
 // One Adam(W) step in place, step >= 1: m = b1 m + (1-b1) g;
 // v = b2 v + (1-b2) g^2; p -= lr * (m/(1-b1^t) / (sqrt(v/(1-b2^t)) + eps)

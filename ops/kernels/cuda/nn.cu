@@ -1,10 +1,9 @@
-// Normalisation, embedding, cross-entropy, optimizer, rotary and attention
-// kernels on CUDA (f32). The norms, adam_update, rotary (RotaryTable) and
-// attention are registered as kernels in cuda_kernels.cc; the others are
-// launchers only (docs/GPU.md). Every result is deterministic: no float
+// Normalisation, optimizer, rotary and attention kernels on CUDA (f32).
+// The norms, adam_update, rotary (RotaryTable) and attention are
+// registered as kernels in cuda_kernels.cc; Rotary (angles from a base) is
+// a launcher only (docs/GPU.md). Every result is deterministic: no float
 // atomics; sums over rows run in a fixed order.
 #include <cmath>
-#include <vector>
 
 #include "ops/kernels/cuda/cuda_common.cuh"
 #include "ops/kernels/cuda/cuda_launch.h"
@@ -81,57 +80,6 @@ __global__ void NormBackwardParams(int mode, int64_t rows, int64_t cols, const f
     }
     if (dgamma != nullptr) dgamma[c] = sg;
     if (dbeta != nullptr) dbeta[c] = sb;
-  }
-}
-
-// --------------------------------------------------------- embedding --
-
-__global__ void GatherRows(int64_t n, int64_t dim, const int64_t* ids, const float* table,
-                           float* out) {
-  for (int64_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n * dim;
-       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    out[i] = table[ids[i / dim] * dim + i % dim];
-  }
-}
-
-// Block per table row v; its positions (CSR, in index order) summed in order.
-__global__ void ScatterRows(int64_t dim, const int64_t* row_start, const int64_t* positions,
-                            const float* dout, float* dtable) {
-  const int64_t v = blockIdx.x;
-  for (int64_t d = threadIdx.x; d < dim; d += blockDim.x) {
-    float s = 0;
-    for (int64_t p = row_start[v]; p < row_start[v + 1]; ++p) s += dout[positions[p] * dim + d];
-    dtable[v * dim + d] = s;
-  }
-}
-
-// ----------------------------------------------------- cross entropy --
-
-__global__ void SparseXentForward(int64_t classes, const float* logits, const int64_t* labels,
-                                  float* loss) {
-  const float* row = logits + blockIdx.x * classes;
-  float m = -INFINITY;
-  for (int64_t c = threadIdx.x; c < classes; c += blockDim.x) m = fmaxf(m, row[c]);
-  m = BlockMax(m);
-  float s = 0;
-  for (int64_t c = threadIdx.x; c < classes; c += blockDim.x) s += expf(row[c] - m);
-  s = BlockSum(s);
-  if (threadIdx.x == 0) loss[blockIdx.x] = m + logf(s) - row[labels[blockIdx.x]];
-}
-
-__global__ void SparseXentBackward(int64_t classes, const float* logits, const int64_t* labels,
-                                   const float* dloss, float* dlogits) {
-  const int64_t off = blockIdx.x * classes;
-  float m = -INFINITY;
-  for (int64_t c = threadIdx.x; c < classes; c += blockDim.x) m = fmaxf(m, logits[off + c]);
-  m = BlockMax(m);
-  float s = 0;
-  for (int64_t c = threadIdx.x; c < classes; c += blockDim.x) s += expf(logits[off + c] - m);
-  s = BlockSum(s);
-  const float g = dloss[blockIdx.x];
-  const int64_t label = labels[blockIdx.x];
-  for (int64_t c = threadIdx.x; c < classes; c += blockDim.x) {
-    dlogits[off + c] = g * (expf(logits[off + c] - m) / s - (c == label ? 1.f : 0.f));
   }
 }
 
@@ -318,21 +266,6 @@ __global__ void AttentionBackwardKV(int64_t bh, int64_t sq, int64_t sk, int64_t 
 
 unsigned Blocks(int64_t n) { return GridFor(n, kThreads); }
 
-// Ids copied to the host for the range check (and the CSR of the grad).
-std::string HostIds(const char* kernel, const int64_t* ids, int64_t n, int64_t limit,
-                    std::vector<int64_t>* host) {
-  host->resize(n);
-  std::string e = ::oneflow_sbp::cuda::Copy(host->data(), ids, n * 8, /*kind=*/2);
-  if (!e.empty()) return std::string(kernel) + ": " + e;
-  for (int64_t i = 0; i < n; ++i) {
-    if ((*host)[i] < 0 || (*host)[i] >= limit) {
-      return std::string(kernel) + ": index " + std::to_string((*host)[i]) + " at position " +
-             std::to_string(i) + " is outside [0, " + std::to_string(limit) + ")";
-    }
-  }
-  return "";
-}
-
 }  // namespace
 
 std::string NormForward(bool rms, int64_t rows, int64_t cols, double eps, const float* x,
@@ -359,68 +292,6 @@ std::string NormBackward(bool rms, int64_t rows, int64_t cols, const float* x,
                                                                 inv_std, dy, dgamma, dbeta);
   }
   return LaunchError("norm_backward");
-}
-
-std::string Embedding(int64_t vocab, int64_t dim, int64_t n, const int64_t* ids,
-                      const float* table, float* out) {
-  if (n == 0 || dim == 0) return "";
-  std::vector<int64_t> host;
-  std::string e = HostIds("embedding", ids, n, vocab, &host);
-  if (!e.empty()) return e;
-  GatherRows<<<Blocks(n * dim), kThreads, 0, Stream()>>>(n, dim, ids, table, out);
-  return LaunchError("embedding");
-}
-
-std::string EmbeddingGrad(int64_t vocab, int64_t dim, int64_t n, const int64_t* ids,
-                          const float* dout, float* dtable) {
-  if (vocab == 0 || dim == 0) return "";
-  std::vector<int64_t> host;
-  std::string e = HostIds("embedding_grad", ids, n, vocab, &host);
-  if (!e.empty()) return e;
-  // CSR of positions per table row, in index order (a counting sort).
-  std::vector<int64_t> start(vocab + 1, 0), positions(n);
-  for (int64_t id : host) ++start[id + 1];
-  for (int64_t v = 0; v < vocab; ++v) start[v + 1] += start[v];
-  std::vector<int64_t> fill(start.begin(), start.end() - 1);
-  for (int64_t i = 0; i < n; ++i) positions[fill[host[i]]++] = i;
-  void* dev = nullptr;
-  const int64_t bytes = (vocab + 1 + n) * 8;
-  e = ::oneflow_sbp::cuda::Malloc(&dev, bytes);
-  if (!e.empty()) return "embedding_grad: " + e;
-  int64_t* d_start = static_cast<int64_t*>(dev);
-  int64_t* d_pos = d_start + vocab + 1;
-  e = ::oneflow_sbp::cuda::Copy(d_start, start.data(), (vocab + 1) * 8, /*kind=*/1);
-  if (e.empty() && n > 0) e = ::oneflow_sbp::cuda::Copy(d_pos, positions.data(), n * 8, 1);
-  if (e.empty()) {
-    ScatterRows<<<static_cast<unsigned>(vocab), kThreads, 0, Stream()>>>(dim, d_start, d_pos,
-                                                                         dout, dtable);
-    e = LaunchError("embedding_grad");
-  }
-  if (e.empty()) e = ::oneflow_sbp::cuda::Synchronize();
-  ::oneflow_sbp::cuda::Free(dev);
-  return e;
-}
-
-std::string SparseCrossEntropy(int64_t rows, int64_t classes, const float* logits,
-                               const int64_t* labels, float* loss) {
-  if (rows == 0) return "";
-  std::vector<int64_t> host;
-  std::string e = HostIds("sparse_softmax_cross_entropy", labels, rows, classes, &host);
-  if (!e.empty()) return e;
-  SparseXentForward<<<static_cast<unsigned>(rows), kThreads, 0, Stream()>>>(classes, logits,
-                                                                            labels, loss);
-  return LaunchError("sparse_softmax_cross_entropy");
-}
-
-std::string SparseCrossEntropyGrad(int64_t rows, int64_t classes, const float* logits,
-                                   const int64_t* labels, const float* dloss, float* dlogits) {
-  if (rows == 0) return "";
-  std::vector<int64_t> host;
-  std::string e = HostIds("sparse_softmax_cross_entropy_grad", labels, rows, classes, &host);
-  if (!e.empty()) return e;
-  SparseXentBackward<<<static_cast<unsigned>(rows), kThreads, 0, Stream()>>>(
-      classes, logits, labels, dloss, dlogits);
-  return LaunchError("sparse_softmax_cross_entropy_grad");
 }
 
 std::string AdamUpdate(int64_t n, int64_t step, double lr, double beta1, double beta2,

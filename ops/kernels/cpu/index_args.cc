@@ -1,0 +1,116 @@
+#include "ops/kernels/cpu/index_args.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "oneflow_sbp/status_macros.h"
+#include "ops/kernels/dtype_dispatch.h"
+
+namespace oneflow_sbp::kernels {
+namespace {
+
+// What a rank writes for an index it does not hold: zeros in a partial
+// output, this error otherwise.
+absl::Status MissingIndex(const KernelContext& ctx, int blob, int axis, int64_t value,
+                          IndexRange held) {
+  const BlobLayout& l = ctx.input_layout(blob);
+  return ctx.Internal(absl::StrCat(
+      "rank ", ctx.parallel_id(), " holds [", held.begin, ",", held.end, ") of dim ", axis, " of ",
+      ctx.input_bn(blob), " ", l.logical.ToString(), " ", l.nd_sbp.ToString(),
+      " but needs index ", value, " for ", ctx.output_bn(0), " ",
+      ctx.output_layout(0).nd_sbp.ToString(),
+      ", which is not partial: this layout cannot be computed locally"));
+}
+
+}  // namespace
+
+absl::StatusOr<LocalTensor> InputOnHost(const KernelContext& ctx, int blob) {
+  const LocalTensor& in = ctx.input(blob);
+  if (in.device() == DeviceType::kCpu) return in;
+  return ctx.Annotate(in.CopyTo(DeviceType::kCpu));
+}
+
+absl::StatusOr<std::vector<int64_t>> IndexValues(const KernelContext& ctx, int blob,
+                                                 int64_t extent, absl::string_view what) {
+  OFS_ASSIGN_OR_RETURN(const LocalTensor t, InputOnHost(ctx, blob));
+  std::vector<int64_t> values(static_cast<size_t>(t.elem_cnt()));
+  OFS_RETURN_IF_ERROR(DispatchDtype<IntTypes>(ctx, t.dtype(), ctx.input_bn(blob), [&](auto tag) {
+    using L = typename decltype(tag)::type;
+    const L* p = t.data<L>();
+    for (int64_t i = 0; i < t.elem_cnt(); ++i) {
+      values[i] = static_cast<int64_t>(p[i]);
+      if (values[i] < 0 || values[i] >= extent) {
+        return ctx.InvalidArgument(absl::StrCat(ctx.input_bn(blob), " holds ", values[i],
+                                                " at local position ", i, ", outside [0, ",
+                                                extent, ") (", what, ")"));
+      }
+    }
+    return absl::OkStatus();
+  }));
+  return values;
+}
+
+absl::StatusOr<std::vector<int64_t>> LocalRows(const KernelContext& ctx, int in_blob,
+                                               int idx_blob, int axis) {
+  const IndexRange held = ctx.input_layout(in_blob).slice.range(axis);
+  const int64_t extent = ctx.input_layout(in_blob).logical.shape.dim(axis);
+  OFS_ASSIGN_OR_RETURN(std::vector<int64_t> rows,
+                       IndexValues(ctx, idx_blob, extent,
+                                   absl::StrCat("dim ", axis, " of ", ctx.input_bn(in_blob))));
+  const bool partial = ctx.output_layout(0).is_partial();
+  const int64_t mid = ctx.input(in_blob).dim(axis);
+  for (int64_t& r : rows) {
+    const int64_t v = r;
+    r = v >= held.begin && v - held.begin < mid ? v - held.begin : -1;
+    if (r < 0 && !partial) return MissingIndex(ctx, in_blob, axis, v, held);
+  }
+  return rows;
+}
+
+absl::StatusOr<EmbeddingGradArgs> CheckEmbeddingGrad(KernelContext& ctx) {
+  const LocalTensor& dy = ctx.input("dy");
+  const LocalTensor& weight = ctx.input("weight");
+  const LocalTensor& indices = ctx.input("indices");
+  const BlobLayout& wl = ctx.input_layout(1);
+  const BlobLayout& il = ctx.input_layout(2);
+  const int64_t vocab = wl.logical.shape.dim(0);
+  EmbeddingGradArgs args;
+  args.cols = weight.dim(1);
+  LocalDims dy_dims = indices.dims();
+  dy_dims.push_back(args.cols);
+  if (dy.dims() != dy_dims) {
+    return ctx.Internal(absl::StrCat("local dy_0 ", DimsToString(dy.dims()),
+                                     " does not match local indices_0 ",
+                                     DimsToString(indices.dims()), " and weight_0 ",
+                                     DimsToString(weight.dims())));
+  }
+  OFS_RETURN_IF_ERROR(ctx.CheckOutput(0, weight.dims(), weight.dtype()));
+  const bool whole_indices =
+      indices.dims() == LocalDims(il.logical.shape.dims().begin(), il.logical.shape.dims().end());
+  const bool scale_by_freq = ctx.Attr<bool>("scale_grad_by_freq");
+  if (!whole_indices && (scale_by_freq || !ctx.output_layout(0).is_partial())) {
+    return ctx.Internal(absl::StrCat(
+        "rank holds part of indices_0 ", il.logical.ToString(), " ", il.nd_sbp.ToString(),
+        scale_by_freq ? ", but scale_grad_by_freq needs the count of every index over all of them"
+                      : absl::StrCat(", so its dx_0 is an addend, but dx_0 is ",
+                                     ctx.output_layout(0).nd_sbp.ToString())));
+  }
+  OFS_ASSIGN_OR_RETURN(std::vector<int64_t> idx,
+                       IndexValues(ctx, 2, vocab, "the rows of weight_0"));
+  const int64_t padding = ctx.Attr<int64_t>("padding_idx");
+  const IndexRange rows = wl.slice.range(0);
+  if (scale_by_freq) {
+    std::vector<double> count(static_cast<size_t>(vocab), 0.0);
+    for (int64_t v : idx) count[v] += 1;
+    args.scale.resize(idx.size());
+    for (size_t p = 0; p < idx.size(); ++p) args.scale[p] = 1.0 / count[idx[p]];
+  }
+  args.row = std::move(idx);
+  for (int64_t& r : args.row) {
+    const int64_t local = r - rows.begin;
+    r = r == padding || local < 0 || local >= weight.dim(0) ? -1 : local;
+  }
+  return args;
+}
+
+}  // namespace oneflow_sbp::kernels

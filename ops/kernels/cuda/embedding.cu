@@ -1,0 +1,138 @@
+// Embedding (a gather of table rows) and its grad on CUDA. The ids arrive
+// already checked and turned into LOCAL table rows on the host
+// (ops/kernels/cpu/index_args.h: the glue copies the ids once to check
+// them against the logical vocab, as the CPU kernel does), so one upload of
+// int64 rows serves i32 and i64 ids, vocab-parallel shards (a row outside
+// the rank's slice is -1) and padding_idx alike. The grad is deterministic:
+// a host counting sort, then one block per table row summing its positions
+// in index order in double, with no FMA contraction, i.e. the CPU kernel's
+// arithmetic in the CPU kernel's order.
+#include <cstdint>
+#include <vector>
+
+#include "ops/kernels/cuda/cuda_common.cuh"
+#include "ops/kernels/cuda/cuda_launch.h"
+
+namespace oneflow_sbp::kernels::cuda {
+namespace {
+
+constexpr int kThreads = 256;
+
+// out[i, :] = table[rows[i], :], or zeros where rows[i] < 0; U is an
+// unsigned type of the element's size (bytes are copied: every dtype).
+template <typename U>
+__global__ void GatherRows(int64_t n, int64_t dim, const int64_t* rows, const U* table, U* out) {
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n * dim;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int64_t r = rows[i / dim];
+    out[i] = r >= 0 ? table[r * dim + i % dim] : U(0);
+  }
+}
+
+// Block per local table row v: dtable[v, d] = sum over its positions p (CSR,
+// in index order) of dout[p, d] * scale[p] (scale null: 1).
+template <typename T>
+__global__ void ScatterRows(int64_t dim, const int64_t* row_start, const int64_t* positions,
+                            const double* scale, const T* dout, T* dtable) {
+  const int64_t v = blockIdx.x;
+  for (int64_t d = threadIdx.x; d < dim; d += blockDim.x) {
+    double s = 0;
+    for (int64_t q = row_start[v]; q < row_start[v + 1]; ++q) {
+      const int64_t p = positions[q];
+      const double g = To<double>(dout[p * dim + d]);
+      // _rn: no fused multiply-add, so the sum rounds as the CPU's does.
+      s = __dadd_rn(s, scale != nullptr ? __dmul_rn(g, scale[p]) : g);
+    }
+    dtable[v * dim + d] = To<T>(s);
+  }
+}
+
+// Local rows at or above the table's are refused (the glue never passes
+// them; a bad one would read out of bounds).
+std::string RowsInTable(const char* kernel, int64_t n, const int64_t* rows, int64_t table_rows) {
+  for (int64_t i = 0; i < n; ++i) {
+    if (rows[i] >= table_rows) {
+      return std::string(kernel) + ": row " + std::to_string(rows[i]) + " at position " +
+             std::to_string(i) + " is outside the " + std::to_string(table_rows) + " local rows";
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
+std::string Embedding(int elem_bytes, int64_t table_rows, int64_t dim, int64_t n,
+                      const int64_t* rows, const void* table, void* out) {
+  if (n == 0 || dim == 0) return "";
+  std::string e = RowsInTable("embedding", n, rows, table_rows);
+  if (!e.empty()) return e;
+  Upload up;
+  e = up.Allocate(n * 8);
+  if (e.empty()) e = up.Put(0, rows, n * 8);
+  if (!e.empty()) return "embedding: " + e;
+  const unsigned blocks = GridFor(n * dim, kThreads);
+  const int64_t* d_rows = up.at<int64_t>(0);
+  switch (elem_bytes) {
+    case 1:
+      GatherRows<<<blocks, kThreads, 0, Stream()>>>(n, dim, d_rows,
+                                                    static_cast<const uint8_t*>(table),
+                                                    static_cast<uint8_t*>(out));
+      break;
+    case 2:
+      GatherRows<<<blocks, kThreads, 0, Stream()>>>(n, dim, d_rows,
+                                                    static_cast<const uint16_t*>(table),
+                                                    static_cast<uint16_t*>(out));
+      break;
+    case 4:
+      GatherRows<<<blocks, kThreads, 0, Stream()>>>(n, dim, d_rows,
+                                                    static_cast<const uint32_t*>(table),
+                                                    static_cast<uint32_t*>(out));
+      break;
+    case 8:
+      GatherRows<<<blocks, kThreads, 0, Stream()>>>(n, dim, d_rows,
+                                                    static_cast<const uint64_t*>(table),
+                                                    static_cast<uint64_t*>(out));
+      break;
+    default: return "embedding: unsupported element size " + std::to_string(elem_bytes);
+  }
+  return LaunchError("embedding");
+}
+
+std::string EmbeddingGrad(int dtype, int64_t vocab_rows, int64_t dim, int64_t n,
+                          const int64_t* rows, const double* scale, const void* dout,
+                          void* dtable) {
+  if (vocab_rows == 0 || dim == 0) return "";
+  std::string e = RowsInTable("embedding_grad", n, rows, vocab_rows);
+  if (!e.empty()) return e;
+  // CSR of the positions per local row, in index order (a counting sort);
+  // rows < 0 are skipped.
+  std::vector<int64_t> start(vocab_rows + 1, 0);
+  for (int64_t i = 0; i < n; ++i) {
+    if (rows[i] >= 0) ++start[rows[i] + 1];
+  }
+  for (int64_t v = 0; v < vocab_rows; ++v) start[v + 1] += start[v];
+  const int64_t kept = start[vocab_rows];
+  std::vector<int64_t> positions(kept);
+  std::vector<int64_t> fill(start.begin(), start.end() - 1);
+  for (int64_t i = 0; i < n; ++i) {
+    if (rows[i] >= 0) positions[fill[rows[i]]++] = i;
+  }
+  // [start | positions | scale]
+  const int64_t pos_at = (vocab_rows + 1) * 8, scale_at = pos_at + kept * 8;
+  Upload up;
+  e = up.Allocate(scale_at + (scale != nullptr ? n * 8 : 0));
+  if (e.empty()) e = up.Put(0, start.data(), pos_at);
+  if (e.empty()) e = up.Put(pos_at, positions.data(), kept * 8);
+  if (e.empty() && scale != nullptr) e = up.Put(scale_at, scale, n * 8);
+  if (!e.empty()) return "embedding_grad: " + e;
+  return DispatchFloating("embedding_grad", dtype, [&](auto tag) -> std::string {
+    using T = decltype(tag);
+    ScatterRows<<<static_cast<unsigned>(vocab_rows), kThreads, 0, Stream()>>>(
+        dim, up.at<int64_t>(0), up.at<int64_t>(pos_at),
+        scale != nullptr ? up.at<double>(scale_at) : nullptr, static_cast<const T*>(dout),
+        static_cast<T*>(dtable));
+    return LaunchError("embedding_grad");
+  });
+}
+
+}  // namespace oneflow_sbp::kernels::cuda

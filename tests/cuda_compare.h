@@ -1,0 +1,72 @@
+// Comparisons of a CUDA kernel with the CPU kernel on the same inputs, for
+// the GPU tests of //tests:cuda_kernels_test (header-only: both of its
+// sources use them). Without a device, REQUIRE_DEVICE skips the test.
+#ifndef TESTS_CUDA_COMPARE_H_
+#define TESTS_CUDA_COMPARE_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "oneflow_sbp/cuda/cuda_device.h"
+#include "oneflow_sbp/local_tensor.h"
+#include "ops/kernels/shard_harness.h"
+#include "tests/infer_test_util.h"
+#include "tests/kernel_test_util.h"
+
+namespace oneflow_sbp::testing {
+
+inline bool HasDevice() { return cuda::DeviceCount() > 0; }
+
+#define REQUIRE_DEVICE() \
+  if (!::oneflow_sbp::testing::HasDevice()) GTEST_SKIP() << "no CUDA device"
+
+struct Case {
+  std::string op;
+  std::vector<LocalTensor> inputs;
+  std::vector<std::string> attrs;
+};
+
+// Runs `c` on one rank on the CPU and on the GPU; "" if every output agrees
+// within the dtype's default tolerance (4x for halves: the GPU reduces in
+// float where the CPU uses double).
+inline std::string CompareWithCpu(const Case& c, const std::string& cpu_placement = "cpu:0",
+                                  const std::string& cuda_placement = "cuda:0",
+                                  std::vector<std::string> signature = {}, int64_t rank = 0) {
+  if (signature.empty()) {
+    absl::StatusOr<std::shared_ptr<const OpCall>> call =
+        testing::MakeCall(c.op, static_cast<int>(c.inputs.size()), c.attrs);
+    if (!call.ok()) return std::string(call.status().message());
+    signature.assign((*call)->num_inputs() + (*call)->num_outputs(), "B");
+  }
+  absl::StatusOr<std::vector<LocalTensor>> want =
+      RunOnRank(c.op, c.inputs, c.attrs, cpu_placement, signature, rank);
+  if (!want.ok()) return "cpu: " + std::string(want.status().message());
+  absl::StatusOr<std::vector<LocalTensor>> got =
+      RunOnRank(c.op, c.inputs, c.attrs, cuda_placement, signature, rank, DeviceType::kCuda);
+  if (!got.ok()) return "cuda: " + std::string(got.status().message());
+  for (size_t i = 0; i < want->size(); ++i) {
+    kernels::Tolerance tol = kernels::DefaultTolerance((*want)[i].dtype());
+    tol.rtol *= 4;
+    tol.atol *= 4;
+    const std::string diff = kernels::CompareTensors((*got)[i], (*want)[i], tol);
+    if (!diff.empty()) return c.op + " output " + std::to_string(i) + ": " + diff;
+  }
+  return "";
+}
+
+// A rank's layouts for CompareWithCpu: placement suffix, signature, rank.
+struct Sharded {
+  std::string ranks;
+  std::vector<std::string> signature;
+  int64_t rank;
+};
+
+inline std::string CompareSharded(const Case& c, const Sharded& s) {
+  return CompareWithCpu(c, "cpu:" + s.ranks, "cuda:" + s.ranks, s.signature, s.rank);
+}
+
+}  // namespace oneflow_sbp::testing
+
+#endif  // TESTS_CUDA_COMPARE_H_
