@@ -23,6 +23,7 @@
 #include "oneflow_sbp/status_macros.h"
 #include "ops/kernels/cpu/concat_slice_kernels.h"
 #include "ops/kernels/cpu/view_kernels.h"
+#include "ops/kernels/cuda/cuda_glue.h"
 #include "ops/kernels/cuda/scalar_fill.h"
 #include "ops/kernels/kernel_registry.h"
 
@@ -34,11 +35,6 @@ const std::vector<DataType> kFloating = {DataType::kFloat32, DataType::kFloat64,
 const std::vector<DataType> kAll = {DataType::kFloat16, DataType::kBFloat16, DataType::kFloat32,
                                     DataType::kFloat64, DataType::kInt8,     DataType::kInt32,
                                     DataType::kInt64,   DataType::kUInt8,    DataType::kBool};
-
-absl::Status Launched(const KernelContext& ctx, const std::string& err) {
-  if (err.empty()) return absl::OkStatus();
-  return ctx.Internal(absl::StrCat("CUDA launch failed: ", err));
-}
 
 // fill (value from the attribute) or zeros_like (value 0): only the dims
 // come from the input, the dtype is the inferred output's.
