@@ -144,6 +144,28 @@ TEST_F(VerifyDevice, OpWithoutCudaKernelIsAGapNotAFailure) {
   EXPECT_THAT(*out, HasSubstr("\"outcome\": \"no cuda kernel\""));
 }
 
+// Every CPU kernel of the catalog as a "cuda" kernel, on the default
+// meshes: the device path (copies, mutated inputs, P outputs, the world
+// for the class-split cross entropy, which here sees host memory) gives
+// the CPU path's verdict for every op.
+TEST_F(VerifyDevice, WholeCatalogAsCudaMatchesTheCpuRun) {
+  KernelRegistry all;
+  ASSERT_TRUE(emulated::RegisterCpuKernelsAsCuda(
+                  all, KernelRegistry::Global().OpsWithKernels(DeviceType::kCpu))
+                  .ok());
+  VerifyOptions o;
+  o.kernels = &all;
+  o.device = DeviceType::kCuda;
+  absl::StatusOr<VerifyReport> r = RunVerify(ops::BuiltinOpRegistry(), o);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_TRUE(r->ok()) << VerifyReportToText(*r);
+  EXPECT_EQ(r->count(VerifyOutcome::kPassed), static_cast<int>(r->ops.size()));
+  o.device = DeviceType::kCpu;
+  absl::StatusOr<VerifyReport> on_cpu = RunVerify(ops::BuiltinOpRegistry(), o);
+  ASSERT_TRUE(on_cpu.ok()) << on_cpu.status();
+  EXPECT_EQ(r->checked(), on_cpu->checked());
+}
+
 // A cuda kernel that answers kUnimplemented for the recipe's call (a dtype
 // it lacks) is the same kind of gap, with the kernel's reason.
 TEST_F(VerifyDevice, UnimplementedCudaKernelIsAGapWithItsReason) {
