@@ -108,6 +108,12 @@ expect 0 "ops one" ops matmul
 expect 1 "ops unknown" ops nope
 expect 2 "ops two names" ops matmul relu
 
+# verify (--device=cuda depends on the build and the machine: see
+# sbp_tool_e2e_test)
+expect 0 "verify" verify --op=relu --mesh=2
+expect 2 "verify unknown op" verify --op=nope
+expect 2 "verify bad device" verify --op=relu --device=tpu
+
 if ((failures > 0)); then
   echo "$failures check(s) failed"
   exit 1

@@ -297,6 +297,29 @@ grep -qF 'extent 0 is not positive' "$ERR" || fail "verify bad mesh: no message"
 run help verify
 expect_rc 0 "help verify"
 grep -qF 'sbp verify [--op=OP' "$OUT" || fail "help verify: no usage line"
+grep -qF -- '--device=cuda checks the CUDA kernels' "$OUT" || fail "help verify: no --device"
+
+# verify --device: a bad value is a wrong command line; cuda in the default
+# build is a failure naming the build option (a --config=cuda build says
+# "no CUDA device" without a GPU, and runs relu's CUDA kernel with one).
+run verify --op=relu --device=tpu
+expect_rc 2 "verify bad device"
+grep -qF -- "--device='tpu': expected cpu or cuda" "$ERR" || fail "verify bad device: no message"
+run verify --op=relu --mesh=2 --device=cuda
+if grep -qF 'bazel build --config=cuda //tools:sbp' "$ERR"; then
+  expect_rc 1 "verify cuda in the cpu build"
+  [[ "$(grep -c 'no cuda device backend in this program' "$ERR")" == 1 ]] ||
+    fail "verify cuda in the cpu build: not one backend error"
+  [[ ! -s "$OUT" ]] || fail "verify cuda in the cpu build: a report anyway"
+elif grep -qF 'no CUDA device' "$ERR"; then
+  expect_rc 1 "verify cuda without a GPU"
+else
+  expect_rc 0 "verify cuda on a GPU"
+  grep -qF 'relu: passed' "$OUT" || fail "verify cuda on a GPU: relu did not pass"
+fi
+run verify --op=relu --mesh=2 --device=cpu --format=json
+expect_rc 0 "verify device cpu json"
+grep -qF '"device": "cpu"' "$OUT" || fail "verify json: no device field"
 
 if ((failures > 0)); then
   echo "$failures check(s) failed"

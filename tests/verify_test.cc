@@ -131,6 +131,29 @@ TEST(Verify, BadOptionsAreErrors) {
   o.format = "table";
   EXPECT_EQ(cli::RunVerify(o, ops::BuiltinOpRegistry()).status().code(),
             absl::StatusCode::kInvalidArgument);
+  o.format = "text";
+  o.device = "tpu";
+  EXPECT_THAT(cli::RunVerify(o, ops::BuiltinOpRegistry()).status().message(),
+              HasSubstr("--device='tpu': expected cpu or cuda"));
+}
+
+// This binary links no cuda backend (the default build): one error for
+// the whole run, naming the build option, not one per op and candidate.
+TEST(Verify, CudaWithoutABackendIsOneUnimplementedError) {
+  Fixture f;
+  VerifyOptions o;
+  o.ops = {"right_relu", "wrong_relu"};
+  o.kernels = &f.kernels;
+  o.device = DeviceType::kCuda;
+  absl::StatusOr<VerifyReport> r = RunVerify(f.ops, o);
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kUnimplemented);
+  EXPECT_THAT(r.status().message(), HasSubstr("--config=cuda"));
+  cli::VerifyCmdOptions c;
+  c.op = "relu";
+  c.device = "cuda";
+  absl::StatusOr<std::string> out = cli::RunVerify(c, ops::BuiltinOpRegistry());
+  EXPECT_EQ(out.status().code(), absl::StatusCode::kUnimplemented);
+  EXPECT_THAT(out.status().message(), HasSubstr("`bazel build --config=cuda //tools:sbp`"));
 }
 
 TEST(Verify, CommandExitCodeAndJson) {

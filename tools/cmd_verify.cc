@@ -8,6 +8,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "oneflow_sbp/placement.h"
 #include "ops/kernels/verify/verifier.h"
 #include "tools/cli_format.h"
 
@@ -75,12 +76,14 @@ std::string ReportToJson(const kernels::VerifyReport& r) {
         ", \"failures\": [", absl::StrJoin(failures, ", "), "]}"));
   }
   return absl::StrCat(
-      "{\n  \"meshes\": ", Quote(r.meshes), ",\n  \"ok\": ", r.ok() ? "true" : "false",
+      "{\n  \"device\": ", Quote(DeviceTypeName(r.device)), ",\n  \"meshes\": ", Quote(r.meshes),
+      ",\n  \"ok\": ", r.ok() ? "true" : "false",
       ",\n  \"checked\": ", r.checked(), ",\n  \"seconds\": ", Number(r.seconds),
       ",\n  \"passed\": ", r.count(VerifyOutcome::kPassed),
       ",\n  \"failed\": ", QuotedList(OpsWith(r, VerifyOutcome::kFailed)),
       ",\n  \"no_cpu_kernel\": ", QuotedList(OpsWith(r, VerifyOutcome::kNoKernel)),
       ",\n  \"no_input_recipe\": ", QuotedList(OpsWith(r, VerifyOutcome::kNoRecipe)),
+      ",\n  \"no_device_kernel\": ", QuotedList(OpsWith(r, VerifyOutcome::kNoDeviceKernel)),
       ",\n  \"ops\": [\n", absl::StrJoin(ops, ",\n"), "\n  ]\n}\n");
 }
 
@@ -93,6 +96,12 @@ absl::StatusOr<std::string> RunVerify(const VerifyCmdOptions& o, const OpRegistr
   kernels::VerifyOptions options;
   options.seed = o.seed;
   options.kernels = o.kernels;
+  absl::StatusOr<DeviceType> device = ParseDeviceType(o.device);
+  if (!device.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--device='", o.device, "': expected cpu or cuda"));
+  }
+  options.device = *device;
   if (o.op.has_value()) {
     options.ops = absl::StrSplit(*o.op, ',', absl::SkipWhitespace());
     if (options.ops.empty()) {
@@ -110,6 +119,13 @@ absl::StatusOr<std::string> RunVerify(const VerifyCmdOptions& o, const OpRegistr
     }
   }
   absl::StatusOr<kernels::VerifyReport> report = kernels::RunVerify(registry, options);
+  if (report.status().code() == absl::StatusCode::kUnimplemented) {
+    // The usual cause: the default build, which links no CUDA backend.
+    return absl::UnimplementedError(absl::StrCat(
+        "--device=", o.device, ": this sbp has no ", DeviceTypeName(options.device),
+        " backend; build it with `bazel build --config=cuda //tools:sbp` (",
+        report.status().message(), ")"));
+  }
   if (!report.ok()) return report.status();
   if (exit_code != nullptr && !report->ok()) *exit_code = 1;
   return *format == OutputFormat::kJson ? ReportToJson(*report)

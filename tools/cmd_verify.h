@@ -1,6 +1,8 @@
 // `sbp verify`: the soundness verifier. Runs every op's CPU kernel under
 // every candidate signature on sharded in-process ranks and compares with
-// one rank (ops/kernels/verify/verifier.h has the method).
+// one rank (ops/kernels/verify/verifier.h has the method). --device=cuda
+// runs the CUDA kernels on device copies of the shards instead, against
+// the same CPU reference.
 #ifndef TOOLS_CMD_VERIFY_H_
 #define TOOLS_CMD_VERIFY_H_
 
@@ -21,13 +23,19 @@ struct VerifyCmdOptions {
   std::optional<std::string> mesh;
   std::string format = "text";
   uint64_t seed = 1;
+  // "cpu" or "cuda" ("gpu" too): where the sharded runs execute.
+  std::string device = "cpu";
   // nullptr: KernelRegistry::Global().
   const kernels::KernelRegistry* kernels = nullptr;
 };
 
 // The report; *exit_code becomes 1 if any op failed, had no cpu kernel or
-// no input recipe. kInvalidArgument for a bad flag (unknown op, bad mesh,
-// format), which the tool reports as a wrong command line (exit 2).
+// no input recipe (ops without a kernel for --device=cuda are listed but
+// do not fail). kInvalidArgument for a bad flag (unknown op, bad mesh,
+// format, device), which the tool reports as a wrong command line (exit
+// 2); kUnimplemented when the device has no backend in this build (naming
+// `bazel build --config=cuda`) and kFailedPrecondition when the machine
+// has no such device, both failures (exit 1).
 absl::StatusOr<std::string> RunVerify(const VerifyCmdOptions& options,
                                       const OpRegistry& registry, int* exit_code = nullptr);
 

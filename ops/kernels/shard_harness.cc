@@ -103,6 +103,26 @@ void Accumulate(const LocalTensor& local, const TensorSlice& slice, const LocalD
   }
 }
 
+// `placement` with its device type replaced by `device` (same ranks and
+// hierarchy): what the kernels see when the harness runs them on a device.
+absl::StatusOr<Placement> OnDevice(const Placement& placement, DeviceType device) {
+  if (placement.device_type() == device) return placement;
+  return Placement::Make(device, placement.ranks(), placement.hierarchy());
+}
+
+// `t` itself on the CPU, else a copy on `device`; errors name the blob.
+absl::StatusOr<LocalTensor> MoveForKernel(const LocalTensor& t, DeviceType device,
+                                          absl::string_view what) {
+  if (device == t.device()) return t;
+  absl::StatusOr<LocalTensor> moved = t.CopyTo(device);
+  if (!moved.ok()) {
+    return absl::Status(moved.status().code(),
+                        absl::StrCat("copying ", what, " to ", DeviceTypeName(device), ": ",
+                                     moved.status().message()));
+  }
+  return moved;
+}
+
 }  // namespace
 
 absl::StatusOr<std::vector<LocalTensor>> DistributeTensor(const LocalTensor& full,
@@ -266,23 +286,42 @@ absl::StatusOr<std::vector<LocalTensor>> RunSharded(std::shared_ptr<const OpCall
   // outs[i][pid]: output i of rank pid.
   std::vector<std::vector<LocalTensor>> outs(call->num_outputs(),
                                              std::vector<LocalTensor>(placement.parallel_num()));
+  // The kernels see the placement on options.device; distribution,
+  // assembly and error messages keep the caller's.
+  OFS_ASSIGN_OR_RETURN(const Placement kernel_placement, OnDevice(placement, options.device));
+  const DeviceType device = options.device;
   auto run_rank = [&](int64_t pid, comm::Communicator* world) -> absl::Status {
     OFS_ASSIGN_OR_RETURN(std::vector<BlobLayout> layouts,
                          MakeBlobLayouts(*call, placement, pid, descs, signature));
+    // Poisoned on the host, then moved: Poison writes elements directly.
     OFS_ASSIGN_OR_RETURN(
         std::vector<LocalTensor> outputs,
         AllocateLocalOutputs(absl::MakeConstSpan(layouts).subspan(call->num_inputs())));
-    if (options.poison_outputs) {
-      for (LocalTensor& t : outputs) Poison(t);
+    for (int i = 0; i < call->num_outputs(); ++i) {
+      if (options.poison_outputs) Poison(outputs[i]);
+      OFS_ASSIGN_OR_RETURN(outputs[i], MoveForKernel(outputs[i], device,
+                                                     call->bn(call->num_inputs() + i)));
     }
+    // Handles to the kernel's inputs: on a device, the mutated inputs are
+    // read back through them.
     std::vector<LocalTensor> inputs;
-    for (int b = 0; b < call->num_inputs(); ++b) inputs.push_back(locals[b][pid]);
+    for (int b = 0; b < call->num_inputs(); ++b) {
+      OFS_ASSIGN_OR_RETURN(LocalTensor t, MoveForKernel(locals[b][pid], device, call->bn(b)));
+      inputs.push_back(std::move(t));
+    }
     OFS_ASSIGN_OR_RETURN(KernelContext ctx,
-                         KernelContext::MakeWithLayouts(call, placement, pid, std::move(layouts),
-                                                        std::move(inputs), outputs));
+                         KernelContext::MakeWithLayouts(call, kernel_placement, pid,
+                                                        std::move(layouts), inputs, outputs));
     OFS_RETURN_IF_ERROR(ctx.SetWorld(world));
     OFS_RETURN_IF_ERROR(RunKernel(ctx, registry));
-    for (int i = 0; i < call->num_outputs(); ++i) outs[i][pid] = outputs[i];
+    for (int i = 0; i < call->num_outputs(); ++i) {
+      OFS_ASSIGN_OR_RETURN(outs[i][pid], MoveForKernel(outputs[i], DeviceType::kCpu,
+                                                       call->bn(call->num_inputs() + i)));
+    }
+    for (int b = 0; device != DeviceType::kCpu && b < call->num_inputs(); ++b) {
+      if (!call->is_mutable_input(b)) continue;
+      OFS_ASSIGN_OR_RETURN(locals[b][pid], MoveForKernel(inputs[b], DeviceType::kCpu, call->bn(b)));
+    }
     return absl::OkStatus();
   };
   auto with_rank = [&](int64_t pid, const absl::Status& s) {
@@ -347,7 +386,9 @@ absl::StatusOr<std::vector<LocalTensor>> RunReference(std::shared_ptr<const OpCa
   const std::vector<int64_t> rank0 = {0};
   OFS_ASSIGN_OR_RETURN(Placement one, Placement::Make(DeviceType::kCpu, rank0));
   const NdSbpSignature all_b(call->num_blobs(), NdSbp{SbpParallel::Broadcast()});
-  return RunSharded(std::move(call), full_inputs, one, all_b, options);
+  HarnessOptions on_host = options;
+  on_host.device = DeviceType::kCpu;
+  return RunSharded(std::move(call), full_inputs, one, all_b, on_host);
 }
 
 Tolerance DefaultTolerance(DataType dtype) {

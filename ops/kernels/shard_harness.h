@@ -39,6 +39,16 @@
 // the lowest rank that failed on its own (ranks that only saw the world
 // aborted because of it, kAborted, are passed over).
 //
+// Devices: with HarnessOptions::device other than kCpu, steps 1 and 3
+// stay on the host; in step 2 every rank's input shards and poisoned
+// output buffers are copied to the device (LocalTensor::CopyTo), the
+// kernel registered for (op, device) runs with the placement re-typed to
+// that device, and outputs and mutated inputs are copied back. So a device
+// kernel is checked against the same host distribution and assembly as
+// the CPU kernel. The reference (RunReference) always runs on the CPU.
+// Kernels that need a communicator get the host world as today (a device
+// kernel that needs one must cope with that; none registered does yet).
+//
 // Which path: sequential is the default (deterministic, one stack to
 // debug, no threads); only kernels that need a communicator (today the
 // class-split layout of sparse_softmax_cross_entropy_ms) must run with
@@ -87,6 +97,9 @@ struct HarnessOptions {
   // an output, after the outputs. Mutable inputs are always copied per
   // rank first, so the caller's full tensors are never written.
   bool return_mutable_inputs = true;
+  // Where RunSharded runs the kernels (see "Devices" above). Without a
+  // backend for it, the first copy fails with DeviceOps' kUnimplemented.
+  DeviceType device = DeviceType::kCpu;
 };
 
 // The local tensor of every rank (indexed by parallel_id) of `full` laid out
@@ -111,7 +124,8 @@ absl::StatusOr<std::vector<LocalTensor>> RunSharded(std::shared_ptr<const OpCall
                                                     const NdSbpSignature& signature,
                                                     const HarnessOptions& options = {});
 
-// The kernel on one cpu rank with every blob whole.
+// The kernel on one cpu rank with every blob whole (options.device is
+// ignored: the reference is always the host's CPU kernel).
 absl::StatusOr<std::vector<LocalTensor>> RunReference(std::shared_ptr<const OpCall> call,
                                                       absl::Span<const LocalTensor> full_inputs,
                                                       const HarnessOptions& options = {});

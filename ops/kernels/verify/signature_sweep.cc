@@ -174,7 +174,7 @@ SweepResult SweepSignatures(std::shared_ptr<const OpCall> call,
     }
     const int64_t n = placement->parallel_num();
     absl::StatusOr<std::vector<SbpSignature>> list =
-        GetSbpCandidates(*call, in_descs, *out_descs, n, n, DeviceType::kCpu);
+        GetSbpCandidates(*call, in_descs, *out_descs, n, n, placement->device_type());
     if (!list.ok()) {
       fail_op(absl::StrCat("candidates on ", text, ": ", list.status().message()));
       continue;

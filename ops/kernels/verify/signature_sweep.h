@@ -17,6 +17,8 @@
 //    (a seeded Fisher-Yates shuffle, then the first `nd_sample_size`), for
 //    meshes such as [2,2,2] where the full product is large.
 // Signatures with P on a bool input are skipped (bool has no addends).
+// The kernels run where harness.device says (the reference on the CPU);
+// placements may name that device ("cuda:0-1") so reports show it.
 // Mutable inputs (optimizer updates) are compared as well as outputs: the
 // harness returns them after the outputs (HarnessOptions::
 // return_mutable_inputs) and the sweep names them by their blob.

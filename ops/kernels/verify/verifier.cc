@@ -7,6 +7,10 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
+#include "oneflow_sbp/local_tensor.h"
+#include "oneflow_sbp/placement.h"
+#include "oneflow_sbp/sbp_signature.h"
+#include "ops/kernels/shard_harness.h"
 #include "ops/kernels/verify/input_recipes.h"
 
 namespace oneflow_sbp::kernels {
@@ -18,11 +22,12 @@ std::string MeshToString(const std::vector<int64_t>& mesh) {
   return absl::StrCat("[", absl::StrJoin(mesh, ","), "]");
 }
 
-// "cpu:0-5 [2,3]" ("cpu:0-2" for a 1-D mesh).
-std::string PlacementFor(const std::vector<int64_t>& mesh) {
+// "cpu:0-5 [2,3]" ("cuda:0-2" for a 1-D mesh on cuda).
+std::string PlacementFor(const std::vector<int64_t>& mesh, DeviceType device) {
   int64_t n = 1;
   for (int64_t e : mesh) n *= e;
-  const std::string ranks = n == 1 ? "cpu:0" : absl::StrCat("cpu:0-", n - 1);
+  const std::string ranks = absl::StrCat(DeviceTypeName(device), n == 1 ? ":0" : ":0-",
+                                         n == 1 ? "" : absl::StrCat(n - 1));
   return mesh.size() == 1 ? ranks : absl::StrCat(ranks, " ", MeshToString(mesh));
 }
 
@@ -54,6 +59,32 @@ std::string InputsToString(const OpInputs& in) {
   return s;
 }
 
+// One tensor on `device`, so that a missing backend or device is one error
+// for the whole run instead of one per op and candidate.
+absl::Status CheckDevice(DeviceType device) {
+  if (device == DeviceType::kCpu) return absl::OkStatus();
+  absl::StatusOr<LocalTensor> probe = LocalTensor::Zeros(DataType::kFloat32, {1}, device);
+  if (probe.ok()) return absl::OkStatus();
+  return absl::Status(probe.status().code(),
+                      absl::StrCat("verify on ", DeviceTypeName(device), ": ",
+                                   probe.status().message()));
+}
+
+// The device kernel on one rank with every blob whole: kUnimplemented
+// means the device lacks this call (a dtype, an attribute), a coverage gap
+// rather than a layout bug. Other errors are left for the sweep to report
+// per candidate.
+absl::Status ProbeDeviceKernel(const OpInputs& in, const HarnessOptions& harness) {
+  const std::vector<int64_t> rank0 = {0};
+  absl::StatusOr<Placement> one = Placement::Make(harness.device, rank0);
+  if (!one.ok()) return one.status();
+  const NdSbpSignature all_b(in.call->num_blobs(), NdSbp{SbpParallel::Broadcast()});
+  absl::StatusOr<std::vector<LocalTensor>> r =
+      RunSharded(in.call, in.inputs, *one, all_b, harness);
+  return r.ok() || r.status().code() != absl::StatusCode::kUnimplemented ? absl::OkStatus()
+                                                                         : r.status();
+}
+
 OpVerification VerifyOne(const std::shared_ptr<const OpDef>& def, const SweepOptions& sweep,
                          const KernelRegistry& kernels, uint64_t seed) {
   OpVerification v;
@@ -77,6 +108,18 @@ OpVerification VerifyOne(const std::shared_ptr<const OpDef>& def, const SweepOpt
     return v;
   }
   v.inputs = InputsToString(*in);
+  const DeviceType device = sweep.harness.device;
+  if (device != DeviceType::kCpu) {
+    absl::StatusOr<KernelFn> on_device = kernels.Find(v.op, device);
+    absl::Status probe = on_device.ok() ? ProbeDeviceKernel(*in, sweep.harness)
+                                        : on_device.status();
+    if (!probe.ok()) {
+      v.outcome = VerifyOutcome::kNoDeviceKernel;
+      v.reason = std::string(probe.message());
+      v.seconds = absl::ToDoubleSeconds(absl::Now() - start);
+      return v;
+    }
+  }
   SweepResult r = SweepSignatures(in->call, in->inputs, sweep);
   v.checked = r.checked;
   v.skipped = r.skipped;
@@ -94,6 +137,7 @@ const char* VerifyOutcomeName(VerifyOutcome outcome) {
     case VerifyOutcome::kFailed: return "FAILED";
     case VerifyOutcome::kNoKernel: return "no cpu kernel";
     case VerifyOutcome::kNoRecipe: return "no input recipe";
+    case VerifyOutcome::kNoDeviceKernel: return "no cuda kernel";
   }
   return "?";
 }
@@ -112,7 +156,8 @@ int VerifyReport::count(VerifyOutcome outcome) const {
 int VerifyReport::failed_ops() const { return count(VerifyOutcome::kFailed); }
 
 bool VerifyReport::ok() const {
-  return count(VerifyOutcome::kPassed) == static_cast<int>(ops.size());
+  return count(VerifyOutcome::kPassed) + count(VerifyOutcome::kNoDeviceKernel) ==
+         static_cast<int>(ops.size());
 }
 
 absl::StatusOr<VerifyReport> RunVerify(const OpRegistry& registry, const VerifyOptions& options) {
@@ -129,17 +174,22 @@ absl::StatusOr<VerifyReport> RunVerify(const OpRegistry& registry, const VerifyO
   std::sort(defs.begin(), defs.end(),
             [](const auto& a, const auto& b) { return a->type_name() < b->type_name(); });
 
+  absl::Status device_ok = CheckDevice(options.device);
+  if (!device_ok.ok()) return device_ok;
+  const DeviceType device = options.device;
   SweepOptions sweep;
+  sweep.harness.device = device;
   sweep.harness.ranks_as_threads = true;
   sweep.harness.seed = options.seed;
   sweep.harness.registry = options.kernels;
   sweep.sample_seed = options.seed;
   sweep.nd_sample_size = options.sample_3d;
   VerifyReport report;
+  report.device = device;
   if (options.mesh.empty()) {
-    sweep.placements_1d = {PlacementFor({2}), PlacementFor({3})};
-    sweep.placements_nd = {PlacementFor({2, 2}), PlacementFor({2, 3})};
-    sweep.placements_nd_sampled = {PlacementFor({2, 2, 2})};
+    sweep.placements_1d = {PlacementFor({2}, device), PlacementFor({3}, device)};
+    sweep.placements_nd = {PlacementFor({2, 2}, device), PlacementFor({2, 3}, device)};
+    sweep.placements_nd_sampled = {PlacementFor({2, 2, 2}, device)};
     report.meshes = absl::StrCat("[2] [3] [2,2] [2,3] [2,2,2] (sample of ", options.sample_3d,
                                  " per op)");
   } else {
@@ -148,7 +198,7 @@ absl::StatusOr<VerifyReport> RunVerify(const OpRegistry& registry, const VerifyO
     sweep.placements_1d.clear();
     sweep.placements_nd.clear();
     (options.mesh.size() == 1 ? sweep.placements_1d : sweep.placements_nd)
-        .push_back(PlacementFor(options.mesh));
+        .push_back(PlacementFor(options.mesh, device));
     report.meshes = MeshToString(options.mesh);
   }
   const KernelRegistry& kernels =
@@ -161,14 +211,18 @@ absl::StatusOr<VerifyReport> RunVerify(const OpRegistry& registry, const VerifyO
 
 std::string VerifyReportToText(const VerifyReport& report) {
   std::string out;
-  std::vector<std::string> failed, no_kernel, no_recipe;
+  std::vector<std::string> failed, no_kernel, no_recipe, no_device_kernel;
   for (const OpVerification& v : report.ops) {
     absl::StrAppend(&out, v.op, ": ", VerifyOutcomeName(v.outcome));
     switch (v.outcome) {
       case VerifyOutcome::kNoKernel:
       case VerifyOutcome::kNoRecipe:
+      case VerifyOutcome::kNoDeviceKernel:
         absl::StrAppend(&out, " (", v.reason, ")\n");
-        (v.outcome == VerifyOutcome::kNoKernel ? no_kernel : no_recipe).push_back(v.op);
+        (v.outcome == VerifyOutcome::kNoKernel   ? no_kernel
+         : v.outcome == VerifyOutcome::kNoRecipe ? no_recipe
+                                                 : no_device_kernel)
+            .push_back(v.op);
         continue;
       case VerifyOutcome::kFailed:
         failed.push_back(v.op);
@@ -192,8 +246,15 @@ std::string VerifyReportToText(const VerifyReport& report) {
       absl::StrAppend(&out, f.detail, "\n");
     }
   }
-  absl::StrAppend(&out, "\n", report.ops.size(), " ops on ", report.meshes, ": ",
-                  report.count(VerifyOutcome::kPassed), " passed, ", failed.size(), " failed, ",
+  const bool on_device = report.device != DeviceType::kCpu;
+  const std::string device = std::string(DeviceTypeName(report.device));
+  absl::StrAppend(&out, "\n", report.ops.size(), " ops on ", report.meshes,
+                  on_device ? absl::StrCat(", ", device, " kernels against the cpu kernel") : "",
+                  ": ", report.count(VerifyOutcome::kPassed), " passed, ", failed.size(),
+                  " failed, ",
+                  on_device ? absl::StrCat(no_device_kernel.size(), " without a ", device,
+                                           " kernel, ")
+                            : "",
                   no_kernel.size(), " without a cpu kernel, ", no_recipe.size(),
                   " without an input recipe; ", report.checked(), " candidates checked in ",
                   absl::StrFormat("%.1f", report.seconds), " s\n");
@@ -203,6 +264,9 @@ std::string VerifyReportToText(const VerifyReport& report) {
   }
   if (!no_recipe.empty()) {
     absl::StrAppend(&out, "no input recipe: ", absl::StrJoin(no_recipe, " "), "\n");
+  }
+  if (!no_device_kernel.empty()) {
+    absl::StrAppend(&out, "no ", device, " kernel: ", absl::StrJoin(no_device_kernel, " "), "\n");
   }
   return out;
 }

@@ -16,6 +16,14 @@
 //   absl::StatusOr<VerifyReport> r = RunVerify(registry, o);
 //   r->ok();   // no failure, every op had a kernel and a recipe
 //
+// Devices: with VerifyOptions::device = kCuda the reference stays the CPU
+// kernel on one rank, and every sharded run executes the op's CUDA kernel
+// on device copies of the shards (HarnessOptions::device), so a CUDA
+// kernel is checked against the CPU one under every layout. RunVerify
+// first asks for the device: without its backend linked it returns the
+// DeviceOps kUnimplemented (naming --config=cuda) once; with the backend
+// but no device, the backend's kFailedPrecondition ("no CUDA device").
+//
 // Outcome per op:
 //   kPassed      every candidate matched;
 //   kFailed      a candidate's run erred or differed (a wrong rule, or a
@@ -23,7 +31,11 @@
 //   kNoKernel    no CPU kernel is registered (a coverage gap, reported
 //                apart from failures, never a crash);
 //   kNoRecipe    neither the table nor the default recipe makes a valid
-//                call (the shape function's reason is given).
+//                call (the shape function's reason is given);
+//   kNoDeviceKernel  (device runs only) no kernel for the device, or the
+//                device kernel answers kUnimplemented for the recipe's
+//                call on one rank (e.g. a dtype it lacks): a coverage gap
+//                of the device, listed apart and not failing ok().
 #ifndef OPS_KERNELS_VERIFY_VERIFIER_H_
 #define OPS_KERNELS_VERIFY_VERIFIER_H_
 
@@ -50,10 +62,14 @@ struct VerifyOptions {
   int sample_3d = 8;
   // nullptr: KernelRegistry::Global().
   const KernelRegistry* kernels = nullptr;
+  // Where the sharded runs execute the kernels (see "Devices" above).
+  DeviceType device = DeviceType::kCpu;
 };
 
-enum class VerifyOutcome { kPassed, kFailed, kNoKernel, kNoRecipe };
-const char* VerifyOutcomeName(VerifyOutcome outcome);  // "passed", "no cpu kernel", ...
+enum class VerifyOutcome { kPassed, kFailed, kNoKernel, kNoRecipe, kNoDeviceKernel };
+// "passed", "no cpu kernel", ..., "no cuda kernel" (the only non-CPU
+// device type there is).
+const char* VerifyOutcomeName(VerifyOutcome outcome);
 
 struct OpVerification {
   std::string op;
@@ -63,7 +79,7 @@ struct OpVerification {
   int checked = 0;
   int skipped = 0;
   std::vector<SweepFailure> failures;
-  // kNoKernel / kNoRecipe: why.
+  // kNoKernel / kNoRecipe / kNoDeviceKernel: why.
   std::string reason;
   double seconds = 0;
 };
@@ -73,20 +89,25 @@ struct VerifyReport {
   // The meshes checked, e.g. "[2] [3] [2,2] [2,3] [2,2,2](sample 8)".
   std::string meshes;
   double seconds = 0;
+  DeviceType device = DeviceType::kCpu;
   int checked() const;
   int failed_ops() const;
   int count(VerifyOutcome outcome) const;
-  // True if every op passed.
+  // True if every op passed, except that ops without a kernel for a
+  // non-CPU device are a known gap (CUDA covers part of the catalog) and
+  // do not count against it.
   bool ok() const;
 };
 
 // kInvalidArgument for an unknown op (naming it) or a bad mesh (an extent
-// < 1, more than 16 ranks, more than 3 axes).
+// < 1, more than 16 ranks, more than 3 axes); for a device, its backend's
+// error (kUnimplemented without one, kFailedPrecondition without a device).
 absl::StatusOr<VerifyReport> RunVerify(const OpRegistry& registry, const VerifyOptions& options);
 
 // Per op a line "<op>: <outcome>, <checked> candidates (<inputs>)", each
 // failure below it (mesh, signature, blob, max error, detail), then the
-// summary and the lists of failed ops and ops without a kernel.
+// summary and the lists of failed ops and ops without a kernel (cpu, and
+// for a device run the device's).
 std::string VerifyReportToText(const VerifyReport& report);
 
 }  // namespace oneflow_sbp::kernels
