@@ -64,7 +64,7 @@ absl::StatusOr<Run> Train(EagerContext& ctx, const DemoOptions& o, const Placeme
   return run;
 }
 
-absl::StatusOr<Placement> MeshPlacement(const std::string& mesh) {
+absl::StatusOr<Placement> MeshPlacement(const std::string& mesh, DeviceType device) {
   std::vector<int64_t> dims;
   int64_t n = 1;
   for (absl::string_view d : absl::StrSplit(mesh, ',')) {
@@ -79,7 +79,8 @@ absl::StatusOr<Placement> MeshPlacement(const std::string& mesh) {
     return absl::InvalidArgumentError(absl::StrCat(
         "--mesh=", mesh, ": the demo runs on a 1- or 2-axis mesh (data, then tensor parallel)"));
   }
-  return Placement::Parse(absl::StrCat("cpu:0-", n - 1, " [", absl::StrJoin(dims, ","), "]"));
+  return Placement::Parse(absl::StrCat(DeviceTypeName(device), ":0-", n - 1, " [",
+                                       absl::StrJoin(dims, ","), "]"));
 }
 
 // Collective kinds, in report order.
@@ -130,10 +131,28 @@ std::string OpTable(const eager::TraceRecorder& trace, bool all_ops) {
 }  // namespace
 
 absl::StatusOr<std::string> RunDemo(const DemoOptions& o, Engine& engine, int* exit_code) {
-  OFS_ASSIGN_OR_RETURN(Placement placement, MeshPlacement(o.mesh));
+  absl::StatusOr<DeviceType> device = ParseDeviceType(o.device);
+  if (!device.ok() || (*device != DeviceType::kCpu && *device != DeviceType::kCuda)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--device='", o.device, "': expected cpu or cuda"));
+  }
+  OFS_ASSIGN_OR_RETURN(Placement placement, MeshPlacement(o.mesh, *device));
   OFS_RETURN_IF_ERROR(ValidateConfig(o.model, placement));
   if (o.steps < 2) return absl::InvalidArgumentError("--steps must be at least 2 (the loss must go down)");
   OFS_ASSIGN_OR_RETURN(Backend backend, ParseBackend(o.backend));
+  if (*device != DeviceType::kCpu) {
+    if (backend != Backend::kThreads) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--device=", o.device, " runs on --backend=threads (rank threads sharing one GPU); ",
+          "Gloo moves host memory only"));
+    }
+    // Fail before any rank starts: no backend in this build, or no device.
+    absl::StatusOr<LocalTensor> probe = LocalTensor::Zeros(DataType::kFloat32, {1}, *device);
+    if (!probe.ok()) {
+      return absl::Status(probe.status().code(),
+                          absl::StrCat("--device=", o.device, ": ", probe.status().message()));
+    }
+  }
   const PolicyName policy = PolicyName::Of(o.cost);
   {
     // Refuse an unknown policy before any rank starts.
@@ -142,6 +161,8 @@ absl::StatusOr<std::string> RunDemo(const DemoOptions& o, Engine& engine, int* e
   }
   const int n = static_cast<int>(placement.parallel_num());
   std::vector<eager::TraceRecorder> traces(n);
+  RankRunOptions run_options;
+  run_options.device = *device;
   return RunOnRanks(backend, n, [&](comm::Communicator& world) -> absl::StatusOr<std::string> {
     // The reference: the same model and seed on one rank.
     Run reference;
@@ -248,7 +269,7 @@ absl::StatusOr<std::string> RunDemo(const DemoOptions& o, Engine& engine, int* e
                       " (open in ui.perfetto.dev or chrome://tracing)\n");
     }
     return out;
-  });
+  }, run_options);
 }
 
 }  // namespace oneflow_sbp::cli

@@ -31,10 +31,19 @@ struct DemoOptions {
   // The cost policy the interpreter infers with: "oneflow" (OneFlow's
   // choices, the default) or "planned" (rank by real boxing plans).
   std::string cost = "oneflow";
+  // Where the ranks run their kernels and keep their shards: "cpu", or
+  // "cuda" (threads only: every rank thread on the current GPU, boxing on
+  // device memory; needs a --config=cuda build and a GPU). The single-rank
+  // reference always runs the CPU kernels, so a cuda run also checks the
+  // CUDA kernels against the CPU ones.
+  std::string device = "cpu";
 };
 
 // The report (rank 0's). A loss or gradient that differs from the single
 // rank run, or a loss that does not go down, sets *exit_code to 1.
+// kInvalidArgument for a bad option (a wrong command line);
+// kUnimplemented / kFailedPrecondition when this build or machine lacks
+// the device.
 absl::StatusOr<std::string> RunDemo(const DemoOptions& options, Engine& engine,
                                     int* exit_code = nullptr);
 

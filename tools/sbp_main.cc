@@ -77,7 +77,7 @@ ABSL_FLAG(std::string, backend, "threads", "calibrate: threads or gloo.");
 ABSL_FLAG(std::optional<std::string>, out, std::nullopt, "calibrate: file to write.");
 ABSL_FLAG(uint64_t, seed, 1, "Seed of generated data.");
 ABSL_FLAG(std::string, device, "cpu",
-          "verify: where the sharded runs execute the kernels, cpu or cuda (cuda needs a "
+          "verify, demo: where the ranks run the kernels, cpu or cuda (cuda needs a "
           "--config=cuda build and a GPU).");
 ABSL_FLAG(std::string, mesh, "2,2",
           "demo: mesh extents (data parallel, tensor parallel). plan: replaces the program "
@@ -259,6 +259,7 @@ names it. On several nodes run the same command on each with its
      R"help(sbp demo [--mesh=2,2] [--backend=threads|gloo] [--steps=3] [--layers=1]
          [--batch=4] [--seq=16] [--hidden=64] [--heads=4] [--ffn=128] [--vocab=128]
          [--trace=FILE.json] [--record=PROGRAM.json] [--all_ops] [--cost=oneflow|planned]
+         [--device=cpu|cuda]
 
 Trains a LLaMA-style decoder (RMSNorm, attention with rotary embedding and
 causal scaled dot-product attention, SwiGLU MLP, residual adds, and a
@@ -274,7 +275,11 @@ trace-event timeline per rank (ui.perfetto.dev). --record writes step 0's
 forward as a program for `sbp plan` with the weights free, and a
 PROGRAM.marked.json twin with the Megatron marking fixed, to compare.
 --cost=planned makes every op's choice by the cheapest real boxing plan
-instead of OneFlow's copy-cost formulas (see `sbp help infer`).)help"},
+instead of OneFlow's copy-cost formulas (see `sbp help infer`).
+--device=cuda runs the ranks' kernels on the GPU, every rank thread sharing
+the current GPU and boxing on device memory (threads only; needs a
+--config=cuda build and a GPU); the single-rank reference stays on the CPU,
+so the check also compares the CUDA kernels with the CPU ones.)help"},
     {"verify", "prove every op's SBP rule right by running its kernel",
      R"help(sbp verify [--op=OP[,OP...]] [--mesh=2,3] [--device=cpu|cuda] [--seed=N]
                 [--format=text|json]
@@ -601,6 +606,7 @@ int RunMain(int argc, char** argv) {
     o.all_ops = absl::GetFlag(FLAGS_all_ops);
     o.record = absl::GetFlag(FLAGS_record);
     o.cost = absl::GetFlag(FLAGS_cost).value_or("oneflow");
+    o.device = absl::GetFlag(FLAGS_device);
     out = oneflow_sbp::cli::RunDemo(o, **engine, &exit_code);
   } else if (command == "verify") {
     if (!positional.empty()) {

@@ -118,6 +118,10 @@ absl::StatusOr<GlobalTensor> FromFull(EagerContext& ctx, const LocalTensor& full
                            boxing::RegionOp::kCopy);
     if (!s.ok()) return s;
   }
+  if (placement.device_type() != DeviceType::kCpu) {
+    local = local->CopyTo(placement.device_type());
+    if (!local.ok()) return local.status();
+  }
   return GlobalTensor(desc, placement, nd_sbp, *std::move(local));
 }
 
@@ -126,7 +130,8 @@ absl::StatusOr<LocalTensor> ToFull(EagerContext& ctx, const GlobalTensor& t) {
   for (int i = 0; i < t.placement().num_axes(); ++i) all_b.push_back(SbpParallel::Broadcast());
   absl::StatusOr<GlobalTensor> b = Redistribute(ctx, t, t.placement(), all_b);
   if (!b.ok()) return b.status();
-  return b->local();
+  if (!b->local().defined() || b->local().device() == DeviceType::kCpu) return b->local();
+  return b->local().CopyTo(DeviceType::kCpu);
 }
 
 }  // namespace oneflow_sbp::eager

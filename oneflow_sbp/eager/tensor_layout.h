@@ -44,14 +44,17 @@ absl::StatusOr<GlobalTensor> Redistribute(EagerContext& ctx, const GlobalTensor&
                                           const std::string& blob,
                                           std::vector<BoxingEvent>* events);
 
-// Test helper: every rank holds the same `full` tensor and takes its part:
-// its slice on S axes; on P axes the rank at coordinate 0 of the P group
-// keeps the value and the others hold zeros. No communication.
+// Test helper: every rank holds the same `full` tensor (on the host) and
+// takes its part: its slice on S axes; on P axes the rank at coordinate 0
+// of the P group keeps the value and the others hold zeros. The shard
+// lives on the placement's device (copied there for a cuda placement). No
+// communication.
 absl::StatusOr<GlobalTensor> FromFull(EagerContext& ctx, const LocalTensor& full,
                                       const Placement& placement, const NdSbp& nd_sbp);
 
 // Test helper: the logical tensor on every rank of t's placement (through
-// Redistribute to all-B); undefined elsewhere.
+// Redistribute to all-B), on the host whatever the placement's device;
+// undefined elsewhere.
 absl::StatusOr<LocalTensor> ToFull(EagerContext& ctx, const GlobalTensor& t);
 
 // The same tensor without autograd state (shares the shard).
