@@ -279,20 +279,13 @@ class InProcessTransport : public Transport {
 namespace {
 
 absl::StatusOr<BufferOps> BuffersOf(const InProcessOptions& options) {
-  if (!options.through_device_ops) {
-    absl::StatusOr<BufferOps> b = BufferOps::For(options.device);
-    if (!b.ok()) {
-      return absl::Status(b.status().code(),
-                          absl::StrCat("in-process world: ", b.status().message()));
-    }
-    return b;
+  if (options.through != nullptr) return BufferOps::Through(options.through);
+  absl::StatusOr<BufferOps> b = BufferOps::For(options.device);
+  if (!b.ok()) {
+    return absl::Status(b.status().code(),
+                        absl::StrCat("in-process world: ", b.status().message()));
   }
-  absl::StatusOr<DeviceOps*> ops = GetDeviceOps(options.device);
-  if (!ops.ok()) {
-    return absl::Status(ops.status().code(),
-                        absl::StrCat("in-process world: ", ops.status().message()));
-  }
-  return BufferOps::Through(*ops);
+  return b;
 }
 
 }  // namespace
@@ -319,7 +312,7 @@ absl::StatusOr<std::shared_ptr<InProcessWorld>> InProcessWorld::Create(
 
 int InProcessWorld::size() const { return state_->size(); }
 
-DeviceType InProcessWorld::device() const { return options_.device; }
+DeviceType InProcessWorld::device() const { return state_->buffers().device(); }
 
 absl::StatusOr<std::unique_ptr<Communicator>> InProcessWorld::Connect(int rank) {
   if (rank < 0 || rank >= size()) {

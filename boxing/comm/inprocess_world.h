@@ -41,6 +41,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "boxing/comm/communicator.h"
+#include "oneflow_sbp/device_ops.h"
 #include "oneflow_sbp/placement.h"
 
 namespace oneflow_sbp::comm {
@@ -51,10 +52,11 @@ struct InProcessOptions {
   // Where the ranks' payload buffers live. kCpu: host memory, plain
   // memcpy (the fast default). kCuda: device memory of the current GPU.
   DeviceType device = DeviceType::kCpu;
-  // Route every payload copy, reduction and staging buffer through
-  // GetDeviceOps(device) even for kCpu (tests of the device path on host
-  // memory; slower). Implied for devices other than kCpu.
-  bool through_device_ops = false;
+  // For tests: route every payload copy, reduction and staging buffer
+  // through these ops (not owned; must outlive the world) instead of
+  // GetDeviceOps(device), e.g. GetDeviceOps(kCpu) to run the device path
+  // on host memory, or a wrapper that injects faults. Overrides `device`.
+  DeviceOps* through = nullptr;
 
   static InProcessOptions OnDevice(DeviceType device) {
     InProcessOptions o;
