@@ -25,6 +25,7 @@
 #include "oneflow_sbp/device_ops.h"
 #include "tests/boxing_round_trip.h"
 #include "tests/comm_scenarios.h"
+#include "tests/nccl_test_ranks.h"
 
 namespace oneflow_sbp::comm {
 namespace {
@@ -130,28 +131,11 @@ TEST(CudaInProcessWorld, AFailingRankFailsTheOthersPromptly) {
   EXPECT_THAT(std::string((*ran)[0].message()), HasSubstr("rank 2 gives up"));
 }
 
-// One NCCL rank per GPU, as threads of this process; a fresh port per
-// world so that worlds never meet.
+// A fresh port per NCCL world so that worlds never meet.
 absl::StatusOr<std::vector<absl::Status>> RunNcclRanks(
     int n, const std::function<absl::Status(Communicator&)>& fn) {
   static std::atomic<int> next_port{29720};
-  const int port = next_port.fetch_add(1);
-  std::vector<absl::Status> results(n);
-  std::vector<std::thread> threads;
-  for (int r = 0; r < n; ++r) {
-    threads.emplace_back([&, r] {
-      NcclOptions o;
-      o.rank = r;
-      o.size = n;
-      o.device = r;
-      o.master_port = port;
-      o.default_timeout = absl::Seconds(30);
-      absl::StatusOr<std::unique_ptr<NcclCommunicator>> world = ConnectNccl(o);
-      results[r] = world.ok() ? fn(**world) : world.status();
-    });
-  }
-  for (std::thread& t : threads) t.join();
-  return results;
+  return testing::RunNcclRanks(n, next_port.fetch_add(1), fn);
 }
 
 void NcclEveryPair(const std::string& placement, int ranks, const std::vector<Shape>& shapes) {
