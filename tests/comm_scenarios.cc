@@ -1,5 +1,6 @@
 #include "tests/comm_scenarios.h"
 
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <functional>
@@ -45,17 +46,46 @@ double Combine(DataType dtype, ReduceOp op, double a, double b) {
   return 0;
 }
 
+std::atomic<DeviceOps*> g_buffer_ops{nullptr};
+
 // A typed buffer addressed by element index; values go in and out as
-// doubles, which hold every test value exactly.
+// doubles, which hold every test value exactly. With SetScenarioBufferOps
+// the communicator sees device memory: Set writes a host mirror, data()
+// uploads it (and hands the device copy out), Get downloads once after the
+// device copy was handed out.
 class Buffer {
  public:
   Buffer(DataType dtype, int64_t count)
-      : dtype_(dtype), es_(ByteSizeOf(dtype)), bytes_(count * es_ + 1, char{0x5a}) {}
+      : dtype_(dtype),
+        es_(ByteSizeOf(dtype)),
+        bytes_(count * es_ + 1, char{0x5a}),
+        ops_(g_buffer_ops.load()) {
+    if (ops_ == nullptr) return;
+    absl::StatusOr<void*> p = ops_->Allocate(static_cast<int64_t>(bytes_.size()));
+    if (!p.ok()) {
+      status_ = p.status();
+      return;
+    }
+    device_ = static_cast<char*>(*p);
+  }
+  ~Buffer() {
+    if (device_ != nullptr) ops_->Free(device_, static_cast<int64_t>(bytes_.size()));
+  }
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
 
-  void* data() { return bytes_.data(); }
-  char* at(int64_t i) { return bytes_.data() + i * es_; }
+  // The buffer the communicator gets, at element `i`.
+  void* data(int64_t i = 0) {
+    if (device_ == nullptr) return at(i);
+    if (host_dirty_) Move(CopyDirection::kHostToDevice);
+    host_dirty_ = false;
+    device_dirty_ = true;
+    return device_ + i * es_;
+  }
 
   void Set(int64_t i, double v) {
+    Sync();
+    host_dirty_ = true;
     char* p = at(i);
     switch (dtype_) {
       case DataType::kFloat16: Store(p, Eigen::half(static_cast<float>(v))); break;
@@ -70,7 +100,10 @@ class Buffer {
     }
   }
 
+  // NaN (which matches no expected value) if the device buffer failed.
   double Get(int64_t i) {
+    Sync();
+    if (!status_.ok()) return std::nan("");
     const char* p = at(i);
     switch (dtype_) {
       case DataType::kFloat16: return static_cast<float>(Load<Eigen::half>(p));
@@ -87,6 +120,20 @@ class Buffer {
   }
 
  private:
+  char* at(int64_t i) { return bytes_.data() + i * es_; }
+
+  // Brings the host mirror up to date after the device copy was handed out.
+  void Sync() {
+    if (device_ != nullptr && device_dirty_) Move(CopyDirection::kDeviceToHost);
+    device_dirty_ = false;
+  }
+  void Move(CopyDirection dir) {
+    if (!status_.ok()) return;
+    const int64_t n = static_cast<int64_t>(bytes_.size());
+    status_ = dir == CopyDirection::kHostToDevice ? ops_->Copy(device_, bytes_.data(), n, dir)
+                                                  : ops_->Copy(bytes_.data(), device_, n, dir);
+  }
+
   template <typename T>
   static void Store(char* p, T v) { std::memcpy(p, &v, sizeof(T)); }
   template <typename T>
@@ -99,6 +146,12 @@ class Buffer {
   DataType dtype_;
   int64_t es_;
   std::vector<char> bytes_;
+  DeviceOps* const ops_;
+  char* device_ = nullptr;
+  // The host mirror holds values the device copy lacks, or the reverse.
+  bool host_dirty_ = true;
+  bool device_dirty_ = false;
+  absl::Status status_;
 };
 
 // Options that record the call's traffic in `t`.
@@ -143,6 +196,8 @@ std::vector<int64_t> Bytes(absl::Span<const int64_t> counts, DataType dtype) {
 }
 
 }  // namespace
+
+void SetScenarioBufferOps(DeviceOps* ops) { g_buffer_ops.store(ops); }
 
 Traffic ExpectedAllGather(absl::Span<const int64_t> c, int k) {
   const int n = static_cast<int>(c.size());
@@ -203,7 +258,7 @@ absl::Status CheckAllGatherV(Communicator& comm, absl::Span<const int64_t> count
   }
   Traffic t;
   const CallOptions options = Counted(&t);
-  const void* src = in_place ? static_cast<const void*>(recv.at(own_offset)) : send.data();
+  const void* src = in_place ? recv.data(own_offset) : send.data();
   OFS_RETURN_IF_ERROR(Annotate(where, comm.AllGatherV(src, recv.data(), counts, dtype, options)));
   int64_t off = 0;
   for (int j = 0; j < comm.size(); ++j) {

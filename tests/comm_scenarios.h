@@ -20,8 +20,15 @@
 #include "absl/status/status.h"
 #include "absl/types/span.h"
 #include "boxing/comm/communicator.h"
+#include "oneflow_sbp/device_ops.h"
 
 namespace oneflow_sbp::comm::testing {
+
+// Where the checks' buffers live, for every thread of the process: null
+// (the default) is host memory; otherwise memory allocated by `ops` (not
+// owned), filled and read through host copies, so a device world sees
+// device pointers. Set it before the ranks start.
+void SetScenarioBufferOps(DeviceOps* ops);
 
 // Expected bytes of this rank (position k) for each collective.
 Traffic ExpectedAllGather(absl::Span<const int64_t> chunk_bytes, int k);

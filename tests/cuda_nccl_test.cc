@@ -9,6 +9,7 @@
 #include "boxing/comm/nccl_communicator.h"
 #include "gtest/gtest.h"
 #include "tests/comm_scenarios.h"
+#include "tests/nccl_test_ranks.h"
 #include "oneflow_sbp/cuda/cuda_device.h"
 #include "oneflow_sbp/local_tensor.h"
 
@@ -32,28 +33,10 @@ TEST(NcclCommunicatorTest, NoDeviceIsFailedPrecondition) {
   EXPECT_EQ(ConnectNccl(o).status().code(), absl::StatusCode::kFailedPrecondition);
 }
 
-// Runs `fn` on every rank of an NCCL world of one rank per visible GPU,
-// as threads of this process (NCCL does not put two ranks of one
-// communicator on one GPU); each rank's status.
+// One rank per visible GPU.
 std::vector<absl::Status> RunOnEveryGpu(int port,
                                         const std::function<absl::Status(Communicator&)>& fn) {
-  const int n = cuda::DeviceCount();
-  std::vector<absl::Status> results(n);
-  std::vector<std::thread> threads;
-  for (int r = 0; r < n; ++r) {
-    threads.emplace_back([&, r] {
-      NcclOptions o;
-      o.rank = r;
-      o.size = n;
-      o.device = r;
-      o.master_port = port;
-      o.default_timeout = absl::Seconds(30);
-      absl::StatusOr<std::unique_ptr<NcclCommunicator>> world = ConnectNccl(o);
-      results[r] = world.ok() ? fn(**world) : world.status();
-    });
-  }
-  for (std::thread& t : threads) t.join();
-  return results;
+  return testing::RunNcclRanks(cuda::DeviceCount(), port, fn);
 }
 
 TEST(NcclCommunicatorTest, CollectivesOnDeviceBuffers) {

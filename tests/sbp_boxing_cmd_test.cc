@@ -5,6 +5,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/infer_test_util.h"
+#include "oneflow_sbp/device_ops.h"
 #include "oneflow_sbp/io/proto_io.h"
 #include "proto/boxing.pb.h"
 #include "ops/builtin_ops.h"
@@ -101,6 +102,32 @@ TEST(SbpBoxing, BadRequests) {
   o = Swap();
   o.from = "(S(0),Q)";
   EXPECT_THAT(ErrorOf(RunBoxing(o, Eng())), HasSubstr("bad SBP 'Q'"));
+}
+
+// --execute on a cuda placement runs rank threads on one GPU; a build
+// without the CUDA backend (this one) says which build option it needs
+// (the tool prints it and exits 1), and runs nothing.
+TEST(SbpBoxing, ExecuteOnCudaWithoutBackendNamesTheBuildOption) {
+  if (GetDeviceOps(DeviceType::kCuda).ok()) GTEST_SKIP() << "a cuda backend is linked";
+  BoxingOptions o = Swap();
+  o.placement = "cuda:0-3 [2,2]";
+  o.execute = "threads";
+  int exit_code = 0;
+  absl::StatusOr<std::string> out = RunBoxing(o, Eng(), &exit_code);
+  EXPECT_EQ(out.status().code(), absl::StatusCode::kUnimplemented) << ErrorOf(out);
+  EXPECT_THAT(ErrorOf(out), HasSubstr("--config=cuda"));
+  // Planning alone still works on a cuda placement.
+  o.execute.reset();
+  EXPECT_TRUE(RunBoxing(o, Eng()).ok());
+}
+
+TEST(SbpBoxing, ExecuteOnCudaNeedsThreads) {
+  BoxingOptions o = Swap();
+  o.placement = "cuda:0-3 [2,2]";
+  o.execute = "gloo";
+  absl::StatusOr<std::string> out = RunBoxing(o, Eng());
+  EXPECT_EQ(out.status().code(), absl::StatusCode::kUnimplemented) << ErrorOf(out);
+  EXPECT_THAT(ErrorOf(out), HasSubstr("--execute=threads"));
 }
 
 }  // namespace

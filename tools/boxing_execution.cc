@@ -7,6 +7,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "boxing/executor.h"
+#include "oneflow_sbp/device_ops.h"
 #include "ops/kernels/shard_harness.h"
 
 namespace oneflow_sbp::cli {
@@ -32,10 +33,39 @@ int ParticipantOf(const boxing::BoxingPlan& plan, int64_t rank) {
   return it == plan.ranks.end() ? -1 : static_cast<int>(it - plan.ranks.begin());
 }
 
+// AllGatherV of host buffers on a world whose buffers live on `device`:
+// staged through device memory there (the device world takes device
+// pointers only).
+absl::Status HostAllGatherV(comm::Communicator& world, DeviceType device, const void* send,
+                            void* recv, const std::vector<int64_t>& counts, DataType dtype) {
+  if (device == DeviceType::kCpu) return world.AllGatherV(send, recv, counts, dtype);
+  int64_t total = 0;
+  for (int64_t c : counts) total += c;
+  const int64_t es = ByteSizeOf(dtype);
+  absl::StatusOr<LocalTensor> dsend = LocalTensor::Empty(dtype, {counts[world.rank()]}, device);
+  if (!dsend.ok()) return dsend.status();
+  absl::StatusOr<LocalTensor> drecv = LocalTensor::Empty(dtype, {total}, device);
+  if (!drecv.ok()) return drecv.status();
+  absl::StatusOr<DeviceOps*> ops = GetDeviceOps(device);
+  if (!ops.ok()) return ops.status();
+  absl::Status s = (*ops)->Copy(dsend->raw_data(), send, counts[world.rank()] * es,
+                                CopyDirection::kHostToDevice);
+  if (s.ok()) s = world.AllGatherV(dsend->raw_data(), drecv->raw_data(), counts, dtype);
+  if (s.ok()) s = (*ops)->Copy(recv, drecv->raw_data(), total * es, CopyDirection::kDeviceToHost);
+  return s;
+}
+
+// `t` on `device` (itself when it is there, or undefined).
+absl::StatusOr<LocalTensor> On(const LocalTensor& t, DeviceType device) {
+  if (!t.defined() || t.device() == device) return t;
+  return t.CopyTo(device);
+}
+
 }  // namespace
 
 absl::StatusOr<ExecutionSummary> ExecuteAndVerify(const boxing::BoxingPlan& plan,
-                                                  comm::Communicator& world, uint64_t seed) {
+                                                  comm::Communicator& world, uint64_t seed,
+                                                  DeviceType device) {
   const int me = world.rank();
   const LocalTensor full = SeededFull(plan, seed);
   kernels::HarnessOptions ho;
@@ -44,13 +74,16 @@ absl::StatusOr<ExecutionSummary> ExecuteAndVerify(const boxing::BoxingPlan& plan
       kernels::DistributeTensor(full, plan.src, plan.src_placement, ho);
   if (!src.ok()) return src.status();
   absl::StatusOr<int64_t> src_id = plan.src_placement.ParallelIdOf(me);
-  const LocalTensor mine = src_id.ok() ? (*src)[*src_id] : LocalTensor();
+  absl::StatusOr<LocalTensor> mine = On(src_id.ok() ? (*src)[*src_id] : LocalTensor(), device);
+  if (!mine.ok()) return mine.status();
 
   absl::Status s = world.Barrier();
   if (!s.ok()) return s;
   const absl::Time start = absl::Now();
   boxing::ExecutionReport report;
-  absl::StatusOr<LocalTensor> out = boxing::ExecutePlan(plan, mine, world, &report);
+  absl::StatusOr<LocalTensor> out = boxing::ExecutePlan(plan, *mine, world, &report);
+  if (!out.ok()) return out.status();
+  out = On(*out, DeviceType::kCpu);
   if (!out.ok()) return out.status();
   s = world.Barrier();
   if (!s.ok()) return s;
@@ -67,7 +100,7 @@ absl::StatusOr<ExecutionSummary> ExecuteAndVerify(const boxing::BoxingPlan& plan
   }
   std::vector<double> all(local.size() * world.size());
   std::vector<int64_t> counts(world.size(), static_cast<int64_t>(local.size()));
-  s = world.AllGatherV(local.data(), all.data(), counts, DataType::kFloat64);
+  s = HostAllGatherV(world, device, local.data(), all.data(), counts, DataType::kFloat64);
   if (!s.ok()) return s;
   summary.measured.assign(steps, std::vector<comm::Traffic>(plan.ranks.size()));
   summary.seconds.assign(steps, std::vector<double>(plan.ranks.size(), 0));
@@ -96,7 +129,7 @@ absl::StatusOr<ExecutionSummary> ExecuteAndVerify(const boxing::BoxingPlan& plan
   absl::StatusOr<LocalTensor> gathered = LocalTensor::Empty(plan.dtype, {total});
   if (!gathered.ok()) return gathered.status();
   const void* send = out->defined() ? out->raw_data() : gathered->raw_data();
-  s = world.AllGatherV(send, gathered->raw_data(), shard_counts, plan.dtype);
+  s = HostAllGatherV(world, device, send, gathered->raw_data(), shard_counts, plan.dtype);
   if (!s.ok()) return s;
   if (me != 0) return summary;
   std::vector<LocalTensor> shards;

@@ -30,9 +30,12 @@ struct ExecutionSummary {
 
 // Every rank of `world` (world position == device rank; the world must
 // cover every rank of both placements) calls this. The summary is
-// complete on rank 0 only.
+// complete on rank 0 only. `device`: where the world's buffers live (the
+// shards move there for the plan, and the summary's host data is staged
+// through it).
 absl::StatusOr<ExecutionSummary> ExecuteAndVerify(const boxing::BoxingPlan& plan,
-                                                  comm::Communicator& world, uint64_t seed);
+                                                  comm::Communicator& world, uint64_t seed,
+                                                  DeviceType device = DeviceType::kCpu);
 
 // The plan's text report with measured bytes per rank appended.
 std::string ExecutionText(const boxing::BoxingPlan& plan, const ExecutionSummary& summary,

@@ -58,18 +58,30 @@ absl::StatusOr<std::string> RunBoxing(const BoxingOptions& o, Engine& engine, in
     if (world == 0) {
       for (int64_t r : (*plan)->ranks) world = std::max<int>(world, static_cast<int>(r) + 1);
     }
+    // A cuda placement runs on device memory: rank threads sharing the
+    // current GPU (the in-process world on a device). The planner already
+    // refused placements of two device types.
+    const DeviceType device = src_placement->device_type();
+    RankRunOptions run_options;
+    run_options.device = device;
+    const std::string label = device == DeviceType::kCpu
+                                  ? *o.execute
+                                  : absl::StrCat(*o.execute, ", ", DeviceTypeName(device),
+                                                 " memory");
     absl::StatusOr<std::string> ran = RunOnRanks(
         *backend, world, [&](comm::Communicator& comm) -> absl::StatusOr<std::string> {
-          absl::StatusOr<ExecutionSummary> summary = ExecuteAndVerify(**plan, comm, o.seed);
+          absl::StatusOr<ExecutionSummary> summary =
+              ExecuteAndVerify(**plan, comm, o.seed, device);
           if (!summary.ok()) return summary.status();
           if (comm.rank() != 0) return std::string();
           if (!summary->verified || !summary->bytes_as_planned) {
             if (exit_code != nullptr) *exit_code = 1;
           }
-          *proto.mutable_execution() = ExecutionToProto(*summary, *o.execute);
-          absl::StrAppend(&text, ExecutionText(**plan, *summary, *o.execute, world));
+          *proto.mutable_execution() = ExecutionToProto(*summary, label);
+          absl::StrAppend(&text, ExecutionText(**plan, *summary, label, world));
           return Render(*format, proto, text);
-        });
+        },
+        run_options);
     return ran;
   }
   return Render(*format, proto, text);

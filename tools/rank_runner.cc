@@ -51,9 +51,14 @@ absl::StatusOr<std::string> RunOnRanks(
   if (nproc < 1) {
     return absl::InvalidArgumentError(absl::StrCat("--nproc=", nproc, " must be at least 1"));
   }
+  if (backend == Backend::kGloo && options.device != DeviceType::kCpu) {
+    return absl::UnimplementedError(absl::StrCat(
+        "--execute=gloo moves host memory only; ", DeviceTypeName(options.device),
+        " placements run on --execute=threads (rank threads sharing one device)"));
+  }
   if (backend == Backend::kThreads) {
     std::string text;
-    comm::InProcessOptions io;
+    comm::InProcessOptions io = comm::InProcessOptions::OnDevice(options.device);
     io.default_timeout = options.timeout;
     absl::StatusOr<std::vector<absl::Status>> ran = comm::RunRanks(
         nproc,

@@ -21,6 +21,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "boxing/comm/communicator.h"
+#include "oneflow_sbp/placement.h"
 
 namespace oneflow_sbp::cli {
 
@@ -37,6 +38,10 @@ struct RankRunOptions {
   // Every collective's timeout (threads) and the rendezvous and call
   // timeout (gloo).
   absl::Duration timeout = absl::Seconds(60);
+  // Where the ranks' payload buffers live. kCuda: threads only, every rank
+  // thread on the current GPU (comm::InProcessOptions::OnDevice); needs a
+  // --config=cuda build (else kUnimplemented naming it).
+  DeviceType device = DeviceType::kCpu;
 };
 
 // Runs fn(world) on `nproc` ranks. Under gloo in the parent process it

@@ -27,6 +27,7 @@ struct Msg {
   void* data;
   int64_t bytes;
   uint64_t step;
+  Memory memory = Memory::kWorld;
 };
 
 // Posts the sends and receives together and waits for all; zero-byte
@@ -38,12 +39,12 @@ absl::Status Post(const GroupCall& call, absl::Span<const Msg> sends, absl::Span
   auto tag = [&](const Msg& m) { return MixTag(MixTag(call.tag_base, m.step), m.bytes); };
   for (const Msg& m : sends) {
     if (m.bytes == 0) continue;
-    ops.push_back(P2POp::Send(call.members[m.member], tag(m), m.data, m.bytes));
+    ops.push_back(P2POp::Send(call.members[m.member], tag(m), m.data, m.bytes, m.memory));
     moved.bytes_sent += m.bytes;
   }
   for (const Msg& m : recvs) {
     if (m.bytes == 0) continue;
-    ops.push_back(P2POp::Recv(call.members[m.member], tag(m), m.data, m.bytes));
+    ops.push_back(P2POp::Recv(call.members[m.member], tag(m), m.data, m.bytes, m.memory));
     moved.bytes_received += m.bytes;
   }
   if (ops.empty()) return absl::OkStatus();
@@ -54,9 +55,10 @@ absl::Status Post(const GroupCall& call, absl::Span<const Msg> sends, absl::Span
 
 // One send and one receive of the same step (a ring or pairwise step).
 absl::Status SendRecvStep(const GroupCall& call, uint64_t step, int to, const void* send_data,
-                          int64_t send_bytes, int from, void* recv_data, int64_t recv_bytes) {
-  const Msg send{to, const_cast<void*>(send_data), send_bytes, step};
-  const Msg recv{from, recv_data, recv_bytes, step};
+                          int64_t send_bytes, int from, void* recv_data, int64_t recv_bytes,
+                          Memory memory = Memory::kWorld) {
+  const Msg send{to, const_cast<void*>(send_data), send_bytes, step, memory};
+  const Msg recv{from, recv_data, recv_bytes, step, memory};
   return Post(call, {&send, 1}, {&recv, 1});
 }
 
@@ -92,13 +94,24 @@ absl::Status RingReduceScatterImpl(const GroupCall& call, const char* send,
   std::vector<int64_t> sizes(counts.size());
   for (size_t j = 0; j < counts.size(); ++j) sizes[j] = counts[j] * es;
   const std::vector<int64_t> off = Offsets(sizes);
+  const BufferOps& mem = call.buffers;
   if (n == 1) {
-    if (sizes[0] > 0) std::memmove(out, send, sizes[0]);
-    return absl::OkStatus();
+    if (sizes[0] <= 0 || out == send) return absl::OkStatus();
+    if (mem.host()) {
+      std::memmove(out, send, sizes[0]);
+      return absl::OkStatus();
+    }
+    // Device copies may not overlap: go through a staging buffer.
+    absl::StatusOr<BufferOps::Staging> tmp = mem.Allocate(sizes[0]);
+    if (!tmp.ok()) return tmp.status();
+    absl::Status status = mem.Copy(tmp->data(), send, sizes[0]);
+    if (status.ok()) status = mem.Copy(out, tmp->data(), sizes[0]);
+    return status;
   }
   const int64_t max_chunk = *std::max_element(sizes.begin(), sizes.end());
-  std::vector<char> staging(2 * max_chunk);
-  char* bufs[2] = {staging.data(), staging.data() + max_chunk};
+  absl::StatusOr<BufferOps::Staging> staging = mem.Allocate(2 * max_chunk);
+  if (!staging.ok()) return staging.status();
+  char* bufs[2] = {staging->data(), staging->data() + max_chunk};
   // The last step may receive straight into `out` unless `out` overlaps
   // addends still to be read (the in-place all-reduce case).
   const bool direct = !Overlaps(out, sizes[k], send, off[n]);
@@ -111,10 +124,11 @@ absl::Status RingReduceScatterImpl(const GroupCall& call, const char* send,
     absl::Status status = SendRecvStep(call, first_step + s, Mod(k + 1, n), src, sizes[fwd],
                                        Mod(k - 1, n), dst, sizes[in]);
     if (!status.ok()) return status;
-    ReduceInto(op, dtype, send + off[in], dst, counts[in]);
+    status = mem.Reduce(op, dtype, send + off[in], dst, counts[in]);
+    if (!status.ok()) return status;
     partial = dst;
   }
-  if (partial != out && sizes[k] > 0) std::memcpy(out, partial, sizes[k]);
+  if (partial != out) return mem.Copy(out, partial, sizes[k]);
   return absl::OkStatus();
 }
 
@@ -146,7 +160,9 @@ absl::Status RingAllGatherV(const GroupCall& call, const void* send, void* recv,
   char* out = static_cast<char*>(recv);
   const std::vector<int64_t> off = Offsets(chunk_bytes);
   const int64_t own = chunk_bytes[call.me];
-  if (own > 0 && out + off[call.me] != send) std::memmove(out + off[call.me], send, own);
+  // send is recv's own place or does not overlap it (Communicator checks).
+  absl::Status status = call.buffers.Copy(out + off[call.me], send, own);
+  if (!status.ok()) return status;
   return RingAllGatherInPlace(call, out, chunk_bytes, /*first_step=*/0);
 }
 
@@ -185,7 +201,8 @@ absl::Status PairwiseAllToAllV(const GroupCall& call, const void* send,
   char* out = static_cast<char*>(recv);
   const std::vector<int64_t> soff = Offsets(send_bytes);
   const std::vector<int64_t> roff = Offsets(recv_bytes);
-  if (send_bytes[k] > 0) std::memcpy(out + roff[k], in + soff[k], send_bytes[k]);
+  absl::Status copied = call.buffers.Copy(out + roff[k], in + soff[k], send_bytes[k]);
+  if (!copied.ok()) return copied;
   // Step s pairs k with k + s (to) and k - s (from): each step is a
   // permutation, so every rank sends one message and receives one.
   for (int s = 1; s < n; ++s) {
@@ -227,12 +244,13 @@ absl::Status ChainBroadcast(const GroupCall& call, void* buffer, int64_t bytes, 
 
 absl::Status DisseminationBarrier(const GroupCall& call) {
   const int n = call.size();
+  // Tokens are host memory in every world (nothing to stage on a device).
   char token_out = 1;
   char token_in = 0;
   uint64_t round = 0;
   for (int dist = 1; dist < n; dist *= 2, ++round) {
     absl::Status status = SendRecvStep(call, round, Mod(call.me + dist, n), &token_out, 1,
-                                       Mod(call.me - dist, n), &token_in, 1);
+                                       Mod(call.me - dist, n), &token_in, 1, Memory::kHost);
     if (!status.ok()) return status;
   }
   return absl::OkStatus();

@@ -30,6 +30,10 @@
 // Reductions are deterministic: chunk j is reduced along the ring once, in
 // the order k+1, k+2, ..., k, and all-reduce broadcasts that one result, so
 // every rank ends with bit-identical values on every run.
+//
+// Payload memory: every copy, reduction and staging buffer goes through
+// GroupCall::buffers (buffer_ops.h), so the same algorithms run on host
+// buffers (the default, plain memcpy) and on device buffers.
 #ifndef BOXING_COMM_COLLECTIVES_H_
 #define BOXING_COMM_COLLECTIVES_H_
 
@@ -38,6 +42,7 @@
 #include "absl/status/status.h"
 #include "absl/time/time.h"
 #include "absl/types/span.h"
+#include "boxing/comm/buffer_ops.h"
 #include "boxing/comm/reduce_op.h"
 #include "boxing/comm/traffic.h"
 #include "boxing/comm/transport.h"
@@ -62,6 +67,9 @@ struct GroupCall {
   absl::Time deadline = absl::InfiniteFuture();
   // Bytes of every completed exchange are added here (never null).
   Traffic* traffic = nullptr;
+  // How the call's buffers are copied, reduced and staged (the
+  // transport's buffers()).
+  BufferOps buffers;
 
   int size() const { return static_cast<int>(members.size()); }
 };

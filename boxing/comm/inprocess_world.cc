@@ -12,7 +12,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/synchronization/mutex.h"
+#include "boxing/comm/buffer_ops.h"
 #include "boxing/comm/transport.h"
+#include "oneflow_sbp/device_ops.h"
 
 namespace oneflow_sbp::comm {
 namespace {
@@ -24,6 +26,9 @@ struct Pending {
   // kPosted: in a match table; kCopying: matched, some thread is copying
   // between the two buffers without the lock; kDone: bytes delivered.
   enum class Stage : uint8_t { kPosted, kCopying, kDone } stage = Stage::kPosted;
+  // Set with kDone when the copy failed (a device error): the bytes never
+  // arrived, and the world is aborted.
+  bool failed = false;
 };
 
 // (sender, receiver, tag).
@@ -51,9 +56,11 @@ std::string Describe(const P2POp& op) {
 
 class InProcessWorld::State {
  public:
-  explicit State(int size) : size_(size), connected_(size, false) {}
+  State(int size, BufferOps buffers)
+      : size_(size), buffers_(buffers), connected_(size, false) {}
 
   int size() const { return size_; }
+  const BufferOps& buffers() const { return buffers_; }
 
   absl::Status Claim(int rank) {
     absl::MutexLock lock(&mu_);
@@ -117,6 +124,7 @@ class InProcessWorld::State {
   }
 
   const int size_;
+  const BufferOps buffers_;
   mutable absl::Mutex mu_;
   absl::Status aborted_ ABSL_GUARDED_BY(mu_);
   std::vector<bool> connected_ ABSL_GUARDED_BY(mu_);
@@ -132,6 +140,15 @@ absl::Status InProcessWorld::State::Exchange(int rank, absl::Span<const P2POp> o
       return absl::InvalidArgumentError(
           absl::StrCat("in-process rank ", rank, ": invalid ", Describe(op), " in a world of ",
                        size_, (op.data == nullptr && op.bytes > 0) ? " (null buffer)" : ""));
+    }
+  }
+  // A device rank's earlier kernels (on its own stream) must have written
+  // its send buffers, and finished with its receive buffers, before
+  // another thread may copy them.
+  if (!buffers_.host()) {
+    if (absl::Status s = buffers_.Synchronize(); !s.ok()) {
+      Abort(s);
+      return s;
     }
   }
   absl::InlinedVector<Pending, 4> mine(ops.size());
@@ -164,11 +181,25 @@ absl::Status InProcessWorld::State::Exchange(int rank, absl::Span<const P2POp> o
   }
   // Copy without the lock so that ranks copy in parallel; both ops are in
   // kCopying, so neither owner returns until this thread marks them done.
+  // On a device the copies go to this thread's stream; they must be
+  // complete before the owners learn they are done.
+  absl::Status copied;
   for (const auto& [s, r] : copies) {
-    if (s->op->bytes > 0) std::memcpy(r->op->data, s->op->data, static_cast<size_t>(s->op->bytes));
+    if (copied.ok()) {
+      copied = buffers_.Copy(r->op->data, r->op->memory, s->op->data, s->op->memory, s->op->bytes);
+    }
+  }
+  if (copied.ok() && !copies.empty() && !buffers_.host()) copied = buffers_.Synchronize();
+  if (!copied.ok()) {
+    copied = absl::Status(copied.code(), absl::StrCat("in-process rank ", rank,
+                                                      ": copying a message: ", copied.message()));
   }
   absl::MutexLock lock(&mu_);
-  for (const auto& [s, r] : copies) s->stage = r->stage = Pending::Stage::kDone;
+  if (!copied.ok()) AbortLocked(copied);
+  for (const auto& [s, r] : copies) {
+    s->stage = r->stage = Pending::Stage::kDone;
+    s->failed = r->failed = !copied.ok();
+  }
 
   struct Wait {
     absl::Span<Pending> ops;
@@ -178,6 +209,12 @@ absl::Status InProcessWorld::State::Exchange(int rank, absl::Span<const P2POp> o
         if (p.stage != Pending::Stage::kDone) return false;
       }
       return true;
+    }
+    static bool Failed(const Wait* w) {
+      for (const Pending& p : w->ops) {
+        if (p.failed) return true;
+      }
+      return false;
     }
     static bool DoneOrAborted(const Wait* w) { return !w->aborted->ok() || Done(w); }
     static bool NoneCopying(const Wait* w) {
@@ -190,7 +227,7 @@ absl::Status InProcessWorld::State::Exchange(int rank, absl::Span<const P2POp> o
   const Wait wait{absl::MakeSpan(mine), &aborted_};
   if (mismatch.ok()) {
     mu_.AwaitWithDeadline(absl::Condition(&Wait::DoneOrAborted, &wait), deadline);
-    if (Wait::Done(&wait)) return absl::OkStatus();
+    if (Wait::Done(&wait) && !Wait::Failed(&wait)) return absl::OkStatus();
   }
 
   // Failed: take back what is still posted, and wait out copies another
@@ -205,6 +242,7 @@ absl::Status InProcessWorld::State::Exchange(int rank, absl::Span<const P2POp> o
   }
   mu_.Await(absl::Condition(&Wait::NoneCopying, &wait));
   if (!mismatch.ok()) return mismatch;
+  if (!copied.ok()) return copied;
   if (!aborted_.ok()) return aborted_;
   absl::Status timeout = absl::DeadlineExceededError(
       absl::StrCat("in-process rank ", rank, ": deadline passed waiting for ",
@@ -229,11 +267,26 @@ class InProcessTransport : public Transport {
     state_->Abort(absl::Status(reason.code(), absl::StrCat("rank ", rank_, ": ", reason.message())));
   }
   absl::Status health() const override { return state_->health(); }
+  BufferOps buffers() const override { return state_->buffers(); }
 
  private:
   const std::shared_ptr<InProcessWorld::State> state_;
   const int rank_;
 };
+
+}  // namespace
+
+namespace {
+
+absl::StatusOr<BufferOps> BuffersOf(const InProcessOptions& options) {
+  if (options.through != nullptr) return BufferOps::Through(options.through);
+  absl::StatusOr<BufferOps> b = BufferOps::For(options.device);
+  if (!b.ok()) {
+    return absl::Status(b.status().code(),
+                        absl::StrCat("in-process world: ", b.status().message()));
+  }
+  return b;
+}
 
 }  // namespace
 
@@ -251,11 +304,15 @@ absl::StatusOr<std::shared_ptr<InProcessWorld>> InProcessWorld::Create(
         absl::StrCat("in-process world: default_timeout ",
                      absl::FormatDuration(options.default_timeout), " must be positive"));
   }
+  absl::StatusOr<BufferOps> buffers = BuffersOf(options);
+  if (!buffers.ok()) return buffers.status();
   return std::shared_ptr<InProcessWorld>(
-      new InProcessWorld(std::make_shared<State>(size), options));
+      new InProcessWorld(std::make_shared<State>(size, *buffers), options));
 }
 
 int InProcessWorld::size() const { return state_->size(); }
+
+DeviceType InProcessWorld::device() const { return state_->buffers().device(); }
 
 absl::StatusOr<std::unique_ptr<Communicator>> InProcessWorld::Connect(int rank) {
   if (rank < 0 || rank >= size()) {

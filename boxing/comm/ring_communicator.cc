@@ -61,6 +61,7 @@ GroupCall RingCommunicator::MakeCall(uint64_t tag_base, const Call& c) const {
   call.tag_base = tag_base;
   call.deadline = absl::Now() + c.timeout;
   call.traffic = c.traffic;
+  call.buffers = transport_->buffers();
   return call;
 }
 

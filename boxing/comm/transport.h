@@ -27,6 +27,7 @@
 #include "absl/status/status.h"
 #include "absl/time/time.h"
 #include "absl/types/span.h"
+#include "boxing/comm/buffer_ops.h"
 
 namespace oneflow_sbp::comm {
 
@@ -40,12 +41,17 @@ struct P2POp {
   // only when bytes == 0.
   void* data = nullptr;
   int64_t bytes = 0;
+  // Where `data` lives: the world's payload memory (the transport's
+  // buffers(): the device for a device world) or plain host memory.
+  Memory memory = Memory::kWorld;
 
-  static P2POp Send(int peer, uint64_t tag, const void* data, int64_t bytes) {
-    return {Kind::kSend, peer, tag, const_cast<void*>(data), bytes};
+  static P2POp Send(int peer, uint64_t tag, const void* data, int64_t bytes,
+                    Memory memory = Memory::kWorld) {
+    return {Kind::kSend, peer, tag, const_cast<void*>(data), bytes, memory};
   }
-  static P2POp Recv(int peer, uint64_t tag, void* data, int64_t bytes) {
-    return {Kind::kRecv, peer, tag, data, bytes};
+  static P2POp Recv(int peer, uint64_t tag, void* data, int64_t bytes,
+                    Memory memory = Memory::kWorld) {
+    return {Kind::kRecv, peer, tag, data, bytes, memory};
   }
 };
 
@@ -82,6 +88,11 @@ class Transport {
 
   // OK until aborted; then the kAborted status later calls will return.
   virtual absl::Status health() const = 0;
+
+  // How the collectives over this transport touch world memory (copies,
+  // reductions, staging). Host unless the backend says otherwise (the
+  // in-process world on a device).
+  virtual BufferOps buffers() const { return BufferOps(); }
 };
 
 }  // namespace oneflow_sbp::comm

@@ -80,6 +80,15 @@ int DeviceCount() {
   return n;
 }
 
+int CurrentDevice() {
+  int d = -1;
+  if (cudaGetDevice(&d) != cudaSuccess) {
+    cudaGetLastError();
+    return -1;
+  }
+  return d;
+}
+
 void* ThreadStream() {
   thread_local cudaStream_t stream = [] {
     cudaStream_t s = nullptr;

@@ -35,6 +35,8 @@ enum DtypeCode : int {
 
 // Number of visible devices; 0 (and no error) on a machine without a GPU.
 int DeviceCount();
+// The calling thread's current device (cudaGetDevice), or -1 on error.
+int CurrentDevice();
 // This thread's stream (created on first use on the current device), as
 // an opaque cudaStream_t.
 void* ThreadStream();

@@ -1,9 +1,12 @@
 // The CUDA DeviceOps backend: registers itself at program start when this
 // library is linked (only under --config=cuda). Allocation caches freed
-// buffers by size, as the CPU storage does, because cudaMalloc/cudaFree
-// synchronise the device and an eager loop allocates the same shapes each
-// step.
+// buffers by (device, size), as the CPU storage does, because
+// cudaMalloc/cudaFree synchronise the device and an eager loop allocates
+// the same shapes each step. The device is part of the key because rank
+// threads of one process may each drive their own GPU (NCCL worlds of
+// threads): a buffer freed on one GPU must not be handed to another.
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -37,9 +40,10 @@ class CudaDeviceOps final : public DeviceOps {
   DeviceType device() const override { return DeviceType::kCuda; }
 
   absl::StatusOr<void*> Allocate(int64_t bytes) override {
+    const Key key{CurrentDevice(), bytes};
     {
       absl::MutexLock lock(&mu_);
-      auto it = free_.find(bytes);
+      auto it = free_.find(key);
       if (it != free_.end() && !it->second.empty()) {
         void* p = it->second.back();
         it->second.pop_back();
@@ -61,6 +65,8 @@ class CudaDeviceOps final : public DeviceOps {
       return absl::ResourceExhaustedError(
           absl::StrCat("out of memory allocating ", bytes, " bytes on cuda: ", err));
     }
+    absl::MutexLock lock(&mu_);
+    owner_[p] = key.first;
     return p;
   }
 
@@ -69,7 +75,9 @@ class CudaDeviceOps final : public DeviceOps {
     // this thread's stream (the usual owner) before reuse.
     (void)cuda::Synchronize();
     absl::MutexLock lock(&mu_);
-    free_[bytes].push_back(data);
+    auto owner = owner_.find(data);
+    const int device = owner != owner_.end() ? owner->second : CurrentDevice();
+    free_[Key{device, bytes}].push_back(data);
   }
 
   absl::Status Copy(void* dst, const void* src, int64_t bytes, CopyDirection dir) override {
@@ -100,14 +108,21 @@ class CudaDeviceOps final : public DeviceOps {
  private:
   void ReleaseCache() {
     absl::MutexLock lock(&mu_);
-    for (auto& [size, list] : free_) {
-      for (void* p : list) (void)cuda::Free(p);
+    for (auto& [key, list] : free_) {
+      for (void* p : list) {
+        (void)cuda::Free(p);
+        owner_.erase(p);
+      }
     }
     free_.clear();
   }
 
+  // (device, bytes).
+  using Key = std::pair<int, int64_t>;
   absl::Mutex mu_;
-  absl::flat_hash_map<int64_t, std::vector<void*>> free_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<Key, std::vector<void*>> free_ ABSL_GUARDED_BY(mu_);
+  // The device each buffer was allocated on.
+  absl::flat_hash_map<void*, int> owner_ ABSL_GUARDED_BY(mu_);
 };
 
 const bool kRegistered = RegisterDeviceOps(new CudaDeviceOps);
