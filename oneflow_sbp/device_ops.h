@@ -68,6 +68,14 @@ class DeviceOps {
                                void* dst, bool add) = 0;
   // Waits until every call issued by this thread has finished.
   virtual absl::Status Synchronize() = 0;
+  // True when `p` points into memory of this backend's device. The
+  // communicators of a device world use it to tell a call on plain host
+  // buffers (small metadata, per-row statistics) from one on device
+  // buffers. The default claims every pointer (right for the CPU backend).
+  virtual bool Holds(const void* p) const {
+    (void)p;
+    return true;
+  }
 };
 
 // The backend of `device`; kUnimplemented naming the device and the build

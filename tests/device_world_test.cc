@@ -9,12 +9,15 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/match.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/strings/str_cat.h"
 #include "boxing/comm/inprocess_world.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "oneflow_sbp/device_ops.h"
+#include "oneflow_sbp/status_macros.h"
 #include "tests/boxing_round_trip.h"
 #include "tests/comm_scenarios.h"
 
@@ -32,9 +35,27 @@ class CountingOps final : public DeviceOps {
   DeviceType device() const override { return DeviceType::kCpu; }
   absl::StatusOr<void*> Allocate(int64_t bytes) override {
     allocations.fetch_add(1);
-    return cpu_->Allocate(bytes);
+    absl::StatusOr<void*> p = cpu_->Allocate(bytes);
+    if (p.ok()) {
+      absl::MutexLock lock(&mu_);
+      owned_.insert(*p);
+    }
+    return p;
   }
-  void Free(void* data, int64_t bytes) override { cpu_->Free(data, bytes); }
+  void Free(void* data, int64_t bytes) override {
+    {
+      absl::MutexLock lock(&mu_);
+      owned_.erase(data);
+    }
+    cpu_->Free(data, bytes);
+  }
+  // With `only_own_memory`, only this backend's allocations are "device"
+  // memory, as on a GPU; otherwise every pointer is (the CPU backend).
+  bool Holds(const void* p) const override {
+    if (!only_own_memory.load()) return true;
+    absl::MutexLock lock(&mu_);
+    return owned_.count(p) > 0;
+  }
   absl::Status Copy(void* dst, const void* src, int64_t bytes, CopyDirection dir) override {
     const int64_t made = copies.fetch_add(1);
     const int64_t limit = fail_after.load();
@@ -57,9 +78,12 @@ class CountingOps final : public DeviceOps {
   std::atomic<int64_t> adds{0};
   std::atomic<int64_t> syncs{0};
   std::atomic<int64_t> fail_after{-1};
+  std::atomic<bool> only_own_memory{false};
 
  private:
   DeviceOps* const cpu_;
+  mutable absl::Mutex mu_;
+  absl::flat_hash_set<const void*> owned_ ABSL_GUARDED_BY(mu_);
 };
 
 // The scenarios' buffers come from `ops` while one lives.
@@ -113,6 +137,46 @@ TEST(DeviceWorld, MeshSubGroupsThroughDeviceOps) {
   ExpectAllOk(RunRanks(
       6, [&](Communicator& w) { return testing::CheckMeshSubGroups(w, mesh, /*concurrent=*/true); },
       Through(&ops)));
+}
+
+// A device world also takes calls on plain host buffers (the demo's
+// counters, a kernel's per-row statistics), as NCCL's backend does: they
+// run on the host path and never reach the device backend, while calls on
+// device buffers in the same world still go through it.
+TEST(DeviceWorld, CallsOnHostBuffersTakeTheHostPath) {
+  CountingOps ops;
+  ops.only_own_memory = true;
+  ExpectAllOk(RunRanks(
+      3,
+      [&](Communicator& comm) -> absl::Status {
+        std::vector<double> sums = {1.0 * comm.rank(), 2.0, 3.0};
+        OFS_RETURN_IF_ERROR(comm.AllReduce(sums.data(), sums.data(), 3, DataType::kFloat64));
+        if (sums != std::vector<double>{3.0, 6.0, 9.0}) {
+          return absl::InternalError(absl::StrCat("host all-reduce gave ", sums[0]));
+        }
+        std::vector<int64_t> mine = {comm.rank()};
+        std::vector<int64_t> all(3, -1);
+        const std::vector<int64_t> counts = {1, 1, 1};
+        OFS_RETURN_IF_ERROR(comm.AllGatherV(mine.data(), all.data(), counts, DataType::kInt64));
+        if (all != std::vector<int64_t>{0, 1, 2}) return absl::InternalError("host all-gather");
+        OFS_RETURN_IF_ERROR(comm.Barrier());
+        if (ops.copies.load() + ops.adds.load() + ops.allocations.load() != 0) {
+          return absl::InternalError("a host-buffer call went through the device backend");
+        }
+        OFS_RETURN_IF_ERROR(comm.Barrier());
+        // Device buffers of the same world still use the backend.
+        OFS_ASSIGN_OR_RETURN(void* dev, ops.Allocate(sizeof(float)));
+        const float one = 1.0f;
+        OFS_RETURN_IF_ERROR(ops.Copy(dev, &one, sizeof(float), CopyDirection::kHostToDevice));
+        OFS_RETURN_IF_ERROR(comm.AllReduce(dev, dev, 1, DataType::kFloat32));
+        float got = 0;
+        OFS_RETURN_IF_ERROR(ops.Copy(&got, dev, sizeof(float), CopyDirection::kDeviceToHost));
+        ops.Free(dev, sizeof(float));
+        if (got != 3.0f) return absl::InternalError(absl::StrCat("device all-reduce gave ", got));
+        return absl::OkStatus();
+      },
+      Through(&ops)));
+  EXPECT_GT(ops.adds.load(), 0);
 }
 
 TEST(DeviceWorld, ReportsItsDevice) {

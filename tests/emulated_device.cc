@@ -129,6 +129,11 @@ absl::Status EmulatedDevice::CopyBox(DataType dtype, const StridedBox& box, cons
   return (*cpu)->CopyBox(dtype, box, src, dst, add);
 }
 
+bool EmulatedDevice::Holds(const void* p) const {
+  absl::MutexLock lock(&mu_);
+  return Owns(p, 1);
+}
+
 void EmulatedDevice::SetPresent(bool present) {
   absl::MutexLock lock(&mu_);
   present_ = present;

@@ -61,6 +61,8 @@ class EmulatedDevice final : public DeviceOps {
   absl::Status CopyBox(DataType dtype, const StridedBox& box, const void* src, void* dst,
                        bool add) override;
   absl::Status Synchronize() override { return absl::OkStatus(); }
+  // True for the emulated device's live allocations only.
+  bool Holds(const void* p) const override;
 
   // false: allocations fail as the real backend's do on a machine without
   // a GPU (kFailedPrecondition "no CUDA device").

@@ -168,7 +168,9 @@ absl::StatusOr<std::string> RunDemo(const DemoOptions& o, Engine& engine, int* e
     Run reference;
     OFS_ASSIGN_OR_RETURN(Placement single, Placement::Parse("cpu:0"));
     absl::StatusOr<std::vector<absl::Status>> ref_ran = comm::RunRanks(1, [&](comm::Communicator& one) {
-      EagerContext ref_ctx(engine, one);
+      eager::EagerOptions ref_options;
+      ref_options.kernels = o.kernels;
+      EagerContext ref_ctx(engine, one, ref_options);
       absl::StatusOr<Run> r = Train(ref_ctx, o, single);
       if (!r.ok()) return r.status();
       reference = *std::move(r);
@@ -178,6 +180,7 @@ absl::StatusOr<std::string> RunDemo(const DemoOptions& o, Engine& engine, int* e
     if (!(*ref_ran)[0].ok()) return (*ref_ran)[0];
 
     eager::EagerOptions eo;
+    eo.kernels = o.kernels;
     eo.trace = true;
     eo.cost_policy = policy;
     EagerContext ctx(engine, world, eo);

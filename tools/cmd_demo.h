@@ -10,6 +10,7 @@
 
 #include "absl/status/statusor.h"
 #include "oneflow_sbp/engine.h"
+#include "ops/kernels/kernel_registry.h"
 #include "tools/llama_block.h"
 
 namespace oneflow_sbp::cli {
@@ -37,6 +38,8 @@ struct DemoOptions {
   // reference always runs the CPU kernels, so a cuda run also checks the
   // CUDA kernels against the CPU ones.
   std::string device = "cpu";
+  // nullptr: kernels::KernelRegistry::Global() (tests give their own).
+  const kernels::KernelRegistry* kernels = nullptr;
 };
 
 // The report (rank 0's). A loss or gradient that differs from the single

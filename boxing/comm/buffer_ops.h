@@ -65,6 +65,8 @@ class BufferOps {
 
   // True for the plain host path (no DeviceOps).
   bool host() const { return ops_ == nullptr; }
+  // True when `p` is world memory (always for the host path).
+  bool Holds(const void* p) const { return ops_ == nullptr || ops_->Holds(p); }
   // The device of world memory.
   DeviceType device() const { return ops_ == nullptr ? DeviceType::kCpu : ops_->device(); }
   // "host memory" or "cuda memory (through DeviceOps)".

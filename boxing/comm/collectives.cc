@@ -30,6 +30,12 @@ struct Msg {
   Memory memory = Memory::kWorld;
 };
 
+// A message's memory: its own if it names host memory (barrier tokens),
+// else the call's payload memory.
+Memory MemoryOf(const GroupCall& call, const Msg& m) {
+  return m.memory == Memory::kHost ? Memory::kHost : call.payload;
+}
+
 // Posts the sends and receives together and waits for all; zero-byte
 // messages are skipped. Bytes are counted only once everything completed,
 // so the counters never include a message that did not arrive.
@@ -39,12 +45,12 @@ absl::Status Post(const GroupCall& call, absl::Span<const Msg> sends, absl::Span
   auto tag = [&](const Msg& m) { return MixTag(MixTag(call.tag_base, m.step), m.bytes); };
   for (const Msg& m : sends) {
     if (m.bytes == 0) continue;
-    ops.push_back(P2POp::Send(call.members[m.member], tag(m), m.data, m.bytes, m.memory));
+    ops.push_back(P2POp::Send(call.members[m.member], tag(m), m.data, m.bytes, MemoryOf(call, m)));
     moved.bytes_sent += m.bytes;
   }
   for (const Msg& m : recvs) {
     if (m.bytes == 0) continue;
-    ops.push_back(P2POp::Recv(call.members[m.member], tag(m), m.data, m.bytes, m.memory));
+    ops.push_back(P2POp::Recv(call.members[m.member], tag(m), m.data, m.bytes, MemoryOf(call, m)));
     moved.bytes_received += m.bytes;
   }
   if (ops.empty()) return absl::OkStatus();

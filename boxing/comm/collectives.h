@@ -68,8 +68,13 @@ struct GroupCall {
   // Bytes of every completed exchange are added here (never null).
   Traffic* traffic = nullptr;
   // How the call's buffers are copied, reduced and staged (the
-  // transport's buffers()).
+  // transport's buffers(), or the host path for a call on host buffers in
+  // a device world).
   BufferOps buffers;
+  // Where the call's payload lives: world memory, or plain host memory for
+  // a call on host buffers in a device world (then `buffers` is the host
+  // path). Messages that name no memory of their own get this.
+  Memory payload = Memory::kWorld;
 
   int size() const { return static_cast<int>(members.size()); }
 };

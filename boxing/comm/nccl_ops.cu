@@ -212,14 +212,7 @@ void FreeDevice(void* ptr) {
   if (ptr != nullptr) cudaFree(ptr);
 }
 
-bool IsDevicePointer(const void* ptr) {
-  cudaPointerAttributes a;
-  if (cudaPointerGetAttributes(&a, ptr) != cudaSuccess) {
-    cudaGetLastError();  // clear the sticky-free error of an unknown pointer
-    return false;
-  }
-  return a.type == cudaMemoryTypeDevice || a.type == cudaMemoryTypeManaged;
-}
+bool IsDevicePointer(const void* ptr) { return ::oneflow_sbp::cuda::IsDevicePointer(ptr); }
 
 namespace {
 std::string SyncCopy(const Handle& h, void* dst, const void* src, int64_t bytes,

@@ -53,7 +53,8 @@ void RingCommunicator::Abort(const absl::Status& reason) { transport_->Abort(rea
 
 absl::Status RingCommunicator::health() const { return transport_->health(); }
 
-GroupCall RingCommunicator::MakeCall(uint64_t tag_base, const Call& c) const {
+GroupCall RingCommunicator::MakeCall(uint64_t tag_base, const Call& c,
+                                     const void* payload) const {
   GroupCall call;
   call.transport = transport_.get();
   call.members = world_ranks();
@@ -62,6 +63,15 @@ GroupCall RingCommunicator::MakeCall(uint64_t tag_base, const Call& c) const {
   call.deadline = absl::Now() + c.timeout;
   call.traffic = c.traffic;
   call.buffers = transport_->buffers();
+  // A device world also takes calls on plain host buffers (as NCCL's
+  // backend does by staging): the demo's counters, a kernel's per-row
+  // statistics. Those run on the host path; every rank of the call passes
+  // host memory, and a rank that passed device memory still gets the
+  // right bytes, because each message names its memory.
+  if (payload != nullptr && !call.buffers.host() && !call.buffers.Holds(payload)) {
+    call.buffers = BufferOps();
+    call.payload = Memory::kHost;
+  }
   return call;
 }
 
@@ -78,19 +88,20 @@ uint64_t RingCommunicator::NextPointToPointTag(int src, int dst,
 absl::Status RingCommunicator::DoAllGatherV(const void* send, void* recv,
                                             absl::Span<const int64_t> counts, DataType dtype,
                                             const Call& call) {
-  return RingAllGatherV(MakeCall(NextCollectiveTag(), call), send, recv, ToBytes(counts, dtype));
+  return RingAllGatherV(MakeCall(NextCollectiveTag(), call, recv), send, recv,
+                        ToBytes(counts, dtype));
 }
 
 absl::Status RingCommunicator::DoReduceScatterV(const void* send, void* recv,
                                                 absl::Span<const int64_t> counts, DataType dtype,
                                                 const Call& call) {
-  return RingReduceScatter(MakeCall(NextCollectiveTag(), call), send, counts, dtype,
+  return RingReduceScatter(MakeCall(NextCollectiveTag(), call, send), send, counts, dtype,
                            call.reduce_op, recv);
 }
 
 absl::Status RingCommunicator::DoAllReduce(const void* send, void* recv, int64_t count,
                                            DataType dtype, const Call& call) {
-  return RingAllReduce(MakeCall(NextCollectiveTag(), call), send, recv, count, dtype,
+  return RingAllReduce(MakeCall(NextCollectiveTag(), call, recv), send, recv, count, dtype,
                        call.reduce_op);
 }
 
@@ -98,13 +109,14 @@ absl::Status RingCommunicator::DoAllToAllV(const void* send,
                                            absl::Span<const int64_t> send_counts, void* recv,
                                            absl::Span<const int64_t> recv_counts, DataType dtype,
                                            const Call& call) {
-  return PairwiseAllToAllV(MakeCall(NextCollectiveTag(), call), send,
+  return PairwiseAllToAllV(MakeCall(NextCollectiveTag(), call, recv != nullptr ? recv : send),
+                           send,
                            ToBytes(send_counts, dtype), recv, ToBytes(recv_counts, dtype));
 }
 
 absl::Status RingCommunicator::DoBroadcast(void* buffer, int64_t count, DataType dtype, int root,
                                            const Call& call) {
-  return ChainBroadcast(MakeCall(NextCollectiveTag(), call), buffer, count * ByteSizeOf(dtype),
+  return ChainBroadcast(MakeCall(NextCollectiveTag(), call, buffer), buffer, count * ByteSizeOf(dtype),
                         root);
 }
 
@@ -112,7 +124,7 @@ absl::Status RingCommunicator::DoPointToPoint(bool send, void* data, int64_t cou
                                               DataType dtype, int peer, const Call& call) {
   const uint64_t tag = send ? NextPointToPointTag(rank(), peer, sends_to_[peer])
                             : NextPointToPointTag(peer, rank(), recvs_from_[peer]);
-  return PointToPoint(MakeCall(tag, call), send ? P2POp::Kind::kSend : P2POp::Kind::kRecv, peer,
+  return PointToPoint(MakeCall(tag, call, data), send ? P2POp::Kind::kSend : P2POp::Kind::kRecv, peer,
                       data, count * ByteSizeOf(dtype));
 }
 

@@ -52,8 +52,10 @@ class RingCommunicator final : public Communicator {
                                                             int position) override;
 
  private:
-  // The GroupCall of one call with message tags from `tag_base`.
-  GroupCall MakeCall(uint64_t tag_base, const Call& call) const;
+  // The GroupCall of one call with message tags from `tag_base`;
+  // `payload` (one of the call's buffers, or null) picks the host path in
+  // a device world when it is host memory.
+  GroupCall MakeCall(uint64_t tag_base, const Call& call, const void* payload = nullptr) const;
   uint64_t NextCollectiveTag();
   uint64_t NextPointToPointTag(int src, int dst, std::atomic<uint64_t>& counter) const;
 

@@ -116,6 +116,15 @@ std::string Zero(void* dst, int64_t bytes) {
   return Err(cudaMemsetAsync(dst, 0, bytes, Stream()));
 }
 
+bool IsDevicePointer(const void* p) {
+  cudaPointerAttributes a;
+  if (cudaPointerGetAttributes(&a, p) != cudaSuccess) {
+    cudaGetLastError();  // an unknown (host) pointer leaves an error to clear
+    return false;
+  }
+  return a.type == cudaMemoryTypeDevice || a.type == cudaMemoryTypeManaged;
+}
+
 std::string Synchronize() { return Err(cudaStreamSynchronize(Stream())); }
 
 std::string LastError() { return Err(cudaGetLastError()); }

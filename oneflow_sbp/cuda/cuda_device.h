@@ -46,6 +46,8 @@ std::string Free(void* ptr);
 // kind: 0 device to device, 1 host to device, 2 device to host.
 std::string Copy(void* dst, const void* src, int64_t bytes, int kind);
 std::string Zero(void* dst, int64_t bytes);
+// True for device (or managed) memory, false for host memory.
+bool IsDevicePointer(const void* p);
 std::string Synchronize();
 
 // dst[box] = src[box] or dst[box] += src[box] for a strided box of `rank`

@@ -87,6 +87,8 @@ class CudaDeviceOps final : public DeviceOps {
     return ToStatus("copy", cuda::Copy(dst, src, bytes, kind));
   }
 
+  bool Holds(const void* p) const override { return cuda::IsDevicePointer(p); }
+
   absl::Status Zero(void* dst, int64_t bytes) override {
     return ToStatus("zero-fill", cuda::Zero(dst, bytes));
   }
