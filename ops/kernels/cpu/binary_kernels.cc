@@ -28,6 +28,7 @@
 #include "oneflow_sbp/status_macros.h"
 #include "ops/kernels/cpu/broadcast_loop.h"
 #include "ops/kernels/cpu/int_arith.h"
+#include "ops/kernels/cpu/same_operands.h"
 #include "ops/kernels/dtype_dispatch.h"
 #include "ops/kernels/kernel_registry.h"
 
@@ -177,15 +178,8 @@ absl::Status WhereKernel(KernelContext& ctx) {
 
 // out = in_0 + in_1 + ... (identical local shapes).
 absl::Status AddNKernel(KernelContext& ctx) {
+  OFS_RETURN_IF_ERROR(CheckSameOperands(ctx));
   const LocalTensor& first = ctx.input(0);
-  for (int i = 1; i < ctx.num_inputs(); ++i) {
-    if (ctx.input(i).dims() != first.dims() || ctx.input(i).dtype() != first.dtype()) {
-      return ctx.Internal(absl::StrCat("local ", ctx.input_bn(i), " ",
-                                       DataTypeName(ctx.input(i).dtype()),
-                                       DimsToString(ctx.input(i).dims()), " differs from in_0 ",
-                                       DataTypeName(first.dtype()), DimsToString(first.dims())));
-    }
-  }
   OFS_RETURN_IF_ERROR(ctx.CheckOutput(0, first.dims(), first.dtype()));
   LocalTensor& out = ctx.output(0);
   return DispatchDtype<Signed>(ctx, first.dtype(), "in_0", [&](auto tag) {

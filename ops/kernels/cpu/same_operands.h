@@ -1,6 +1,6 @@
-// The optimizer updates' layout check (sgd_update, adam_update), shared by
-// the CPU kernels (optimizer_kernels.cc) and the CUDA glue
-// (ops/kernels/cuda/cuda_kernels.cc): every operand has one layout (the
+// The layout check of ops that are elementwise over all their inputs
+// (sgd_update, adam_update, add_n), shared by the CPU kernels and the CUDA
+// glue (ops/kernels/cuda/): every operand has one layout (the
 // rule), so the update is elementwise on local shards.
 #ifndef OPS_KERNELS_CPU_SAME_OPERANDS_H_
 #define OPS_KERNELS_CPU_SAME_OPERANDS_H_

@@ -22,6 +22,7 @@
 #include "oneflow_sbp/device_ops.h"
 #include "oneflow_sbp/status_macros.h"
 #include "ops/kernels/cpu/concat_slice_kernels.h"
+#include "ops/kernels/cpu/same_operands.h"
 #include "ops/kernels/cpu/view_kernels.h"
 #include "ops/kernels/cuda/cuda_glue.h"
 #include "ops/kernels/cuda/scalar_fill.h"
@@ -51,15 +52,8 @@ absl::Status FillKernel(KernelContext& ctx) {
 }
 
 absl::Status AddNKernel(KernelContext& ctx) {
+  OFS_RETURN_IF_ERROR(CheckSameOperands(ctx));
   const LocalTensor& first = ctx.input(0);
-  for (int i = 1; i < ctx.num_inputs(); ++i) {
-    if (ctx.input(i).dims() != first.dims() || ctx.input(i).dtype() != first.dtype()) {
-      return ctx.Internal(absl::StrCat("local ", ctx.input_bn(i), " ",
-                                       DataTypeName(ctx.input(i).dtype()),
-                                       DimsToString(ctx.input(i).dims()), " differs from in_0 ",
-                                       DataTypeName(first.dtype()), DimsToString(first.dims())));
-    }
-  }
   OFS_RETURN_IF_ERROR(ctx.CheckOutput(0, first.dims(), first.dtype()));
   LocalTensor& out = ctx.output(0);
   OFS_ASSIGN_OR_RETURN(DeviceOps * ops, ctx.Annotate(GetDeviceOps(out.device())));
