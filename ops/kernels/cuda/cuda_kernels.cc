@@ -14,7 +14,9 @@
 //   softmax, log_softmax, softmax_grad, log_softmax_grad
 //   matmul, batch_matmul, broadcast_matmul (cuBLAS), batch dims either
 //     equal in both operands or absent / 1 in one of them
-//   f32 only (nn.cu): layer_norm, layer_norm_grad, layer_norm_param_grad,
+//   nn.cu (the CPU's arithmetic: norms and attention accumulate in double,
+//     halves keep f32 statistics; adam and rotary compute in float for
+//     halves): layer_norm, layer_norm_grad, layer_norm_param_grad,
 //     rms_norm, rms_norm_grad, rms_norm_param_grad (parameters over the
 //     normalised dims only), adam_update, rotary_embedding,
 //     rotary_embedding_grad (even head dim), scaled_dot_product_attention,
@@ -24,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "oneflow_sbp/cuda/cuda_device.h"
 #include "oneflow_sbp/status_macros.h"
@@ -42,7 +45,6 @@ namespace {
 
 const std::vector<DataType> kFloating = {DataType::kFloat32, DataType::kFloat64,
                                          DataType::kFloat16, DataType::kBFloat16};
-const std::vector<DataType> kF32 = {DataType::kFloat32};
 
 bool IsFloating(DataType t) {
   return t == DataType::kFloat32 || t == DataType::kFloat64 || t == DataType::kFloat16 ||
@@ -304,22 +306,28 @@ absl::Status MatmulKernel(KernelContext& ctx) {
 // by the column within the row (gamma[c]), which is the CPU's indexing
 // exactly when the parameter covers the normalised dims and nothing else
 // (begin_params_axis == begin_norm_axis; always so for rms_norm). Other
-// parameter axes, dtypes other than f32 and empty normalised dims are
-// kUnimplemented here.
+// parameter axes and empty normalised dims are kUnimplemented here.
 
-// kUnimplemented unless every blob is f32 (the nn launchers' only dtype).
-// Blobs have their logical dtype (KernelContext::Make checks inputs;
-// outputs are allocated with it).
-absl::Status RequireF32(const KernelContext& ctx) {
+// The dtype code of the nn launchers' call, as the CPU kernels dispatch:
+// input `x` must be floating (kUnimplemented naming it otherwise, as the
+// CPU's DispatchDtype); every other blob has x's dtype except the norm
+// statistics (mean, inv_variance, inv_rms), which are f32 for f16/bf16 x
+// (the CPU's StatsType). The rules give every blob these dtypes; a blob
+// that differs is the CPU's UnsupportedDtype too.
+absl::StatusOr<int> NnDtype(const KernelContext& ctx, int x) {
+  const DataType t = ctx.input(x).dtype();
+  OFS_RETURN_IF_ERROR(RequireFloating(ctx, t, ctx.input_bn(x)));
+  const bool half = t == DataType::kFloat16 || t == DataType::kBFloat16;
   const int inputs = ctx.num_inputs();
   for (int b = 0; b < inputs + ctx.num_outputs(); ++b) {
-    const DataType t = ctx.layout(b).logical.dtype;
-    if (t == DataType::kFloat32) continue;
-    return ctx.Unimplemented(absl::StrCat(
-        b < inputs ? ctx.input_bn(b) : ctx.output_bn(b - inputs), " is ", DataTypeName(t),
-        "; the CUDA ", ctx.op_type(), " kernel takes f32 only (the CPU kernel has f64, f16, bf16)"));
+    const std::string bn = b < inputs ? ctx.input_bn(b) : ctx.output_bn(b - inputs);
+    const bool stats = absl::StartsWith(bn, "mean_") || absl::StartsWith(bn, "inv_variance_") ||
+                       absl::StartsWith(bn, "inv_rms_");
+    const DataType want = stats && half ? DataType::kFloat32 : t;
+    const DataType got = ctx.layout(b).logical.dtype;
+    if (got != want) return ctx.UnsupportedDtype(got, bn);
   }
-  return absl::OkStatus();
+  return Code(t);
 }
 
 // The parameter input `arg` (gamma, beta, weight) of x (input `x`) covers
@@ -346,9 +354,9 @@ absl::Status CheckColumnParam(const KernelContext& ctx, int x, absl::string_view
   return absl::OkStatus();
 }
 
-// The input `arg` as f32, or nullptr if the call lacks it.
-const float* OptionalF32(const KernelContext& ctx, const char* arg) {
-  return arg != nullptr && ctx.has_input(arg) ? ctx.input(arg).data<float>() : nullptr;
+// The input `arg`'s device data, or nullptr if the call lacks it.
+const void* OptionalInput(const KernelContext& ctx, const char* arg) {
+  return arg != nullptr && ctx.has_input(arg) ? ctx.input(arg).raw_data() : nullptr;
 }
 
 // layer_norm (center: x, opt beta, opt gamma -> y, mean, inv_variance) or
@@ -375,16 +383,16 @@ absl::Status NormForwardKernel(KernelContext& ctx) {
     if (arg == nullptr || !ctx.has_input(arg)) continue;
     OFS_RETURN_IF_ERROR(CheckColumnParam(ctx, 0, arg, p, k));
   }
-  OFS_RETURN_IF_ERROR(RequireF32(ctx));
+  OFS_ASSIGN_OR_RETURN(const int dtype, NnDtype(ctx, 0));
   if (rw.rows > 0 && rw.n == 0) {
     return ctx.Unimplemented("empty normalised dims (statistics of no elements)");
   }
-  return Launched(ctx, cuda::NormForward(
-                           !center, rw.rows, rw.n, ctx.Attr<double>("epsilon"), x.data<float>(),
-                           OptionalF32(ctx, scale_arg), OptionalF32(ctx, shift_arg),
-                           ctx.output(0).data<float>(),
-                           center ? ctx.output(1).data<float>() : nullptr,
-                           ctx.output(center ? 2 : 1).data<float>()));
+  return Launched(ctx, cuda::NormForward(dtype, !center, rw.rows, rw.n,
+                                         ctx.Attr<double>("epsilon"), x.raw_data(),
+                                         OptionalInput(ctx, scale_arg),
+                                         OptionalInput(ctx, shift_arg), ctx.output(0).raw_data(),
+                                         center ? ctx.output(1).raw_data() : nullptr,
+                                         ctx.output(center ? 2 : 1).raw_data()));
 }
 
 // layer_norm_grad (center: dy, x, mean, inv_variance, opt gamma) or
@@ -408,13 +416,13 @@ absl::Status NormGradKernel(KernelContext& ctx) {
         CheckColumnParam(ctx, 1, scale_arg, x.rank() - ctx.input(scale_arg).rank(), k));
   }
   OFS_RETURN_IF_ERROR(ctx.CheckOutput(0, x.dims(), x.dtype()));
-  OFS_RETURN_IF_ERROR(RequireF32(ctx));
-  return Launched(ctx, cuda::NormBackward(!center, rw.rows, rw.n, x.data<float>(),
-                                          OptionalF32(ctx, scale_arg),
-                                          center ? ctx.input(2).data<float>() : nullptr,
-                                          ctx.input(center ? 3 : 2).data<float>(),
-                                          dy.data<float>(), ctx.output(0).data<float>(),
-                                          /*dgamma=*/nullptr, /*dbeta=*/nullptr));
+  OFS_ASSIGN_OR_RETURN(const int dtype, NnDtype(ctx, 1));
+  return Launched(ctx, cuda::NormBackward(dtype, !center, rw.rows, rw.n, x.raw_data(),
+                                          OptionalInput(ctx, scale_arg),
+                                          center ? ctx.input(2).raw_data() : nullptr,
+                                          ctx.input(center ? 3 : 2).raw_data(), dy.raw_data(),
+                                          ctx.output(0).raw_data(), /*dgamma=*/nullptr,
+                                          /*dbeta=*/nullptr));
 }
 
 // layer_norm_param_grad (center: gamma_diff, beta_diff) or
@@ -438,19 +446,18 @@ absl::Status NormParamGradKernel(KernelContext& ctx) {
         "parameters over dims ", p, ".. of x_0 with rows normalised from dim ", k,
         "; the CUDA kernel takes parameters over the normalised dims only"));
   }
-  OFS_RETURN_IF_ERROR(RequireF32(ctx));
+  OFS_ASSIGN_OR_RETURN(const int dtype, NnDtype(ctx, 1));
   if (rw.rows == 0) {
     // No rows: zero sums (the launcher writes nothing then).
     for (int o = 0; o < ctx.num_outputs(); ++o) ctx.output(o).SetZero();
     return absl::OkStatus();
   }
-  return Launched(ctx, cuda::NormBackward(!center, rw.rows, rw.n, x.data<float>(),
+  return Launched(ctx, cuda::NormBackward(dtype, !center, rw.rows, rw.n, x.raw_data(),
                                           /*gamma=*/nullptr,
-                                          center ? ctx.input(2).data<float>() : nullptr,
-                                          ctx.input(center ? 3 : 2).data<float>(),
-                                          dy.data<float>(), /*dx=*/nullptr,
-                                          ctx.output(0).data<float>(),
-                                          center ? ctx.output(1).data<float>() : nullptr));
+                                          center ? ctx.input(2).raw_data() : nullptr,
+                                          ctx.input(center ? 3 : 2).raw_data(), dy.raw_data(),
+                                          /*dx=*/nullptr, ctx.output(0).raw_data(),
+                                          center ? ctx.output(1).raw_data() : nullptr));
 }
 
 // ------------------------------------------------------------ adam_update --
@@ -458,8 +465,8 @@ absl::Status NormParamGradKernel(KernelContext& ctx) {
 // adam_update(model!, model_diff, m!, v!; OneFlow's attributes) in place,
 // as the CPU kernel (optimizer_kernels.cc): every operand has the same
 // local dims and dtype (the rule gives them one layout), so the step is
-// elementwise on the local shards. f32 only; computes in float where the
-// CPU uses double.
+// elementwise on the local shards. Every floating dtype; computes in
+// float (double for f64) where the CPU uses double.
 absl::Status AdamUpdateKernel(KernelContext& ctx) {
   OFS_RETURN_IF_ERROR(CheckSameOperands(ctx));
   const double bc1 = ctx.Attr<double>("bias_correction1");
@@ -468,17 +475,17 @@ absl::Status AdamUpdateKernel(KernelContext& ctx) {
     return ctx.InvalidArgument(absl::StrCat("bias_correction1 ", bc1, " and bias_correction2 ",
                                             bc2, " must be > 0 (1 - beta^step)"));
   }
-  OFS_RETURN_IF_ERROR(RequireF32(ctx));
+  OFS_ASSIGN_OR_RETURN(const int dtype, NnDtype(ctx, 0));
   // Handles: writes through them reach the caller's tensors.
   LocalTensor w = ctx.input(0);
   LocalTensor m = ctx.input(2);
   LocalTensor v = ctx.input(3);
   return Launched(ctx, cuda::AdamUpdateCorrected(
-                           w.elem_cnt(), ctx.Attr<double>("learning_rate"),
+                           dtype, w.elem_cnt(), ctx.Attr<double>("learning_rate"),
                            ctx.Attr<double>("beta1"), ctx.Attr<double>("beta2"),
                            ctx.Attr<double>("epsilon"), ctx.Attr<double>("weight_decay"),
-                           ctx.Attr<double>("scale"), bc1, bc2, w.data<float>(), m.data<float>(),
-                           v.data<float>(), ctx.input(1).data<float>()));
+                           ctx.Attr<double>("scale"), bc1, bc2, w.raw_data(), m.raw_data(),
+                           v.raw_data(), ctx.input(1).raw_data()));
 }
 
 // -------------------------------------------------------------- attention --
@@ -488,22 +495,22 @@ absl::Status AdamUpdateKernel(KernelContext& ctx) {
 // (ops/kernels/cpu/attention_layout.h). Rotary indexes cos/sin by x's
 // global sequence row relative to their slice; attention masks with the
 // GLOBAL query row (shift = first local row + logical (Sk - Sq)). The grad
-// recomputes out and lse (the CPU grad takes no saved tensors). f32 only;
-// the launchers compute in float where the CPU uses double.
+// recomputes lse and dout . out (the CPU grad takes no saved tensors).
+// Every floating dtype, with the CPU's arithmetic (nn.cu).
 
 template <bool kGrad>
 absl::Status RotaryKernel(KernelContext& ctx) {
   OFS_ASSIGN_OR_RETURN(const int64_t row0, RotaryRowOffset(ctx));
-  OFS_RETURN_IF_ERROR(RequireF32(ctx));
+  OFS_ASSIGN_OR_RETURN(const int dtype, NnDtype(ctx, 0));
   const LocalTensor& x = ctx.input(0);
   if (x.dim(3) % 2 != 0) {
     return ctx.Unimplemented(absl::StrCat("head dim ", x.dim(3), " of ", ctx.input_bn(0),
                                           " is odd; the CUDA ", ctx.op_type(),
                                           " kernel takes even head dims only"));
   }
-  return Launched(ctx, cuda::RotaryTable(kGrad, x.dim(0) * x.dim(1), x.dim(2), x.dim(3), row0,
-                                         ctx.input(1).data<float>(), ctx.input(2).data<float>(),
-                                         x.data<float>(), ctx.output(0).data<float>()));
+  return Launched(ctx, cuda::RotaryTable(dtype, kGrad, x.dim(0) * x.dim(1), x.dim(2), x.dim(3),
+                                         row0, ctx.input(1).raw_data(), ctx.input(2).raw_data(),
+                                         x.raw_data(), ctx.output(0).raw_data()));
 }
 
 // kUnimplemented for head dims the launchers cannot hold (kMaxHead, nn.cu).
@@ -517,36 +524,23 @@ absl::Status RequireHeadDims(const KernelContext& ctx, const AttentionDims& a) {
 
 absl::Status AttentionKernel(KernelContext& ctx) {
   OFS_ASSIGN_OR_RETURN(const AttentionDims a, CheckAttention(ctx));
-  OFS_RETURN_IF_ERROR(RequireF32(ctx));
+  OFS_ASSIGN_OR_RETURN(const int dtype, NnDtype(ctx, 0));
   OFS_RETURN_IF_ERROR(RequireHeadDims(ctx, a));
-  Scratch<float> lse;
-  OFS_RETURN_IF_ERROR(Launched(ctx, lse.Allocate(a.bh * a.sq)));
-  return Launched(ctx, cuda::Attention(a.bh, a.sq, a.sk, a.d, a.dv, a.scale, a.causal,
-                                       ctx.input(0).data<float>(), ctx.input(1).data<float>(),
-                                       ctx.input(2).data<float>(), ctx.output(0).data<float>(),
-                                       lse.get(), a.row0 + a.shift));
+  return Launched(ctx, cuda::Attention(dtype, a.bh, a.sq, a.sk, a.d, a.dv, a.scale, a.causal,
+                                       ctx.input(0).raw_data(), ctx.input(1).raw_data(),
+                                       ctx.input(2).raw_data(), ctx.output(0).raw_data(),
+                                       /*lse=*/nullptr, a.row0 + a.shift));
 }
 
 absl::Status AttentionGradKernel(KernelContext& ctx) {
   OFS_ASSIGN_OR_RETURN(const AttentionDims a, CheckAttentionGrad(ctx));
-  OFS_RETURN_IF_ERROR(RequireF32(ctx));
+  OFS_ASSIGN_OR_RETURN(const int dtype, NnDtype(ctx, 1));
   OFS_RETURN_IF_ERROR(RequireHeadDims(ctx, a));
-  const float* q = ctx.input(1).data<float>();
-  const float* k = ctx.input(2).data<float>();
-  const float* v = ctx.input(3).data<float>();
-  const int64_t shift = a.row0 + a.shift;
-  // out [bh, sq, dv] then lse [bh, sq], recomputed.
-  Scratch<float> saved;
-  OFS_RETURN_IF_ERROR(Launched(ctx, saved.Allocate(a.bh * a.sq * (a.dv + 1))));
-  float* out = saved.get();
-  float* lse = out + a.bh * a.sq * a.dv;
-  OFS_RETURN_IF_ERROR(Launched(ctx, cuda::Attention(a.bh, a.sq, a.sk, a.d, a.dv, a.scale,
-                                                    a.causal, q, k, v, out, lse, shift)));
-  return Launched(ctx, cuda::AttentionGrad(a.bh, a.sq, a.sk, a.d, a.dv, a.scale, a.causal, q, k,
-                                           v, out, lse, ctx.input(0).data<float>(),
-                                           ctx.output(0).data<float>(),
-                                           ctx.output(1).data<float>(),
-                                           ctx.output(2).data<float>(), shift));
+  return Launched(ctx, cuda::AttentionGrad(dtype, a.bh, a.sq, a.sk, a.d, a.dv, a.scale, a.causal,
+                                           ctx.input(1).raw_data(), ctx.input(2).raw_data(),
+                                           ctx.input(3).raw_data(), ctx.input(0).raw_data(),
+                                           ctx.output(0).raw_data(), ctx.output(1).raw_data(),
+                                           ctx.output(2).raw_data(), a.row0 + a.shift));
 }
 
 // ----------------------------------------------------------- registration --
@@ -604,17 +598,17 @@ absl::Status RegisterCudaKernels(KernelRegistry& registry) {
       {"matmul", MatmulKernel, kFloating},
       {"batch_matmul", MatmulKernel, kFloating},
       {"broadcast_matmul", MatmulKernel, kFloating},
-      {"layer_norm", NormForwardKernel<true>, kF32},
-      {"layer_norm_grad", NormGradKernel<true>, kF32},
-      {"layer_norm_param_grad", NormParamGradKernel<true>, kF32},
-      {"rms_norm", NormForwardKernel<false>, kF32},
-      {"rms_norm_grad", NormGradKernel<false>, kF32},
-      {"rms_norm_param_grad", NormParamGradKernel<false>, kF32},
-      {"adam_update", AdamUpdateKernel, kF32},
-      {"rotary_embedding", RotaryKernel<false>, kF32},
-      {"rotary_embedding_grad", RotaryKernel<true>, kF32},
-      {"scaled_dot_product_attention", AttentionKernel, kF32},
-      {"scaled_dot_product_attention_grad", AttentionGradKernel, kF32},
+      {"layer_norm", NormForwardKernel<true>, kFloating},
+      {"layer_norm_grad", NormGradKernel<true>, kFloating},
+      {"layer_norm_param_grad", NormParamGradKernel<true>, kFloating},
+      {"rms_norm", NormForwardKernel<false>, kFloating},
+      {"rms_norm_grad", NormGradKernel<false>, kFloating},
+      {"rms_norm_param_grad", NormParamGradKernel<false>, kFloating},
+      {"adam_update", AdamUpdateKernel, kFloating},
+      {"rotary_embedding", RotaryKernel<false>, kFloating},
+      {"rotary_embedding_grad", RotaryKernel<true>, kFloating},
+      {"scaled_dot_product_attention", AttentionKernel, kFloating},
+      {"scaled_dot_product_attention_grad", AttentionGradKernel, kFloating},
   };
   return RegisterKernels(registry, DeviceType::kCuda, defs);
 }

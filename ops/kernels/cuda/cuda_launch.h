@@ -109,65 +109,74 @@ std::string SparseCrossEntropy(int dtype, int64_t rows, int64_t n, const void* x
 std::string SparseCrossEntropyGrad(int dtype, int64_t rows, int64_t n, const int64_t* column,
                                    const void* prob, const void* dy, void* dx);
 
-// ---- nn.cu (f32; registry glue for the norms, adam_update, rotary and attention) ----
+// ---- nn.cu (registry glue for the norms, adam_update, rotary and attention) ----
+//
+// Floating dtypes (f32 f64 f16 bf16) unless noted; pointers of `dtype`
+// unless noted.
 
 // layer_norm (rms = false) or rms_norm over the last `cols` of [rows, cols]:
 // y = (x - mean) * inv_std * gamma + beta (rms: no mean, no beta);
-// inv_std = 1 / sqrt(mean((x - mean)^2) + eps). gamma, beta may be null;
-// mean is not written for rms (may be null).
-std::string NormForward(bool rms, int64_t rows, int64_t cols, double eps, const float* x,
-                        const float* gamma, const float* beta, float* y, float* mean,
-                        float* inv_std);
-// dx (if not null), dgamma and dbeta (if not null; column sums over rows,
-// deterministic) from the saved mean / inv_std.
-std::string NormBackward(bool rms, int64_t rows, int64_t cols, const float* x,
-                         const float* gamma, const float* mean, const float* inv_std,
-                         const float* dy, float* dx, float* dgamma, float* dbeta);
+// inv_std = 1 / sqrt(mean((x - mean)^2) + eps), sums in double. gamma, beta
+// may be null; mean is not written for rms (may be null). mean and inv_std
+// are f32 for f16/bf16 x, else x's dtype (the CPU's statistics dtype).
+std::string NormForward(int dtype, bool rms, int64_t rows, int64_t cols, double eps,
+                        const void* x, const void* gamma, const void* beta, void* y, void* mean,
+                        void* inv_std);
+// dx (if not null), dgamma and dbeta (if not null; column sums over rows
+// in double, deterministic) from the saved mean / inv_std (dtypes as in
+// NormForward).
+std::string NormBackward(int dtype, bool rms, int64_t rows, int64_t cols, const void* x,
+                         const void* gamma, const void* mean, const void* inv_std,
+                         const void* dy, void* dx, void* dgamma, void* dbeta);
 
 // One Adam(W) step in place, step >= 1: m = b1 m + (1-b1) g;
 // v = b2 v + (1-b2) g^2; p -= lr * (m/(1-b1^t) / (sqrt(v/(1-b2^t)) + eps)
-// + weight_decay * p). 16-byte vectors when every pointer is aligned.
-std::string AdamUpdate(int64_t n, int64_t step, double lr, double beta1, double beta2,
-                       double eps, double weight_decay, float* param, float* m, float* v,
-                       const float* grad);
+// + weight_decay * p). Computes in float (double for f64); 16-byte packs
+// when every pointer is aligned.
+std::string AdamUpdate(int dtype, int64_t n, int64_t step, double lr, double beta1,
+                       double beta2, double eps, double weight_decay, void* param, void* m,
+                       void* v, const void* grad);
 // The registry's adam_update (OneFlow's attributes): g = scale * grad and
 // the bias corrections given directly (1 - beta^t); otherwise as above.
-std::string AdamUpdateCorrected(int64_t n, double lr, double beta1, double beta2, double eps,
-                                double weight_decay, double scale, double correction1,
-                                double correction2, float* param, float* m, float* v,
-                                const float* grad);
+std::string AdamUpdateCorrected(int dtype, int64_t n, double lr, double beta1, double beta2,
+                                double eps, double weight_decay, double scale,
+                                double correction1, double correction2, void* param, void* m,
+                                void* v, const void* grad);
 
-// Rotary embedding of x [rows, seq, dim] (rotate-half pairs (i, i + dim/2),
-// angle (offset + s) * base^(-2i/dim)); backward = true applies the inverse
-// rotation (the gradient). dim must be even.
+// Rotary embedding of x [rows, seq, dim] (f32; rotate-half pairs
+// (i, i + dim/2), angle (offset + s) * base^(-2i/dim)); backward = true
+// applies the inverse rotation (the gradient). dim must be even.
 std::string Rotary(bool backward, int64_t rows, int64_t seq, int64_t dim, int64_t offset,
                    double base, const float* x, float* y);
 
 // The registry's rotary_embedding (grad = false) or rotary_embedding_grad
 // of x [bh, seq, dim] with tables cos, sin [*, dim]: x's sequence row s
-// uses table row row0 + s (formulas in ops/kernels/cpu/attention_kernels.cc).
-// dim must be even.
-std::string RotaryTable(bool grad, int64_t bh, int64_t seq, int64_t dim, int64_t row0,
-                        const float* cos, const float* sin, const float* x, float* y);
+// uses table row row0 + s (formulas in ops/kernels/cpu/attention_kernels.cc;
+// halves compute in float, as there). dim must be even.
+std::string RotaryTable(int dtype, bool grad, int64_t bh, int64_t seq, int64_t dim,
+                        int64_t row0, const void* cos, const void* sin, const void* x, void* y);
 
 // Default `shift` of Attention and AttentionGrad: sk - sq.
 constexpr int64_t kShiftSkMinusSq = INT64_MIN;
 
 // Scaled dot-product attention of q [bh, sq, d], k [bh, sk, d],
-// v [bh, sk, dv] -> out [bh, sq, dv] and the row log-sum-exp lse [bh, sq];
-// causal masks key j > i + shift (default sk - sq; a rank holding query
-// rows from global row r0 passes r0 + logical (sk - sq)). A row with every
-// key masked gets out 0 and lse -inf. One thread per query row with an
-// online softmax (simple, not tiled); head dims up to 256.
-std::string Attention(int64_t bh, int64_t sq, int64_t sk, int64_t d, int64_t dv, double scale,
-                      bool causal, const float* q, const float* k, const float* v, float* out,
-                      float* lse, int64_t shift = kShiftSkMinusSq);
-// Gradients from out, lse and dout: one thread per query row (dq) and per
-// key row (dk, dv), sums in a fixed order; shift as in Attention.
-std::string AttentionGrad(int64_t bh, int64_t sq, int64_t sk, int64_t d, int64_t dv,
-                          double scale, bool causal, const float* q, const float* k,
-                          const float* v, const float* out, const float* lse, const float* dout,
-                          float* dq, float* dk, float* dvv, int64_t shift = kShiftSkMinusSq);
+// v [bh, sk, dv] -> out [bh, sq, dv] and, if lse is not null, the row
+// log-sum-exp lse [bh, sq] (device doubles); causal masks key j > i + shift
+// (default sk - sq; a rank holding query rows from global row r0 passes
+// r0 + logical (sk - sq)). A row with every key masked gets out 0 and lse
+// -inf. One thread per query row with an online softmax in double (the
+// CPU's arithmetic; simple, not tiled); head dims up to 256.
+std::string Attention(int dtype, int64_t bh, int64_t sq, int64_t sk, int64_t d, int64_t dv,
+                      double scale, bool causal, const void* q, const void* k, const void* v,
+                      void* out, double* lse, int64_t shift = kShiftSkMinusSq);
+// Gradients dq, dk, dvv from the forward's inputs and dout (the CPU op's
+// inputs): recomputes lse and dout . out into device scratch, then one
+// thread per query row (dq) and per key row (dk, dv), sums in double in a
+// fixed order; shift as in Attention.
+std::string AttentionGrad(int dtype, int64_t bh, int64_t sq, int64_t sk, int64_t d, int64_t dv,
+                          double scale, bool causal, const void* q, const void* k, const void* v,
+                          const void* dout, void* dq, void* dk, void* dvv,
+                          int64_t shift = kShiftSkMinusSq);
 
 }  // namespace oneflow_sbp::kernels::cuda
 

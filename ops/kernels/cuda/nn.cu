@@ -1,8 +1,12 @@
-// Normalisation, optimizer, rotary and attention kernels on CUDA (f32).
-// The norms, adam_update, rotary (RotaryTable) and attention are
-// registered as kernels in cuda_kernels.cc; Rotary (angles from a base) is
-// a launcher only (docs/GPU.md). Every result is deterministic: no float
-// atomics; sums over rows run in a fixed order.
+// Normalisation, optimizer, rotary and attention kernels on CUDA, templated
+// on the storage type T (f32 f64 f16 bf16, DispatchFloating) with the
+// CPU kernels' arithmetic: the norms and attention accumulate in double
+// (norm_kernels.cc, attention_kernels.cc), rotary and adam compute in
+// ComputeT<T> (float for halves; the CPU's adam uses double). The norms,
+// adam_update, rotary (RotaryTable) and attention are registered as kernels
+// in cuda_kernels.cc; Rotary (angles from a base, f32) is a launcher only
+// (docs/GPU.md). Every result is deterministic: no float atomics; sums over
+// rows run in a fixed order.
 #include <cmath>
 
 #include "ops/kernels/cuda/cuda_common.cuh"
@@ -15,110 +19,139 @@ constexpr int kThreads = 256;
 constexpr int kMaxHead = 256;  // head dim limit of the attention kernels
 
 // ------------------------------------------------------------ norms --
+//
+// T is the storage type; C = ComputeT<T> (float for halves) is both the
+// elementwise arithmetic and the statistics' type (the CPU's StatsType:
+// mean, inv_std are f32 for f16/bf16, else x's dtype). Row and column
+// sums accumulate in double, as the CPU kernels (norm_kernels.cc) do.
 
 // mode 0: layer_norm, 1: rms_norm. One block per row.
-__global__ void NormForwardKernel(int mode, int64_t cols, float eps, const float* x, const float* gamma,
-                            const float* beta, float* y, float* mean_out, float* inv_out) {
-  const float* row = x + blockIdx.x * cols;
-  float* out = y + blockIdx.x * cols;
-  float mean = 0;
+template <typename T>
+__global__ void NormForwardKernel(int mode, int64_t cols, double eps, const T* x,
+                                  const T* gamma, const T* beta, T* y, ComputeT<T>* mean_out,
+                                  ComputeT<T>* inv_out) {
+  using C = ComputeT<T>;
+  const T* row = x + blockIdx.x * cols;
+  T* out = y + blockIdx.x * cols;
+  double mean = 0;
   if (mode == 0) {
-    float s = 0;
-    for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) s += row[c];
+    double s = 0;
+    for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) s += To<double>(row[c]);
     mean = BlockSum(s) / cols;
   }
-  float q = 0;
-  for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) q += (row[c] - mean) * (row[c] - mean);
-  const float inv = rsqrtf(BlockSum(q) / cols + eps);
+  double q = 0;
   for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) {
-    float v = (row[c] - mean) * inv;
-    if (gamma != nullptr) v *= gamma[c];
-    if (beta != nullptr) v += beta[c];
-    out[c] = v;
+    const double d = To<double>(row[c]) - mean;
+    q += d * d;
+  }
+  const double inv = 1.0 / sqrt(BlockSum(q) / cols + eps);
+  const C mu = static_cast<C>(mean), r = static_cast<C>(inv);
+  for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) {
+    C v = (To<C>(row[c]) - mu) * r;
+    if (gamma != nullptr) v *= To<C>(gamma[c]);
+    if (beta != nullptr) v += To<C>(beta[c]);
+    out[c] = To<T>(v);
   }
   if (threadIdx.x == 0) {
-    if (mean_out != nullptr) mean_out[blockIdx.x] = mean;
-    inv_out[blockIdx.x] = inv;
+    if (mean_out != nullptr) mean_out[blockIdx.x] = mu;
+    inv_out[blockIdx.x] = r;
   }
 }
 
 // dx of a row: with h = (x - mean) * inv and g = gamma * dy,
 // layer: dx = inv * (g - mean(g) - h * mean(g * h)); rms: mean(g) term absent.
-__global__ void NormBackwardData(int mode, int64_t cols, const float* x, const float* gamma,
-                                 const float* mean, const float* inv, const float* dy,
-                                 float* dx) {
+template <typename T>
+__global__ void NormBackwardData(int mode, int64_t cols, const T* x, const T* gamma,
+                                 const ComputeT<T>* mean, const ComputeT<T>* inv, const T* dy,
+                                 T* dx) {
+  using C = ComputeT<T>;
   const int64_t off = blockIdx.x * cols;
-  const float mu = mode == 0 ? mean[blockIdx.x] : 0.f;
-  const float r = inv[blockIdx.x];
-  float sg = 0, sgh = 0;
+  const C mu = mode == 0 ? mean[blockIdx.x] : C(0);
+  const C r = inv[blockIdx.x];
+  double sg = 0, sgh = 0;
   for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) {
-    const float g = dy[off + c] * (gamma != nullptr ? gamma[c] : 1.f);
+    const C g = To<C>(dy[off + c]) * (gamma != nullptr ? To<C>(gamma[c]) : C(1));
     sg += g;
-    sgh += g * (x[off + c] - mu) * r;
+    sgh += static_cast<double>(g) * ((To<C>(x[off + c]) - mu) * r);
   }
-  sg = BlockSum(sg) / cols;
-  sgh = BlockSum(sgh) / cols;
+  const C mg = static_cast<C>(BlockSum(sg) / cols);
+  const C mgh = static_cast<C>(BlockSum(sgh) / cols);
   for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) {
-    const float g = dy[off + c] * (gamma != nullptr ? gamma[c] : 1.f);
-    const float h = (x[off + c] - mu) * r;
-    dx[off + c] = r * (g - (mode == 0 ? sg : 0.f) - h * sgh);
+    const C g = To<C>(dy[off + c]) * (gamma != nullptr ? To<C>(gamma[c]) : C(1));
+    const C h = (To<C>(x[off + c]) - mu) * r;
+    dx[off + c] = To<T>(r * (g - (mode == 0 ? mg : C(0)) - h * mgh));
   }
 }
 
 // dgamma[c] = sum_r dy * h, dbeta[c] = sum_r dy: one thread per column,
-// rows in order (deterministic, coalesced across threads).
-__global__ void NormBackwardParams(int mode, int64_t rows, int64_t cols, const float* x,
-                                   const float* mean, const float* inv, const float* dy,
-                                   float* dgamma, float* dbeta) {
+// rows in order (deterministic, coalesced across threads), double sums.
+template <typename T>
+__global__ void NormBackwardParams(int mode, int64_t rows, int64_t cols, const T* x,
+                                   const ComputeT<T>* mean, const ComputeT<T>* inv, const T* dy,
+                                   T* dgamma, T* dbeta) {
+  using C = ComputeT<T>;
   for (int64_t c = blockIdx.x * blockDim.x + threadIdx.x; c < cols;
        c += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    float sg = 0, sb = 0;
+    double sg = 0, sb = 0;
     for (int64_t r = 0; r < rows; ++r) {
-      const float h = (x[r * cols + c] - (mode == 0 ? mean[r] : 0.f)) * inv[r];
-      sg += dy[r * cols + c] * h;
-      sb += dy[r * cols + c];
+      const double h =
+          (To<double>(x[r * cols + c]) - (mode == 0 ? static_cast<double>(mean[r]) : 0.0)) *
+          static_cast<double>(inv[r]);
+      const double g = To<double>(dy[r * cols + c]);
+      sg += g * h;
+      sb += g;
     }
-    if (dgamma != nullptr) dgamma[c] = sg;
-    if (dbeta != nullptr) dbeta[c] = sb;
+    if (dgamma != nullptr) dgamma[c] = To<T>(sg);
+    if (dbeta != nullptr) dbeta[c] = To<T>(sb);
   }
 }
 
 // -------------------------------------------------------------- adam --
+//
+// Elementwise in C = ComputeT<T> (float for f32 and halves, double for
+// f64; the CPU computes in double for every dtype), rounding m, v and the
+// parameter to T once per step.
 
+template <typename C>
 struct AdamArgs {
-  float lr, beta1, beta2, eps, weight_decay, scale, correction1, correction2;
+  C lr, beta1, beta2, eps, weight_decay, scale, correction1, correction2;
 };
 
-__device__ __forceinline__ void AdamStep(const AdamArgs& a, float g, float& p, float& m,
-                                         float& v) {
-  g *= a.scale;
-  m = a.beta1 * m + (1 - a.beta1) * g;
-  v = a.beta2 * v + (1 - a.beta2) * g * g;
-  const float update = (m / a.correction1) / (sqrtf(v / a.correction2) + a.eps);
-  p -= a.lr * (update + a.weight_decay * p);
+template <typename T>
+__device__ __forceinline__ void AdamStep(const AdamArgs<ComputeT<T>>& a, T gt, T& pt, T& mt,
+                                         T& vt) {
+  using C = ComputeT<T>;
+  const C g = a.scale * To<C>(gt);
+  const C m = a.beta1 * To<C>(mt) + (C(1) - a.beta1) * g;
+  const C v = a.beta2 * To<C>(vt) + (C(1) - a.beta2) * g * g;
+  const C p = To<C>(pt);
+  const C update = (m / a.correction1) / (sqrt(v / a.correction2) + a.eps);
+  mt = To<T>(m);
+  vt = To<T>(v);
+  pt = To<T>(p - a.lr * (update + a.weight_decay * p));
 }
 
-// 16-byte vectors over the first n / 4 * 4 elements; a scalar tail.
-__global__ void AdamKernel(AdamArgs a, int64_t n, float* param, float* m, float* v,
-                           const float* grad, bool vector) {
+// 16-byte packs over the first n / kN * kN elements; a scalar tail.
+template <typename T>
+__global__ void AdamKernel(AdamArgs<ComputeT<T>> a, int64_t n, T* param, T* m, T* v,
+                           const T* grad, bool vector) {
+  using P = Pack<T>;
   const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
   int64_t first_scalar = 0;
   if (vector) {
-    const int64_t nv = n / 4;
-    for (int64_t i = blockIdx.x * blockDim.x + threadIdx.x; i < nv; i += stride) {
-      float4 p4 = reinterpret_cast<float4*>(param)[i];
-      float4 m4 = reinterpret_cast<float4*>(m)[i];
-      float4 v4 = reinterpret_cast<float4*>(v)[i];
-      const float4 g4 = reinterpret_cast<const float4*>(grad)[i];
-      AdamStep(a, g4.x, p4.x, m4.x, v4.x);
-      AdamStep(a, g4.y, p4.y, m4.y, v4.y);
-      AdamStep(a, g4.z, p4.z, m4.z, v4.z);
-      AdamStep(a, g4.w, p4.w, m4.w, v4.w);
-      reinterpret_cast<float4*>(param)[i] = p4;
-      reinterpret_cast<float4*>(m)[i] = m4;
-      reinterpret_cast<float4*>(v)[i] = v4;
+    const int64_t packs = n / P::kN;
+    for (int64_t i = blockIdx.x * blockDim.x + threadIdx.x; i < packs; i += stride) {
+      P p = reinterpret_cast<P*>(param)[i];
+      P mp = reinterpret_cast<P*>(m)[i];
+      P vp = reinterpret_cast<P*>(v)[i];
+      const P g = reinterpret_cast<const P*>(grad)[i];
+#pragma unroll
+      for (int j = 0; j < P::kN; ++j) AdamStep(a, g.v[j], p.v[j], mp.v[j], vp.v[j]);
+      reinterpret_cast<P*>(param)[i] = p;
+      reinterpret_cast<P*>(m)[i] = mp;
+      reinterpret_cast<P*>(v)[i] = vp;
     }
-    first_scalar = nv * 4;
+    first_scalar = packs * P::kN;
   }
   for (int64_t i = first_scalar + blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
     AdamStep(a, grad[i], param[i], m[i], v[i]);
@@ -153,170 +186,208 @@ __global__ void RotaryKernel(int64_t total_pairs, int64_t seq, int64_t dim, int6
 // row (b, s) of x uses table row row0 + s; pairs (i, i + h):
 //   forward: y[i] = x[i] c[i] - x[i+h] s[i]; y[i+h] = x[i+h] c[i+h] + x[i] s[i+h]
 //   grad:    y[i] = x[i] c[i] + x[i+h] s[i+h]; y[i+h] = x[i+h] c[i+h] - x[i] s[i]
+// In ComputeT<T>, as the CPU kernel (its ComputeType).
+template <typename T>
 __global__ void RotaryTableKernel(bool grad, int64_t total_pairs, int64_t seq, int64_t dim,
-                                  int64_t row0, const float* cs, const float* sn, const float* x,
-                                  float* y) {
+                                  int64_t row0, const T* cs, const T* sn, const T* x, T* y) {
+  using C = ComputeT<T>;
   const int64_t half = dim / 2;
   for (int64_t t = blockIdx.x * blockDim.x + threadIdx.x; t < total_pairs;
        t += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     const int64_t i = t % half;
     const int64_t row = t / half;  // (b, s) flattened
-    const float* c = cs + (row0 + row % seq) * dim;
-    const float* s = sn + (row0 + row % seq) * dim;
-    const float lo = x[row * dim + i], hi = x[row * dim + i + half];
+    const T* c = cs + (row0 + row % seq) * dim;
+    const T* s = sn + (row0 + row % seq) * dim;
+    const C lo = To<C>(x[row * dim + i]), hi = To<C>(x[row * dim + i + half]);
+    const C cl = To<C>(c[i]), ch = To<C>(c[i + half]);
+    const C sl = To<C>(s[i]), sh = To<C>(s[i + half]);
     if (!grad) {
-      y[row * dim + i] = lo * c[i] - hi * s[i];
-      y[row * dim + i + half] = hi * c[i + half] + lo * s[i + half];
+      y[row * dim + i] = To<T>(lo * cl - hi * sl);
+      y[row * dim + i + half] = To<T>(hi * ch + lo * sh);
     } else {
-      y[row * dim + i] = lo * c[i] + hi * s[i + half];
-      y[row * dim + i + half] = hi * c[i + half] - lo * s[i];
+      y[row * dim + i] = To<T>(lo * cl + hi * sh);
+      y[row * dim + i + half] = To<T>(hi * ch - lo * sl);
     }
   }
 }
 
 // --------------------------------------------------------- attention --
+//
+// T is the storage type; every dot product, softmax and sum is in double,
+// as the CPU kernels (attention_kernels.cc) compute, and each output is
+// rounded to T once.
 
 // Causal: query row i sees keys j <= i + shift.
 __device__ __forceinline__ bool Masked(bool causal, int64_t i, int64_t j, int64_t shift) {
   return causal && j > i + shift;
 }
 
-__device__ __forceinline__ float Dot(const float* a, const float* b, int64_t d) {
-  float s = 0;
-  for (int64_t e = 0; e < d; ++e) s += a[e] * b[e];
+template <typename A, typename B>
+__device__ __forceinline__ double Dot(const A* a, const B* b, int64_t d) {
+  double s = 0;
+  for (int64_t e = 0; e < d; ++e) s += To<double>(a[e]) * To<double>(b[e]);
   return s;
 }
 
-// One thread per (batch-head, query row); online softmax over keys.
+// One thread per (batch-head, query row); online softmax over keys. Writes
+// the row's lse (if lse is not null) and either out (kDelta false) or, for
+// the grad, delta = dout . out (kDelta true; out itself is not kept).
+template <typename T, bool kDelta>
 __global__ void AttentionForward(int64_t bh, int64_t sq, int64_t sk, int64_t d, int64_t dv,
-                                 float scale, bool causal, int64_t shift, const float* q, const float* k,
-                                 const float* v, float* out, float* lse) {
+                                 double scale, bool causal, int64_t shift, const T* q,
+                                 const T* k, const T* v, const T* dout, T* out, double* lse,
+                                 double* delta) {
   const int64_t t = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
   if (t >= bh * sq) return;
   const int64_t b = t / sq, i = t % sq;
-  const float* qi = q + t * d;
-  float acc[kMaxHead];
+  const T* qi = q + t * d;
+  double acc[kMaxHead];
   for (int64_t e = 0; e < dv; ++e) acc[e] = 0;
-  float m = -INFINITY, l = 0;
+  double m = -INFINITY, l = 0;
   for (int64_t j = 0; j < sk; ++j) {
     if (Masked(causal, i, j, shift)) break;
-    const float s = scale * Dot(qi, k + (b * sk + j) * d, d);
-    const float m2 = fmaxf(m, s);
-    const float c = expf(m - m2), p = expf(s - m2);
+    const double s = scale * Dot(qi, k + (b * sk + j) * d, d);
+    const double m2 = fmax(m, s);
+    const double c = exp(m - m2), p = exp(s - m2);
     l = l * c + p;
-    const float* vj = v + (b * sk + j) * dv;
-    for (int64_t e = 0; e < dv; ++e) acc[e] = acc[e] * c + p * vj[e];
+    const T* vj = v + (b * sk + j) * dv;
+    for (int64_t e = 0; e < dv; ++e) acc[e] = acc[e] * c + p * To<double>(vj[e]);
     m = m2;
   }
-  for (int64_t e = 0; e < dv; ++e) out[t * dv + e] = l > 0 ? acc[e] / l : 0.f;
-  lse[t] = l > 0 ? m + logf(l) : -INFINITY;
-}
-
-// delta_i = dout_i . out_i.
-__global__ void AttentionDelta(int64_t rows, int64_t dv, const float* out, const float* dout,
-                               float* delta) {
-  const int64_t t = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
-  if (t < rows) delta[t] = Dot(out + t * dv, dout + t * dv, dv);
+  for (int64_t e = 0; e < dv; ++e) acc[e] = l > 0 ? acc[e] / l : 0.0;
+  if constexpr (kDelta) {
+    delta[t] = Dot(dout + t * dv, acc, dv);
+  } else {
+    for (int64_t e = 0; e < dv; ++e) out[t * dv + e] = To<T>(acc[e]);
+  }
+  if (lse != nullptr) lse[t] = l > 0 ? m + log(l) : -INFINITY;
 }
 
 // dq_i = scale * sum_j p_ij (dout_i . v_j - delta_i) k_j; thread per query.
+template <typename T>
 __global__ void AttentionBackwardQ(int64_t bh, int64_t sq, int64_t sk, int64_t d, int64_t dv,
-                                   float scale, bool causal, int64_t shift, const float* q, const float* k,
-                                   const float* v, const float* dout, const float* lse,
-                                   const float* delta, float* dq) {
+                                   double scale, bool causal, int64_t shift, const T* q,
+                                   const T* k, const T* v, const T* dout, const double* lse,
+                                   const double* delta, T* dq) {
   const int64_t t = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
   if (t >= bh * sq) return;
   const int64_t b = t / sq, i = t % sq;
-  float acc[kMaxHead];
+  double acc[kMaxHead];
   for (int64_t e = 0; e < d; ++e) acc[e] = 0;
   for (int64_t j = 0; j < sk; ++j) {
     if (Masked(causal, i, j, shift)) break;
-    const float* kj = k + (b * sk + j) * d;
-    const float p = expf(scale * Dot(q + t * d, kj, d) - lse[t]);
-    const float ds = p * (Dot(dout + t * dv, v + (b * sk + j) * dv, dv) - delta[t]);
-    for (int64_t e = 0; e < d; ++e) acc[e] += ds * kj[e];
+    const T* kj = k + (b * sk + j) * d;
+    const double p = exp(scale * Dot(q + t * d, kj, d) - lse[t]);
+    const double ds = p * (Dot(dout + t * dv, v + (b * sk + j) * dv, dv) - delta[t]);
+    for (int64_t e = 0; e < d; ++e) acc[e] += ds * To<double>(kj[e]);
   }
-  for (int64_t e = 0; e < d; ++e) dq[t * d + e] = scale * acc[e];
+  for (int64_t e = 0; e < d; ++e) dq[t * d + e] = To<T>(scale * acc[e]);
 }
 
 // dk_j = scale * sum_i ds_ij q_i, dv_j = sum_i p_ij dout_i; thread per key.
+template <typename T>
 __global__ void AttentionBackwardKV(int64_t bh, int64_t sq, int64_t sk, int64_t d, int64_t dv,
-                                    float scale, bool causal, int64_t shift, const float* q, const float* k,
-                                    const float* v, const float* dout, const float* lse,
-                                    const float* delta, float* dk, float* dvv) {
+                                    double scale, bool causal, int64_t shift, const T* q,
+                                    const T* k, const T* v, const T* dout, const double* lse,
+                                    const double* delta, T* dk, T* dvv) {
   const int64_t t = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
   if (t >= bh * sk) return;
   const int64_t b = t / sk, j = t % sk;
-  float ak[kMaxHead], av[kMaxHead];
+  double ak[kMaxHead], av[kMaxHead];
   for (int64_t e = 0; e < d; ++e) ak[e] = 0;
   for (int64_t e = 0; e < dv; ++e) av[e] = 0;
   for (int64_t i = 0; i < sq; ++i) {
     if (Masked(causal, i, j, shift)) continue;
     const int64_t row = b * sq + i;
-    const float* qi = q + row * d;
-    const float* gi = dout + row * dv;
-    const float p = expf(scale * Dot(qi, k + t * d, d) - lse[row]);
-    const float ds = p * (Dot(gi, v + t * dv, dv) - delta[row]);
-    for (int64_t e = 0; e < d; ++e) ak[e] += ds * qi[e];
-    for (int64_t e = 0; e < dv; ++e) av[e] += p * gi[e];
+    const T* qi = q + row * d;
+    const T* gi = dout + row * dv;
+    const double p = exp(scale * Dot(qi, k + t * d, d) - lse[row]);
+    const double ds = p * (Dot(gi, v + t * dv, dv) - delta[row]);
+    for (int64_t e = 0; e < d; ++e) ak[e] += ds * To<double>(qi[e]);
+    for (int64_t e = 0; e < dv; ++e) av[e] += p * To<double>(gi[e]);
   }
-  for (int64_t e = 0; e < d; ++e) dk[t * d + e] = scale * ak[e];
-  for (int64_t e = 0; e < dv; ++e) dvv[t * dv + e] = av[e];
+  for (int64_t e = 0; e < d; ++e) dk[t * d + e] = To<T>(scale * ak[e]);
+  for (int64_t e = 0; e < dv; ++e) dvv[t * dv + e] = To<T>(av[e]);
 }
 
 unsigned Blocks(int64_t n) { return GridFor(n, kThreads); }
 
+// "" if the head dims fit the kernels' per-thread arrays.
+std::string CheckHeadDims(const char* name, int64_t d, int64_t dv) {
+  if (d <= kMaxHead && dv <= kMaxHead) return "";
+  return std::string(name) + ": head dims " + std::to_string(d) + ", " + std::to_string(dv) +
+         " above " + std::to_string(kMaxHead);
+}
+
 }  // namespace
 
-std::string NormForward(bool rms, int64_t rows, int64_t cols, double eps, const float* x,
-                        const float* gamma, const float* beta, float* y, float* mean,
-                        float* inv_std) {
+std::string NormForward(int dtype, bool rms, int64_t rows, int64_t cols, double eps,
+                        const void* x, const void* gamma, const void* beta, void* y, void* mean,
+                        void* inv_std) {
   if (rows == 0 || cols == 0) return "";
-  NormForwardKernel<<<static_cast<unsigned>(rows), kThreads, 0, Stream()>>>(
-      rms ? 1 : 0, cols, static_cast<float>(eps), x, gamma, rms ? nullptr : beta, y,
-      rms ? nullptr : mean, inv_std);
-  return LaunchError("norm_forward");
+  return DispatchFloating("norm_forward", dtype, [&](auto tag) -> std::string {
+    using T = decltype(tag);
+    using C = ComputeT<T>;
+    NormForwardKernel<T><<<static_cast<unsigned>(rows), kThreads, 0, Stream()>>>(
+        rms ? 1 : 0, cols, eps, static_cast<const T*>(x), static_cast<const T*>(gamma),
+        rms ? nullptr : static_cast<const T*>(beta), static_cast<T*>(y),
+        rms ? nullptr : static_cast<C*>(mean), static_cast<C*>(inv_std));
+    return LaunchError("norm_forward");
+  });
 }
 
-std::string NormBackward(bool rms, int64_t rows, int64_t cols, const float* x,
-                         const float* gamma, const float* mean, const float* inv_std,
-                         const float* dy, float* dx, float* dgamma, float* dbeta) {
+std::string NormBackward(int dtype, bool rms, int64_t rows, int64_t cols, const void* x,
+                         const void* gamma, const void* mean, const void* inv_std,
+                         const void* dy, void* dx, void* dgamma, void* dbeta) {
   if (rows == 0 || cols == 0) return "";
   const int mode = rms ? 1 : 0;
-  if (dx != nullptr) {
-    NormBackwardData<<<static_cast<unsigned>(rows), kThreads, 0, Stream()>>>(
-        mode, cols, x, gamma, mean, inv_std, dy, dx);
-  }
-  if (dgamma != nullptr || dbeta != nullptr) {
-    NormBackwardParams<<<Blocks(cols), kThreads, 0, Stream()>>>(mode, rows, cols, x, mean,
-                                                                inv_std, dy, dgamma, dbeta);
-  }
-  return LaunchError("norm_backward");
+  return DispatchFloating("norm_backward", dtype, [&](auto tag) -> std::string {
+    using T = decltype(tag);
+    using C = ComputeT<T>;
+    const T* xt = static_cast<const T*>(x);
+    const T* dyt = static_cast<const T*>(dy);
+    const C* mu = static_cast<const C*>(mean);
+    const C* inv = static_cast<const C*>(inv_std);
+    if (dx != nullptr) {
+      NormBackwardData<T><<<static_cast<unsigned>(rows), kThreads, 0, Stream()>>>(
+          mode, cols, xt, static_cast<const T*>(gamma), mu, inv, dyt, static_cast<T*>(dx));
+    }
+    if (dgamma != nullptr || dbeta != nullptr) {
+      NormBackwardParams<T><<<Blocks(cols), kThreads, 0, Stream()>>>(
+          mode, rows, cols, xt, mu, inv, dyt, static_cast<T*>(dgamma), static_cast<T*>(dbeta));
+    }
+    return LaunchError("norm_backward");
+  });
 }
 
-std::string AdamUpdate(int64_t n, int64_t step, double lr, double beta1, double beta2,
-                       double eps, double weight_decay, float* param, float* m, float* v,
-                       const float* grad) {
+std::string AdamUpdate(int dtype, int64_t n, int64_t step, double lr, double beta1,
+                       double beta2, double eps, double weight_decay, void* param, void* m,
+                       void* v, const void* grad) {
   if (step < 1) return "adam_update: step " + std::to_string(step) + " is below 1";
-  return AdamUpdateCorrected(n, lr, beta1, beta2, eps, weight_decay, /*scale=*/1.0,
+  return AdamUpdateCorrected(dtype, n, lr, beta1, beta2, eps, weight_decay, /*scale=*/1.0,
                              1 - std::pow(beta1, static_cast<double>(step)),
                              1 - std::pow(beta2, static_cast<double>(step)), param, m, v, grad);
 }
 
-std::string AdamUpdateCorrected(int64_t n, double lr, double beta1, double beta2, double eps,
-                                double weight_decay, double scale, double correction1,
-                                double correction2, float* param, float* m, float* v,
-                                const float* grad) {
+std::string AdamUpdateCorrected(int dtype, int64_t n, double lr, double beta1, double beta2,
+                                double eps, double weight_decay, double scale,
+                                double correction1, double correction2, void* param, void* m,
+                                void* v, const void* grad) {
   if (n == 0) return "";
-  AdamArgs a{static_cast<float>(lr),          static_cast<float>(beta1),
-             static_cast<float>(beta2),       static_cast<float>(eps),
-             static_cast<float>(weight_decay), static_cast<float>(scale),
-             static_cast<float>(correction1), static_cast<float>(correction2)};
-  auto aligned = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; };
-  const bool vector = aligned(param) && aligned(m) && aligned(v) && aligned(grad);
-  AdamKernel<<<Blocks(vector ? n / 4 + 1 : n), kThreads, 0, Stream()>>>(a, n, param, m, v, grad,
-                                                                        vector);
-  return LaunchError("adam_update");
+  return DispatchFloating("adam_update", dtype, [&](auto tag) -> std::string {
+    using T = decltype(tag);
+    using C = ComputeT<T>;
+    const AdamArgs<C> a{static_cast<C>(lr),           static_cast<C>(beta1),
+                        static_cast<C>(beta2),        static_cast<C>(eps),
+                        static_cast<C>(weight_decay), static_cast<C>(scale),
+                        static_cast<C>(correction1),  static_cast<C>(correction2)};
+    const bool vector = Aligned16(param) && Aligned16(m) && Aligned16(v) && Aligned16(grad);
+    const int64_t items = vector ? n / Pack<T>::kN + 1 : n;
+    AdamKernel<T><<<Blocks(items), kThreads, 0, Stream()>>>(
+        a, n, static_cast<T*>(param), static_cast<T*>(m), static_cast<T*>(v),
+        static_cast<const T*>(grad), vector);
+    return LaunchError("adam_update");
+  });
 }
 
 std::string Rotary(bool backward, int64_t rows, int64_t seq, int64_t dim, int64_t offset,
@@ -330,53 +401,72 @@ std::string Rotary(bool backward, int64_t rows, int64_t seq, int64_t dim, int64_
   return LaunchError("rotary_embedding");
 }
 
-std::string RotaryTable(bool grad, int64_t bh, int64_t seq, int64_t dim, int64_t row0,
-                        const float* cos, const float* sin, const float* x, float* y) {
+std::string RotaryTable(int dtype, bool grad, int64_t bh, int64_t seq, int64_t dim,
+                        int64_t row0, const void* cos, const void* sin, const void* x, void* y) {
   const char* name = grad ? "rotary_embedding_grad" : "rotary_embedding";
   if (dim % 2 != 0) return std::string(name) + ": head dim " + std::to_string(dim) + " is odd";
   const int64_t pairs = bh * seq * (dim / 2);
   if (pairs == 0) return "";
-  RotaryTableKernel<<<Blocks(pairs), kThreads, 0, Stream()>>>(grad, pairs, seq, dim, row0, cos,
-                                                              sin, x, y);
-  return LaunchError(name);
+  return DispatchFloating(name, dtype, [&](auto tag) -> std::string {
+    using T = decltype(tag);
+    RotaryTableKernel<T><<<Blocks(pairs), kThreads, 0, Stream()>>>(
+        grad, pairs, seq, dim, row0, static_cast<const T*>(cos), static_cast<const T*>(sin),
+        static_cast<const T*>(x), static_cast<T*>(y));
+    return LaunchError(name);
+  });
 }
 
-std::string Attention(int64_t bh, int64_t sq, int64_t sk, int64_t d, int64_t dv, double scale,
-                      bool causal, const float* q, const float* k, const float* v, float* out,
-                      float* lse, int64_t shift) {
+std::string Attention(int dtype, int64_t bh, int64_t sq, int64_t sk, int64_t d, int64_t dv,
+                      double scale, bool causal, const void* q, const void* k, const void* v,
+                      void* out, double* lse, int64_t shift) {
+  const char* name = "scaled_dot_product_attention";
   if (shift == kShiftSkMinusSq) shift = sk - sq;
-  if (d > kMaxHead || dv > kMaxHead) {
-    return "scaled_dot_product_attention: head dims " + std::to_string(d) + ", " +
-           std::to_string(dv) + " above " + std::to_string(kMaxHead);
-  }
-  if (bh * sq == 0) return "";
-  AttentionForward<<<Blocks(bh * sq), kThreads, 0, Stream()>>>(
-      bh, sq, sk, d, dv, static_cast<float>(scale), causal, shift, q, k, v, out, lse);
-  return LaunchError("scaled_dot_product_attention");
+  std::string e = CheckHeadDims(name, d, dv);
+  if (!e.empty() || bh * sq == 0) return e;
+  return DispatchFloating(name, dtype, [&](auto tag) -> std::string {
+    using T = decltype(tag);
+    AttentionForward<T, false><<<Blocks(bh * sq), kThreads, 0, Stream()>>>(
+        bh, sq, sk, d, dv, scale, causal, shift, static_cast<const T*>(q),
+        static_cast<const T*>(k), static_cast<const T*>(v), /*dout=*/nullptr,
+        static_cast<T*>(out), lse, /*delta=*/nullptr);
+    return LaunchError(name);
+  });
 }
 
-std::string AttentionGrad(int64_t bh, int64_t sq, int64_t sk, int64_t d, int64_t dv,
-                          double scale, bool causal, const float* q, const float* k,
-                          const float* v, const float* out, const float* lse, const float* dout,
-                          float* dq, float* dk, float* dvv, int64_t shift) {
-  if (d > kMaxHead || dv > kMaxHead) return "scaled_dot_product_attention_grad: head dim";
+std::string AttentionGrad(int dtype, int64_t bh, int64_t sq, int64_t sk, int64_t d, int64_t dv,
+                          double scale, bool causal, const void* q, const void* k, const void* v,
+                          const void* dout, void* dq, void* dk, void* dvv, int64_t shift) {
+  const char* name = "scaled_dot_product_attention_grad";
   if (shift == kShiftSkMinusSq) shift = sk - sq;
-  if (bh == 0) return "";
-  void* delta = nullptr;
-  std::string e = ::oneflow_sbp::cuda::Malloc(&delta, std::max<int64_t>(bh * sq, 1) * 4);
-  if (!e.empty()) return "scaled_dot_product_attention_grad: " + e;
-  float* dl = static_cast<float*>(delta);
-  const float s = static_cast<float>(scale);
-  AttentionDelta<<<Blocks(bh * sq), kThreads, 0, Stream()>>>(bh * sq, dv, out, dout, dl);
-  AttentionBackwardQ<<<Blocks(bh * sq), kThreads, 0, Stream()>>>(bh, sq, sk, d, dv, s, causal,
-                                                                 shift, q, k, v, dout, lse, dl, dq);
-  AttentionBackwardKV<<<Blocks(bh * sk), kThreads, 0, Stream()>>>(bh, sq, sk, d, dv, s, causal,
-                                                                  shift, q, k, v, dout, lse, dl, dk,
-                                                                  dvv);
-  e = LaunchError("scaled_dot_product_attention_grad");
-  if (e.empty()) e = ::oneflow_sbp::cuda::Synchronize();
-  ::oneflow_sbp::cuda::Free(delta);
-  return e;
+  std::string e = CheckHeadDims(name, d, dv);
+  if (!e.empty() || bh == 0) return e;
+  return DispatchFloating(name, dtype, [&](auto tag) -> std::string {
+    using T = decltype(tag);
+    const T* qt = static_cast<const T*>(q);
+    const T* kt = static_cast<const T*>(k);
+    const T* vt = static_cast<const T*>(v);
+    const T* gt = static_cast<const T*>(dout);
+    // lse [bh * sq] then delta [bh * sq], recomputed (freed after the
+    // stream drains).
+    Upload stats;
+    std::string err = stats.Allocate(2 * bh * sq * static_cast<int64_t>(sizeof(double)));
+    if (!err.empty()) return std::string(name) + ": " + err;
+    double* lse = stats.at<double>(0);
+    double* delta = lse + bh * sq;
+    if (sq > 0) {
+      AttentionForward<T, true><<<Blocks(bh * sq), kThreads, 0, Stream()>>>(
+          bh, sq, sk, d, dv, scale, causal, shift, qt, kt, vt, gt, /*out=*/nullptr, lse, delta);
+      AttentionBackwardQ<T><<<Blocks(bh * sq), kThreads, 0, Stream()>>>(
+          bh, sq, sk, d, dv, scale, causal, shift, qt, kt, vt, gt, lse, delta,
+          static_cast<T*>(dq));
+    }
+    if (sk > 0) {
+      AttentionBackwardKV<T><<<Blocks(bh * sk), kThreads, 0, Stream()>>>(
+          bh, sq, sk, d, dv, scale, causal, shift, qt, kt, vt, gt, lse, delta,
+          static_cast<T*>(dk), static_cast<T*>(dvv));
+    }
+    return LaunchError(name);
+  });
 }
 
 }  // namespace oneflow_sbp::kernels::cuda
