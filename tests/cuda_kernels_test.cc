@@ -179,11 +179,12 @@ TEST(CudaKernelsTest, BadInputsAreStatusesNotCrashes) {
 }
 
 
-// ------------------------------------------------- norms and adam (f32) --
+// --------------------------------- norms and adam (f32 f64 f16 bf16) --
+//
+// Each comparison runs per floating dtype (Floating()); the halves keep
+// f32 statistics (mean, inv_variance, inv_rms), as the CPU's.
 
-TEST(CudaKernelsTest, RmsNormAndGradsMatchCpu) {
-  REQUIRE_DEVICE();
-  const DataType f = DataType::kFloat32;
+void RmsNormMatchesCpu(DataType f) {
   struct RmsCase {
     std::vector<int64_t> x, w;
     std::string ns;
@@ -224,9 +225,15 @@ TEST(CudaKernelsTest, RmsNormAndGradsMatchCpu) {
             "");
 }
 
-TEST(CudaKernelsTest, LayerNormAndGradsMatchCpu) {
+TEST(CudaKernelsTest, RmsNormAndGradsMatchCpu) {
   REQUIRE_DEVICE();
-  const DataType f = DataType::kFloat32;
+  for (DataType f : Floating()) {
+    SCOPED_TRACE(DataTypeName(f));
+    RmsNormMatchesCpu(f);
+  }
+}
+
+void LayerNormMatchesCpu(DataType f) {
   struct Ln {
     std::vector<int64_t> x, params;
     int k;
@@ -267,6 +274,14 @@ TEST(CudaKernelsTest, LayerNormAndGradsMatchCpu) {
             "");
 }
 
+TEST(CudaKernelsTest, LayerNormAndGradsMatchCpu) {
+  REQUIRE_DEVICE();
+  for (DataType f : Floating()) {
+    SCOPED_TRACE(DataTypeName(f));
+    LayerNormMatchesCpu(f);
+  }
+}
+
 // adam_update has no outputs: it writes model, m and v in place. Runs it
 // on one rank on the CPU and on the GPU (every blob B) and compares those.
 std::string CompareUpdateWithCpu(const Case& c) {
@@ -290,7 +305,7 @@ std::string CompareUpdateWithCpu(const Case& c) {
   }
   for (int i = 0; i < n; ++i) {
     kernels::Tolerance tol = kernels::DefaultTolerance(state[0][i].dtype());
-    tol.rtol *= 4;  // float on the GPU, double on the CPU
+    tol.rtol *= 4;  // float on the GPU (double for f64), double on the CPU
     tol.atol *= 4;
     const std::string diff =
         kernels::CompareTensors(*state[1][i].CopyTo(DeviceType::kCpu), state[0][i], tol);
@@ -301,24 +316,42 @@ std::string CompareUpdateWithCpu(const Case& c) {
 
 TEST(CudaKernelsTest, AdamUpdateMatchesCpu) {
   REQUIRE_DEVICE();
-  const DataType f = DataType::kFloat32;
-  // 1003 elements: the vector body and a scalar tail.
-  for (const std::vector<int64_t>& dims : {std::vector<int64_t>{1003}, {4, 6}}) {
-    const LocalTensor w = GridTensor(f, dims, 1), g = GridTensor(f, dims, 2);
-    const LocalTensor m = GridTensor(f, dims, 3), v = GridTensor(f, dims, 4, 0, 1);
-    EXPECT_EQ(CompareUpdateWithCpu({"adam_update", {w, g, m, v}, {}}), "");
-    EXPECT_EQ(CompareUpdateWithCpu({"adam_update",
-                                    {w, g, m, v},
-                                    {"learning_rate=0.01", "weight_decay=0.1", "scale=0.5",
-                                     "beta1=0.8", "beta2=0.99", "epsilon=1e-6",
-                                     "bias_correction1=0.488", "bias_correction2=0.029701"}}),
-              "");
+  // 1003 elements: the 16-byte packs and a scalar tail (1003 is odd, so
+  // every dtype has a tail).
+  for (DataType f : Floating()) {
+    SCOPED_TRACE(DataTypeName(f));
+    for (const std::vector<int64_t>& dims : {std::vector<int64_t>{1003}, {4, 6}}) {
+      const LocalTensor w = GridTensor(f, dims, 1), g = GridTensor(f, dims, 2);
+      const LocalTensor m = GridTensor(f, dims, 3), v = GridTensor(f, dims, 4, 0, 1);
+      EXPECT_EQ(CompareUpdateWithCpu({"adam_update", {w, g, m, v}, {}}), "");
+      EXPECT_EQ(CompareUpdateWithCpu({"adam_update",
+                                      {w, g, m, v},
+                                      {"learning_rate=0.01", "weight_decay=0.1", "scale=0.5",
+                                       "beta1=0.8", "beta2=0.99", "epsilon=1e-6",
+                                       "bias_correction1=0.488", "bias_correction2=0.029701"}}),
+                "");
+    }
   }
+}
+
+// Runs `op` on one rank (every blob B) on the CPU and on the GPU; both
+// must fail with the same code (a dtype the CPU kernel refuses).
+void ExpectRefusedAlike(const std::string& op, const std::vector<LocalTensor>& inputs,
+                        const std::vector<std::string>& attrs, int blobs) {
+  const std::vector<std::string> sig(blobs, "B");
+  absl::StatusOr<std::vector<LocalTensor>> cpu = RunOnRank(op, inputs, attrs, "cpu:0", sig, 0);
+  absl::StatusOr<std::vector<LocalTensor>> gpu =
+      RunOnRank(op, inputs, attrs, "cuda:0", sig, 0, DeviceType::kCuda);
+  ASSERT_FALSE(cpu.ok()) << op;
+  ASSERT_FALSE(gpu.ok()) << op;
+  EXPECT_EQ(gpu.status().code(), cpu.status().code()) << op << ": " << gpu.status() << " vs "
+                                                      << cpu.status();
 }
 
 TEST(CudaKernelsTest, NormAndAdamCasesTheLaunchersLackAreUnimplemented) {
   REQUIRE_DEVICE();
-  // begin_params_axis != begin_norm_axis, f64, and adam's bad corrections.
+  // begin_params_axis != begin_norm_axis, an integer x (refused as on the
+  // CPU), and adam's bad corrections.
   const LocalTensor x = GridTensor(DataType::kFloat32, {4, 6, 8}, 1);
   absl::StatusOr<std::vector<LocalTensor>> r =
       RunOnRank("layer_norm", {x, GridTensor(DataType::kFloat32, {8}, 2)},
@@ -326,10 +359,8 @@ TEST(CudaKernelsTest, NormAndAdamCasesTheLaunchersLackAreUnimplemented) {
                 0, DeviceType::kCuda);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), absl::StatusCode::kUnimplemented) << r.status();
-  r = RunOnRank("rms_norm", {GridTensor(DataType::kFloat64, {4, 8}, 1)}, {"normalized_shape=8"},
-                "cuda:0", {"B", "B", "B"}, 0, DeviceType::kCuda);
-  ASSERT_FALSE(r.ok());
-  EXPECT_EQ(r.status().code(), absl::StatusCode::kUnimplemented) << r.status();
+  ExpectRefusedAlike("rms_norm", {GridTensor(DataType::kInt32, {4, 8}, 1)},
+                     {"normalized_shape=8"}, 3);
   const LocalTensor t = GridTensor(DataType::kFloat32, {4}, 1);
   r = RunOnRank("adam_update", {t, t, t, t}, {"bias_correction1=0"}, "cuda:0",
                 {"B", "B", "B", "B"}, 0, DeviceType::kCuda);
@@ -337,11 +368,9 @@ TEST(CudaKernelsTest, NormAndAdamCasesTheLaunchersLackAreUnimplemented) {
   EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument) << r.status();
 }
 
-// ------------------------------------------- rotary and attention (f32) --
+// ------------------------- rotary and attention (f32 f64 f16 bf16) --
 
-TEST(CudaKernelsTest, RotaryAndGradMatchCpu) {
-  REQUIRE_DEVICE();
-  const DataType f = DataType::kFloat32;
+void RotaryMatchesCpu(DataType f) {
   const LocalTensor x = GridTensor(f, {2, 3, 5, 6}, 1);
   const LocalTensor cos = GridTensor(f, {5, 6}, 2, -1, 1);
   const LocalTensor sin = GridTensor(f, {5, 6}, 3, -1, 1);
@@ -361,9 +390,15 @@ TEST(CudaKernelsTest, RotaryAndGradMatchCpu) {
   }
 }
 
-TEST(CudaKernelsTest, AttentionAndGradMatchCpu) {
+TEST(CudaKernelsTest, RotaryAndGradMatchCpu) {
   REQUIRE_DEVICE();
-  const DataType f = DataType::kFloat32;
+  for (DataType f : Floating()) {
+    SCOPED_TRACE(DataTypeName(f));
+    RotaryMatchesCpu(f);
+  }
+}
+
+void AttentionMatchesCpu(DataType f) {
   struct Shape4 {
     std::vector<int64_t> q, k, v;
   };
@@ -401,18 +436,24 @@ TEST(CudaKernelsTest, AttentionAndGradMatchCpu) {
   }
 }
 
+TEST(CudaKernelsTest, AttentionAndGradMatchCpu) {
+  REQUIRE_DEVICE();
+  for (DataType f : Floating()) {
+    SCOPED_TRACE(DataTypeName(f));
+    AttentionMatchesCpu(f);
+  }
+}
+
 TEST(CudaKernelsTest, RotaryAndAttentionCasesTheLaunchersLackAreUnimplemented) {
   REQUIRE_DEVICE();
-  // f64, an odd head dim for rotary, a head dim above 256 for attention.
-  const LocalTensor x = GridTensor(DataType::kFloat64, {1, 1, 2, 4}, 1);
-  const LocalTensor cs = GridTensor(DataType::kFloat64, {2, 4}, 2);
-  absl::StatusOr<std::vector<LocalTensor>> r = RunOnRank(
-      "rotary_embedding", {x, cs, cs}, {}, "cuda:0", {"B", "B", "B", "B"}, 0, DeviceType::kCuda);
-  ASSERT_FALSE(r.ok());
-  EXPECT_EQ(r.status().code(), absl::StatusCode::kUnimplemented) << r.status();
+  // An integer x (refused as on the CPU), an odd head dim for rotary, a
+  // head dim above 256 for attention.
+  const LocalTensor xi = GridTensor(DataType::kInt32, {1, 1, 2, 4}, 1);
+  const LocalTensor csi = GridTensor(DataType::kInt32, {2, 4}, 2);
+  ExpectRefusedAlike("rotary_embedding", {xi, csi, csi}, {}, 4);
   const LocalTensor x3 = GridTensor(DataType::kFloat32, {1, 1, 2, 3}, 1);
   const LocalTensor cs3 = GridTensor(DataType::kFloat32, {2, 3}, 2);
-  r = RunOnRank("rotary_embedding_grad", {x3, cs3, cs3}, {}, "cuda:0", {"B", "B", "B", "B"}, 0,
+  absl::StatusOr<std::vector<LocalTensor>> r = RunOnRank("rotary_embedding_grad", {x3, cs3, cs3}, {}, "cuda:0", {"B", "B", "B", "B"}, 0,
                 DeviceType::kCuda);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), absl::StatusCode::kUnimplemented) << r.status();

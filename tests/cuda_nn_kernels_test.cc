@@ -72,9 +72,9 @@ TEST(CudaNnKernelsTest, LayerNormAndRmsNormWithGrads) {
     const std::string what = rms ? "rms_norm" : "layer_norm";
     Dev<float> dx_(x), dg(gamma), db(beta), ddy(dy), y(rows * cols), mean(rows), inv(rows),
         dxo(rows * cols), dgo(cols), dbo(cols);
-    ASSERT_EQ(k::NormForward(rms, rows, cols, 1e-5, dx_.get(), dg.get(), db.get(), y.get(),
+    ASSERT_EQ(k::NormForward(cuda::kF32, rms, rows, cols, 1e-5, dx_.get(), dg.get(), db.get(), y.get(),
                              mean.get(), inv.get()), "");
-    ASSERT_EQ(k::NormBackward(rms, rows, cols, dx_.get(), dg.get(), rms ? nullptr : mean.get(),
+    ASSERT_EQ(k::NormBackward(cuda::kF32, rms, rows, cols, dx_.get(), dg.get(), rms ? nullptr : mean.get(),
                               inv.get(), ddy.get(), dxo.get(), dgo.get(),
                               rms ? nullptr : dbo.get()), "");
     std::vector<double> wy(rows * cols), wdx(rows * cols), wdg(cols, 0), wdb(cols, 0);
@@ -183,7 +183,7 @@ TEST(CudaNnKernelsTest, AdamUpdateVectorAndScalarPaths) {
     for (float& x : v0) x = x * x;
     Dev<float> p(p0), m(m0), v(v0), dg(g);
     for (int64_t step = 1; step <= 3; ++step) {
-      ASSERT_EQ(k::AdamUpdate(n, step, 1e-2, 0.9, 0.999, 1e-8, 0.01, p.get(), m.get(), v.get(),
+      ASSERT_EQ(k::AdamUpdate(cuda::kF32, n, step, 1e-2, 0.9, 0.999, 1e-8, 0.01, p.get(), m.get(), v.get(),
                               dg.get()), "");
     }
     std::vector<double> wp(p0.begin(), p0.end()), wm(m0.begin(), m0.end()),
@@ -201,7 +201,8 @@ TEST(CudaNnKernelsTest, AdamUpdateVectorAndScalarPaths) {
     ExpectNear(m.Host(), wm, "adam m");
   }
   Dev<float> one(1);
-  EXPECT_NE(k::AdamUpdate(1, 0, 1, 0.9, 0.9, 1e-8, 0, one.get(), one.get(), one.get(), one.get()),
+  EXPECT_NE(k::AdamUpdate(cuda::kF32, 1, 0, 1, 0.9, 0.9, 1e-8, 0, one.get(), one.get(), one.get(),
+                          one.get()),
             "");
 }
 
@@ -235,15 +236,17 @@ TEST(CudaNnKernelsTest, AttentionForwardAndGrads) {
             dout = Values(bh * sq * dv, 16);
   for (bool causal : {false, true}) {
     const std::string what = causal ? "causal attention" : "attention";
-    Dev<float> dq_(q), dk_(kk), dv_(v), ddo(dout), out(bh * sq * dv), lse(bh * sq),
-        gq(q.size()), gk(kk.size()), gv(v.size());
-    ASSERT_EQ(k::Attention(bh, sq, sk, d, dv, scale, causal, dq_.get(), dk_.get(), dv_.get(),
-                           out.get(), lse.get()), "");
-    ASSERT_EQ(k::AttentionGrad(bh, sq, sk, d, dv, scale, causal, dq_.get(), dk_.get(), dv_.get(),
-                               out.get(), lse.get(), ddo.get(), gq.get(), gk.get(), gv.get()),
+    Dev<float> dq_(q), dk_(kk), dv_(v), ddo(dout), out(bh * sq * dv), gq(q.size()),
+        gk(kk.size()), gv(v.size());
+    Dev<double> lse(bh * sq);
+    ASSERT_EQ(k::Attention(cuda::kF32, bh, sq, sk, d, dv, scale, causal, dq_.get(), dk_.get(),
+                           dv_.get(), out.get(), lse.get()),
+              "");
+    ASSERT_EQ(k::AttentionGrad(cuda::kF32, bh, sq, sk, d, dv, scale, causal, dq_.get(), dk_.get(),
+                               dv_.get(), ddo.get(), gq.get(), gk.get(), gv.get()),
               "");
     std::vector<double> wo(out.Host().size(), 0), wq(q.size(), 0), wk(kk.size(), 0),
-        wv(v.size(), 0);
+        wv(v.size(), 0), wlse(bh * sq, 0);
     for (int64_t b = 0; b < bh; ++b) {
       for (int64_t i = 0; i < sq; ++i) {
         std::vector<double> p(sk, 0);
@@ -259,6 +262,7 @@ TEST(CudaNnKernelsTest, AttentionForwardAndGrads) {
           p[j] = (causal && j > i + (sk - sq)) ? 0 : std::exp(p[j] - m);
           s += p[j];
         }
+        wlse[b * sq + i] = m + std::log(s);
         std::vector<double> dp(sk, 0);
         double delta = 0;
         for (int64_t j = 0; j < sk; ++j) {
@@ -282,6 +286,8 @@ TEST(CudaNnKernelsTest, AttentionForwardAndGrads) {
       }
     }
     ExpectNear(out.Host(), wo, what + " out");
+    const std::vector<double> got_lse = lse.Host();
+    ExpectNear(Vec(got_lse.begin(), got_lse.end()), wlse, what + " lse");
     ExpectNear(gq.Host(), wq, what + " dq", 1e-3);
     ExpectNear(gk.Host(), wk, what + " dk", 1e-3);
     ExpectNear(gv.Host(), wv, what + " dv", 1e-3);
