@@ -72,11 +72,13 @@ TEST(CudaNnKernelsTest, LayerNormAndRmsNormWithGrads) {
     const std::string what = rms ? "rms_norm" : "layer_norm";
     Dev<float> dx_(x), dg(gamma), db(beta), ddy(dy), y(rows * cols), mean(rows), inv(rows),
         dxo(rows * cols), dgo(cols), dbo(cols);
-    ASSERT_EQ(k::NormForward(cuda::kF32, rms, rows, cols, 1e-5, dx_.get(), dg.get(), db.get(), y.get(),
-                             mean.get(), inv.get()), "");
-    ASSERT_EQ(k::NormBackward(cuda::kF32, rms, rows, cols, dx_.get(), dg.get(), rms ? nullptr : mean.get(),
-                              inv.get(), ddy.get(), dxo.get(), dgo.get(),
-                              rms ? nullptr : dbo.get()), "");
+    ASSERT_EQ(k::NormForward(cuda::kF32, rms, rows, cols, 1e-5, dx_.get(), dg.get(), db.get(),
+                             y.get(), mean.get(), inv.get()),
+              "");
+    ASSERT_EQ(k::NormBackward(cuda::kF32, rms, rows, cols, dx_.get(), dg.get(),
+                              rms ? nullptr : mean.get(), inv.get(), ddy.get(), dxo.get(),
+                              dgo.get(), rms ? nullptr : dbo.get()),
+              "");
     std::vector<double> wy(rows * cols), wdx(rows * cols), wdg(cols, 0), wdb(cols, 0);
     for (int64_t r = 0; r < rows; ++r) {
       const float* xr = &x[r * cols];
@@ -183,8 +185,9 @@ TEST(CudaNnKernelsTest, AdamUpdateVectorAndScalarPaths) {
     for (float& x : v0) x = x * x;
     Dev<float> p(p0), m(m0), v(v0), dg(g);
     for (int64_t step = 1; step <= 3; ++step) {
-      ASSERT_EQ(k::AdamUpdate(cuda::kF32, n, step, 1e-2, 0.9, 0.999, 1e-8, 0.01, p.get(), m.get(), v.get(),
-                              dg.get()), "");
+      ASSERT_EQ(k::AdamUpdate(cuda::kF32, n, step, 1e-2, 0.9, 0.999, 1e-8, 0.01, p.get(), m.get(),
+                              v.get(), dg.get()),
+                "");
     }
     std::vector<double> wp(p0.begin(), p0.end()), wm(m0.begin(), m0.end()),
         wv(v0.begin(), v0.end());
