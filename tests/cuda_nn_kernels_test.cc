@@ -297,5 +297,33 @@ TEST(CudaNnKernelsTest, AttentionForwardAndGrads) {
   }
 }
 
+// A dtype the nn launchers lack is an error string naming the kernel and
+// the dtype, returned before any device work (so this runs without a GPU).
+TEST(CudaNnKernelsTest, NonFloatingDtypesAreRefusedByName) {
+  const int i32 = cuda::kI32;
+  const std::string want = "unsupported dtype " + std::to_string(i32);
+  auto expect = [&](const std::string& got, const std::string& kernel) {
+    EXPECT_NE(got.find(kernel), std::string::npos) << got;
+    EXPECT_NE(got.find(want), std::string::npos) << got;
+  };
+  expect(k::NormForward(i32, false, 2, 3, 1e-5, nullptr, nullptr, nullptr, nullptr, nullptr,
+                        nullptr),
+         "norm_forward");
+  expect(k::NormBackward(i32, true, 2, 3, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,
+                         nullptr, nullptr),
+         "norm_backward");
+  expect(k::AdamUpdateCorrected(i32, 4, 0.1, 0.9, 0.99, 1e-8, 0, 1, 0.1, 0.01, nullptr, nullptr,
+                                nullptr, nullptr),
+         "adam_update");
+  expect(k::RotaryTable(i32, true, 1, 2, 4, 0, nullptr, nullptr, nullptr, nullptr),
+         "rotary_embedding_grad");
+  expect(k::Attention(i32, 1, 2, 2, 4, 4, 0.5, false, nullptr, nullptr, nullptr, nullptr,
+                      nullptr),
+         "scaled_dot_product_attention");
+  expect(k::AttentionGrad(i32, 1, 2, 2, 4, 4, 0.5, true, nullptr, nullptr, nullptr, nullptr,
+                          nullptr, nullptr, nullptr),
+         "scaled_dot_product_attention_grad");
+}
+
 }  // namespace
 }  // namespace oneflow_sbp
