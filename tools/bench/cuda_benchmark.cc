@@ -94,7 +94,7 @@ void BM_AdamUpdate(benchmark::State& state) {
   if (!b.ok()) return state.SkipWithError("allocation failed");
   // Reads param, m, v, grad; writes param, m, v.
   Loop(state, 7 * n * 4, [&] {
-    return k::AdamUpdate(n, 1, 1e-3, 0.9, 0.999, 1e-8, 0, b[0], b[1], b[2], b[3]);
+    return k::AdamUpdate(cuda::kF32, n, 1, 1e-3, 0.9, 0.999, 1e-8, 0, b[0], b[1], b[2], b[3]);
   });
 }
 
