@@ -103,7 +103,7 @@ TEST(CudaSelectKernelsTest, GatherMatchesCpu) {
   }
   for (int64_t r = 0; r < 2; ++r) {
     EXPECT_EQ(CompareSharded(cols, {"0-1", {"S(0)", "B", "S(0)"}, r}), "") << r;
-    EXPECT_EQ(CompareSharded(rows, {"0-1", {"B", "S(1)", "S(2)"}, r}), "") << r;
+    EXPECT_EQ(CompareSharded(rows, {"0-1", {"B", "S(1)", "S(1)"}, r}), "") << r;
   }
 }
 
@@ -309,6 +309,7 @@ TEST(CudaSelectKernelsTest, IntegerFloorDivAndFmodScalarsMatchCpu) {
     const LocalTensor big = Tensor(t, {3}, {t == DataType::kInt32 ? 2147483647.0 : 9.2e18, -7, 7});
     for (const char* op : ops) {
       for (int64_t v : {3, -3, -1, 2}) {
+        if (v < 0 && std::string(op) == "scalar_pow") continue;  // refused, below
         EXPECT_EQ(CompareWithCpu({op, {x}, by_int(v)}), "") << op << " " << v;
         EXPECT_EQ(CompareWithCpu({op, {big}, by_int(v)}), "") << op << " " << v;
       }
