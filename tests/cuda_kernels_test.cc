@@ -544,10 +544,11 @@ TEST(CudaSupportKernelsTest, FillAddNScalarAndActivationGradsMatchCpu) {
       EXPECT_EQ(CompareWithCpu({op, {s, dy}}), "") << op << " " << DataTypeName(t);
     }
   }
-  // Integer scalar ops stay on the CPU: a clean kUnimplemented, not a launch.
+  // A float operand on an integer tensor: the CPU's kUnimplemented, not a
+  // launch (integer tensors: cuda_select_kernels_test).
   absl::StatusOr<std::vector<LocalTensor>> r =
-      RunOnRank("scalar_mul", {GridTensor(DataType::kInt32, {4}, 1)}, by_int, "cuda:0", {"B", "B"},
-                0, DeviceType::kCuda);
+      RunOnRank("scalar_mul", {GridTensor(DataType::kInt32, {4}, 1)}, by_float, "cuda:0",
+                {"B", "B"}, 0, DeviceType::kCuda);
   EXPECT_EQ(r.status().code(), absl::StatusCode::kUnimplemented) << r.status();
 }
 

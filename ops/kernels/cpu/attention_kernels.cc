@@ -34,6 +34,7 @@
 #include "absl/strings/str_cat.h"
 #include "oneflow_sbp/status_macros.h"
 #include "ops/kernels/cpu/attention_layout.h"
+#include "ops/kernels/cpu/select_args.h"
 #include "ops/kernels/dtype_dispatch.h"
 #include "ops/kernels/kernel_registry.h"
 
@@ -206,15 +207,11 @@ absl::Status AttentionGradKernel(KernelContext& ctx) {
 
 absl::Status TrilKernel(KernelContext& ctx) {
   const LocalTensor& in = ctx.input(0);
-  if (in.rank() < 2) return ctx.Internal(absl::StrCat("in_0 has rank ", in.rank(), " < 2"));
-  OFS_RETURN_IF_ERROR(ctx.CheckOutput(0, in.dims(), in.dtype()));
+  // Checks and the kept-column offset shared with CUDA (select_args.h).
+  OFS_ASSIGN_OR_RETURN(const int64_t lead, CheckTril(ctx));
   const int r = in.rank();
   const int64_t rows = in.dim(r - 2), cols = in.dim(r - 1);
   const int64_t mats = rows * cols == 0 ? 0 : in.elem_cnt() / (rows * cols);
-  const TensorSlice& slice = ctx.input_layout(0).slice;
-  // Element (i, j) local is kept when j + col0 <= i + row0 + diagonal.
-  const int64_t lead = slice.range(r - 2).begin + ctx.Attr<int64_t>("diagonal") -
-                       slice.range(r - 1).begin;
   return DispatchDtype<AllTypes>(ctx, in.dtype(), ctx.input_bn(0), [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T* x = in.data<T>();

@@ -29,6 +29,7 @@
 #include "ops/kernels/cpu/broadcast_loop.h"
 #include "ops/kernels/cpu/int_arith.h"
 #include "ops/kernels/cpu/same_operands.h"
+#include "ops/kernels/cpu/select_args.h"
 #include "ops/kernels/dtype_dispatch.h"
 #include "ops/kernels/kernel_registry.h"
 
@@ -113,10 +114,7 @@ template <typename Types, BinaryOp kOp>
 absl::Status BroadcastBinaryKernel(KernelContext& ctx) {
   const LocalTensor& x = ctx.input(0);
   const LocalTensor& y = ctx.input(1);
-  if (x.dtype() != y.dtype()) {
-    return ctx.Internal(absl::StrCat("x_0 is ", DataTypeName(x.dtype()), " but y_0 is ",
-                                     DataTypeName(y.dtype())));
-  }
+  OFS_RETURN_IF_ERROR(CheckSameDtype(ctx, 0, 1));  // select_args.h, shared with CUDA
   OFS_ASSIGN_OR_RETURN(BroadcastPlan plan, PlanBroadcast(ctx, {0, 1}, 0));
   const DataType out_dtype = IsComparison(kOp) ? DataType::kBool : x.dtype();
   OFS_RETURN_IF_ERROR(ctx.CheckOutput(0, plan.out_dims, out_dtype));
@@ -153,11 +151,7 @@ absl::Status WhereKernel(KernelContext& ctx) {
   const LocalTensor& cond = ctx.input(0);
   const LocalTensor& x = ctx.input(1);
   const LocalTensor& y = ctx.input(2);
-  if (cond.dtype() != DataType::kBool) return ctx.UnsupportedDtype(cond.dtype(), "condition_0");
-  if (x.dtype() != y.dtype()) {
-    return ctx.Internal(absl::StrCat("x_0 is ", DataTypeName(x.dtype()), " but y_0 is ",
-                                     DataTypeName(y.dtype())));
-  }
+  OFS_RETURN_IF_ERROR(CheckWhereOperands(ctx));  // select_args.h, shared with CUDA
   OFS_ASSIGN_OR_RETURN(BroadcastPlan plan, PlanBroadcast(ctx, {0, 1, 2}, 0));
   OFS_RETURN_IF_ERROR(ctx.CheckOutput(0, plan.out_dims, x.dtype()));
   LocalTensor& out = ctx.output(0);

@@ -28,6 +28,8 @@
 #include "absl/strings/str_cat.h"
 #include "oneflow_sbp/status_macros.h"
 #include "ops/kernels/cpu/int_arith.h"
+#include "ops/kernels/cpu/scalar_args.h"
+#include "ops/kernels/cpu/select_args.h"
 #include "ops/kernels/dtype_dispatch.h"
 #include "ops/kernels/kernel_registry.h"
 
@@ -157,8 +159,6 @@ absl::Status CopyKernel(KernelContext& ctx) {
 
 // ------------------------------------------------------------ scalar ops --
 
-enum class ScalarOp { kAdd, kMul, kDiv, kFloorDiv, kFmod, kPow };
-
 template <typename C>
 C ApplyScalar(ScalarOp op, C x, C b) {
   switch (op) {
@@ -182,40 +182,13 @@ KernelFn ScalarKernel(ScalarOp op) {
   return [op](KernelContext& ctx) -> absl::Status {
     const LocalTensor& x = ctx.input(0);
     OFS_RETURN_IF_ERROR(ctx.CheckOutput(0, x.dims(), x.dtype()));
-    const bool has_int = ctx.Attr<bool>("has_int_operand");
-    const bool has_float = ctx.Attr<bool>("has_float_operand");
-    const int64_t int_operand = ctx.Attr<int64_t>("int_operand");
-    const double float_operand = ctx.Attr<double>("float_operand");
-    if (!has_int && !has_float) {
-      return ctx.InvalidArgument("neither has_int_operand nor has_float_operand is set");
-    }
+    // Operand checks shared with the CUDA glue (scalar_args.h).
+    OFS_ASSIGN_OR_RETURN(const ScalarOperand s, CheckScalarOperand(ctx, op));
     LocalTensor& y = ctx.output(0);
     return DispatchDtype<Types>(ctx, x.dtype(), ctx.input_bn(0), [&](auto tag) -> absl::Status {
       using T = typename decltype(tag)::type;
       using C = ComputeType<T>;
-      C b;
-      if constexpr (std::is_integral_v<C>) {
-        if (!has_int) {
-          return ctx.Unimplemented(absl::StrCat(
-              "float operand ", float_operand, " on the integer tensor ", ctx.input_bn(0), " (",
-              DataTypeName(x.dtype()), "): the result would need a floating dtype; cast first"));
-        }
-        if (int_operand < std::numeric_limits<C>::lowest() ||
-            int_operand > std::numeric_limits<C>::max()) {
-          return ctx.InvalidArgument(absl::StrCat("int_operand ", int_operand,
-                                                  " does not fit ", DataTypeName(x.dtype())));
-        }
-        b = static_cast<C>(int_operand);
-        if (b == 0 && (op == ScalarOp::kFloorDiv || op == ScalarOp::kFmod)) {
-          return ctx.InvalidArgument("integer division by int_operand 0");
-        }
-        if (b < 0 && op == ScalarOp::kPow) {
-          return ctx.InvalidArgument(absl::StrCat(
-              "integer power with the negative exponent int_operand ", int_operand));
-        }
-      } else {
-        b = has_int ? static_cast<C>(int_operand) : static_cast<C>(float_operand);
-      }
+      const C b = s.As<C>();
       const T* in = x.data<T>();
       T* out = y.data<T>();
       for (int64_t i = 0; i < x.elem_cnt(); ++i) {
@@ -230,14 +203,11 @@ KernelFn ScalarKernel(ScalarOp op) {
 
 absl::Status CastKernel(KernelContext& ctx) {
   const LocalTensor& x = ctx.input(0);
-  const std::string name = ctx.Attr<std::string>("dtype");
-  absl::StatusOr<DataType> to = ParseDataType(name);
-  if (!to.ok()) return ctx.InvalidArgument(absl::StrCat("attribute dtype: ", to.status().message()));
-  OFS_RETURN_IF_ERROR(ctx.CheckOutput(0, x.dims(), *to));
+  OFS_ASSIGN_OR_RETURN(const DataType to, CheckCast(ctx));  // select_args.h
   LocalTensor& y = ctx.output(0);
   VisitDataType(x.dtype(), [&](auto in_tag) {
     using In = typename decltype(in_tag)::type;
-    VisitDataType(*to, [&](auto out_tag) {
+    VisitDataType(to, [&](auto out_tag) {
       using Out = typename decltype(out_tag)::type;
       const In* in = x.data<In>();
       Out* out = y.data<Out>();

@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "oneflow_sbp/status_macros.h"
 #include "ops/kernels/dtype_dispatch.h"
+#include "ops/op_util.h"
 
 namespace oneflow_sbp::kernels {
 namespace {
@@ -65,6 +66,61 @@ absl::StatusOr<std::vector<int64_t>> LocalRows(const KernelContext& ctx, int in_
     if (r < 0 && !partial) return MissingIndex(ctx, in_blob, axis, v, held);
   }
   return rows;
+}
+
+absl::StatusOr<int> CheckGather(KernelContext& ctx) {
+  const LocalTensor& in = ctx.input("in");
+  const LocalTensor& indices = ctx.input("indices");
+  OFS_ASSIGN_OR_RETURN(const int axis,
+                       ctx.Annotate(ops::NormalizeAxis(ctx.Attr<int64_t>("axis"), in.rank(),
+                                                       "attribute axis")));
+  LocalDims out_dims(in.dims().begin(), in.dims().begin() + axis);
+  out_dims.insert(out_dims.end(), indices.dims().begin(), indices.dims().end());
+  out_dims.insert(out_dims.end(), in.dims().begin() + axis + 1, in.dims().end());
+  OFS_RETURN_IF_ERROR(ctx.CheckOutput(0, out_dims, in.dtype()));
+  return axis;
+}
+
+absl::StatusOr<std::vector<int64_t>> DimGatherOffsets(KernelContext& ctx) {
+  const LocalTensor& input = ctx.input("input");
+  const LocalTensor& index = ctx.input("index");
+  OFS_RETURN_IF_ERROR(ctx.CheckOutput(0, index.dims(), input.dtype()));
+  OFS_ASSIGN_OR_RETURN(const int dim,
+                       ctx.Annotate(ops::NormalizeAxis(ctx.Attr<int64_t>("dim"), input.rank(),
+                                                       "attribute dim")));
+  const BlobLayout& in_l = ctx.input_layout(0);
+  const TensorSlice& idx_slice = ctx.input_layout(1).slice;
+  OFS_ASSIGN_OR_RETURN(std::vector<int64_t> offsets,
+                       IndexValues(ctx, 1, in_l.logical.shape.dim(dim),
+                                   absl::StrCat("dim ", dim, " of input_0")));
+  const bool partial = ctx.output_layout(0).is_partial();
+  const int rank = input.rank();
+  const LocalDims strides = RowMajorStrides(input.dims());
+  LocalDims q(rank, 0);  // local position in index / output
+  for (int64_t i = 0; i < index.elem_cnt(); ++i) {
+    // The input element's global coordinates, then its local offset.
+    int64_t offset = 0;
+    bool have = true;
+    for (int d = 0; d < rank && have; ++d) {
+      const int64_t g = d == dim ? offsets[i] : idx_slice.range(d).begin + q[d];
+      const IndexRange r = in_l.slice.range(d);
+      have = g >= r.begin && g < r.end;
+      offset += (g - r.begin) * strides[d];
+    }
+    if (!have && !partial) {
+      return ctx.Internal(absl::StrCat(
+          "rank ", ctx.parallel_id(), "'s input_0 ", in_l.nd_sbp.ToString(), " (slice ",
+          in_l.slice.ToString(), ") lacks the element output_0 ",
+          ctx.output_layout(0).nd_sbp.ToString(), " needs at local position ", i,
+          ": this layout cannot be computed locally"));
+    }
+    offsets[i] = have ? offset : -1;
+    for (int d = rank - 1; d >= 0; --d) {
+      if (++q[d] < index.dim(d)) break;
+      q[d] = 0;
+    }
+  }
+  return offsets;
 }
 
 absl::StatusOr<EmbeddingGradArgs> CheckEmbeddingGrad(KernelContext& ctx) {

@@ -1,4 +1,4 @@
-// The index checks of embedding, embedding_grad and gather, shared by the
+// The index checks of embedding, embedding_grad, gather and dim_gather, shared by the
 // CPU kernels (index_kernels.cc) and the CUDA glue
 // (ops/kernels/cuda/cuda_embedding_kernels.cc), so both accept and refuse
 // exactly the same calls with the same messages. Index tensors on a device
@@ -31,6 +31,18 @@ absl::StatusOr<std::vector<int64_t>> IndexValues(const KernelContext& ctx, int b
 // and the output is not partial (the layout cannot be computed locally).
 absl::StatusOr<std::vector<int64_t>> LocalRows(const KernelContext& ctx, int in_blob,
                                                int idx_blob, int axis);
+
+// gather(in, indices; axis) -> out: the normalised axis, once out is
+// checked to be in's dims with dim `axis` replaced by indices' dims.
+absl::StatusOr<int> CheckGather(KernelContext& ctx);
+
+// dim_gather(input, index; dim) -> output: for each local output element,
+// the LOCAL offset in input of the element it copies (row-major), or -1
+// where this rank lacks it and the output is partial (its zero addend).
+// Checks output shaped as index in input's dtype, the dim attribute, the
+// index values against the logical dim (kInvalidArgument), and kInternal
+// where the rank lacks an element and the output is not partial.
+absl::StatusOr<std::vector<int64_t>> DimGatherOffsets(KernelContext& ctx);
 
 // embedding_grad(dy, weight, indices; padding_idx, scale_grad_by_freq) -> dx
 // once checked: dx[row[p]] += dy[p] * scale[p] for every position p with

@@ -109,6 +109,33 @@ std::string DispatchFloating(const char* kernel, int dtype, F&& f) {
   }
 }
 
+// Calls f(T{}) for any of the nine dtypes (bool as bool); kernels that
+// take only some exclude the others with `if constexpr`.
+template <typename F>
+std::string DispatchAll(const char* kernel, int dtype, F&& f) {
+  switch (dtype) {
+    case DtypeCode::kI8: return f(int8_t{});
+    case DtypeCode::kI32: return f(int32_t{});
+    case DtypeCode::kI64: return f(int64_t{});
+    case DtypeCode::kU8: return f(uint8_t{});
+    case DtypeCode::kBool: return f(bool{});
+    default: return DispatchFloating(kernel, dtype, f);
+  }
+}
+
+// Calls f(U{}) with an unsigned type of `bytes` bytes (1, 2, 4, 8), for
+// kernels that move elements without reading them (every dtype).
+template <typename F>
+std::string DispatchBytes(const char* kernel, int bytes, F&& f) {
+  switch (bytes) {
+    case 1: return f(uint8_t{});
+    case 2: return f(uint16_t{});
+    case 4: return f(uint32_t{});
+    case 8: return f(uint64_t{});
+    default: return std::string(kernel) + ": unsupported element size " + std::to_string(bytes);
+  }
+}
+
 // Block-wide sum / max of one value per thread (blockDim.x a multiple of
 // 32, <= 1024); every thread gets the result.
 template <typename C>

@@ -81,6 +81,13 @@ std::string Gemm(int dtype, bool trans_a, bool trans_b, int64_t m, int64_t n, in
 // naming it. One synchronising upload of the rows.
 std::string Embedding(int elem_bytes, int64_t table_rows, int64_t dim, int64_t n,
                       const int64_t* rows, const void* table, void* out);
+// gather: out[o, j, :] = in[o, rows[j], :] for in viewed as [outer, mid,
+// inner] and out as [outer, n, inner], n LOCAL rows of dim `mid` given on
+// the HOST (< 0: zeros, as in Embedding, which is Gather with outer 1).
+// Rows are copied as bytes in the widest unit the row size and pointers
+// allow (up to 16 bytes). A row >= mid is an error naming `kernel`.
+std::string Gather(int elem_bytes, int64_t outer, int64_t mid, int64_t inner, int64_t n,
+                   const int64_t* rows, const void* in, void* out, const char* kernel);
 // dtable [table_rows, dim] (floating dtype): each local row v gets the sum,
 // over positions i in index order with rows[i] == v (HOST array; < 0
 // skipped: padding_idx, other ranks' ids), of dout[i, :] * scale[i] (HOST

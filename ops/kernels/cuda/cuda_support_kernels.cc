@@ -10,9 +10,12 @@
 //   add_n: f32 f64 f16 bf16 i32 i64; a copy of in_0 then one in-place add
 //     per further input, in input order (deterministic). Halves round after
 //     every add, where the CPU rounds once: within the f16/bf16 tolerance.
-//   scalar_add scalar_mul scalar_div scalar_pow: f32 f64 f16 bf16 (the
-//     operand as on the CPU: int_operand when has_int_operand is set).
-//     Integer tensors and scalar_floordiv / scalar_fmod are CPU-only.
+//   scalar_add scalar_mul scalar_pow scalar_floordiv scalar_fmod: f32 f64
+//     f16 bf16 i32 i64; scalar_div: f32 f64 f16 bf16. The operand and its
+//     checks are the CPU's (scalar_args.h): int_operand when
+//     has_int_operand is set; an integer tensor needs an int operand that
+//     fits, not 0 for floordiv / fmod, not negative for pow. Integers wrap;
+//     floordiv and fmod follow int_arith.h (shared host/device code).
 //   relu_grad silu_grad gelu_grad: f32 f64 f16 bf16.
 #include <string>
 #include <vector>
@@ -23,6 +26,7 @@
 #include "oneflow_sbp/status_macros.h"
 #include "ops/kernels/cpu/concat_slice_kernels.h"
 #include "ops/kernels/cpu/same_operands.h"
+#include "ops/kernels/cpu/scalar_args.h"
 #include "ops/kernels/cpu/view_kernels.h"
 #include "ops/kernels/cuda/cuda_glue.h"
 #include "ops/kernels/cuda/scalar_fill.h"
@@ -71,19 +75,25 @@ absl::Status AddNKernel(KernelContext& ctx) {
   return absl::OkStatus();
 }
 
-KernelFn ScalarKernel(cuda::ScalarCode code) {
-  return [code](KernelContext& ctx) -> absl::Status {
+// `op` is the CPU's name of the same operation (scalar_args.h), whose
+// operand checks both devices share.
+KernelFn ScalarKernel(cuda::ScalarCode code, ScalarOp op) {
+  return [code, op](KernelContext& ctx) -> absl::Status {
     const LocalTensor& x = ctx.input(0);
     OFS_RETURN_IF_ERROR(ctx.CheckOutput(0, x.dims(), x.dtype()));
-    const bool has_int = ctx.Attr<bool>("has_int_operand");
-    const bool has_float = ctx.Attr<bool>("has_float_operand");
-    if (!has_int && !has_float) {
-      return ctx.InvalidArgument("neither has_int_operand nor has_float_operand is set");
+    OFS_ASSIGN_OR_RETURN(const ScalarOperand s, CheckScalarOperand(ctx, op));
+    const int dtype = static_cast<int>(x.dtype());
+    if (x.dtype() == DataType::kInt32 || x.dtype() == DataType::kInt64) {
+      if (code == cuda::ScalarCode::kDiv) return ctx.UnsupportedDtype(x.dtype(), ctx.input_bn(0));
+      // CheckScalarOperand made sure of an int operand that fits.
+      return Launched(ctx, cuda::ScalarInt(code, dtype, x.raw_data(), ctx.output(0).raw_data(),
+                                           x.elem_cnt(), s.int_value));
     }
-    const double operand = has_int ? static_cast<double>(ctx.Attr<int64_t>("int_operand"))
-                                   : ctx.Attr<double>("float_operand");
-    return Launched(ctx, cuda::Scalar(code, static_cast<int>(x.dtype()), x.raw_data(),
-                                      ctx.output(0).raw_data(), x.elem_cnt(), operand));
+    bool floating = false;
+    for (DataType t : kFloating) floating = floating || t == x.dtype();
+    if (!floating) return ctx.UnsupportedDtype(x.dtype(), ctx.input_bn(0));
+    return Launched(ctx, cuda::Scalar(code, dtype, x.raw_data(), ctx.output(0).raw_data(),
+                                      x.elem_cnt(), s.As<double>()));
   };
 }
 
@@ -109,6 +119,8 @@ absl::Status RegisterCudaSupportKernels(KernelRegistry& registry) {
   OFS_RETURN_IF_ERROR(RegisterConcatSliceKernelsOn(registry, DeviceType::kCuda));
   using S = cuda::ScalarCode;
   using G = cuda::ActivationGradCode;
+  using P = ScalarOp;
+  // add_n's and the integer scalar ops' dtypes: the CPU's Signed.
   std::vector<DataType> add_n = kFloating;
   add_n.push_back(DataType::kInt32);
   add_n.push_back(DataType::kInt64);
@@ -117,10 +129,12 @@ absl::Status RegisterCudaSupportKernels(KernelRegistry& registry) {
                              {"zeros_like", FillKernel<true>, kAll},
                              {"fill", FillKernel<false>, kAll},
                              {"add_n", AddNKernel, add_n},
-                             {"scalar_add", ScalarKernel(S::kAdd), kFloating},
-                             {"scalar_mul", ScalarKernel(S::kMul), kFloating},
-                             {"scalar_div", ScalarKernel(S::kDiv), kFloating},
-                             {"scalar_pow", ScalarKernel(S::kPow), kFloating},
+                             {"scalar_add", ScalarKernel(S::kAdd, P::kAdd), add_n},
+                             {"scalar_mul", ScalarKernel(S::kMul, P::kMul), add_n},
+                             {"scalar_div", ScalarKernel(S::kDiv, P::kDiv), kFloating},
+                             {"scalar_pow", ScalarKernel(S::kPow, P::kPow), add_n},
+                             {"scalar_floordiv", ScalarKernel(S::kFloorDiv, P::kFloorDiv), add_n},
+                             {"scalar_fmod", ScalarKernel(S::kFmod, P::kFmod), add_n},
                              {"relu_grad", ActivationGradKernel(G::kRelu), kFloating},
                              {"silu_grad", ActivationGradKernel(G::kSilu), kFloating},
                              {"gelu_grad", ActivationGradKernel(G::kGelu), kFloating},

@@ -5,6 +5,7 @@
 
 #include "ops/kernels/cuda/cuda_common.cuh"
 #include "ops/kernels/cuda/cuda_launch.h"
+#include "ops/kernels/cuda/elementwise_access.cuh"
 #include "ops/kernels/philox.h"
 
 namespace oneflow_sbp::kernels::cuda {
@@ -89,27 +90,15 @@ __device__ __forceinline__ C ApplyBinary(BinaryCode op, C a, C b) {
   return a;
 }
 
-struct BroadcastIndex {
-  int rank;
-  int64_t dims[kMaxRank];
-  int64_t a_stride[kMaxRank];
-  int64_t b_stride[kMaxRank];
-};
-
 template <typename T>
-__global__ void BinaryBroadcastKernel(BinaryCode op, BroadcastIndex bi, int64_t n, const T* a,
+__global__ void BinaryBroadcastKernel(BinaryCode op, StridedIndex<2> bi, int64_t n, const T* a,
                                       const T* b, T* out) {
   using C = ComputeT<T>;
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    int64_t rest = i, ao = 0, bo = 0;
-    for (int d = bi.rank - 1; d >= 0; --d) {
-      const int64_t c = rest % bi.dims[d];
-      rest /= bi.dims[d];
-      ao += c * bi.a_stride[d];
-      bo += c * bi.b_stride[d];
-    }
-    out[i] = To<T>(ApplyBinary<C>(op, To<C>(a[ao]), To<C>(b[bo])));
+    int64_t off[2];
+    bi.Offsets(i, off);
+    out[i] = To<T>(ApplyBinary<C>(op, To<C>(a[off[0]]), To<C>(b[off[1]])));
   }
 }
 
@@ -210,12 +199,8 @@ std::string Binary(BinaryCode op, int dtype, int rank, const int64_t* out_dims,
   if (rank > kMaxRank) return "binary: rank above 8";
   int64_t n = 1;
   bool same = true;
-  int64_t expect = 1;
-  for (int d = rank - 1; d >= 0; --d) {
-    n *= out_dims[d];
-    same = same && a_stride[d] == expect && b_stride[d] == expect;
-    expect *= out_dims[d];
-  }
+  const int64_t* const strides[2] = {a_stride, b_stride};
+  const StridedIndex<2> bi = MakeStridedIndex(rank, out_dims, strides, &n, &same);
   if (n == 0) return "";
   return DispatchFloating("binary", dtype, [&](auto tag) -> std::string {
     using T = decltype(tag);
@@ -229,13 +214,6 @@ std::string Binary(BinaryCode op, int dtype, int rank, const int64_t* out_dims,
           op, reinterpret_cast<const Pack<T>*>(a), reinterpret_cast<const Pack<T>*>(b),
           reinterpret_cast<Pack<T>*>(out), packs, at, bt, ot, packs * Pack<T>::kN, n);
     } else {
-      BroadcastIndex bi{};
-      bi.rank = rank;
-      for (int d = 0; d < rank; ++d) {
-        bi.dims[d] = out_dims[d];
-        bi.a_stride[d] = a_stride[d];
-        bi.b_stride[d] = b_stride[d];
-      }
       BinaryBroadcastKernel<T><<<GridFor(n, kThreads), kThreads, 0, Stream()>>>(op, bi, n, at,
                                                                                bt, ot);
     }

@@ -18,14 +18,19 @@ namespace {
 
 constexpr int kThreads = 256;
 
-// out[i, :] = table[rows[i], :], or zeros where rows[i] < 0; U is an
-// unsigned type of the element's size (bytes are copied: every dtype).
+// out[o, j, :] = in[o, rows[j], :] for in [outer, mid, row] and out
+// [outer, n, row], or zeros where rows[j] < 0; U is an unsigned unit of the
+// row (bytes are copied: every dtype), as wide as the row and pointers
+// allow (up to 16 bytes).
 template <typename U>
-__global__ void GatherRows(int64_t n, int64_t dim, const int64_t* rows, const U* table, U* out) {
-  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n * dim;
+__global__ void GatherRows(int64_t outer, int64_t mid, int64_t n, int64_t row,
+                           const int64_t* rows, const U* in, U* out) {
+  const int64_t total = outer * n * row;
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < total;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    const int64_t r = rows[i / dim];
-    out[i] = r >= 0 ? table[r * dim + i % dim] : U(0);
+    const int64_t k = i % row, j = (i / row) % n, o = i / (row * n);
+    const int64_t r = rows[j];
+    out[i] = r >= 0 ? in[(o * mid + r) * row + k] : U{};
   }
 }
 
@@ -61,41 +66,34 @@ std::string RowsInTable(const char* kernel, int64_t n, const int64_t* rows, int6
 
 }  // namespace
 
-std::string Embedding(int elem_bytes, int64_t table_rows, int64_t dim, int64_t n,
-                      const int64_t* rows, const void* table, void* out) {
-  if (n == 0 || dim == 0) return "";
-  std::string e = RowsInTable("embedding", n, rows, table_rows);
+std::string Gather(int elem_bytes, int64_t outer, int64_t mid, int64_t inner, int64_t n,
+                   const int64_t* rows, const void* in, void* out, const char* kernel) {
+  if (outer == 0 || n == 0 || inner == 0) return "";
+  std::string e = RowsInTable(kernel, n, rows, mid);
   if (!e.empty()) return e;
   Upload up;
   e = up.Allocate(n * 8);
   if (e.empty()) e = up.Put(0, rows, n * 8);
-  if (!e.empty()) return "embedding: " + e;
-  const unsigned blocks = GridFor(n * dim, kThreads);
-  const int64_t* d_rows = up.at<int64_t>(0);
-  switch (elem_bytes) {
-    case 1:
-      GatherRows<<<blocks, kThreads, 0, Stream()>>>(n, dim, d_rows,
-                                                    static_cast<const uint8_t*>(table),
-                                                    static_cast<uint8_t*>(out));
-      break;
-    case 2:
-      GatherRows<<<blocks, kThreads, 0, Stream()>>>(n, dim, d_rows,
-                                                    static_cast<const uint16_t*>(table),
-                                                    static_cast<uint16_t*>(out));
-      break;
-    case 4:
-      GatherRows<<<blocks, kThreads, 0, Stream()>>>(n, dim, d_rows,
-                                                    static_cast<const uint32_t*>(table),
-                                                    static_cast<uint32_t*>(out));
-      break;
-    case 8:
-      GatherRows<<<blocks, kThreads, 0, Stream()>>>(n, dim, d_rows,
-                                                    static_cast<const uint64_t*>(table),
-                                                    static_cast<uint64_t*>(out));
-      break;
-    default: return "embedding: unsupported element size " + std::to_string(elem_bytes);
-  }
-  return LaunchError("embedding");
+  if (!e.empty()) return std::string(kernel) + ": " + e;
+  // The widest unit dividing the row's bytes and both pointers' alignment.
+  const int64_t row_bytes = inner * elem_bytes;
+  const uintptr_t align = reinterpret_cast<uintptr_t>(in) | reinterpret_cast<uintptr_t>(out);
+  int unit = 16;
+  while (unit > 1 && (row_bytes % unit != 0 || align % unit != 0)) unit /= 2;
+  auto launch = [&](auto tag) -> std::string {
+    using U = decltype(tag);
+    const int64_t row = row_bytes / static_cast<int64_t>(sizeof(U));
+    GatherRows<U><<<GridFor(outer * n * row, kThreads), kThreads, 0, Stream()>>>(
+        outer, mid, n, row, up.at<int64_t>(0), static_cast<const U*>(in), static_cast<U*>(out));
+    return LaunchError(kernel);
+  };
+  if (unit == 16) return launch(uint4{});
+  return DispatchBytes(kernel, unit, launch);
+}
+
+std::string Embedding(int elem_bytes, int64_t table_rows, int64_t dim, int64_t n,
+                      const int64_t* rows, const void* table, void* out) {
+  return Gather(elem_bytes, 1, table_rows, dim, n, rows, table, out, "embedding");
 }
 
 std::string EmbeddingGrad(int dtype, int64_t vocab_rows, int64_t dim, int64_t n,

@@ -4,6 +4,9 @@
 // (ops/kernels/cpu/elementwise_kernels.cc, softmax_kernels.cc), so the
 // results differ from the CPU's only by the device's math library.
 #include <cmath>
+#include <type_traits>
+
+#include "ops/kernels/cpu/int_arith.h"
 
 #include "ops/kernels/cuda/cuda_common.cuh"
 #include "ops/kernels/cuda/cuda_launch.h"
@@ -14,19 +17,28 @@ namespace {
 
 constexpr int kThreads = 256;
 
+// int_arith.h's host/device helpers: integers wrap, floor division and
+// fmod with the CPU's sign rules (the glue refuses an integer 0 divisor).
 template <typename C>
 __device__ __forceinline__ C ApplyScalar(ScalarCode op, C x, C b) {
   switch (op) {
-    case ScalarCode::kAdd: return x + b;
-    case ScalarCode::kMul: return x * b;
+    case ScalarCode::kAdd: return WrapAdd(x, b);
+    case ScalarCode::kMul: return WrapMul(x, b);
     case ScalarCode::kDiv: return x / b;
-    case ScalarCode::kPow: return pow(x, b);
+    case ScalarCode::kFloorDiv: return FloorDiv(x, b);
+    case ScalarCode::kFmod: return Fmod(x, b);
+    case ScalarCode::kPow:
+      if constexpr (std::is_integral_v<C>) {
+        return IntPow(x, b);
+      } else {
+        return pow(x, b);
+      }
   }
   return x;
 }
 
-template <typename T>
-__global__ void ScalarKernel(ScalarCode op, const T* x, T* y, int64_t n, double operand) {
+template <typename T, typename B>
+__global__ void ScalarKernel(ScalarCode op, const T* x, T* y, int64_t n, B operand) {
   using C = ComputeT<T>;
   const C b = static_cast<C>(operand);
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
@@ -86,6 +98,23 @@ std::string Scalar(ScalarCode op, int dtype, const void* x, void* y, int64_t n, 
         op, static_cast<const T*>(x), static_cast<T*>(y), n, operand);
     return LaunchError("Scalar");
   });
+}
+
+std::string ScalarInt(ScalarCode op, int dtype, const void* x, void* y, int64_t n,
+                      int64_t operand) {
+  if (n == 0) return "";
+  auto launch = [&](auto tag) -> std::string {
+    using T = decltype(tag);
+    if (op == ScalarCode::kDiv) return "ScalarInt: no integer scalar_div";
+    ScalarKernel<T><<<GridFor(n, kThreads), kThreads, 0, Stream()>>>(
+        op, static_cast<const T*>(x), static_cast<T*>(y), n, operand);
+    return LaunchError("ScalarInt");
+  };
+  switch (dtype) {
+    case DtypeCode::kI32: return launch(int32_t{});
+    case DtypeCode::kI64: return launch(int64_t{});
+    default: return "ScalarInt: unsupported dtype " + std::to_string(dtype);
+  }
 }
 
 std::string ActivationGrad(ActivationGradCode op, int dtype, const void* saved, const void* dy,

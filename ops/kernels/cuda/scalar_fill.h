@@ -1,7 +1,7 @@
 // Launchers of scalar_fill.cu (same conventions as cuda_launch.h: device
 // pointers, the calling thread's stream, "" on success or an error string
 // naming the kernel). Scalar and ActivationGrad take f32, f64, f16 and
-// bf16 (halves compute in float); Fill takes every dtype.
+// bf16, ScalarInt i32 and i64 (halves compute in float); Fill takes every dtype.
 #ifndef OPS_KERNELS_CUDA_SCALAR_FILL_H_
 #define OPS_KERNELS_CUDA_SCALAR_FILL_H_
 
@@ -10,9 +10,14 @@
 
 namespace oneflow_sbp::kernels::cuda {
 
-enum class ScalarCode : int { kAdd, kMul, kDiv, kPow };
+enum class ScalarCode : int { kAdd, kMul, kDiv, kPow, kFloorDiv, kFmod };
 // y[i] = op(x[i], operand) with the operand converted to the compute type.
 std::string Scalar(ScalarCode op, int dtype, const void* x, void* y, int64_t n, double operand);
+// The same on i32 and i64 tensors (no kDiv): integers wrap, kPow needs
+// operand >= 0 and kFloorDiv / kFmod operand != 0 (the glue checks them,
+// scalar_args.h).
+std::string ScalarInt(ScalarCode op, int dtype, const void* x, void* y, int64_t n,
+                      int64_t operand);
 
 // relu_grad (saved = y), silu_grad and gelu_grad (saved = x):
 // dx[i] = dy[i] * f'(saved[i]).

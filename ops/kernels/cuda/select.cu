@@ -1,0 +1,257 @@
+// Comparisons, broadcast_fmod, where, cast, logical_not and tril on CUDA,
+// with the CPU kernels' semantics (ops/kernels/cpu/binary_kernels.cc,
+// elementwise_kernels.cc, attention_kernels.cc): halves compute in float,
+// integer fmod is int_arith.h's Fmod (shared host/device code), casts
+// follow ConvertElement. One grid-stride pass each; the broadcasting
+// kernels index operands through StridedIndex (elementwise_access.cuh, as
+// cuda::Binary), with a direct path when every operand is contiguous.
+#include <cstdint>
+#include <limits>
+#include <type_traits>
+
+#include "ops/kernels/cpu/int_arith.h"
+#include "ops/kernels/cuda/cuda_common.cuh"
+#include "ops/kernels/cuda/cuda_launch.h"
+#include "ops/kernels/cuda/elementwise_access.cuh"
+#include "ops/kernels/cuda/select.h"
+
+namespace oneflow_sbp::kernels::cuda {
+namespace {
+
+constexpr int kThreads = 256;
+
+template <typename T>
+constexpr bool kIsHalf = std::is_same_v<T, __half> || std::is_same_v<T, __nv_bfloat16>;
+
+#define GRID_STRIDE(i, n)                                                             \
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < (n); \
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x)
+
+// ------------------------------------------------------------ broadcasting --
+
+// out[i] = f(operand offsets of i); `same`: every operand contiguous.
+template <int K, typename F>
+__global__ void BroadcastKernel(StridedIndex<K> si, bool same, int64_t n, F f) {
+  GRID_STRIDE(i, n) {
+    int64_t off[K];
+    if (same) {
+#pragma unroll
+      for (int k = 0; k < K; ++k) off[k] = i;
+    } else {
+      si.Offsets(i, off);
+    }
+    f(i, off);
+  }
+}
+
+template <int K, typename F>
+std::string LaunchBroadcast(const char* kernel, int rank, const int64_t* out_dims,
+                            const int64_t* const (&strides)[K], F f) {
+  if (rank > kMaxRank) return std::string(kernel) + ": rank above 8";
+  int64_t n = 0;
+  bool same = false;
+  const StridedIndex<K> si = MakeStridedIndex(rank, out_dims, strides, &n, &same);
+  if (n == 0) return "";
+  BroadcastKernel<<<GridFor(n, kThreads), kThreads, 0, Stream()>>>(si, same, n, f);
+  return LaunchError(kernel);
+}
+
+template <typename T>
+struct CompareFn {
+  CompareCode op;
+  const T* a;
+  const T* b;
+  bool* out;
+  __device__ void operator()(int64_t i, const int64_t (&off)[2]) const {
+    using C = std::conditional_t<kIsHalf<T>, float, T>;
+    const C x = To<C>(a[off[0]]), y = To<C>(b[off[1]]);
+    bool r = false;
+    switch (op) {
+      case CompareCode::kEqual: r = x == y; break;
+      case CompareCode::kNotEqual: r = x != y; break;
+      case CompareCode::kGreater: r = x > y; break;
+      case CompareCode::kGreaterEqual: r = x >= y; break;
+      case CompareCode::kLess: r = x < y; break;
+      case CompareCode::kLessEqual: r = x <= y; break;
+    }
+    out[i] = r;
+  }
+};
+
+template <typename T>
+struct FmodFn {
+  const T* a;
+  const T* b;
+  T* out;
+  int* int_by_zero;
+  __device__ void operator()(int64_t i, const int64_t (&off)[2]) const {
+    using C = ComputeT<T>;
+    const C x = To<C>(a[off[0]]), y = To<C>(b[off[1]]);
+    if constexpr (std::is_integral_v<C>) {
+      if (y == 0) {
+        *int_by_zero = 1;
+        out[i] = 0;
+        return;
+      }
+    }
+    out[i] = To<T>(Fmod(x, y));
+  }
+};
+
+template <typename U>
+struct WhereFn {
+  const bool* cond;
+  const U* x;
+  const U* y;
+  U* out;
+  __device__ void operator()(int64_t i, const int64_t (&off)[3]) const {
+    out[i] = cond[off[0]] ? x[off[1]] : y[off[2]];
+  }
+};
+
+// ------------------------------------------------------------------ cast --
+
+// ConvertElement (oneflow_sbp/element_type.h) on the device: the same
+// cases in the same order, with the CUDA half types.
+template <typename Out, typename In>
+__device__ __forceinline__ Out Convert(In v) {
+  if constexpr (std::is_same_v<Out, In>) {
+    return v;
+  } else if constexpr (kIsHalf<In>) {
+    return Convert<Out>(To<float>(v));
+  } else if constexpr (std::is_same_v<Out, bool>) {
+    return v != In(0);
+  } else if constexpr (kIsHalf<Out>) {
+    return To<Out>(static_cast<float>(v));
+  } else if constexpr (std::is_integral_v<Out> && std::is_floating_point_v<In>) {
+    if (!(v == v)) return Out(0);
+    constexpr In lo = static_cast<In>(std::numeric_limits<Out>::lowest());
+    constexpr In hi = static_cast<In>(std::numeric_limits<Out>::max());
+    if (v <= lo) return std::numeric_limits<Out>::lowest();
+    if (v >= hi) return std::numeric_limits<Out>::max();
+    return static_cast<Out>(v);
+  } else {
+    return static_cast<Out>(v);
+  }
+}
+
+template <typename Out, typename In>
+__global__ void CastKernel(const In* x, Out* y, int64_t n) {
+  GRID_STRIDE(i, n) { y[i] = Convert<Out>(x[i]); }
+}
+
+template <typename T>
+__global__ void LogicalNotKernel(const T* x, T* y, int64_t n) {
+  using C = ComputeT<T>;
+  GRID_STRIDE(i, n) { y[i] = To<T>(C(To<C>(x[i]) == C(0))); }
+}
+
+// ------------------------------------------------------------------ tril --
+
+template <typename U>
+__global__ void TrilKernel(int64_t n, int64_t rows, int64_t cols, int64_t lead, const U* x,
+                           U* y) {
+  GRID_STRIDE(e, n) {
+    const int64_t j = e % cols, i = (e / cols) % rows;
+    y[e] = j <= i + lead ? x[e] : U(0);  // all-zero bytes: 0 in every dtype
+  }
+}
+
+}  // namespace
+
+std::string Compare(CompareCode op, int dtype, int rank, const int64_t* out_dims,
+                    const int64_t* a_stride, const int64_t* b_stride, const void* a,
+                    const void* b, bool* out) {
+  return DispatchAll("compare", dtype, [&](auto tag) -> std::string {
+    using T = decltype(tag);
+    if constexpr (sizeof(T) == 1 && !std::is_same_v<T, bool>) {
+      return "compare: unsupported dtype " + std::to_string(dtype);
+    } else {
+      const int64_t* const strides[2] = {a_stride, b_stride};
+      return LaunchBroadcast("compare", rank, out_dims, strides,
+                             CompareFn<T>{op, static_cast<const T*>(a),
+                                          static_cast<const T*>(b), out});
+    }
+  });
+}
+
+std::string BroadcastFmod(int dtype, int rank, const int64_t* out_dims, const int64_t* a_stride,
+                          const int64_t* b_stride, const void* a, const void* b, void* out,
+                          bool* int_by_zero) {
+  *int_by_zero = false;
+  return DispatchAll("fmod", dtype, [&](auto tag) -> std::string {
+    using T = decltype(tag);
+    if constexpr (sizeof(T) == 1) {  // i8 u8 bool: not the CPU's dtypes
+      return "fmod: unsupported dtype " + std::to_string(dtype);
+    } else {
+      Upload flag;  // one device int, 0 unless an integer divisor is 0
+      const int zero = 0;
+      std::string e = flag.Allocate(sizeof(int));
+      if (e.empty()) e = flag.Put(0, &zero, sizeof(int));
+      if (!e.empty()) return "fmod: " + e;
+      const int64_t* const strides[2] = {a_stride, b_stride};
+      e = LaunchBroadcast("fmod", rank, out_dims, strides,
+                          FmodFn<T>{static_cast<const T*>(a), static_cast<const T*>(b),
+                                    static_cast<T*>(out), flag.at<int>(0)});
+      if (!e.empty() || !std::is_integral_v<T>) return e;
+      int bad = 0;
+      e = ::oneflow_sbp::cuda::Copy(&bad, flag.at<int>(0), sizeof(int), /*kind=*/2);
+      if (!e.empty()) return "fmod: " + e;
+      *int_by_zero = bad != 0;
+      return "";
+    }
+  });
+}
+
+std::string Where(int elem_bytes, int rank, const int64_t* out_dims, const int64_t* c_stride,
+                  const int64_t* x_stride, const int64_t* y_stride, const bool* cond,
+                  const void* x, const void* y, void* out) {
+  return DispatchBytes("where", elem_bytes, [&](auto tag) -> std::string {
+    using U = decltype(tag);
+    const int64_t* const strides[3] = {c_stride, x_stride, y_stride};
+    return LaunchBroadcast("where", rank, out_dims, strides,
+                           WhereFn<U>{cond, static_cast<const U*>(x), static_cast<const U*>(y),
+                                      static_cast<U*>(out)});
+  });
+}
+
+std::string Cast(int from, int to, const void* x, void* y, int64_t n) {
+  if (n == 0) return "";
+  return DispatchAll("cast", from, [&](auto in_tag) -> std::string {
+    using In = decltype(in_tag);
+    return DispatchAll("cast", to, [&](auto out_tag) -> std::string {
+      using Out = decltype(out_tag);
+      CastKernel<Out, In><<<GridFor(n, kThreads), kThreads, 0, Stream()>>>(
+          static_cast<const In*>(x), static_cast<Out*>(y), n);
+      return LaunchError("cast");
+    });
+  });
+}
+
+std::string LogicalNot(int dtype, const void* x, void* y, int64_t n) {
+  if (n == 0) return "";
+  return DispatchAll("logical_not", dtype, [&](auto tag) -> std::string {
+    using T = decltype(tag);
+    if constexpr (sizeof(T) == 1 && !std::is_same_v<T, bool>) {
+      return "logical_not: unsupported dtype " + std::to_string(dtype);
+    } else {
+      LogicalNotKernel<T><<<GridFor(n, kThreads), kThreads, 0, Stream()>>>(
+          static_cast<const T*>(x), static_cast<T*>(y), n);
+      return LaunchError("logical_not");
+    }
+  });
+}
+
+std::string Tril(int elem_bytes, int64_t mats, int64_t rows, int64_t cols, int64_t lead,
+                 const void* x, void* y) {
+  const int64_t n = mats * rows * cols;
+  if (n == 0) return "";
+  return DispatchBytes("tril", elem_bytes, [&](auto tag) -> std::string {
+    using U = decltype(tag);
+    TrilKernel<U><<<GridFor(n, kThreads), kThreads, 0, Stream()>>>(
+        n, rows, cols, lead, static_cast<const U*>(x), static_cast<U*>(y));
+    return LaunchError("tril");
+  });
+}
+
+}  // namespace oneflow_sbp::kernels::cuda
