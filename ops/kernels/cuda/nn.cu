@@ -1,8 +1,8 @@
 // Normalisation, optimizer, rotary and attention kernels on CUDA, templated
 // on the storage type T (f32 f64 f16 bf16, DispatchFloating) with the
 // CPU kernels' arithmetic: the norms and attention accumulate in double
-// (norm_kernels.cc, attention_kernels.cc), rotary and adam compute in
-// ComputeT<T> (float for halves; the CPU's adam uses double). The norms,
+// (norm_kernels.cc, attention_kernels.cc), adam computes in double like
+// optimizer_kernels.cc, rotary in ComputeT<T> (float for halves). The norms,
 // adam_update, rotary (RotaryTable) and attention are registered as kernels
 // in cuda_kernels.cc; Rotary (angles from a base, f32) is a launcher only
 // (docs/GPU.md). Every result is deterministic: no float atomics; sums over
@@ -108,9 +108,10 @@ __global__ void NormBackwardParams(int mode, int64_t rows, int64_t cols, const T
 
 // -------------------------------------------------------------- adam --
 //
-// Elementwise in C = ComputeT<T> (float for f32 and halves, double for
-// f64; the CPU computes in double for every dtype), rounding m, v and the
-// parameter to T once per step.
+// Elementwise in double for every dtype, in the CPU kernel's order
+// (optimizer_kernels.cc), rounding m, v and the parameter to T once per
+// step: the update is memory-bound, so double costs no time on the GPUs we
+// target and keeps the two devices within an ulp of each other.
 
 template <typename C>
 struct AdamArgs {
@@ -118,22 +119,20 @@ struct AdamArgs {
 };
 
 template <typename T>
-__device__ __forceinline__ void AdamStep(const AdamArgs<ComputeT<T>>& a, T gt, T& pt, T& mt,
-                                         T& vt) {
-  using C = ComputeT<T>;
-  const C g = a.scale * To<C>(gt);
-  const C m = a.beta1 * To<C>(mt) + (C(1) - a.beta1) * g;
-  const C v = a.beta2 * To<C>(vt) + (C(1) - a.beta2) * g * g;
-  const C p = To<C>(pt);
-  const C update = (m / a.correction1) / (sqrt(v / a.correction2) + a.eps);
+__device__ __forceinline__ void AdamStep(const AdamArgs<double>& a, T gt, T& pt, T& mt, T& vt) {
+  const double g = a.scale * To<double>(gt);
+  const double m = a.beta1 * To<double>(mt) + (1 - a.beta1) * g;
+  const double v = a.beta2 * To<double>(vt) + (1 - a.beta2) * g * g;
+  const double p = To<double>(pt);
+  const double update = (m / a.correction1) / (sqrt(v / a.correction2) + a.eps);
   mt = To<T>(m);
   vt = To<T>(v);
-  pt = To<T>(p - a.lr * (update + a.weight_decay * p));
+  pt = To<T>(p - a.lr * update - a.lr * a.weight_decay * p);
 }
 
 // 16-byte packs over the first n / kN * kN elements; a scalar tail.
 template <typename T>
-__global__ void AdamKernel(AdamArgs<ComputeT<T>> a, int64_t n, T* param, T* m, T* v,
+__global__ void AdamKernel(AdamArgs<double> a, int64_t n, T* param, T* m, T* v,
                            const T* grad, bool vector) {
   using P = Pack<T>;
   const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
@@ -376,11 +375,7 @@ std::string AdamUpdateCorrected(int dtype, int64_t n, double lr, double beta1, d
   if (n == 0) return "";
   return DispatchFloating("adam_update", dtype, [&](auto tag) -> std::string {
     using T = decltype(tag);
-    using C = ComputeT<T>;
-    const AdamArgs<C> a{static_cast<C>(lr),           static_cast<C>(beta1),
-                        static_cast<C>(beta2),        static_cast<C>(eps),
-                        static_cast<C>(weight_decay), static_cast<C>(scale),
-                        static_cast<C>(correction1),  static_cast<C>(correction2)};
+    const AdamArgs<double> a{lr, beta1, beta2, eps, weight_decay, scale, correction1, correction2};
     const bool vector = Aligned16(param) && Aligned16(m) && Aligned16(v) && Aligned16(grad);
     const int64_t items = vector ? n / Pack<T>::kN + 1 : n;
     AdamKernel<T><<<Blocks(items), kThreads, 0, Stream()>>>(
