@@ -166,7 +166,8 @@ TEST(CudaSelectKernelsTest, GatherBadIndicesAndLayoutsAreStatuses) {
 TEST(CudaSelectKernelsTest, WhereMatchesCpu) {
   REQUIRE_DEVICE();
   for (DataType t : kComparable) {
-    // Same shapes (the contiguous path) and broadcasting operands.
+    // Same shapes (vectors of 16 bytes, then a tail of 35 % N) and
+    // broadcasting operands.
     EXPECT_EQ(CompareWithCpu({"where", {BoolTensor({5, 7}, 1), Values(t, {5, 7}, 2),
                                         Values(t, {5, 7}, 3)}}),
               "")
@@ -274,6 +275,9 @@ TEST(CudaSelectKernelsTest, TrilMatchesCpu) {
   REQUIRE_DEVICE();
   for (DataType t : kEvery) {
     for (int64_t diagonal : {-1, 0, 3}) {
+      // Rows of 16 elements take the vector path, rows of 7 the scalar one.
+      const Case wide{"tril", {Values(t, {2, 6, 16}, 2)}, {"diagonal=" + std::to_string(diagonal)}};
+      EXPECT_EQ(CompareWithCpu(wide), "") << DataTypeName(t) << " " << diagonal;
       const Case c{"tril", {Values(t, {3, 5, 7}, 1)}, {"diagonal=" + std::to_string(diagonal)}};
       EXPECT_EQ(CompareWithCpu(c), "") << DataTypeName(t) << " " << diagonal;
       // Rows or columns split: the diagonal in global coordinates.

@@ -55,13 +55,16 @@ inline std::string LaunchError(const char* kernel) {
   return std::string(kernel) + ": " + cudaGetErrorString(e);
 }
 
-// 16 bytes of T: the unit of the vectorised loads and stores of the
-// memory-bound same-shape paths (elementwise.cu, adam in nn.cu).
-template <typename T>
-struct alignas(16) Pack {
-  static constexpr int kN = 16 / sizeof(T);
-  T v[kN];
+// N elements of T moved as one load or store (elementwise_access.cuh).
+template <typename T, int N>
+struct alignas(sizeof(T) * N) Vec {
+  static constexpr int kN = N;
+  T v[N];
 };
+// 16 bytes of T: the unit of the vectorised loads and stores of the
+// memory-bound same-shape paths (elementwise.cu, select.cu, adam in nn.cu).
+template <typename T>
+using Pack = Vec<T, 16 / sizeof(T)>;
 
 inline bool Aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
 

@@ -1,5 +1,5 @@
 // Memory access of the elementwise CUDA kernels (elementwise.cu,
-// select.cu): 16-byte packs for the same-shape paths and the strided
+// select.cu): Load/Store of Vec (cuda_common.cuh) for the same-shape paths and the strided
 // indexing of broadcast operands (strides from the CPU's PlanBroadcast, 0
 // where an operand repeats). nvcc-only.
 #ifndef OPS_KERNELS_CUDA_ELEMENTWISE_ACCESS_CUH_
@@ -12,13 +12,20 @@
 
 namespace oneflow_sbp::kernels::cuda {
 
-template <typename T>
-struct alignas(16) Pack {
-  static constexpr int kN = 16 / sizeof(T);
-  T v[kN];
-};
-
-inline bool Aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
+// Vector p of N elements of a contiguous array, and whether the array is
+// aligned for such vectors.
+template <int N, typename T>
+__device__ __forceinline__ Vec<T, N> Load(const T* a, int64_t p) {
+  return reinterpret_cast<const Vec<T, N>*>(a)[p];
+}
+template <int N, typename T>
+__device__ __forceinline__ void Store(T* a, int64_t p, const Vec<T, N>& v) {
+  reinterpret_cast<Vec<T, N>*>(a)[p] = v;
+}
+template <int N, typename T>
+bool AlignedVec(const T* a) {
+  return reinterpret_cast<uintptr_t>(a) % (sizeof(T) * N) == 0;
+}
 
 // K operands over `rank` output dims (<= kMaxRank), passed by value to the
 // kernel.

@@ -28,8 +28,14 @@ constexpr bool kIsHalf = std::is_same_v<T, __half> || std::is_same_v<T, __nv_bfl
        i += static_cast<int64_t>(gridDim.x) * blockDim.x)
 
 // ------------------------------------------------------------ broadcasting --
+//
+// Each op is a functor F over K operands with
+//   kN: elements per vector step (16 bytes of its widest element type),
+//   Aligned(): every pointer aligned for vectors of kN elements,
+//   At(i, off): output element i from operand offsets off,
+//   Packed(p): output elements [p * kN, (p + 1) * kN) of contiguous operands.
 
-// out[i] = f(operand offsets of i); `same`: every operand contiguous.
+// Broadcast operands, or contiguous ones whose pointers are not aligned.
 template <int K, typename F>
 __global__ void BroadcastKernel(StridedIndex<K> si, bool same, int64_t n, F f) {
   GRID_STRIDE(i, n) {
@@ -40,7 +46,20 @@ __global__ void BroadcastKernel(StridedIndex<K> si, bool same, int64_t n, F f) {
     } else {
       si.Offsets(i, off);
     }
-    f(i, off);
+    f.At(i, off);
+  }
+}
+
+// Same-shape, aligned operands: vectors of F::kN elements, then the tail.
+template <int K, typename F>
+__global__ void VectorKernel(int64_t n, F f) {
+  const int64_t packs = n / F::kN, tail = packs * F::kN;
+  GRID_STRIDE(p, packs) { f.Packed(p); }
+  GRID_STRIDE(i, n - tail) {
+    int64_t off[K];
+#pragma unroll
+    for (int k = 0; k < K; ++k) off[k] = tail + i;
+    f.At(tail + i, off);
   }
 }
 
@@ -52,64 +71,135 @@ std::string LaunchBroadcast(const char* kernel, int rank, const int64_t* out_dim
   bool same = false;
   const StridedIndex<K> si = MakeStridedIndex(rank, out_dims, strides, &n, &same);
   if (n == 0) return "";
-  BroadcastKernel<<<GridFor(n, kThreads), kThreads, 0, Stream()>>>(si, same, n, f);
+  if (same && f.Aligned()) {
+    const int64_t packs = n / F::kN;
+    VectorKernel<K><<<GridFor(packs > 0 ? packs : n, kThreads), kThreads, 0, Stream()>>>(n, f);
+  } else {
+    BroadcastKernel<<<GridFor(n, kThreads), kThreads, 0, Stream()>>>(si, same, n, f);
+  }
   return LaunchError(kernel);
+}
+
+// An elementwise op of one contiguous operand (cast, logical_not).
+template <typename F>
+std::string LaunchMap(const char* kernel, int64_t n, F f) {
+  const int64_t one = 1;
+  const int64_t* const strides[1] = {&one};
+  return LaunchBroadcast(kernel, 1, &n, strides, f);
 }
 
 template <typename T>
 struct CompareFn {
+  static constexpr int kN = 16 / sizeof(T);
   CompareCode op;
   const T* a;
   const T* b;
   bool* out;
-  __device__ void operator()(int64_t i, const int64_t (&off)[2]) const {
+
+  __device__ __forceinline__ bool Op(T u, T v) const {
     using C = std::conditional_t<kIsHalf<T>, float, T>;
-    const C x = To<C>(a[off[0]]), y = To<C>(b[off[1]]);
-    bool r = false;
+    const C x = To<C>(u), y = To<C>(v);
     switch (op) {
-      case CompareCode::kEqual: r = x == y; break;
-      case CompareCode::kNotEqual: r = x != y; break;
-      case CompareCode::kGreater: r = x > y; break;
-      case CompareCode::kGreaterEqual: r = x >= y; break;
-      case CompareCode::kLess: r = x < y; break;
-      case CompareCode::kLessEqual: r = x <= y; break;
+      case CompareCode::kEqual: return x == y;
+      case CompareCode::kNotEqual: return x != y;
+      case CompareCode::kGreater: return x > y;
+      case CompareCode::kGreaterEqual: return x >= y;
+      case CompareCode::kLess: return x < y;
+      case CompareCode::kLessEqual: return x <= y;
     }
-    out[i] = r;
+    return false;
+  }
+  bool Aligned() const { return AlignedVec<kN>(a) && AlignedVec<kN>(b) && AlignedVec<kN>(out); }
+  __device__ void At(int64_t i, const int64_t (&off)[2]) const {
+    out[i] = Op(a[off[0]], b[off[1]]);
+  }
+  __device__ void Packed(int64_t p) const {
+    const Vec<T, kN> x = Load<kN>(a, p), y = Load<kN>(b, p);
+    Vec<bool, kN> r;
+#pragma unroll
+    for (int j = 0; j < kN; ++j) r.v[j] = Op(x.v[j], y.v[j]);
+    Store<kN>(out, p, r);
   }
 };
 
 template <typename T>
 struct FmodFn {
+  static constexpr int kN = 16 / sizeof(T);
   const T* a;
   const T* b;
   T* out;
   int* int_by_zero;
-  __device__ void operator()(int64_t i, const int64_t (&off)[2]) const {
+
+  // int_arith.h's Fmod (the sign of u); an integer 0 divisor gives 0 and
+  // raises the flag.
+  __device__ __forceinline__ T Op(T u, T v) const {
     using C = ComputeT<T>;
-    const C x = To<C>(a[off[0]]), y = To<C>(b[off[1]]);
+    const C x = To<C>(u), y = To<C>(v);
     if constexpr (std::is_integral_v<C>) {
       if (y == 0) {
         *int_by_zero = 1;
-        out[i] = 0;
-        return;
+        return T(0);
       }
     }
-    out[i] = To<T>(Fmod(x, y));
+    return To<T>(Fmod(x, y));
+  }
+  bool Aligned() const { return AlignedVec<kN>(a) && AlignedVec<kN>(b) && AlignedVec<kN>(out); }
+  __device__ void At(int64_t i, const int64_t (&off)[2]) const {
+    out[i] = Op(a[off[0]], b[off[1]]);
+  }
+  __device__ void Packed(int64_t p) const {
+    Vec<T, kN> x = Load<kN>(a, p);
+    const Vec<T, kN> y = Load<kN>(b, p);
+#pragma unroll
+    for (int j = 0; j < kN; ++j) x.v[j] = Op(x.v[j], y.v[j]);
+    Store<kN>(out, p, x);
   }
 };
 
 template <typename U>
 struct WhereFn {
+  static constexpr int kN = 16 / sizeof(U);
   const bool* cond;
   const U* x;
   const U* y;
   U* out;
-  __device__ void operator()(int64_t i, const int64_t (&off)[3]) const {
+
+  bool Aligned() const {
+    return AlignedVec<kN>(cond) && AlignedVec<kN>(x) && AlignedVec<kN>(y) && AlignedVec<kN>(out);
+  }
+  __device__ void At(int64_t i, const int64_t (&off)[3]) const {
     out[i] = cond[off[0]] ? x[off[1]] : y[off[2]];
+  }
+  __device__ void Packed(int64_t p) const {
+    const Vec<bool, kN> c = Load<kN>(cond, p);
+    Vec<U, kN> r = Load<kN>(x, p);
+    const Vec<U, kN> other = Load<kN>(y, p);
+#pragma unroll
+    for (int j = 0; j < kN; ++j) r.v[j] = c.v[j] ? r.v[j] : other.v[j];
+    Store<kN>(out, p, r);
   }
 };
 
-// ------------------------------------------------------------------ cast --
+// y = op(x) for one contiguous operand, In and Out of any sizes.
+template <typename In, typename Out, typename Op>
+struct MapFn {
+  static constexpr int kN = 16 / (sizeof(In) > sizeof(Out) ? sizeof(In) : sizeof(Out));
+  const In* x;
+  Out* y;
+  Op op;
+
+  bool Aligned() const { return AlignedVec<kN>(x) && AlignedVec<kN>(y); }
+  __device__ void At(int64_t i, const int64_t (&off)[1]) const { y[i] = op(x[off[0]]); }
+  __device__ void Packed(int64_t p) const {
+    const Vec<In, kN> v = Load<kN>(x, p);
+    Vec<Out, kN> r;
+#pragma unroll
+    for (int j = 0; j < kN; ++j) r.v[j] = op(v.v[j]);
+    Store<kN>(y, p, r);
+  }
+};
+
+// ------------------------------------------------------ cast, logical_not --
 
 // ConvertElement (oneflow_sbp/element_type.h) on the device: the same
 // cases in the same order, with the CUDA half types.
@@ -136,24 +226,32 @@ __device__ __forceinline__ Out Convert(In v) {
 }
 
 template <typename Out, typename In>
-__global__ void CastKernel(const In* x, Out* y, int64_t n) {
-  GRID_STRIDE(i, n) { y[i] = Convert<Out>(x[i]); }
-}
+struct ConvertOp {
+  __device__ __forceinline__ Out operator()(In v) const { return Convert<Out>(v); }
+};
 
 template <typename T>
-__global__ void LogicalNotKernel(const T* x, T* y, int64_t n) {
-  using C = ComputeT<T>;
-  GRID_STRIDE(i, n) { y[i] = To<T>(C(To<C>(x[i]) == C(0))); }
-}
+struct NotOp {  // the CPU's C(x == C(0)) in x's dtype
+  __device__ __forceinline__ T operator()(T v) const {
+    using C = ComputeT<T>;
+    return To<T>(C(To<C>(v) == C(0)));
+  }
+};
 
 // ------------------------------------------------------------------ tril --
 
-template <typename U>
+// N consecutive elements of a row per step (N divides cols; N = 1: one).
+template <typename U, int N>
 __global__ void TrilKernel(int64_t n, int64_t rows, int64_t cols, int64_t lead, const U* x,
                            U* y) {
-  GRID_STRIDE(e, n) {
-    const int64_t j = e % cols, i = (e / cols) % rows;
-    y[e] = j <= i + lead ? x[e] : U(0);  // all-zero bytes: 0 in every dtype
+  GRID_STRIDE(p, n / N) {
+    const int64_t e = p * N, j = e % cols, i = (e / cols) % rows;
+    Vec<U, N> v = Load<N>(x, p);
+#pragma unroll
+    for (int k = 0; k < N; ++k) {
+      if (j + k > i + lead) v.v[k] = U(0);  // all-zero bytes: 0 in every dtype
+    }
+    Store<N>(y, p, v);
   }
 }
 
@@ -221,9 +319,8 @@ std::string Cast(int from, int to, const void* x, void* y, int64_t n) {
     using In = decltype(in_tag);
     return DispatchAll("cast", to, [&](auto out_tag) -> std::string {
       using Out = decltype(out_tag);
-      CastKernel<Out, In><<<GridFor(n, kThreads), kThreads, 0, Stream()>>>(
-          static_cast<const In*>(x), static_cast<Out*>(y), n);
-      return LaunchError("cast");
+      return LaunchMap("cast", n, MapFn<In, Out, ConvertOp<Out, In>>{
+                                      static_cast<const In*>(x), static_cast<Out*>(y), {}});
     });
   });
 }
@@ -235,9 +332,8 @@ std::string LogicalNot(int dtype, const void* x, void* y, int64_t n) {
     if constexpr (sizeof(T) == 1 && !std::is_same_v<T, bool>) {
       return "logical_not: unsupported dtype " + std::to_string(dtype);
     } else {
-      LogicalNotKernel<T><<<GridFor(n, kThreads), kThreads, 0, Stream()>>>(
-          static_cast<const T*>(x), static_cast<T*>(y), n);
-      return LaunchError("logical_not");
+      return LaunchMap("logical_not", n, MapFn<T, T, NotOp<T>>{static_cast<const T*>(x),
+                                                               static_cast<T*>(y), {}});
     }
   });
 }
@@ -248,8 +344,15 @@ std::string Tril(int elem_bytes, int64_t mats, int64_t rows, int64_t cols, int64
   if (n == 0) return "";
   return DispatchBytes("tril", elem_bytes, [&](auto tag) -> std::string {
     using U = decltype(tag);
-    TrilKernel<U><<<GridFor(n, kThreads), kThreads, 0, Stream()>>>(
-        n, rows, cols, lead, static_cast<const U*>(x), static_cast<U*>(y));
+    constexpr int kN = 16 / sizeof(U);
+    if (cols % kN == 0 && AlignedVec<kN>(static_cast<const U*>(x)) &&
+        AlignedVec<kN>(static_cast<U*>(y))) {
+      TrilKernel<U, kN><<<GridFor(n / kN, kThreads), kThreads, 0, Stream()>>>(
+          n, rows, cols, lead, static_cast<const U*>(x), static_cast<U*>(y));
+    } else {
+      TrilKernel<U, 1><<<GridFor(n, kThreads), kThreads, 0, Stream()>>>(
+          n, rows, cols, lead, static_cast<const U*>(x), static_cast<U*>(y));
+    }
     return LaunchError("tril");
   });
 }
