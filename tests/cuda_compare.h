@@ -11,6 +11,7 @@
 #include "gtest/gtest.h"
 #include "oneflow_sbp/cuda/cuda_device.h"
 #include "oneflow_sbp/local_tensor.h"
+#include "ops/kernels/kernel_registry.h"
 #include "ops/kernels/shard_harness.h"
 #include "tests/infer_test_util.h"
 #include "tests/kernel_test_util.h"
@@ -52,6 +53,39 @@ inline std::string CompareWithCpu(const Case& c, const std::string& cpu_placemen
     tol.atol *= 4;
     const std::string diff = kernels::CompareTensors((*got)[i], (*want)[i], tol);
     if (!diff.empty()) return c.op + " output " + std::to_string(i) + ": " + diff;
+  }
+  return "";
+}
+
+// The optimizer updates (adam_update, sgd_update) have no outputs: they
+// write their mutable inputs in place. Runs `c` on one rank on the CPU and
+// on the GPU (every blob B) and compares every input after the update.
+inline std::string CompareUpdateWithCpu(const Case& c) {
+  const int n = static_cast<int>(c.inputs.size());
+  absl::StatusOr<std::shared_ptr<const OpCall>> call = testing::MakeCall(c.op, n, c.attrs);
+  if (!call.ok()) return std::string(call.status().message());
+  std::vector<TensorDesc> descs;
+  for (const LocalTensor& t : c.inputs) descs.push_back({*Shape::Make(t.dims()), t.dtype()});
+  const NdSbpSignature sig(n, *NdSbp::Parse("B"));
+  std::vector<LocalTensor> state[2];
+  for (int dev = 0; dev < 2; ++dev) {
+    const DeviceType device = dev == 0 ? DeviceType::kCpu : DeviceType::kCuda;
+    // Clones: the CPU run must not write the caller's tensors.
+    for (const LocalTensor& t : c.inputs) {
+      state[dev].push_back(dev == 0 ? t.Clone() : *t.CopyTo(device));
+    }
+    absl::StatusOr<kernels::KernelContext> ctx = kernels::KernelContext::Make(
+        *call, *Placement::Parse(dev == 0 ? "cpu:0" : "cuda:0"), 0, descs, sig, state[dev], {});
+    absl::Status s = ctx.ok() ? kernels::RunKernel(*ctx) : ctx.status();
+    if (!s.ok()) return (dev == 0 ? "cpu: " : "cuda: ") + std::string(s.message());
+  }
+  for (int i = 0; i < n; ++i) {
+    kernels::Tolerance tol = kernels::DefaultTolerance(state[0][i].dtype());
+    tol.rtol *= 4;  // float on the GPU, double on the CPU
+    tol.atol *= 4;
+    const std::string diff =
+        kernels::CompareTensors(*state[1][i].CopyTo(DeviceType::kCpu), state[0][i], tol);
+    if (!diff.empty()) return c.op + " input " + std::to_string(i) + ": " + diff;
   }
   return "";
 }

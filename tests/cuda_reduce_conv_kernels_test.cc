@@ -1,0 +1,150 @@
+// The CUDA reduce_prod, reduce_nansum, reduce_sum_like (and the integer
+// dtypes of reduce_sum/max/min), sgd_update, conv2d and argwhere kernels
+// against the CPU kernels on the same inputs (GPU only; without a device
+// main() prints "SKIPPED: no CUDA device" and every test skips: a skip is
+// not a pass). One rank, split layouts where the op has them, and the
+// error cases (layouts the kernels cannot compute, bad attributes,
+// unsupported dtypes).
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "gtest/gtest.h"
+#include "oneflow_sbp/cuda/cuda_device.h"
+#include "oneflow_sbp/local_tensor.h"
+#include "tests/cuda_compare.h"
+#include "tests/kernel_test_util.h"
+
+namespace oneflow_sbp {
+namespace {
+
+using testing::Case;
+using testing::CompareSharded;
+using testing::CompareUpdateWithCpu;
+using testing::CompareWithCpu;
+using testing::GridTensor;
+using testing::IntTensor;
+using testing::RunOnRank;
+
+const DataType kFloatingTypes[] = {DataType::kFloat32, DataType::kFloat64, DataType::kFloat16,
+                                   DataType::kBFloat16};
+const DataType kNumericTypes[] = {DataType::kFloat32, DataType::kFloat64, DataType::kFloat16,
+                                  DataType::kBFloat16, DataType::kInt32,   DataType::kInt64};
+
+bool IsInt(DataType t) { return t == DataType::kInt32 || t == DataType::kInt64; }
+
+// Values in [-1, 1.5] (integers in [-3, 3]): products of a few dozen stay
+// inside every floating dtype; integer products wrap alike on both sides.
+LocalTensor Values(DataType t, const std::vector<int64_t>& dims, uint64_t seed) {
+  return IsInt(t) ? IntTensor(t, dims, seed, -3, 3) : GridTensor(t, dims, seed, -1, 1.5);
+}
+
+// The CPU kernel's error on a call and the CUDA kernel's: "" when both
+// fail with `want` (the kernels share their checks, so they must agree).
+std::string SameError(absl::StatusCode want, const std::string& op,
+                      const std::vector<LocalTensor>& inputs,
+                      const std::vector<std::string>& attrs, const std::string& ranks,
+                      const std::vector<std::string>& signature, int64_t rank = 0) {
+  for (DeviceType d : {DeviceType::kCpu, DeviceType::kCuda}) {
+    const std::string where = d == DeviceType::kCpu ? "cpu" : "cuda";
+    const absl::Status s =
+        RunOnRank(op, inputs, attrs, where + ":" + ranks, signature, rank, d).status();
+    if (s.code() != want) return where + ": " + s.ToString();
+  }
+  return "";
+}
+
+// --------------------------------------------------------------- reduce --
+
+TEST(CudaReduceConvKernelsTest, ReductionsMatchCpu) {
+  REQUIRE_DEVICE();
+  for (DataType t : kNumericTypes) {
+    std::vector<std::string> ops = {"reduce_prod", "reduce_sum", "reduce_max", "reduce_min"};
+    if (!IsInt(t)) ops.push_back("reduce_nansum");
+    for (const std::string& op : ops) {
+      for (const char* axis : {"axis=0", "axis=1", "axis=[0,2]", "axis=-1", "axis=[0,1,2]"}) {
+        for (const char* keep : {"keepdims=false", "keepdims=true"}) {
+          EXPECT_EQ(CompareWithCpu({op, {Values(t, {5, 7, 3}, 4)}, {axis, keep}}), "")
+              << op << " " << DataTypeName(t) << " " << axis << " " << keep;
+        }
+      }
+      // A long reduced row (many threads of the block, the tree reduction).
+      EXPECT_EQ(CompareWithCpu({op, {Values(t, {3, 1000}, 5)}, {"axis=1"}}), "")
+          << op << " " << DataTypeName(t);
+      // Kept dim split (S(0) -> S(0)); reduced dim split (S(1) -> P, the
+      // sum family's addends).
+      EXPECT_EQ(CompareSharded({op, {Values(t, {5, 7}, 6)}, {"axis=1"}},
+                               {"0-1", {"S(0)", "S(0)"}, 1}),
+                "")
+          << op << " " << DataTypeName(t);
+      if (op == "reduce_sum" || op == "reduce_nansum") {
+        EXPECT_EQ(CompareSharded({op, {Values(t, {5, 7}, 6)}, {"axis=1"}},
+                                 {"0-2", {"S(1)", "P"}, 2}),
+                  "")
+            << op << " " << DataTypeName(t);
+      }
+    }
+  }
+}
+
+TEST(CudaReduceConvKernelsTest, NanSumSkipsNaNAndProdPropagatesIt) {
+  REQUIRE_DEVICE();
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  for (DataType t : kFloatingTypes) {
+    const LocalTensor x = testing::Tensor(t, {2, 3}, {1, nan, 3, nan, nan, 0.5});
+    for (const char* op : {"reduce_nansum", "reduce_prod", "reduce_sum"}) {
+      EXPECT_EQ(CompareWithCpu({op, {x}, {"axis=1"}}), "") << op << " " << DataTypeName(t);
+    }
+  }
+}
+
+TEST(CudaReduceConvKernelsTest, ReduceSumLikeMatchesCpu) {
+  REQUIRE_DEVICE();
+  for (DataType t : kNumericTypes) {
+    const LocalTensor x = Values(t, {5, 6, 7}, 8);
+    // Same rank as like (kept as 1s), lower rank (dropped), several axes.
+    EXPECT_EQ(CompareWithCpu({"reduce_sum_like", {x, Values(t, {5, 1, 7}, 9)}, {"axis=1"}}), "")
+        << DataTypeName(t);
+    EXPECT_EQ(CompareWithCpu({"reduce_sum_like", {x, Values(t, {5, 7}, 9)}, {"axis=1"}}), "")
+        << DataTypeName(t);
+    EXPECT_EQ(CompareWithCpu({"reduce_sum_like", {x, Values(t, {6}, 9)}, {"axis=[0,2]"}}), "")
+        << DataTypeName(t);
+    // x and like split alike on a kept dim; x split on the reduced dim
+    // (like B, out P: addends).
+    EXPECT_EQ(CompareSharded({"reduce_sum_like", {x, Values(t, {5, 7}, 9)}, {"axis=1"}},
+                             {"0-1", {"S(0)", "S(0)", "S(0)"}, 1}),
+              "")
+        << DataTypeName(t);
+    EXPECT_EQ(CompareSharded({"reduce_sum_like", {x, Values(t, {5, 7}, 9)}, {"axis=1"}},
+                             {"0-2", {"S(1)", "B", "P"}, 1}),
+              "")
+        << DataTypeName(t);
+  }
+}
+
+TEST(CudaReduceConvKernelsTest, ReduceErrorsAreStatuses) {
+  REQUIRE_DEVICE();
+  const LocalTensor x = GridTensor(DataType::kFloat32, {5, 6, 7}, 1);
+  // A bad axis: kInvalidArgument naming the attribute, as on the CPU.
+  EXPECT_EQ(SameError(absl::StatusCode::kInvalidArgument, "reduce_prod", {x}, {"axis=3"}, "0",
+                      {"B", "B"}),
+            "");
+  EXPECT_EQ(SameError(absl::StatusCode::kInvalidArgument, "reduce_sum_like",
+                      {x, GridTensor(DataType::kFloat32, {5, 7}, 2)}, {"axis=-4"}, "0",
+                      {"B", "B", "B"}),
+            "");
+}
+
+}  // namespace
+}  // namespace oneflow_sbp
+
+int main(int argc, char** argv) {
+  ::testing::InitGoogleTest(&argc, argv);
+  if (oneflow_sbp::cuda::DeviceCount() == 0) {
+    std::printf("SKIPPED: no CUDA device\n");
+  }
+  return RUN_ALL_TESTS();
+}
