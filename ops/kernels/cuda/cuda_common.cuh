@@ -55,6 +55,16 @@ inline std::string LaunchError(const char* kernel) {
   return std::string(kernel) + ": " + cudaGetErrorString(e);
 }
 
+// 16 bytes of T: one vector load or store of the memory-bound kernels
+// (elementwise.cu, sgd.cu), used where every pointer is Aligned16.
+template <typename T>
+struct alignas(16) Pack {
+  static constexpr int kN = 16 / sizeof(T);
+  T v[kN];
+};
+
+inline bool Aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
+
 // Grid for a grid-stride loop over n items.
 inline unsigned GridFor(int64_t n, int threads) {
   int64_t blocks = (n + threads - 1) / threads;

@@ -10,12 +10,6 @@
 namespace oneflow_sbp::kernels::cuda {
 namespace {
 
-template <typename T>
-struct alignas(16) Pack {
-  static constexpr int kN = 16 / sizeof(T);
-  T v[kN];
-};
-
 template <typename C>
 __device__ __forceinline__ C Sigmoid(C x) { return C(1) / (C(1) + exp(-x)); }
 template <typename C>
@@ -80,8 +74,6 @@ __global__ void UnaryScalarKernel(UnaryCode op, const T* x, T* y, int64_t n) {
     y[i] = To<T>(ApplyUnary<C>(op, To<C>(x[i])));
   }
 }
-
-bool Aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
 
 template <typename C>
 __device__ __forceinline__ C ApplyBinary(BinaryCode op, C a, C b) {
