@@ -72,7 +72,9 @@ inline std::string CompareUpdateWithCpu(const Case& c) {
     const DeviceType device = dev == 0 ? DeviceType::kCpu : DeviceType::kCuda;
     // Clones: the CPU run must not write the caller's tensors.
     for (const LocalTensor& t : c.inputs) {
-      state[dev].push_back(dev == 0 ? t.Clone() : *t.CopyTo(device));
+      absl::StatusOr<LocalTensor> copy = dev == 0 ? t.Clone() : t.CopyTo(device);
+      if (!copy.ok()) return "cuda: " + std::string(copy.status().message());
+      state[dev].push_back(*std::move(copy));
     }
     absl::StatusOr<kernels::KernelContext> ctx = kernels::KernelContext::Make(
         *call, *Placement::Parse(dev == 0 ? "cpu:0" : "cuda:0"), 0, descs, sig, state[dev], {});

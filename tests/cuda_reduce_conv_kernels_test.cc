@@ -138,6 +138,156 @@ TEST(CudaReduceConvKernelsTest, ReduceErrorsAreStatuses) {
             "");
 }
 
+// ----------------------------------------------------------- sgd_update --
+
+TEST(CudaReduceConvKernelsTest, SgdUpdateMatchesCpu) {
+  REQUIRE_DEVICE();
+  for (DataType t : kFloatingTypes) {
+    // 1003 elements: the 16-byte vector body and a scalar tail.
+    for (const std::vector<int64_t>& dims : {std::vector<int64_t>{1003}, {4, 6}}) {
+      const LocalTensor w = GridTensor(t, dims, 1), g = GridTensor(t, dims, 2);
+      EXPECT_EQ(CompareUpdateWithCpu({"sgd_update", {w, g}, {}}), "") << DataTypeName(t);
+      EXPECT_EQ(CompareUpdateWithCpu(
+                    {"sgd_update", {w, g}, {"learning_rate=0.5", "scale=2", "weight_decay=0.25"}}),
+                "")
+          << DataTypeName(t);
+    }
+  }
+}
+
+TEST(CudaReduceConvKernelsTest, SgdUpdateMismatchedShardsAreStatuses) {
+  REQUIRE_DEVICE();
+  const LocalTensor t = GridTensor(DataType::kFloat32, {4, 6}, 1);
+  // model and model_diff split differently: not elementwise on the shards.
+  EXPECT_EQ(SameError(absl::StatusCode::kInternal, "sgd_update", {t, t}, {}, "0-1",
+                      {"S(0)", "S(1)"}),
+            "");
+}
+
+// ---------------------------------------------------------------- conv2d --
+
+struct ConvCase {
+  std::vector<int64_t> in, weight;  // NCHW, [F, C/groups, kh, kw]
+  std::vector<std::string> attrs;   // besides filters and kernel_size
+};
+
+std::vector<std::string> ConvAttrs(const ConvCase& c) {
+  std::vector<std::string> a = {
+      "filters=" + std::to_string(c.weight[0]),
+      "kernel_size=" + std::to_string(c.weight[2]) + "," + std::to_string(c.weight[3])};
+  a.insert(a.end(), c.attrs.begin(), c.attrs.end());
+  return a;
+}
+
+const std::vector<ConvCase>& ConvCases() {
+  static const auto* cases = new std::vector<ConvCase>{
+      {{2, 3, 6, 5}, {4, 3, 3, 3}, {}},
+      {{3, 4, 7, 6}, {5, 4, 3, 2}, {"strides=2,2", "padding_before=1,1"}},
+      {{2, 2, 7, 7}, {3, 2, 2, 2}, {"strides=1,2", "padding_before=1,0", "dilation_rate=2,2"}},
+      {{2, 4, 5, 5}, {6, 2, 3, 3}, {"padding_before=1,1", "groups=2"}},
+      {{3, 3, 5, 4}, {3, 1, 2, 2}, {"padding_before=0,1", "groups=3"}},  // depthwise
+      {{1, 5, 4, 4}, {7, 5, 1, 1}, {}},                                   // 1x1
+  };
+  return *cases;
+}
+
+TEST(CudaReduceConvKernelsTest, Conv2dMatchesCpu) {
+  REQUIRE_DEVICE();
+  for (const ConvCase& c : ConvCases()) {
+    for (DataType t : kFloatingTypes) {
+      const LocalTensor in = GridTensor(t, c.in, 1, -1, 1);
+      const LocalTensor w = GridTensor(t, c.weight, 2, -1, 1);
+      const LocalTensor bias = GridTensor(t, {c.weight[0]}, 3);
+      // _add_to_output shaped as out: the CPU's output for the same call.
+      absl::StatusOr<std::vector<LocalTensor>> out =
+          testing::RunOnce("conv2d", {in, w}, ConvAttrs(c));
+      ASSERT_TRUE(out.ok()) << out.status();
+      const LocalTensor add = GridTensor(t, std::vector<int64_t>((*out)[0].dims().begin(), (*out)[0].dims().end()), 4);
+      EXPECT_EQ(CompareWithCpu({"conv2d", {in, w}, ConvAttrs(c)}), "") << DataTypeName(t);
+      EXPECT_EQ(CompareWithCpu({"conv2d", {in, w, bias}, ConvAttrs(c)}), "") << DataTypeName(t);
+      EXPECT_EQ(CompareWithCpu({"conv2d", {in, w, bias, add}, ConvAttrs(c)}), "")
+          << DataTypeName(t);
+    }
+  }
+}
+
+TEST(CudaReduceConvKernelsTest, Conv2dSplitLayoutsMatchCpu) {
+  REQUIRE_DEVICE();
+  const ConvCase& c = ConvCases()[1];
+  for (DataType t : {DataType::kFloat32, DataType::kFloat64}) {
+    const LocalTensor in = GridTensor(t, c.in, 1, -1, 1);
+    const LocalTensor w = GridTensor(t, c.weight, 2, -1, 1);
+    const LocalTensor bias = GridTensor(t, {c.weight[0]}, 3);
+    for (int64_t r = 0; r < 2; ++r) {
+      // Batch split (3 images over 2 ranks: uneven).
+      EXPECT_EQ(CompareSharded({"conv2d", {in, w}, ConvAttrs(c)}, {"0-1", {"S(0)", "B", "S(0)"}, r}),
+                "")
+          << DataTypeName(t) << " rank " << r;
+      // Filter split, bias split alike.
+      EXPECT_EQ(CompareSharded({"conv2d", {in, w, bias}, ConvAttrs(c)},
+                               {"0-1", {"B", "S(0)", "S(0)", "S(1)"}, r}),
+                "")
+          << DataTypeName(t) << " rank " << r;
+      // In-channel split: each rank's product is an addend (out P).
+      EXPECT_EQ(CompareSharded({"conv2d", {in, w}, ConvAttrs(c)}, {"0-1", {"S(1)", "S(1)", "P"}, r}),
+                "")
+          << DataTypeName(t) << " rank " << r;
+    }
+  }
+}
+
+TEST(CudaReduceConvKernelsTest, Conv2dBadLayoutsAreStatuses) {
+  REQUIRE_DEVICE();
+  const ConvCase& c = ConvCases()[0];
+  const LocalTensor in = GridTensor(DataType::kFloat32, c.in, 1);
+  const LocalTensor w = GridTensor(DataType::kFloat32, c.weight, 2);
+  // Channels split in the input only; a split image height.
+  EXPECT_EQ(SameError(absl::StatusCode::kInternal, "conv2d", {in, w}, ConvAttrs(c), "0-1",
+                      {"S(1)", "B", "P"}),
+            "");
+  EXPECT_EQ(SameError(absl::StatusCode::kInternal, "conv2d", {in, w}, ConvAttrs(c), "0-1",
+                      {"S(2)", "B", "S(2)"}),
+            "");
+}
+
+// -------------------------------------------------------------- argwhere --
+
+TEST(CudaReduceConvKernelsTest, ArgwhereMatchesCpu) {
+  REQUIRE_DEVICE();
+  for (const char* index : {"dtype=i32", "dtype=i64"}) {
+    for (DataType t : {DataType::kFloat32, DataType::kFloat64, DataType::kFloat16,
+                       DataType::kBFloat16, DataType::kInt8, DataType::kInt32, DataType::kInt64,
+                       DataType::kUInt8}) {
+      // Mostly zeros and ones; 5000 elements span many scan blocks.
+      for (const std::vector<int64_t>& dims :
+           {std::vector<int64_t>{7}, {3, 4, 5}, {50, 100}, {2, 3, 2, 2, 3}}) {
+        EXPECT_EQ(CompareWithCpu({"argwhere", {IntTensor(t, dims, 5, 0, 1)}, {index}}), "")
+            << DataTypeName(t) << " " << index;
+      }
+      // All zero: output_size 0 and every row zero.
+      EXPECT_EQ(CompareWithCpu({"argwhere", {IntTensor(t, {4, 3}, 5, 0, 0)}, {index}}), "")
+          << DataTypeName(t) << " " << index;
+    }
+    EXPECT_EQ(CompareWithCpu({"argwhere", {testing::BoolTensor({6, 7}, 3)}, {index}}), "")
+        << index;
+    // NaN is nonzero.
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    EXPECT_EQ(CompareWithCpu({"argwhere",
+                              {testing::Tensor(DataType::kFloat32, {2, 3}, {0, 1.5, 0, -2, 0, nan})},
+                              {index}}),
+              "")
+        << index;
+  }
+}
+
+TEST(CudaReduceConvKernelsTest, ArgwhereOfASplitInputIsAStatus) {
+  REQUIRE_DEVICE();
+  EXPECT_EQ(SameError(absl::StatusCode::kInternal, "argwhere",
+                      {GridTensor(DataType::kFloat32, {4, 3}, 1)}, {}, "0-1",
+                      {"S(0)", "B", "B"}),
+            "");
+}
+
 }  // namespace
 }  // namespace oneflow_sbp
 
