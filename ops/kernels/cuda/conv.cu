@@ -1,8 +1,10 @@
 // conv2d on CUDA as im2col plus cuBLAS (Gemm, gemm.cu): the CPU kernel's
-// decomposition (ops/kernels/cpu/conv_kernels.cc), with every image's
-// im2col matrix built at once so each group is one strided-batched gemm
-// over the images. Products accumulate in f32 for halves (cuBLAS compute
+// decomposition (ops/kernels/cpu/conv_kernels.cc), with a chunk of
+// images' im2col matrices built at once so each group is one
+// strided-batched gemm over the chunk's images. Products accumulate in f32 for halves (cuBLAS compute
 // type), where the CPU accumulates halves in float too.
+#include <algorithm>
+
 #include "ops/kernels/cuda/cuda_common.cuh"
 #include "ops/kernels/cuda/cuda_launch.h"
 #include "ops/kernels/cuda/reduce_conv.h"
@@ -11,6 +13,8 @@ namespace oneflow_sbp::kernels::cuda {
 namespace {
 
 constexpr int kThreads = 256;
+// Cap of the im2col scratch (one image's matrices may exceed it).
+constexpr int64_t kScratchBytes = int64_t{256} << 20;
 
 // col[n][gr][(c*kh + i)*kw + j][y*ow + x] =
 //   in[n, gr*cg + c, y*sh - ph + i*dh, x*sw - pw + j*dw], 0 in the padding.
@@ -54,7 +58,7 @@ std::string Conv2d(int dtype, const ConvGeometry& g, const void* in, const void*
   const int64_t out_n = g.n * g.f * plane;
   if (out_n == 0) return "";
   const int64_t fg = g.f / g.groups, patch = g.cg * g.kh * g.kw;
-  const int64_t col_n = g.n * g.c * g.kh * g.kw * plane;  // = n * groups * patch * plane
+  const int64_t image_col = g.c * g.kh * g.kw * plane;  // = groups * patch * plane
   return DispatchFloating("conv2d", dtype, [&](auto tag) -> std::string {
     using T = decltype(tag);
     ConvInitKernel<T><<<GridFor(out_n, kThreads), kThreads, 0, Stream()>>>(
@@ -62,20 +66,32 @@ std::string Conv2d(int dtype, const ConvGeometry& g, const void* in, const void*
         static_cast<T*>(out));
     std::string err = LaunchError("conv2d init");
     if (!err.empty() || patch == 0) return err;
+    // Images in chunks whose im2col matrices fit kScratchBytes (at least
+    // one image a chunk), so a large batch does not need N times the
+    // scratch.
+    const int64_t chunk = std::max<int64_t>(
+        1, std::min<int64_t>(g.n, kScratchBytes / std::max<int64_t>(1, image_col * sizeof(T))));
     Upload col;  // scratch, freed after the stream drains
-    err = col.Allocate(col_n * static_cast<int64_t>(sizeof(T)));
+    err = col.Allocate(chunk * image_col * static_cast<int64_t>(sizeof(T)));
     if (!err.empty()) return "conv2d im2col scratch: " + err;
-    Im2ColKernel<T><<<GridFor(col_n, kThreads), kThreads, 0, Stream()>>>(
-        g, static_cast<const T*>(in), col.at<T>(0), col_n);
-    err = LaunchError("conv2d im2col");
-    for (int64_t gr = 0; err.empty() && gr < g.groups; ++gr) {
-      // out[n, gr*fg:(gr+1)*fg] += weight[gr] [fg, patch] x col[n][gr] [patch, plane]
-      err = Gemm(dtype, false, false, fg, plane, patch, 1.0,
-                 static_cast<const T*>(weight) + gr * fg * patch, /*stride_a=*/0,
-                 col.at<T>(0) + gr * patch * plane, /*stride_b=*/g.groups * patch * plane, 1.0,
-                 static_cast<T*>(out) + gr * fg * plane, /*stride_c=*/g.f * plane, g.n);
+    for (int64_t n0 = 0; err.empty() && n0 < g.n; n0 += chunk) {
+      ConvGeometry part = g;
+      part.n = std::min(chunk, g.n - n0);
+      const int64_t col_n = part.n * image_col;
+      Im2ColKernel<T><<<GridFor(col_n, kThreads), kThreads, 0, Stream()>>>(
+          part, static_cast<const T*>(in) + n0 * g.c * g.h * g.w, col.at<T>(0), col_n);
+      err = LaunchError("conv2d im2col");
+      T* out_chunk = static_cast<T*>(out) + n0 * g.f * plane;
+      for (int64_t gr = 0; err.empty() && gr < g.groups; ++gr) {
+        // out[n, gr*fg:(gr+1)*fg] += weight[gr] [fg, patch] x col[n][gr] [patch, plane]
+        err = Gemm(dtype, false, false, fg, plane, patch, 1.0,
+                   static_cast<const T*>(weight) + gr * fg * patch, /*stride_a=*/0,
+                   col.at<T>(0) + gr * patch * plane, /*stride_b=*/image_col, 1.0,
+                   out_chunk + gr * fg * plane, /*stride_c=*/g.f * plane, part.n);
+        if (!err.empty()) err = "conv2d: " + err;
+      }
     }
-    return err.empty() ? "" : "conv2d: " + err;
+    return err;
   });
 }
 

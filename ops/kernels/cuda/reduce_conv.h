@@ -26,7 +26,8 @@ std::string SgdUpdate(int dtype, int64_t n, double lr, double scale, double weig
 // _add_to_output (add, may be null) plus bias[f] (may be null), then each
 // group adds its filters [f/groups, cg*kh*kw] times the im2col matrix
 // [cg*kh*kw, oh*ow] of every image (cuBLAS, one strided batch over the
-// images per group). The im2col matrices live in device scratch.
+// images per group). The im2col matrices live in device scratch of at
+// most 256 MiB (or one image's), images taken in chunks that fit.
 std::string Conv2d(int dtype, const ConvGeometry& g, const void* in, const void* weight,
                    const void* bias, const void* add, void* out);
 
