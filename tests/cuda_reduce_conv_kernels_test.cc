@@ -152,6 +152,15 @@ TEST(CudaReduceConvKernelsTest, SgdUpdateMatchesCpu) {
                 "")
           << DataTypeName(t);
     }
+    // Every operand split alike: the update is elementwise on the shards
+    // (7 rows over 3 ranks: uneven).
+    const LocalTensor w = GridTensor(t, {7, 5}, 1), g = GridTensor(t, {7, 5}, 2);
+    for (int64_t r = 0; r < 3; ++r) {
+      EXPECT_EQ(CompareUpdateWithCpu({"sgd_update", {w, g}, {"weight_decay=0.1"}}, "0-2", "S(0)",
+                                     r),
+                "")
+          << DataTypeName(t) << " rank " << r;
+    }
   }
 }
 
