@@ -245,6 +245,17 @@ TEST(CudaReduceConvKernelsTest, Conv2dSplitLayoutsMatchCpu) {
   }
 }
 
+TEST(CudaReduceConvKernelsTest, Conv2dLargeBatchTakesImagesInChunks) {
+  REQUIRE_DEVICE();
+  // One image's im2col matrices: 64*3*3 x 128*128 f32 = 36 MiB, so 8
+  // images (288 MiB) exceed conv.cu's 256 MiB scratch: chunks of 7 and 1.
+  const ConvCase c{{8, 64, 128, 128}, {4, 64, 3, 3}, {"padding_before=1,1"}};
+  const LocalTensor in = GridTensor(DataType::kFloat32, c.in, 1, -1, 1);
+  const LocalTensor w = GridTensor(DataType::kFloat32, c.weight, 2, -1, 1);
+  const LocalTensor bias = GridTensor(DataType::kFloat32, {c.weight[0]}, 3);
+  EXPECT_EQ(CompareWithCpu({"conv2d", {in, w, bias}, ConvAttrs(c)}), "");
+}
+
 TEST(CudaReduceConvKernelsTest, Conv2dBadLayoutsAreStatuses) {
   REQUIRE_DEVICE();
   const ConvCase& c = ConvCases()[0];
