@@ -11,6 +11,7 @@
 #include "gtest/gtest.h"
 #include "oneflow_sbp/cuda/cuda_device.h"
 #include "oneflow_sbp/local_tensor.h"
+#include "ops/kernels/kernel_registry.h"
 #include "ops/kernels/shard_harness.h"
 #include "tests/infer_test_util.h"
 #include "tests/kernel_test_util.h"
@@ -52,6 +53,50 @@ inline std::string CompareWithCpu(const Case& c, const std::string& cpu_placemen
     tol.atol *= 4;
     const std::string diff = kernels::CompareTensors((*got)[i], (*want)[i], tol);
     if (!diff.empty()) return c.op + " output " + std::to_string(i) + ": " + diff;
+  }
+  return "";
+}
+
+// The optimizer updates (adam_update, sgd_update) have no outputs: they
+// write their mutable inputs in place. Runs `c` on rank `rank` of `ranks`
+// (default: one rank, every blob B; `layout` one 1-D sbp for every input,
+// e.g. "S(0)") on the CPU and on the GPU and compares the rank's inputs
+// after the update.
+inline std::string CompareUpdateWithCpu(const Case& c, const std::string& ranks = "0",
+                                        const std::string& layout = "B", int64_t rank = 0) {
+  const int n = static_cast<int>(c.inputs.size());
+  absl::StatusOr<std::shared_ptr<const OpCall>> call = testing::MakeCall(c.op, n, c.attrs);
+  if (!call.ok()) return std::string(call.status().message());
+  std::vector<TensorDesc> descs;
+  for (const LocalTensor& t : c.inputs) descs.push_back({*Shape::Make(t.dims()), t.dtype()});
+  const NdSbpSignature sig(n, *NdSbp::Parse(layout));
+  std::vector<LocalTensor> state[2];
+  for (int dev = 0; dev < 2; ++dev) {
+    const DeviceType device = dev == 0 ? DeviceType::kCpu : DeviceType::kCuda;
+    const Placement placement = *Placement::Parse((dev == 0 ? "cpu:" : "cuda:") + ranks);
+    // Copies of the rank's shards: the CPU run must not write the caller's
+    // tensors.
+    for (int b = 0; b < n; ++b) {
+      absl::StatusOr<std::vector<LocalTensor>> shards =
+          kernels::DistributeTensor(c.inputs[b], sig[b], placement);
+      if (!shards.ok()) return std::string(shards.status().message());
+      const LocalTensor& t = (*shards)[rank];
+      absl::StatusOr<LocalTensor> copy = dev == 0 ? t.Clone() : t.CopyTo(device);
+      if (!copy.ok()) return "cuda: " + std::string(copy.status().message());
+      state[dev].push_back(*std::move(copy));
+    }
+    absl::StatusOr<kernels::KernelContext> ctx =
+        kernels::KernelContext::Make(*call, placement, rank, descs, sig, state[dev], {});
+    absl::Status s = ctx.ok() ? kernels::RunKernel(*ctx) : ctx.status();
+    if (!s.ok()) return (dev == 0 ? "cpu: " : "cuda: ") + std::string(s.message());
+  }
+  for (int i = 0; i < n; ++i) {
+    kernels::Tolerance tol = kernels::DefaultTolerance(state[0][i].dtype());
+    tol.rtol *= 4;  // float on the GPU, double on the CPU
+    tol.atol *= 4;
+    const std::string diff =
+        kernels::CompareTensors(*state[1][i].CopyTo(DeviceType::kCpu), state[0][i], tol);
+    if (!diff.empty()) return c.op + " input " + std::to_string(i) + ": " + diff;
   }
   return "";
 }

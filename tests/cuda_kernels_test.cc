@@ -23,6 +23,7 @@ namespace {
 
 using testing::Case;
 using testing::CompareSharded;
+using testing::CompareUpdateWithCpu;
 using testing::CompareWithCpu;
 using testing::GridTensor;
 using testing::RunOnRank;
@@ -280,41 +281,6 @@ TEST(CudaKernelsTest, LayerNormAndGradsMatchCpu) {
     SCOPED_TRACE(DataTypeName(f));
     LayerNormMatchesCpu(f);
   }
-}
-
-// adam_update has no outputs: it writes model, m and v in place. Runs it
-// on one rank on the CPU and on the GPU (every blob B) and compares those.
-std::string CompareUpdateWithCpu(const Case& c) {
-  const int n = static_cast<int>(c.inputs.size());
-  absl::StatusOr<std::shared_ptr<const OpCall>> call = testing::MakeCall(c.op, n, c.attrs);
-  if (!call.ok()) return std::string(call.status().message());
-  std::vector<TensorDesc> descs;
-  for (const LocalTensor& t : c.inputs) descs.push_back({*Shape::Make(t.dims()), t.dtype()});
-  const NdSbpSignature sig(n, *NdSbp::Parse("B"));
-  std::vector<LocalTensor> state[2];
-  for (int dev = 0; dev < 2; ++dev) {
-    const DeviceType device = dev == 0 ? DeviceType::kCpu : DeviceType::kCuda;
-    // Clones: the CPU run must not write the caller's tensors.
-    for (const LocalTensor& t : c.inputs) {
-      absl::StatusOr<LocalTensor> copy =
-          dev == 0 ? absl::StatusOr<LocalTensor>(t.Clone()) : t.CopyTo(device);
-      if (!copy.ok()) return "cuda: " + std::string(copy.status().message());
-      state[dev].push_back(*std::move(copy));
-    }
-    absl::StatusOr<kernels::KernelContext> ctx = kernels::KernelContext::Make(
-        *call, *Placement::Parse(dev == 0 ? "cpu:0" : "cuda:0"), 0, descs, sig, state[dev], {});
-    absl::Status s = ctx.ok() ? kernels::RunKernel(*ctx) : ctx.status();
-    if (!s.ok()) return (dev == 0 ? "cpu: " : "cuda: ") + std::string(s.message());
-  }
-  for (int i = 0; i < n; ++i) {
-    kernels::Tolerance tol = kernels::DefaultTolerance(state[0][i].dtype());
-    tol.rtol *= 4;  // float on the GPU (double for f64), double on the CPU
-    tol.atol *= 4;
-    const std::string diff =
-        kernels::CompareTensors(*state[1][i].CopyTo(DeviceType::kCpu), state[0][i], tol);
-    if (!diff.empty()) return c.op + " input " + std::to_string(i) + ": " + diff;
-  }
-  return "";
 }
 
 TEST(CudaKernelsTest, AdamUpdateMatchesCpu) {

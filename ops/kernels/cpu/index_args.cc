@@ -169,4 +169,20 @@ absl::StatusOr<EmbeddingGradArgs> CheckEmbeddingGrad(KernelContext& ctx) {
   return args;
 }
 
+absl::Status CheckArgwhere(KernelContext& ctx) {
+  const LocalTensor& input = ctx.input(0);
+  const BlobLayout& l = ctx.input_layout(0);
+  if (input.dims() != LocalDims(l.logical.shape.dims().begin(), l.logical.shape.dims().end())) {
+    return ctx.Internal(absl::StrCat("argwhere needs all of input_0 ", l.logical.ToString(),
+                                     " on every rank, but it is ", l.nd_sbp.ToString()));
+  }
+  const DataType index_dtype = ctx.output(0).dtype();
+  OFS_RETURN_IF_ERROR(ctx.CheckOutput(0, {input.elem_cnt(), input.rank()}, index_dtype));
+  OFS_RETURN_IF_ERROR(ctx.CheckOutput(1, {1}, index_dtype));
+  if (index_dtype != DataType::kInt32 && index_dtype != DataType::kInt64) {
+    return ctx.UnsupportedDtype(index_dtype, ctx.output_bn(0));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace oneflow_sbp::kernels

@@ -1,4 +1,4 @@
-// The index checks of embedding, embedding_grad, gather and dim_gather, shared by the
+// The index checks of embedding, embedding_grad, gather, dim_gather and argwhere, shared by the
 // CPU kernels (index_kernels.cc) and the CUDA glue
 // (ops/kernels/cuda/cuda_embedding_kernels.cc), so both accept and refuse
 // exactly the same calls with the same messages. Index tensors on a device
@@ -60,6 +60,12 @@ struct EmbeddingGradArgs {
 // when scale_grad_by_freq needs their counts or dx is not partial
 // (kInternal), indices in the logical vocab (kInvalidArgument).
 absl::StatusOr<EmbeddingGradArgs> CheckEmbeddingGrad(KernelContext& ctx);
+
+// argwhere(input; dtype) -> output [elem_cnt, rank], output_size [1]:
+// kInternal unless the rank holds all of input (the op is broadcast-only);
+// the outputs' dims and their common index dtype checked (kInternal);
+// an index dtype other than i32 / i64 is kUnimplemented naming output_0.
+absl::Status CheckArgwhere(KernelContext& ctx);
 
 }  // namespace oneflow_sbp::kernels
 

@@ -131,16 +131,9 @@ absl::Status DimGatherKernel(KernelContext& ctx) {
 }
 
 absl::Status ArgwhereKernel(KernelContext& ctx) {
+  OFS_RETURN_IF_ERROR(CheckArgwhere(ctx));
   const LocalTensor& input = ctx.input(0);
-  const BlobLayout& l = ctx.input_layout(0);
-  if (input.dims() != LocalDims(l.logical.shape.dims().begin(), l.logical.shape.dims().end())) {
-    return ctx.Internal(absl::StrCat("argwhere needs all of input_0 ", l.logical.ToString(),
-                                     " on every rank, but it is ", l.nd_sbp.ToString()));
-  }
-  const LocalTensor& output = ctx.output(0);
-  const DataType index_dtype = output.dtype();
-  OFS_RETURN_IF_ERROR(ctx.CheckOutput(0, {input.elem_cnt(), input.rank()}, index_dtype));
-  OFS_RETURN_IF_ERROR(ctx.CheckOutput(1, {1}, index_dtype));
+  const DataType index_dtype = ctx.output(0).dtype();
   std::vector<bool> nonzero(static_cast<size_t>(input.elem_cnt()));
   OFS_RETURN_IF_ERROR(DispatchDtype<AllTypes>(ctx, input.dtype(), "input_0", [&](auto tag) {
     using T = typename decltype(tag)::type;

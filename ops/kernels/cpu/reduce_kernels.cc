@@ -22,12 +22,11 @@
 #include <limits>
 #include <vector>
 
-#include "absl/strings/str_cat.h"
 #include "oneflow_sbp/status_macros.h"
 #include "ops/kernels/cpu/int_arith.h"
+#include "ops/kernels/cpu/reduce_args.h"
 #include "ops/kernels/dtype_dispatch.h"
 #include "ops/kernels/kernel_registry.h"
-#include "ops/op_util.h"
 
 namespace oneflow_sbp::kernels {
 namespace {
@@ -134,18 +133,11 @@ void Reduce(const LocalTensor& x, const std::vector<bool>& reduced, double divis
 }
 
 template <typename Types>
-absl::Status ReduceOver(KernelContext& ctx, ReduceKind kind, const std::vector<bool>& reduced,
-                        const LocalDims& out_dims) {
+absl::Status ReduceOver(KernelContext& ctx, ReduceKind kind, const ReducePlan& plan) {
   const LocalTensor& x = ctx.input(0);
-  OFS_RETURN_IF_ERROR(ctx.CheckOutput(0, out_dims, x.dtype()));
-  double divisor = 0;
-  if (kind == ReduceKind::kMean) {
-    divisor = 1;
-    const Shape& logical = ctx.input_layout(0).logical.shape;
-    for (int d = 0; d < logical.rank(); ++d) {
-      if (reduced[d]) divisor *= static_cast<double>(logical.dim(d));
-    }
-  }
+  OFS_RETURN_IF_ERROR(ctx.CheckOutput(0, plan.out_dims, x.dtype()));
+  const std::vector<bool>& reduced = plan.reduced;
+  const double divisor = kind == ReduceKind::kMean ? LogicalReducedCount(ctx, reduced) : 0;
   return DispatchDtype<Types>(ctx, x.dtype(), ctx.input_bn(0), [&](auto tag) {
     using T = typename decltype(tag)::type;
     LocalTensor& y = ctx.output(0);
@@ -161,51 +153,19 @@ absl::Status ReduceOver(KernelContext& ctx, ReduceKind kind, const std::vector<b
   });
 }
 
-// Flags of the reduced dims of a rank-`rank` input, and the local output
-// dims of `local` reduced over them.
-absl::Status ReducedDims(const KernelContext& ctx, absl::string_view attr, int rank,
-                         const LocalDims& local, bool keepdims, std::vector<bool>* reduced,
-                         LocalDims* out_dims) {
-  OFS_ASSIGN_OR_RETURN(std::vector<int> axes,
-                       ctx.Annotate(ops::NormalizeAxes(ctx.Attr<std::vector<int64_t>>(attr), rank,
-                                                       absl::StrCat("attribute ", attr))));
-  reduced->assign(rank, false);
-  for (int a : axes) (*reduced)[a] = true;
-  out_dims->clear();
-  for (int d = 0; d < rank; ++d) {
-    if (!(*reduced)[d]) out_dims->push_back(local[d]);
-    else if (keepdims) out_dims->push_back(1);
-  }
-  return absl::OkStatus();
-}
-
 template <typename Types>
 KernelFn ReduceKernel(ReduceKind kind) {
   return [kind](KernelContext& ctx) -> absl::Status {
-    const LocalTensor& x = ctx.input(0);
-    std::vector<bool> reduced;
-    LocalDims out_dims;
-    OFS_RETURN_IF_ERROR(ReducedDims(ctx, "axis", x.rank(), x.dims(), ctx.Attr<bool>("keepdims"),
-                                    &reduced, &out_dims));
-    return ReduceOver<Types>(ctx, kind, reduced, out_dims);
+    OFS_ASSIGN_OR_RETURN(const ReducePlan plan, PlanReduce(ctx));
+    return ReduceOver<Types>(ctx, kind, plan);
   };
 }
 
 // reduce_sum_like(x, like): the sum of x over axis, shaped like `like`
 // (same rank: the axes kept as 1s; lower rank: dropped).
 absl::Status ReduceSumLikeKernel(KernelContext& ctx) {
-  const LocalTensor& x = ctx.input(0);
-  const bool keepdims = ctx.input_layout(1).logical.shape.rank() == x.rank();
-  std::vector<bool> reduced;
-  LocalDims out_dims;
-  OFS_RETURN_IF_ERROR(ReducedDims(ctx, "axis", x.rank(), x.dims(), keepdims, &reduced, &out_dims));
-  if (out_dims != ctx.input(1).dims()) {
-    return ctx.Internal(absl::StrCat("x_0's local block ", DimsToString(x.dims()),
-                                     " reduces to ", DimsToString(out_dims), " but like_0's is ",
-                                     DimsToString(ctx.input(1).dims())));
-  }
-  return ReduceOver<DtypeConcat<FloatTypes, HalfTypes, IntTypes>>(ctx, ReduceKind::kSum, reduced,
-                                                                  out_dims);
+  OFS_ASSIGN_OR_RETURN(const ReducePlan plan, PlanReduceSumLike(ctx));
+  return ReduceOver<DtypeConcat<FloatTypes, HalfTypes, IntTypes>>(ctx, ReduceKind::kSum, plan);
 }
 
 absl::Status RegisterReduceKernels(KernelRegistry& registry) {

@@ -62,7 +62,8 @@ struct alignas(sizeof(T) * N) Vec {
   T v[N];
 };
 // 16 bytes of T: the unit of the vectorised loads and stores of the
-// memory-bound same-shape paths (elementwise.cu, select.cu, adam in nn.cu).
+// memory-bound same-shape paths (elementwise.cu, select.cu, sgd.cu, adam in nn.cu), used where every
+// pointer is Aligned16.
 template <typename T>
 using Pack = Vec<T, 16 / sizeof(T)>;
 

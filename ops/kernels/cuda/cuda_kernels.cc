@@ -10,7 +10,7 @@
 //     square tanh; identity, copy (every dtype, device memcpy)
 //   broadcast_add/sub/mul/div/maximum/minimum/pow
 //   bias_add; dropout, dropout_grad (the CPU kernel's Philox stream)
-//   reduce_sum, reduce_mean, reduce_max, reduce_min
+//   (the reductions: cuda_reduce_conv_kernels.cc)
 //   softmax, log_softmax, softmax_grad, log_softmax_grad
 //   matmul, batch_matmul, broadcast_matmul (cuBLAS), batch dims either
 //     equal in both operands or absent / 1 in one of them
@@ -151,44 +151,6 @@ absl::Status DropoutGradKernel(KernelContext& ctx) {
   return Launched(ctx, cuda::DropoutGrad(Code(dy.dtype()), dy.elem_cnt(),
                                          ctx.Attr<double>("scale"), dy.raw_data(),
                                          mask.data<bool>(), ctx.output(0).raw_data()));
-}
-
-// ----------------------------------------------------------------- reduce --
-
-KernelFn ReduceKernel(cuda::ReduceCode code) {
-  return [code](KernelContext& ctx) -> absl::Status {
-    const LocalTensor& x = ctx.input(0);
-    const int rank = x.rank();
-    OFS_ASSIGN_OR_RETURN(std::vector<int> axes,
-                         ctx.Annotate(ops::NormalizeAxes(ctx.Attr<std::vector<int64_t>>("axis"),
-                                                         rank, "attribute axis")));
-    const bool keepdims = ctx.Attr<bool>("keepdims");
-    std::vector<bool> reduced(rank, false);
-    for (int a : axes) reduced[a] = true;
-    LocalDims out_dims, kept, kept_stride, red, red_stride;
-    const LocalDims strides = RowMajorStrides(x.dims());
-    double divisor = 1;
-    for (int d = 0; d < rank; ++d) {
-      if (reduced[d]) {
-        red.push_back(x.dim(d));
-        red_stride.push_back(strides[d]);
-        divisor *= static_cast<double>(ctx.input_layout(0).logical.shape.dim(d));
-        if (keepdims) out_dims.push_back(1);
-      } else {
-        kept.push_back(x.dim(d));
-        kept_stride.push_back(strides[d]);
-        out_dims.push_back(x.dim(d));
-      }
-    }
-    OFS_RETURN_IF_ERROR(ctx.CheckOutput(0, out_dims, x.dtype()));
-    OFS_RETURN_IF_ERROR(RequireFloating(ctx, x.dtype(), ctx.input_bn(0)));
-    OFS_RETURN_IF_ERROR(RequireRank(ctx, rank, ctx.input_bn(0)));
-    return Launched(ctx, cuda::Reduce(code, Code(x.dtype()), static_cast<int>(kept.size()),
-                                      kept.data(), kept_stride.data(),
-                                      static_cast<int>(red.size()), red.data(),
-                                      red_stride.data(), divisor, x.raw_data(),
-                                      ctx.output(0).raw_data()));
-  };
 }
 
 // ---------------------------------------------------------------- softmax --
@@ -587,10 +549,6 @@ absl::Status RegisterCudaKernels(KernelRegistry& registry) {
       {"bias_add", BiasAddKernel, kFloating},
       {"dropout", DropoutKernel, kFloating},
       {"dropout_grad", DropoutGradKernel, kFloating},
-      {"reduce_sum", ReduceKernel(cuda::ReduceCode::kSum), kFloating},
-      {"reduce_mean", ReduceKernel(cuda::ReduceCode::kMean), kFloating},
-      {"reduce_max", ReduceKernel(cuda::ReduceCode::kMax), kFloating},
-      {"reduce_min", ReduceKernel(cuda::ReduceCode::kMin), kFloating},
       {"softmax", SoftmaxKernel(false), kFloating},
       {"log_softmax", SoftmaxKernel(true), kFloating},
       {"softmax_grad", SoftmaxGradKernel(false), kFloating},

@@ -38,12 +38,14 @@ std::string Binary(BinaryCode op, int dtype, int rank, const int64_t* out_dims,
 std::string BiasAdd(int dtype, int64_t outer, int64_t channels, int64_t inner, const void* x,
                     const void* bias, void* y);
 
-enum class ReduceCode : int { kSum, kMean, kMax, kMin };
+enum class ReduceCode : int { kSum, kMean, kMax, kMin, kProd, kNanSum };
 // y[j] = reduce over the reduced index space of x. Output element j has
 // multi-index over `out_rank` kept dims (out_dims, with x strides
 // out_stride); the reduced dims are red_dims with x strides red_stride.
-// Accumulates in double (as the CPU kernels do); mean divides by
-// `divisor` (the LOGICAL reduced extent, so split ranks give addends).
+// Accumulates in double (as the CPU kernels do; i32 and i64 in int64,
+// wrapping); mean divides by `divisor` (the LOGICAL reduced extent, so
+// split ranks give addends). Max/min propagate NaN, nansum skips it.
+// Floating dtypes, and i32 i64 for sum, max, min and prod.
 std::string Reduce(ReduceCode op, int dtype, int out_rank, const int64_t* out_dims,
                    const int64_t* out_stride, int red_rank, const int64_t* red_dims,
                    const int64_t* red_stride, double divisor, const void* x, void* y);

@@ -1,8 +1,9 @@
 // Reductions and the softmax family on CUDA: one block per output element
 // (reduce) or per row (softmax), with block-wide sums and maxima.
-// Accumulation is in double for reduce (as the CPU kernels) and in the
-// compute type for softmax (float for halves).
+// Accumulation is in double for floating reduce (int64 for integers, as
+// the CPU kernels) and in the compute type for softmax (float for halves).
 #include <cmath>
+#include <type_traits>
 
 #include "ops/kernels/cuda/cuda_common.cuh"
 #include "ops/kernels/cuda/cuda_launch.h"
@@ -31,41 +32,97 @@ __device__ __forceinline__ int64_t Offset(int rank, const int64_t* dims, const i
   return off;
 }
 
-// Max and min propagate NaN, as on the CPU.
-__device__ __forceinline__ double Combine(ReduceCode op, double acc, double v) {
-  switch (op) {
-    case ReduceCode::kMax: return (isnan(acc) || isnan(v)) ? NAN : fmax(acc, v);
-    case ReduceCode::kMin: return (isnan(acc) || isnan(v)) ? NAN : fmin(acc, v);
-    default: return acc + v;
+// The accumulator: double for floating types, int64 for integers (with
+// two's-complement wrap-around), as the CPU kernels (reduce_kernels.cc).
+template <typename T> struct Accum { using type = double; };
+template <> struct Accum<int32_t> { using type = int64_t; };
+template <> struct Accum<int64_t> { using type = int64_t; };
+
+template <ReduceCode kOp, typename A>
+__device__ __forceinline__ A Identity() {
+  if constexpr (kOp == ReduceCode::kProd) return A(1);
+  if constexpr (std::is_integral<A>::value) {
+    if constexpr (kOp == ReduceCode::kMax) return INT64_MIN;
+    if constexpr (kOp == ReduceCode::kMin) return INT64_MAX;
+  } else {
+    if constexpr (kOp == ReduceCode::kMax) return -INFINITY;
+    if constexpr (kOp == ReduceCode::kMin) return INFINITY;
+  }
+  return A(0);
+}
+
+// acc (+) v, chosen at compile time. Max and min propagate NaN, nansum
+// skips it, integer sums and products wrap, all as on the CPU.
+template <ReduceCode kOp, typename A>
+__device__ __forceinline__ A Combine(A acc, A v) {
+  if constexpr (std::is_integral<A>::value) {
+    using U = unsigned long long;  // NOLINT: wrap-around arithmetic
+    if constexpr (kOp == ReduceCode::kProd) return A(U(acc) * U(v));
+    if constexpr (kOp == ReduceCode::kMax) return acc < v ? v : acc;
+    if constexpr (kOp == ReduceCode::kMin) return v < acc ? v : acc;
+    return A(U(acc) + U(v));
+  } else {
+    if constexpr (kOp == ReduceCode::kMax) return (isnan(acc) || isnan(v)) ? NAN : fmax(acc, v);
+    if constexpr (kOp == ReduceCode::kMin) return (isnan(acc) || isnan(v)) ? NAN : fmin(acc, v);
+    if constexpr (kOp == ReduceCode::kProd) return acc * v;
+    if constexpr (kOp == ReduceCode::kNanSum) return isnan(v) ? acc : acc + v;
+    return acc + v;
   }
 }
 
-template <typename T>
-__global__ void ReduceKernel(ReduceCode op, ReduceIndex ri, int64_t red_n, double divisor,
-                             const T* x, T* y) {
-  __shared__ double partial[kThreads];
+template <ReduceCode kOp, typename T>
+__global__ void ReduceKernel(ReduceIndex ri, int64_t red_n, double divisor, const T* x, T* y) {
+  using A = typename Accum<T>::type;
+  __shared__ A partial[kThreads];
   const int64_t j = blockIdx.x;
   const int64_t base = Offset(ri.out_rank, ri.out_dims, ri.out_stride, j);
-  const bool extremum = op == ReduceCode::kMax || op == ReduceCode::kMin;
-  double acc = op == ReduceCode::kMax ? -INFINITY : op == ReduceCode::kMin ? INFINITY : 0.0;
+  A acc = Identity<kOp, A>();
   for (int64_t r = threadIdx.x; r < red_n; r += blockDim.x) {
-    const double v = To<double>(x[base + Offset(ri.red_rank, ri.red_dims, ri.red_stride, r)]);
-    acc = Combine(op, acc, v);
+    const A v = To<A>(x[base + Offset(ri.red_rank, ri.red_dims, ri.red_stride, r)]);
+    acc = Combine<kOp>(acc, v);
   }
   partial[threadIdx.x] = acc;
   __syncthreads();
   for (int s = blockDim.x / 2; s > 0; s >>= 1) {
     if (threadIdx.x < s) {
-      partial[threadIdx.x] = Combine(op, partial[threadIdx.x], partial[threadIdx.x + s]);
+      partial[threadIdx.x] = Combine<kOp>(partial[threadIdx.x], partial[threadIdx.x + s]);
     }
     __syncthreads();
   }
   if (threadIdx.x == 0) {
-    double r = partial[0];
-    if (op == ReduceCode::kMean) r /= divisor;
-    (void)extremum;
+    A r = partial[0];
+    if constexpr (kOp == ReduceCode::kMean) r /= divisor;
     y[j] = To<T>(r);
   }
+}
+
+template <ReduceCode kOp, typename T>
+std::string LaunchReduce(const ReduceIndex& ri, int64_t out_n, int64_t red_n, double divisor,
+                         const void* x, void* y) {
+  ReduceKernel<kOp, T><<<static_cast<unsigned>(out_n), kThreads, 0, Stream()>>>(
+      ri, red_n, divisor, static_cast<const T*>(x), static_cast<T*>(y));
+  return LaunchError("reduce");
+}
+
+// The combiner as a template argument, so each op's loop is its own
+// kernel (no per-element switch).
+template <typename T>
+std::string LaunchReduceOp(ReduceCode op, const ReduceIndex& ri, int64_t out_n, int64_t red_n,
+                           double divisor, const void* x, void* y) {
+  switch (op) {
+    case ReduceCode::kSum: return LaunchReduce<ReduceCode::kSum, T>(ri, out_n, red_n, divisor, x, y);
+    case ReduceCode::kMean:
+      if constexpr (std::is_integral<T>::value) return "reduce: mean of an integer dtype";
+      else return LaunchReduce<ReduceCode::kMean, T>(ri, out_n, red_n, divisor, x, y);
+    case ReduceCode::kMax: return LaunchReduce<ReduceCode::kMax, T>(ri, out_n, red_n, divisor, x, y);
+    case ReduceCode::kMin: return LaunchReduce<ReduceCode::kMin, T>(ri, out_n, red_n, divisor, x, y);
+    case ReduceCode::kProd:
+      return LaunchReduce<ReduceCode::kProd, T>(ri, out_n, red_n, divisor, x, y);
+    case ReduceCode::kNanSum:
+      if constexpr (std::is_integral<T>::value) return "reduce: nansum of an integer dtype";
+      else return LaunchReduce<ReduceCode::kNanSum, T>(ri, out_n, red_n, divisor, x, y);
+  }
+  return "reduce: unknown op";
 }
 
 template <typename T>
@@ -125,12 +182,14 @@ std::string Reduce(ReduceCode op, int dtype, int out_rank, const int64_t* out_di
   }
   if (out_n == 0) return "";
   if (out_n > 0x7fffffff) return "reduce: more than 2^31 outputs";
-  return DispatchFloating("reduce", dtype, [&](auto tag) -> std::string {
-    using T = decltype(tag);
-    ReduceKernel<T><<<static_cast<unsigned>(out_n), kThreads, 0, Stream()>>>(
-        op, ri, red_n, divisor, static_cast<const T*>(x), static_cast<T*>(y));
-    return LaunchError("reduce");
-  });
+  switch (dtype) {
+    case DtypeCode::kI32: return LaunchReduceOp<int32_t>(op, ri, out_n, red_n, divisor, x, y);
+    case DtypeCode::kI64: return LaunchReduceOp<int64_t>(op, ri, out_n, red_n, divisor, x, y);
+    default:
+      return DispatchFloating("reduce", dtype, [&](auto tag) -> std::string {
+        return LaunchReduceOp<decltype(tag)>(op, ri, out_n, red_n, divisor, x, y);
+      });
+  }
 }
 
 std::string Softmax(int dtype, bool log, int64_t rows, int64_t cols, const void* x, void* y) {
