@@ -228,38 +228,41 @@ __device__ __forceinline__ double Dot(const A* a, const B* b, int64_t d) {
   return s;
 }
 
-// One thread per (batch-head, query row); online softmax over keys. Writes
-// the row's lse (if lse is not null) and either out (kDelta false) or, for
-// the grad, delta = dout . out (kDelta true; out itself is not kept).
+// One thread per (batch-head, query row), grid-stride: Blocks caps the
+// grid at 65536 blocks, so past 16M rows a thread takes several (the same
+// in the two backward kernels). Online softmax over keys. Writes the row's
+// lse (if lse is not null) and either out (kDelta false) or, for the grad,
+// delta = dout . out (kDelta true; out itself is not kept).
 template <typename T, bool kDelta>
 __global__ void AttentionForward(int64_t bh, int64_t sq, int64_t sk, int64_t d, int64_t dv,
                                  double scale, bool causal, int64_t shift, const T* q,
                                  const T* k, const T* v, const T* dout, T* out, double* lse,
                                  double* delta) {
-  const int64_t t = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
-  if (t >= bh * sq) return;
-  const int64_t b = t / sq, i = t % sq;
-  const T* qi = q + t * d;
-  double acc[kMaxHead];
-  for (int64_t e = 0; e < dv; ++e) acc[e] = 0;
-  double m = -INFINITY, l = 0;
-  for (int64_t j = 0; j < sk; ++j) {
-    if (Masked(causal, i, j, shift)) break;
-    const double s = scale * Dot(qi, k + (b * sk + j) * d, d);
-    const double m2 = fmax(m, s);
-    const double c = exp(m - m2), p = exp(s - m2);
-    l = l * c + p;
-    const T* vj = v + (b * sk + j) * dv;
-    for (int64_t e = 0; e < dv; ++e) acc[e] = acc[e] * c + p * To<double>(vj[e]);
-    m = m2;
+  for (int64_t t = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; t < bh * sq;
+       t += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int64_t b = t / sq, i = t % sq;
+    const T* qi = q + t * d;
+    double acc[kMaxHead];
+    for (int64_t e = 0; e < dv; ++e) acc[e] = 0;
+    double m = -INFINITY, l = 0;
+    for (int64_t j = 0; j < sk; ++j) {
+      if (Masked(causal, i, j, shift)) break;
+      const double s = scale * Dot(qi, k + (b * sk + j) * d, d);
+      const double m2 = fmax(m, s);
+      const double c = exp(m - m2), p = exp(s - m2);
+      l = l * c + p;
+      const T* vj = v + (b * sk + j) * dv;
+      for (int64_t e = 0; e < dv; ++e) acc[e] = acc[e] * c + p * To<double>(vj[e]);
+      m = m2;
+    }
+    for (int64_t e = 0; e < dv; ++e) acc[e] = l > 0 ? acc[e] / l : 0.0;
+    if constexpr (kDelta) {
+      delta[t] = Dot(dout + t * dv, acc, dv);
+    } else {
+      for (int64_t e = 0; e < dv; ++e) out[t * dv + e] = To<T>(acc[e]);
+    }
+    if (lse != nullptr) lse[t] = l > 0 ? m + log(l) : -INFINITY;
   }
-  for (int64_t e = 0; e < dv; ++e) acc[e] = l > 0 ? acc[e] / l : 0.0;
-  if constexpr (kDelta) {
-    delta[t] = Dot(dout + t * dv, acc, dv);
-  } else {
-    for (int64_t e = 0; e < dv; ++e) out[t * dv + e] = To<T>(acc[e]);
-  }
-  if (lse != nullptr) lse[t] = l > 0 ? m + log(l) : -INFINITY;
 }
 
 // dq_i = scale * sum_j p_ij (dout_i . v_j - delta_i) k_j; thread per query.
@@ -268,19 +271,20 @@ __global__ void AttentionBackwardQ(int64_t bh, int64_t sq, int64_t sk, int64_t d
                                    double scale, bool causal, int64_t shift, const T* q,
                                    const T* k, const T* v, const T* dout, const double* lse,
                                    const double* delta, T* dq) {
-  const int64_t t = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
-  if (t >= bh * sq) return;
-  const int64_t b = t / sq, i = t % sq;
-  double acc[kMaxHead];
-  for (int64_t e = 0; e < d; ++e) acc[e] = 0;
-  for (int64_t j = 0; j < sk; ++j) {
-    if (Masked(causal, i, j, shift)) break;
-    const T* kj = k + (b * sk + j) * d;
-    const double p = exp(scale * Dot(q + t * d, kj, d) - lse[t]);
-    const double ds = p * (Dot(dout + t * dv, v + (b * sk + j) * dv, dv) - delta[t]);
-    for (int64_t e = 0; e < d; ++e) acc[e] += ds * To<double>(kj[e]);
+  for (int64_t t = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; t < bh * sq;
+       t += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int64_t b = t / sq, i = t % sq;
+    double acc[kMaxHead];
+    for (int64_t e = 0; e < d; ++e) acc[e] = 0;
+    for (int64_t j = 0; j < sk; ++j) {
+      if (Masked(causal, i, j, shift)) break;
+      const T* kj = k + (b * sk + j) * d;
+      const double p = exp(scale * Dot(q + t * d, kj, d) - lse[t]);
+      const double ds = p * (Dot(dout + t * dv, v + (b * sk + j) * dv, dv) - delta[t]);
+      for (int64_t e = 0; e < d; ++e) acc[e] += ds * To<double>(kj[e]);
+    }
+    for (int64_t e = 0; e < d; ++e) dq[t * d + e] = To<T>(scale * acc[e]);
   }
-  for (int64_t e = 0; e < d; ++e) dq[t * d + e] = To<T>(scale * acc[e]);
 }
 
 // dk_j = scale * sum_i ds_ij q_i, dv_j = sum_i p_ij dout_i; thread per key.
@@ -289,24 +293,25 @@ __global__ void AttentionBackwardKV(int64_t bh, int64_t sq, int64_t sk, int64_t 
                                     double scale, bool causal, int64_t shift, const T* q,
                                     const T* k, const T* v, const T* dout, const double* lse,
                                     const double* delta, T* dk, T* dvv) {
-  const int64_t t = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
-  if (t >= bh * sk) return;
-  const int64_t b = t / sk, j = t % sk;
-  double ak[kMaxHead], av[kMaxHead];
-  for (int64_t e = 0; e < d; ++e) ak[e] = 0;
-  for (int64_t e = 0; e < dv; ++e) av[e] = 0;
-  for (int64_t i = 0; i < sq; ++i) {
-    if (Masked(causal, i, j, shift)) continue;
-    const int64_t row = b * sq + i;
-    const T* qi = q + row * d;
-    const T* gi = dout + row * dv;
-    const double p = exp(scale * Dot(qi, k + t * d, d) - lse[row]);
-    const double ds = p * (Dot(gi, v + t * dv, dv) - delta[row]);
-    for (int64_t e = 0; e < d; ++e) ak[e] += ds * To<double>(qi[e]);
-    for (int64_t e = 0; e < dv; ++e) av[e] += p * To<double>(gi[e]);
+  for (int64_t t = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; t < bh * sk;
+       t += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int64_t b = t / sk, j = t % sk;
+    double ak[kMaxHead], av[kMaxHead];
+    for (int64_t e = 0; e < d; ++e) ak[e] = 0;
+    for (int64_t e = 0; e < dv; ++e) av[e] = 0;
+    for (int64_t i = 0; i < sq; ++i) {
+      if (Masked(causal, i, j, shift)) continue;
+      const int64_t row = b * sq + i;
+      const T* qi = q + row * d;
+      const T* gi = dout + row * dv;
+      const double p = exp(scale * Dot(qi, k + t * d, d) - lse[row]);
+      const double ds = p * (Dot(gi, v + t * dv, dv) - delta[row]);
+      for (int64_t e = 0; e < d; ++e) ak[e] += ds * To<double>(qi[e]);
+      for (int64_t e = 0; e < dv; ++e) av[e] += p * To<double>(gi[e]);
+    }
+    for (int64_t e = 0; e < d; ++e) dk[t * d + e] = To<T>(scale * ak[e]);
+    for (int64_t e = 0; e < dv; ++e) dvv[t * dv + e] = To<T>(av[e]);
   }
-  for (int64_t e = 0; e < d; ++e) dk[t * d + e] = To<T>(scale * ak[e]);
-  for (int64_t e = 0; e < dv; ++e) dvv[t * dv + e] = To<T>(av[e]);
 }
 
 unsigned Blocks(int64_t n) { return GridFor(n, kThreads); }
