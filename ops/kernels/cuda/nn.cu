@@ -20,66 +20,86 @@ constexpr int kMaxHead = 256;  // head dim limit of the attention kernels
 
 // ------------------------------------------------------------ norms --
 //
-// T is the storage type; C = ComputeT<T> (float for halves) is both the
-// elementwise arithmetic and the statistics' type (the CPU's StatsType:
-// mean, inv_std are f32 for f16/bf16, else x's dtype). Row and column
-// sums accumulate in double, as the CPU kernels (norm_kernels.cc) do.
+// T is the storage type; C = ComputeT<T> (float for halves) is the
+// statistics' type only (the CPU's StatsType: mean, inv_std are f32 for
+// f16/bf16, else x's dtype). Everything else is in double with the CPU
+// kernels' formulas (norm_kernels.cc): sums, and each element's value,
+// rounded to T once. The forward normalises with the unrounded double
+// mean and inv_std, as the CPU does; the grads read the saved (rounded)
+// statistics, as the CPU does.
 
-// mode 0: layer_norm, 1: rms_norm. One block per row.
+// Products rounded on their own: nvcc would fuse a * b + c into one fma,
+// which the CPU build (x86-64, no FMA) never does.
+__device__ __forceinline__ float MulRn(float a, float b) { return __fmul_rn(a, b); }
+__device__ __forceinline__ double MulRn(double a, double b) { return __dmul_rn(a, b); }
+
+// mode 0: layer_norm, 1: rms_norm. One block per row, grid-stride over
+// rows (the grid is capped; rows may exceed gridDim.x's range).
 template <typename T>
-__global__ void NormForwardKernel(int mode, int64_t cols, double eps, const T* x,
+__global__ void NormForwardKernel(int mode, int64_t rows, int64_t cols, double eps, const T* x,
                                   const T* gamma, const T* beta, T* y, ComputeT<T>* mean_out,
                                   ComputeT<T>* inv_out) {
   using C = ComputeT<T>;
-  const T* row = x + blockIdx.x * cols;
-  T* out = y + blockIdx.x * cols;
-  double mean = 0;
-  if (mode == 0) {
-    double s = 0;
-    for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) s += To<double>(row[c]);
-    mean = BlockSum(s) / cols;
-  }
-  double q = 0;
-  for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) {
-    const double d = To<double>(row[c]) - mean;
-    q += d * d;
-  }
-  const double inv = 1.0 / sqrt(BlockSum(q) / cols + eps);
-  const C mu = static_cast<C>(mean), r = static_cast<C>(inv);
-  for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) {
-    C v = (To<C>(row[c]) - mu) * r;
-    if (gamma != nullptr) v *= To<C>(gamma[c]);
-    if (beta != nullptr) v += To<C>(beta[c]);
-    out[c] = To<T>(v);
-  }
-  if (threadIdx.x == 0) {
-    if (mean_out != nullptr) mean_out[blockIdx.x] = mu;
-    inv_out[blockIdx.x] = r;
+  for (int64_t rw = blockIdx.x; rw < rows; rw += gridDim.x) {
+    const T* row = x + rw * cols;
+    T* out = y + rw * cols;
+    double mean = 0;
+    if (mode == 0) {
+      double s = 0;
+      for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) s += To<double>(row[c]);
+      mean = BlockSum(s) / static_cast<double>(cols);
+    }
+    double q = 0;
+    for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) {
+      const double d = To<double>(row[c]) - mean;
+      q += MulRn(d, d);
+    }
+    const double inv = 1.0 / sqrt(BlockSum(q) / static_cast<double>(cols) + eps);
+    for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) {
+      double v = MulRn(To<double>(row[c]) - mean, inv);
+      if (gamma != nullptr) v = MulRn(v, To<double>(gamma[c]));
+      if (beta != nullptr) v += To<double>(beta[c]);
+      out[c] = To<T>(v);
+    }
+    if (threadIdx.x == 0) {
+      if (mean_out != nullptr) mean_out[rw] = static_cast<C>(mean);
+      inv_out[rw] = static_cast<C>(inv);
+    }
   }
 }
 
-// dx of a row: with h = (x - mean) * inv and g = gamma * dy,
-// layer: dx = inv * (g - mean(g) - h * mean(g * h)); rms: mean(g) term absent.
+// dx of a row, as the CPU's NormGrad: with g = gamma * dy and iv the saved
+// inv_std, layer: xs = (x - mean) * iv, dx = iv * (g - sum(g)/n - xs *
+// sum(g xs)/n); rms: xs = x, dx = iv * (g - xs * iv * iv * sum(g xs)/n).
 template <typename T>
-__global__ void NormBackwardData(int mode, int64_t cols, const T* x, const T* gamma,
-                                 const ComputeT<T>* mean, const ComputeT<T>* inv, const T* dy,
-                                 T* dx) {
-  using C = ComputeT<T>;
-  const int64_t off = blockIdx.x * cols;
-  const C mu = mode == 0 ? mean[blockIdx.x] : C(0);
-  const C r = inv[blockIdx.x];
-  double sg = 0, sgh = 0;
-  for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) {
-    const C g = To<C>(dy[off + c]) * (gamma != nullptr ? To<C>(gamma[c]) : C(1));
-    sg += g;
-    sgh += static_cast<double>(g) * ((To<C>(x[off + c]) - mu) * r);
-  }
-  const C mg = static_cast<C>(BlockSum(sg) / cols);
-  const C mgh = static_cast<C>(BlockSum(sgh) / cols);
-  for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) {
-    const C g = To<C>(dy[off + c]) * (gamma != nullptr ? To<C>(gamma[c]) : C(1));
-    const C h = (To<C>(x[off + c]) - mu) * r;
-    dx[off + c] = To<T>(r * (g - (mode == 0 ? mg : C(0)) - h * mgh));
+__global__ void NormBackwardData(int mode, int64_t rows, int64_t cols, const T* x,
+                                 const T* gamma, const ComputeT<T>* mean,
+                                 const ComputeT<T>* inv, const T* dy, T* dx) {
+  const double n = static_cast<double>(cols);
+  for (int64_t rw = blockIdx.x; rw < rows; rw += gridDim.x) {
+    const int64_t off = rw * cols;
+    const double mu = mode == 0 ? static_cast<double>(mean[rw]) : 0.0;
+    const double iv = static_cast<double>(inv[rw]);
+    auto g_at = [&](int64_t c) {
+      const double g = To<double>(dy[off + c]);
+      return gamma != nullptr ? MulRn(g, To<double>(gamma[c])) : g;
+    };
+    auto xs_at = [&](int64_t c) {
+      return mode == 0 ? MulRn(To<double>(x[off + c]) - mu, iv) : To<double>(x[off + c]);
+    };
+    double sg = 0, sgx = 0;
+    for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) {
+      const double g = g_at(c);
+      sg += g;
+      sgx += MulRn(g, xs_at(c));
+    }
+    const double sum_g = BlockSum(sg), sum_gx = BlockSum(sgx);
+    for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) {
+      const double g = g_at(c), xs = xs_at(c);
+      const double v = mode == 0 ? iv * (g - sum_g / n - MulRn(xs, sum_gx) / n)
+                                 : iv * (g - MulRn(MulRn(MulRn(xs, iv), iv), sum_gx) / n);
+      dx[off + c] = To<T>(v);
+    }
   }
 }
 
@@ -94,11 +114,11 @@ __global__ void NormBackwardParams(int mode, int64_t rows, int64_t cols, const T
        c += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     double sg = 0, sb = 0;
     for (int64_t r = 0; r < rows; ++r) {
-      const double h =
-          (To<double>(x[r * cols + c]) - (mode == 0 ? static_cast<double>(mean[r]) : 0.0)) *
-          static_cast<double>(inv[r]);
+      const double h = MulRn(
+          To<double>(x[r * cols + c]) - (mode == 0 ? static_cast<double>(mean[r]) : 0.0),
+          static_cast<double>(inv[r]));
       const double g = To<double>(dy[r * cols + c]);
-      sg += g * h;
+      sg += MulRn(g, h);
       sb += g;
     }
     if (dgamma != nullptr) dgamma[c] = To<T>(sg);
@@ -332,8 +352,8 @@ std::string NormForward(int dtype, bool rms, int64_t rows, int64_t cols, double 
   return DispatchFloating("norm_forward", dtype, [&](auto tag) -> std::string {
     using T = decltype(tag);
     using C = ComputeT<T>;
-    NormForwardKernel<T><<<static_cast<unsigned>(rows), kThreads, 0, Stream()>>>(
-        rms ? 1 : 0, cols, eps, static_cast<const T*>(x), static_cast<const T*>(gamma),
+    NormForwardKernel<T><<<GridFor(rows, 1), kThreads, 0, Stream()>>>(
+        rms ? 1 : 0, rows, cols, eps, static_cast<const T*>(x), static_cast<const T*>(gamma),
         rms ? nullptr : static_cast<const T*>(beta), static_cast<T*>(y),
         rms ? nullptr : static_cast<C*>(mean), static_cast<C*>(inv_std));
     return LaunchError("norm_forward");
@@ -353,8 +373,8 @@ std::string NormBackward(int dtype, bool rms, int64_t rows, int64_t cols, const 
     const C* mu = static_cast<const C*>(mean);
     const C* inv = static_cast<const C*>(inv_std);
     if (dx != nullptr) {
-      NormBackwardData<T><<<static_cast<unsigned>(rows), kThreads, 0, Stream()>>>(
-          mode, cols, xt, static_cast<const T*>(gamma), mu, inv, dyt, static_cast<T*>(dx));
+      NormBackwardData<T><<<GridFor(rows, 1), kThreads, 0, Stream()>>>(
+          mode, rows, cols, xt, static_cast<const T*>(gamma), mu, inv, dyt, static_cast<T*>(dx));
     }
     if (dgamma != nullptr || dbeta != nullptr) {
       NormBackwardParams<T><<<Blocks(cols), kThreads, 0, Stream()>>>(
