@@ -131,7 +131,8 @@ __global__ void NormBackwardParams(int mode, int64_t rows, int64_t cols, const T
 // Elementwise in double for every dtype, in the CPU kernel's order
 // (optimizer_kernels.cc), rounding m, v and the parameter to T once per
 // step: the update is memory-bound, so double costs no time on the GPUs we
-// target and keeps the two devices within an ulp of each other.
+// target. Products are rounded on their own (MulRn: no fma, as on the
+// CPU), so the two devices agree bit for bit.
 
 template <typename C>
 struct AdamArgs {
@@ -141,13 +142,13 @@ struct AdamArgs {
 template <typename T>
 __device__ __forceinline__ void AdamStep(const AdamArgs<double>& a, T gt, T& pt, T& mt, T& vt) {
   const double g = a.scale * To<double>(gt);
-  const double m = a.beta1 * To<double>(mt) + (1 - a.beta1) * g;
-  const double v = a.beta2 * To<double>(vt) + (1 - a.beta2) * g * g;
+  const double m = MulRn(a.beta1, To<double>(mt)) + MulRn(1 - a.beta1, g);
+  const double v = MulRn(a.beta2, To<double>(vt)) + MulRn(MulRn(1 - a.beta2, g), g);
   const double p = To<double>(pt);
   const double update = (m / a.correction1) / (sqrt(v / a.correction2) + a.eps);
   mt = To<T>(m);
   vt = To<T>(v);
-  pt = To<T>(p - a.lr * update - a.lr * a.weight_decay * p);
+  pt = To<T>(p - MulRn(a.lr, update) - MulRn(MulRn(a.lr, a.weight_decay), p));
 }
 
 // 16-byte packs over the first n / kN * kN elements; a scalar tail.
@@ -205,7 +206,7 @@ __global__ void RotaryKernel(int64_t total_pairs, int64_t seq, int64_t dim, int6
 // row (b, s) of x uses table row row0 + s; pairs (i, i + h):
 //   forward: y[i] = x[i] c[i] - x[i+h] s[i]; y[i+h] = x[i+h] c[i+h] + x[i] s[i+h]
 //   grad:    y[i] = x[i] c[i] + x[i+h] s[i+h]; y[i+h] = x[i+h] c[i+h] - x[i] s[i]
-// In ComputeT<T>, as the CPU kernel (its ComputeType).
+// In ComputeT<T>, as the CPU kernel (its ComputeType), with no fma (MulRn).
 template <typename T>
 __global__ void RotaryTableKernel(bool grad, int64_t total_pairs, int64_t seq, int64_t dim,
                                   int64_t row0, const T* cs, const T* sn, const T* x, T* y) {
@@ -221,11 +222,11 @@ __global__ void RotaryTableKernel(bool grad, int64_t total_pairs, int64_t seq, i
     const C cl = To<C>(c[i]), ch = To<C>(c[i + half]);
     const C sl = To<C>(s[i]), sh = To<C>(s[i + half]);
     if (!grad) {
-      y[row * dim + i] = To<T>(lo * cl - hi * sl);
-      y[row * dim + i + half] = To<T>(hi * ch + lo * sh);
+      y[row * dim + i] = To<T>(MulRn(lo, cl) - MulRn(hi, sl));
+      y[row * dim + i + half] = To<T>(MulRn(hi, ch) + MulRn(lo, sh));
     } else {
-      y[row * dim + i] = To<T>(lo * cl + hi * sh);
-      y[row * dim + i + half] = To<T>(hi * ch - lo * sl);
+      y[row * dim + i] = To<T>(MulRn(lo, cl) + MulRn(hi, sh));
+      y[row * dim + i + half] = To<T>(MulRn(hi, ch) - MulRn(lo, sl));
     }
   }
 }
