@@ -12,13 +12,7 @@
 
 namespace oneflow_sbp::kernels::cuda {
 
-template <typename T>
-struct alignas(16) Pack {
-  static constexpr int kN = 16 / sizeof(T);
-  T v[kN];
-};
-
-inline bool Aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
+// Pack and Aligned16 (the 16-byte packs) are in cuda_common.cuh.
 
 // K operands over `rank` output dims (<= kMaxRank), passed by value to the
 // kernel.
