@@ -202,6 +202,7 @@ TEST(CudaNnKernelsTest, AdamUpdateVectorAndScalarPaths) {
     }
     ExpectNear(p.Host(), wp, "adam param", 1e-4);
     ExpectNear(m.Host(), wm, "adam m");
+    ExpectNear(v.Host(), wv, "adam v");
   }
   Dev<float> one(1);
   EXPECT_NE(k::AdamUpdate(cuda::kF32, 1, 0, 1, 0.9, 0.9, 1e-8, 0, one.get(), one.get(), one.get(),

@@ -122,8 +122,18 @@ absl::StatusOr<std::vector<LocalTensor>> RunOnRank(const std::string& op,
       kernels::MakeBlobLayouts(**call, *placement, parallel_id, descs, sig);
   if (!layouts.ok()) return layouts.status();
   absl::StatusOr<std::vector<LocalTensor>> outputs = kernels::AllocateLocalOutputs(
-      absl::MakeConstSpan(*layouts).subspan(inputs.size()), device);
+      absl::MakeConstSpan(*layouts).subspan(inputs.size()), DeviceType::kCpu);
   if (!outputs.ok()) return outputs.status();
+  // Device outputs are poisoned on the host, then moved (as RunSharded
+  // does): fresh device memory is often zero, which would hide a kernel
+  // that skips elements whose expected value is 0 (masked rows, empty sums).
+  for (LocalTensor& o : *outputs) {
+    if (device == DeviceType::kCpu) continue;
+    kernels::Poison(o);
+    absl::StatusOr<LocalTensor> moved = o.CopyTo(device);
+    if (!moved.ok()) return moved.status();
+    o = *std::move(moved);
+  }
   absl::StatusOr<kernels::KernelContext> ctx = kernels::KernelContext::MakeWithLayouts(
       *call, *placement, parallel_id, *layouts, locals, *outputs);
   if (!ctx.ok()) return ctx.status();

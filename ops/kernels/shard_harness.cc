@@ -71,6 +71,8 @@ absl::StatusOr<Shape> LogicalShapeOf(const LocalTensor& t, absl::string_view wha
   return shape;
 }
 
+}  // namespace
+
 void Poison(LocalTensor& t) {
   VisitDataType(t.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -86,6 +88,8 @@ void Poison(LocalTensor& t) {
     }
   });
 }
+
+namespace {
 
 // Adds `local` (holding `slice` of a tensor with `strides`) into `acc`.
 void Accumulate(const LocalTensor& local, const TensorSlice& slice, const LocalDims& strides,

@@ -138,6 +138,11 @@ struct Tolerance {
 // of their 11 and 8 bit mantissas (relative and absolute alike).
 Tolerance DefaultTolerance(DataType dtype);
 
+// Fills a host tensor with a pattern no kernel computes by accident (NaN,
+// 0x5A bytes, alternating bools), so that an element a kernel forgets to
+// write shows up in a comparison. RunSharded poisons every output.
+void Poison(LocalTensor& t);
+
 // "" if `actual` and `expected` have the same dtype and dims and every
 // element satisfies |a - e| <= atol + rtol * |e| in double (NaN matches
 // NaN, infinities match themselves); otherwise the first offending element

@@ -428,7 +428,7 @@ absl::Status NormParamGradKernel(KernelContext& ctx) {
 // as the CPU kernel (optimizer_kernels.cc): every operand has the same
 // local dims and dtype (the rule gives them one layout), so the step is
 // elementwise on the local shards. Every floating dtype; computes in
-// float (double for f64) where the CPU uses double.
+// double, as the CPU does (nn.cu).
 absl::Status AdamUpdateKernel(KernelContext& ctx) {
   OFS_RETURN_IF_ERROR(CheckSameOperands(ctx));
   const double bc1 = ctx.Attr<double>("bias_correction1");

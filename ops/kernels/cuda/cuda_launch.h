@@ -140,8 +140,9 @@ std::string NormBackward(int dtype, bool rms, int64_t rows, int64_t cols, const 
 
 // One Adam(W) step in place, step >= 1: m = b1 m + (1-b1) g;
 // v = b2 v + (1-b2) g^2; p -= lr * (m/(1-b1^t) / (sqrt(v/(1-b2^t)) + eps)
-// + weight_decay * p). Computes in float (double for f64); 16-byte packs
-// when every pointer is aligned.
+// + weight_decay * p). Computes in double for every dtype, in the CPU
+// kernel's order and roundings (optimizer_kernels.cc); 16-byte packs when
+// every pointer is aligned.
 std::string AdamUpdate(int dtype, int64_t n, int64_t step, double lr, double beta1,
                        double beta2, double eps, double weight_decay, void* param, void* m,
                        void* v, const void* grad);

@@ -20,66 +20,86 @@ constexpr int kMaxHead = 256;  // head dim limit of the attention kernels
 
 // ------------------------------------------------------------ norms --
 //
-// T is the storage type; C = ComputeT<T> (float for halves) is both the
-// elementwise arithmetic and the statistics' type (the CPU's StatsType:
-// mean, inv_std are f32 for f16/bf16, else x's dtype). Row and column
-// sums accumulate in double, as the CPU kernels (norm_kernels.cc) do.
+// T is the storage type; C = ComputeT<T> (float for halves) is the
+// statistics' type only (the CPU's StatsType: mean, inv_std are f32 for
+// f16/bf16, else x's dtype). Everything else is in double with the CPU
+// kernels' formulas (norm_kernels.cc): sums, and each element's value,
+// rounded to T once. The forward normalises with the unrounded double
+// mean and inv_std, as the CPU does; the grads read the saved (rounded)
+// statistics, as the CPU does.
 
-// mode 0: layer_norm, 1: rms_norm. One block per row.
+// Products rounded on their own: nvcc would fuse a * b + c into one fma,
+// which the CPU build (x86-64, no FMA) never does.
+__device__ __forceinline__ float MulRn(float a, float b) { return __fmul_rn(a, b); }
+__device__ __forceinline__ double MulRn(double a, double b) { return __dmul_rn(a, b); }
+
+// mode 0: layer_norm, 1: rms_norm. One block per row, grid-stride over
+// rows (the grid is capped; rows may exceed gridDim.x's range).
 template <typename T>
-__global__ void NormForwardKernel(int mode, int64_t cols, double eps, const T* x,
+__global__ void NormForwardKernel(int mode, int64_t rows, int64_t cols, double eps, const T* x,
                                   const T* gamma, const T* beta, T* y, ComputeT<T>* mean_out,
                                   ComputeT<T>* inv_out) {
   using C = ComputeT<T>;
-  const T* row = x + blockIdx.x * cols;
-  T* out = y + blockIdx.x * cols;
-  double mean = 0;
-  if (mode == 0) {
-    double s = 0;
-    for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) s += To<double>(row[c]);
-    mean = BlockSum(s) / cols;
-  }
-  double q = 0;
-  for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) {
-    const double d = To<double>(row[c]) - mean;
-    q += d * d;
-  }
-  const double inv = 1.0 / sqrt(BlockSum(q) / cols + eps);
-  const C mu = static_cast<C>(mean), r = static_cast<C>(inv);
-  for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) {
-    C v = (To<C>(row[c]) - mu) * r;
-    if (gamma != nullptr) v *= To<C>(gamma[c]);
-    if (beta != nullptr) v += To<C>(beta[c]);
-    out[c] = To<T>(v);
-  }
-  if (threadIdx.x == 0) {
-    if (mean_out != nullptr) mean_out[blockIdx.x] = mu;
-    inv_out[blockIdx.x] = r;
+  for (int64_t rw = blockIdx.x; rw < rows; rw += gridDim.x) {
+    const T* row = x + rw * cols;
+    T* out = y + rw * cols;
+    double mean = 0;
+    if (mode == 0) {
+      double s = 0;
+      for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) s += To<double>(row[c]);
+      mean = BlockSum(s) / static_cast<double>(cols);
+    }
+    double q = 0;
+    for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) {
+      const double d = To<double>(row[c]) - mean;
+      q += MulRn(d, d);
+    }
+    const double inv = 1.0 / sqrt(BlockSum(q) / static_cast<double>(cols) + eps);
+    for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) {
+      double v = MulRn(To<double>(row[c]) - mean, inv);
+      if (gamma != nullptr) v = MulRn(v, To<double>(gamma[c]));
+      if (beta != nullptr) v += To<double>(beta[c]);
+      out[c] = To<T>(v);
+    }
+    if (threadIdx.x == 0) {
+      if (mean_out != nullptr) mean_out[rw] = static_cast<C>(mean);
+      inv_out[rw] = static_cast<C>(inv);
+    }
   }
 }
 
-// dx of a row: with h = (x - mean) * inv and g = gamma * dy,
-// layer: dx = inv * (g - mean(g) - h * mean(g * h)); rms: mean(g) term absent.
+// dx of a row, as the CPU's NormGrad: with g = gamma * dy and iv the saved
+// inv_std, layer: xs = (x - mean) * iv, dx = iv * (g - sum(g)/n - xs *
+// sum(g xs)/n); rms: xs = x, dx = iv * (g - xs * iv * iv * sum(g xs)/n).
 template <typename T>
-__global__ void NormBackwardData(int mode, int64_t cols, const T* x, const T* gamma,
-                                 const ComputeT<T>* mean, const ComputeT<T>* inv, const T* dy,
-                                 T* dx) {
-  using C = ComputeT<T>;
-  const int64_t off = blockIdx.x * cols;
-  const C mu = mode == 0 ? mean[blockIdx.x] : C(0);
-  const C r = inv[blockIdx.x];
-  double sg = 0, sgh = 0;
-  for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) {
-    const C g = To<C>(dy[off + c]) * (gamma != nullptr ? To<C>(gamma[c]) : C(1));
-    sg += g;
-    sgh += static_cast<double>(g) * ((To<C>(x[off + c]) - mu) * r);
-  }
-  const C mg = static_cast<C>(BlockSum(sg) / cols);
-  const C mgh = static_cast<C>(BlockSum(sgh) / cols);
-  for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) {
-    const C g = To<C>(dy[off + c]) * (gamma != nullptr ? To<C>(gamma[c]) : C(1));
-    const C h = (To<C>(x[off + c]) - mu) * r;
-    dx[off + c] = To<T>(r * (g - (mode == 0 ? mg : C(0)) - h * mgh));
+__global__ void NormBackwardData(int mode, int64_t rows, int64_t cols, const T* x,
+                                 const T* gamma, const ComputeT<T>* mean,
+                                 const ComputeT<T>* inv, const T* dy, T* dx) {
+  const double n = static_cast<double>(cols);
+  for (int64_t rw = blockIdx.x; rw < rows; rw += gridDim.x) {
+    const int64_t off = rw * cols;
+    const double mu = mode == 0 ? static_cast<double>(mean[rw]) : 0.0;
+    const double iv = static_cast<double>(inv[rw]);
+    auto g_at = [&](int64_t c) {
+      const double g = To<double>(dy[off + c]);
+      return gamma != nullptr ? MulRn(g, To<double>(gamma[c])) : g;
+    };
+    auto xs_at = [&](int64_t c) {
+      return mode == 0 ? MulRn(To<double>(x[off + c]) - mu, iv) : To<double>(x[off + c]);
+    };
+    double sg = 0, sgx = 0;
+    for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) {
+      const double g = g_at(c);
+      sg += g;
+      sgx += MulRn(g, xs_at(c));
+    }
+    const double sum_g = BlockSum(sg), sum_gx = BlockSum(sgx);
+    for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) {
+      const double g = g_at(c), xs = xs_at(c);
+      const double v = mode == 0 ? iv * (g - sum_g / n - MulRn(xs, sum_gx) / n)
+                                 : iv * (g - MulRn(MulRn(MulRn(xs, iv), iv), sum_gx) / n);
+      dx[off + c] = To<T>(v);
+    }
   }
 }
 
@@ -94,11 +114,11 @@ __global__ void NormBackwardParams(int mode, int64_t rows, int64_t cols, const T
        c += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     double sg = 0, sb = 0;
     for (int64_t r = 0; r < rows; ++r) {
-      const double h =
-          (To<double>(x[r * cols + c]) - (mode == 0 ? static_cast<double>(mean[r]) : 0.0)) *
-          static_cast<double>(inv[r]);
+      const double h = MulRn(
+          To<double>(x[r * cols + c]) - (mode == 0 ? static_cast<double>(mean[r]) : 0.0),
+          static_cast<double>(inv[r]));
       const double g = To<double>(dy[r * cols + c]);
-      sg += g * h;
+      sg += MulRn(g, h);
       sb += g;
     }
     if (dgamma != nullptr) dgamma[c] = To<T>(sg);
@@ -111,7 +131,8 @@ __global__ void NormBackwardParams(int mode, int64_t rows, int64_t cols, const T
 // Elementwise in double for every dtype, in the CPU kernel's order
 // (optimizer_kernels.cc), rounding m, v and the parameter to T once per
 // step: the update is memory-bound, so double costs no time on the GPUs we
-// target and keeps the two devices within an ulp of each other.
+// target. Products are rounded on their own (MulRn: no fma, as on the
+// CPU), so the two devices agree bit for bit.
 
 template <typename C>
 struct AdamArgs {
@@ -121,13 +142,13 @@ struct AdamArgs {
 template <typename T>
 __device__ __forceinline__ void AdamStep(const AdamArgs<double>& a, T gt, T& pt, T& mt, T& vt) {
   const double g = a.scale * To<double>(gt);
-  const double m = a.beta1 * To<double>(mt) + (1 - a.beta1) * g;
-  const double v = a.beta2 * To<double>(vt) + (1 - a.beta2) * g * g;
+  const double m = MulRn(a.beta1, To<double>(mt)) + MulRn(1 - a.beta1, g);
+  const double v = MulRn(a.beta2, To<double>(vt)) + MulRn(MulRn(1 - a.beta2, g), g);
   const double p = To<double>(pt);
   const double update = (m / a.correction1) / (sqrt(v / a.correction2) + a.eps);
   mt = To<T>(m);
   vt = To<T>(v);
-  pt = To<T>(p - a.lr * update - a.lr * a.weight_decay * p);
+  pt = To<T>(p - MulRn(a.lr, update) - MulRn(MulRn(a.lr, a.weight_decay), p));
 }
 
 // 16-byte packs over the first n / kN * kN elements; a scalar tail.
@@ -185,7 +206,7 @@ __global__ void RotaryKernel(int64_t total_pairs, int64_t seq, int64_t dim, int6
 // row (b, s) of x uses table row row0 + s; pairs (i, i + h):
 //   forward: y[i] = x[i] c[i] - x[i+h] s[i]; y[i+h] = x[i+h] c[i+h] + x[i] s[i+h]
 //   grad:    y[i] = x[i] c[i] + x[i+h] s[i+h]; y[i+h] = x[i+h] c[i+h] - x[i] s[i]
-// In ComputeT<T>, as the CPU kernel (its ComputeType).
+// In ComputeT<T>, as the CPU kernel (its ComputeType), with no fma (MulRn).
 template <typename T>
 __global__ void RotaryTableKernel(bool grad, int64_t total_pairs, int64_t seq, int64_t dim,
                                   int64_t row0, const T* cs, const T* sn, const T* x, T* y) {
@@ -201,11 +222,11 @@ __global__ void RotaryTableKernel(bool grad, int64_t total_pairs, int64_t seq, i
     const C cl = To<C>(c[i]), ch = To<C>(c[i + half]);
     const C sl = To<C>(s[i]), sh = To<C>(s[i + half]);
     if (!grad) {
-      y[row * dim + i] = To<T>(lo * cl - hi * sl);
-      y[row * dim + i + half] = To<T>(hi * ch + lo * sh);
+      y[row * dim + i] = To<T>(MulRn(lo, cl) - MulRn(hi, sl));
+      y[row * dim + i + half] = To<T>(MulRn(hi, ch) + MulRn(lo, sh));
     } else {
-      y[row * dim + i] = To<T>(lo * cl + hi * sh);
-      y[row * dim + i + half] = To<T>(hi * ch - lo * sl);
+      y[row * dim + i] = To<T>(MulRn(lo, cl) + MulRn(hi, sh));
+      y[row * dim + i + half] = To<T>(MulRn(hi, ch) - MulRn(lo, sl));
     }
   }
 }
@@ -228,38 +249,41 @@ __device__ __forceinline__ double Dot(const A* a, const B* b, int64_t d) {
   return s;
 }
 
-// One thread per (batch-head, query row); online softmax over keys. Writes
-// the row's lse (if lse is not null) and either out (kDelta false) or, for
-// the grad, delta = dout . out (kDelta true; out itself is not kept).
+// One thread per (batch-head, query row), grid-stride: Blocks caps the
+// grid at 65536 blocks, so past 16M rows a thread takes several (the same
+// in the two backward kernels). Online softmax over keys. Writes the row's
+// lse (if lse is not null) and either out (kDelta false) or, for the grad,
+// delta = dout . out (kDelta true; out itself is not kept).
 template <typename T, bool kDelta>
 __global__ void AttentionForward(int64_t bh, int64_t sq, int64_t sk, int64_t d, int64_t dv,
                                  double scale, bool causal, int64_t shift, const T* q,
                                  const T* k, const T* v, const T* dout, T* out, double* lse,
                                  double* delta) {
-  const int64_t t = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
-  if (t >= bh * sq) return;
-  const int64_t b = t / sq, i = t % sq;
-  const T* qi = q + t * d;
-  double acc[kMaxHead];
-  for (int64_t e = 0; e < dv; ++e) acc[e] = 0;
-  double m = -INFINITY, l = 0;
-  for (int64_t j = 0; j < sk; ++j) {
-    if (Masked(causal, i, j, shift)) break;
-    const double s = scale * Dot(qi, k + (b * sk + j) * d, d);
-    const double m2 = fmax(m, s);
-    const double c = exp(m - m2), p = exp(s - m2);
-    l = l * c + p;
-    const T* vj = v + (b * sk + j) * dv;
-    for (int64_t e = 0; e < dv; ++e) acc[e] = acc[e] * c + p * To<double>(vj[e]);
-    m = m2;
+  for (int64_t t = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; t < bh * sq;
+       t += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int64_t b = t / sq, i = t % sq;
+    const T* qi = q + t * d;
+    double acc[kMaxHead];
+    for (int64_t e = 0; e < dv; ++e) acc[e] = 0;
+    double m = -INFINITY, l = 0;
+    for (int64_t j = 0; j < sk; ++j) {
+      if (Masked(causal, i, j, shift)) break;
+      const double s = scale * Dot(qi, k + (b * sk + j) * d, d);
+      const double m2 = fmax(m, s);
+      const double c = exp(m - m2), p = exp(s - m2);
+      l = l * c + p;
+      const T* vj = v + (b * sk + j) * dv;
+      for (int64_t e = 0; e < dv; ++e) acc[e] = acc[e] * c + p * To<double>(vj[e]);
+      m = m2;
+    }
+    for (int64_t e = 0; e < dv; ++e) acc[e] = l > 0 ? acc[e] / l : 0.0;
+    if constexpr (kDelta) {
+      delta[t] = Dot(dout + t * dv, acc, dv);
+    } else {
+      for (int64_t e = 0; e < dv; ++e) out[t * dv + e] = To<T>(acc[e]);
+    }
+    if (lse != nullptr) lse[t] = l > 0 ? m + log(l) : -INFINITY;
   }
-  for (int64_t e = 0; e < dv; ++e) acc[e] = l > 0 ? acc[e] / l : 0.0;
-  if constexpr (kDelta) {
-    delta[t] = Dot(dout + t * dv, acc, dv);
-  } else {
-    for (int64_t e = 0; e < dv; ++e) out[t * dv + e] = To<T>(acc[e]);
-  }
-  if (lse != nullptr) lse[t] = l > 0 ? m + log(l) : -INFINITY;
 }
 
 // dq_i = scale * sum_j p_ij (dout_i . v_j - delta_i) k_j; thread per query.
@@ -268,19 +292,20 @@ __global__ void AttentionBackwardQ(int64_t bh, int64_t sq, int64_t sk, int64_t d
                                    double scale, bool causal, int64_t shift, const T* q,
                                    const T* k, const T* v, const T* dout, const double* lse,
                                    const double* delta, T* dq) {
-  const int64_t t = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
-  if (t >= bh * sq) return;
-  const int64_t b = t / sq, i = t % sq;
-  double acc[kMaxHead];
-  for (int64_t e = 0; e < d; ++e) acc[e] = 0;
-  for (int64_t j = 0; j < sk; ++j) {
-    if (Masked(causal, i, j, shift)) break;
-    const T* kj = k + (b * sk + j) * d;
-    const double p = exp(scale * Dot(q + t * d, kj, d) - lse[t]);
-    const double ds = p * (Dot(dout + t * dv, v + (b * sk + j) * dv, dv) - delta[t]);
-    for (int64_t e = 0; e < d; ++e) acc[e] += ds * To<double>(kj[e]);
+  for (int64_t t = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; t < bh * sq;
+       t += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int64_t b = t / sq, i = t % sq;
+    double acc[kMaxHead];
+    for (int64_t e = 0; e < d; ++e) acc[e] = 0;
+    for (int64_t j = 0; j < sk; ++j) {
+      if (Masked(causal, i, j, shift)) break;
+      const T* kj = k + (b * sk + j) * d;
+      const double p = exp(scale * Dot(q + t * d, kj, d) - lse[t]);
+      const double ds = p * (Dot(dout + t * dv, v + (b * sk + j) * dv, dv) - delta[t]);
+      for (int64_t e = 0; e < d; ++e) acc[e] += ds * To<double>(kj[e]);
+    }
+    for (int64_t e = 0; e < d; ++e) dq[t * d + e] = To<T>(scale * acc[e]);
   }
-  for (int64_t e = 0; e < d; ++e) dq[t * d + e] = To<T>(scale * acc[e]);
 }
 
 // dk_j = scale * sum_i ds_ij q_i, dv_j = sum_i p_ij dout_i; thread per key.
@@ -289,24 +314,25 @@ __global__ void AttentionBackwardKV(int64_t bh, int64_t sq, int64_t sk, int64_t 
                                     double scale, bool causal, int64_t shift, const T* q,
                                     const T* k, const T* v, const T* dout, const double* lse,
                                     const double* delta, T* dk, T* dvv) {
-  const int64_t t = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
-  if (t >= bh * sk) return;
-  const int64_t b = t / sk, j = t % sk;
-  double ak[kMaxHead], av[kMaxHead];
-  for (int64_t e = 0; e < d; ++e) ak[e] = 0;
-  for (int64_t e = 0; e < dv; ++e) av[e] = 0;
-  for (int64_t i = 0; i < sq; ++i) {
-    if (Masked(causal, i, j, shift)) continue;
-    const int64_t row = b * sq + i;
-    const T* qi = q + row * d;
-    const T* gi = dout + row * dv;
-    const double p = exp(scale * Dot(qi, k + t * d, d) - lse[row]);
-    const double ds = p * (Dot(gi, v + t * dv, dv) - delta[row]);
-    for (int64_t e = 0; e < d; ++e) ak[e] += ds * To<double>(qi[e]);
-    for (int64_t e = 0; e < dv; ++e) av[e] += p * To<double>(gi[e]);
+  for (int64_t t = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; t < bh * sk;
+       t += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int64_t b = t / sk, j = t % sk;
+    double ak[kMaxHead], av[kMaxHead];
+    for (int64_t e = 0; e < d; ++e) ak[e] = 0;
+    for (int64_t e = 0; e < dv; ++e) av[e] = 0;
+    for (int64_t i = 0; i < sq; ++i) {
+      if (Masked(causal, i, j, shift)) continue;
+      const int64_t row = b * sq + i;
+      const T* qi = q + row * d;
+      const T* gi = dout + row * dv;
+      const double p = exp(scale * Dot(qi, k + t * d, d) - lse[row]);
+      const double ds = p * (Dot(gi, v + t * dv, dv) - delta[row]);
+      for (int64_t e = 0; e < d; ++e) ak[e] += ds * To<double>(qi[e]);
+      for (int64_t e = 0; e < dv; ++e) av[e] += p * To<double>(gi[e]);
+    }
+    for (int64_t e = 0; e < d; ++e) dk[t * d + e] = To<T>(scale * ak[e]);
+    for (int64_t e = 0; e < dv; ++e) dvv[t * dv + e] = To<T>(av[e]);
   }
-  for (int64_t e = 0; e < d; ++e) dk[t * d + e] = To<T>(scale * ak[e]);
-  for (int64_t e = 0; e < dv; ++e) dvv[t * dv + e] = To<T>(av[e]);
 }
 
 unsigned Blocks(int64_t n) { return GridFor(n, kThreads); }
@@ -327,8 +353,8 @@ std::string NormForward(int dtype, bool rms, int64_t rows, int64_t cols, double 
   return DispatchFloating("norm_forward", dtype, [&](auto tag) -> std::string {
     using T = decltype(tag);
     using C = ComputeT<T>;
-    NormForwardKernel<T><<<static_cast<unsigned>(rows), kThreads, 0, Stream()>>>(
-        rms ? 1 : 0, cols, eps, static_cast<const T*>(x), static_cast<const T*>(gamma),
+    NormForwardKernel<T><<<GridFor(rows, 1), kThreads, 0, Stream()>>>(
+        rms ? 1 : 0, rows, cols, eps, static_cast<const T*>(x), static_cast<const T*>(gamma),
         rms ? nullptr : static_cast<const T*>(beta), static_cast<T*>(y),
         rms ? nullptr : static_cast<C*>(mean), static_cast<C*>(inv_std));
     return LaunchError("norm_forward");
@@ -348,8 +374,8 @@ std::string NormBackward(int dtype, bool rms, int64_t rows, int64_t cols, const 
     const C* mu = static_cast<const C*>(mean);
     const C* inv = static_cast<const C*>(inv_std);
     if (dx != nullptr) {
-      NormBackwardData<T><<<static_cast<unsigned>(rows), kThreads, 0, Stream()>>>(
-          mode, cols, xt, static_cast<const T*>(gamma), mu, inv, dyt, static_cast<T*>(dx));
+      NormBackwardData<T><<<GridFor(rows, 1), kThreads, 0, Stream()>>>(
+          mode, rows, cols, xt, static_cast<const T*>(gamma), mu, inv, dyt, static_cast<T*>(dx));
     }
     if (dgamma != nullptr || dbeta != nullptr) {
       NormBackwardParams<T><<<Blocks(cols), kThreads, 0, Stream()>>>(
