@@ -12,6 +12,16 @@ CUDA_ONLY = select({
     "//conditions:default": ["//:cuda_config_missing"],
 })
 
+# Machine code for the GPUs we target: sm_80 (A100) and sm_90 (H100,
+# H200), plus compute_90 PTX that newer GPUs compile at load time. Without
+# -gencode nvcc 13 builds only sm_75, which an H100 would run through the
+# driver's JIT at first launch (slow start, and bf16 arithmetic emulated in
+# float instead of the sm_80+ instructions).
+CUDA_ARCH_FLAGS = [
+    "-gencode=arch=compute_80,code=sm_80",
+    "'-gencode=arch=compute_90,code=[sm_90,compute_90]'",
+]
+
 def cuda_library(name, srcs, hdrs = [], deps = [], nvcc_flags = []):
     """A cc_library whose .cu sources are compiled by nvcc into objects.
 
@@ -32,7 +42,7 @@ def cuda_library(name, srcs, hdrs = [], deps = [], nvcc_flags = []):
                 "-Xcompiler -fPIC",
                 "-c $(location %s)" % src,
                 "-o $@",
-            ] + nvcc_flags),
+            ] + CUDA_ARCH_FLAGS + nvcc_flags),
             target_compatible_with = CUDA_ONLY,
             message = "nvcc " + src,
         )
