@@ -3,6 +3,7 @@
 // Built only under --config=cuda. Without a GPU every test is skipped and
 // main() prints "SKIPPED: no CUDA device": a skip is NOT a pass, and the
 // line makes that visible in CI logs (docs/GPU.md).
+#include <cmath>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -11,6 +12,7 @@
 #include "gtest/gtest.h"
 #include "oneflow_sbp/cuda/cuda_device.h"
 #include "oneflow_sbp/local_tensor.h"
+#include "ops/kernels/cuda/cuda_launch.h"
 #include "ops/kernels/kernel_registry.h"
 #include "ops/kernels/shard_harness.h"
 #include "oneflow_sbp/shape.h"
@@ -163,6 +165,124 @@ TEST(CudaKernelsTest, DropoutIsLayoutIndependentAndMatchesCpu) {
   // CPU kernel for the same rows.
   EXPECT_EQ(CompareWithCpu(c, "cpu:0-1", "cuda:0-1", {"S(0)", "S(0)", "S(0)"}, 1), "");
   EXPECT_EQ(CompareWithCpu(c, "cpu:0-1", "cuda:0-1", {"S(1)", "S(1)", "S(1)"}, 1), "");
+}
+
+// "" if every output of `c` (one rank, every blob B) has the CPU's exact
+// values on the GPU, sign of zero included (any NaN matches any NaN): for
+// kernels with no rounding freedom (selection, one rounded product and
+// sum), where CompareWithCpu's tolerance would hide an fma or a -0.
+std::string BitwiseLikeCpu(const Case& c) {
+  absl::StatusOr<std::shared_ptr<const OpCall>> call =
+      testing::MakeCall(c.op, static_cast<int>(c.inputs.size()), c.attrs);
+  if (!call.ok()) return std::string(call.status().message());
+  const std::vector<std::string> sig((*call)->num_inputs() + (*call)->num_outputs(), "B");
+  absl::StatusOr<std::vector<LocalTensor>> want = RunOnRank(c.op, c.inputs, c.attrs, "cpu:0", sig, 0);
+  if (!want.ok()) return "cpu: " + std::string(want.status().message());
+  absl::StatusOr<std::vector<LocalTensor>> got =
+      RunOnRank(c.op, c.inputs, c.attrs, "cuda:0", sig, 0, DeviceType::kCuda);
+  if (!got.ok()) return "cuda: " + std::string(got.status().message());
+  for (size_t o = 0; o < want->size(); ++o) {
+    const std::vector<double> w = (*want)[o].ToDoubles(), g = (*got)[o].ToDoubles();
+    if (w.size() != g.size()) return c.op + ": element counts differ";
+    for (size_t i = 0; i < w.size(); ++i) {
+      if (std::isnan(w[i]) && std::isnan(g[i])) continue;
+      if (w[i] != g[i] || std::signbit(w[i]) != std::signbit(g[i])) {
+        return c.op + " output " + std::to_string(o) + " element " + std::to_string(i) + ": " +
+               std::to_string(g[i]) + " (sign " + std::to_string(std::signbit(g[i])) + ") vs " +
+               std::to_string(w[i]) + " (sign " + std::to_string(std::signbit(w[i])) + ")";
+      }
+    }
+  }
+  return "";
+}
+
+TEST(CudaKernelsTest, SelectionsSignsAndDropoutAreBitExact) {
+  REQUIRE_DEVICE();
+  const double nan = std::nan("");
+  for (DataType t : Floating()) {
+    SCOPED_TRACE(DataTypeName(t));
+    // maximum(-0, +0) is -0 on the CPU (a < b picks), minimum(-0, +0) +0;
+    // a NaN operand is the result.
+    const LocalTensor a = testing::Tensor(t, {6}, {-0.0, 0.0, nan, 1, -0.0, 2});
+    const LocalTensor b = testing::Tensor(t, {6}, {0.0, -0.0, 2, nan, -0.0, 1});
+    for (const char* op : {"broadcast_maximum", "broadcast_minimum"}) {
+      EXPECT_EQ(BitwiseLikeCpu({op, {a, b}}), "");
+    }
+    // 0 - x on the CPU: negative(+0) and abs(-0) are +0.
+    for (const char* op : {"negative", "abs", "relu", "sign"}) {
+      EXPECT_EQ(BitwiseLikeCpu({op, {a}}), "") << op;
+    }
+    // x * scale rounded, then + add: an fma would differ in the last bit.
+    const LocalTensor x = GridTensor(t, {10, 33}, 1), add = GridTensor(t, {10, 33}, 2);
+    EXPECT_EQ(BitwiseLikeCpu({"dropout", {x}, {"rate=0.3", "seed=77"}}), "");
+    EXPECT_EQ(BitwiseLikeCpu({"dropout", {x, add}, {"rate=0.3", "seed=77"}}), "");
+    const LocalTensor mask = (*testing::RunOnce("dropout", {x}, {"rate=0.3", "seed=77"}))[1];
+    EXPECT_EQ(BitwiseLikeCpu({"dropout_grad", {add, mask}, {"scale=1.4285714285714286"}}), "");
+    EXPECT_EQ(BitwiseLikeCpu({"bias_add", {GridTensor(t, {4, 6, 5}, 1), GridTensor(t, {6}, 2)},
+                              {"axis=1"}}),
+              "");
+  }
+}
+
+TEST(CudaKernelsTest, MatmulEmptyContractionAndAddToOutputMatchCpu) {
+  REQUIRE_DEVICE();
+  for (DataType t : Floating()) {
+    SCOPED_TRACE(DataTypeName(t));
+    // k = 0: zeros (cuBLAS refused a leading dim of 0), or _add_to_output.
+    const LocalTensor a0 = GridTensor(t, {3, 0}, 1), b0 = GridTensor(t, {0, 4}, 2);
+    EXPECT_EQ(BitwiseLikeCpu({"matmul", {a0, b0}}), "");
+    EXPECT_EQ(BitwiseLikeCpu({"matmul", {a0, b0, GridTensor(t, {3, 4}, 3)}}), "");
+    EXPECT_EQ(BitwiseLikeCpu({"matmul",
+                              {GridTensor(t, {0, 3}, 1), GridTensor(t, {4, 0}, 2)},
+                              {"transpose_a=true", "transpose_b=true"}}),
+              "");
+    EXPECT_EQ(CompareWithCpu({"matmul",
+                              {GridTensor(t, {5, 3}, 1), GridTensor(t, {3, 7}, 2),
+                               GridTensor(t, {5, 7}, 3)},
+                              {"alpha=0.5"}}),
+              "");
+    EXPECT_EQ(CompareWithCpu({"batch_matmul",
+                              {GridTensor(t, {4, 5, 3}, 1), GridTensor(t, {4, 7, 3}, 2),
+                               GridTensor(t, {4, 5, 7}, 3)},
+                              {"transpose_b=true"}}),
+              "");
+    EXPECT_EQ(CompareWithCpu({"broadcast_matmul",
+                              {GridTensor(t, {3, 5}, 1), GridTensor(t, {2, 3, 6}, 2)}}),
+              "");
+  }
+}
+
+TEST(CudaKernelsTest, ElementwiseLaunchersTakeUnalignedPointers) {
+  REQUIRE_DEVICE();
+  // A view can start at any element: 4 bytes past a 256-byte aligned
+  // buffer the launchers must take their scalar paths, writing exactly
+  // elements [1, 41) and nothing before.
+  const LocalTensor x = GridTensor(DataType::kFloat32, {41}, 3);
+  const LocalTensor y = GridTensor(DataType::kFloat32, {41}, 4);
+  LocalTensor dx = *x.CopyTo(DeviceType::kCuda);
+  LocalTensor dy = *y.CopyTo(DeviceType::kCuda);
+  const LocalTensor fill = *LocalTensor::Full(DataType::kFloat32, {41}, -7);
+  LocalTensor du = *fill.CopyTo(DeviceType::kCuda);
+  LocalTensor db = *fill.CopyTo(DeviceType::kCuda);
+  float* px = static_cast<float*>(dx.raw_data()) + 1;
+  float* py = static_cast<float*>(dy.raw_data()) + 1;
+  ASSERT_EQ(kernels::cuda::Unary(kernels::cuda::UnaryCode::kSquare, cuda::kF32, px,
+                                 static_cast<float*>(du.raw_data()) + 1, 40),
+            "");
+  const int64_t dims[1] = {40}, unit[1] = {1};
+  ASSERT_EQ(kernels::cuda::Binary(kernels::cuda::BinaryCode::kSub, cuda::kF32, 1, dims, unit, unit,
+                                  px, py, static_cast<float*>(db.raw_data()) + 1),
+            "");
+  const std::vector<double> u = du.CopyTo(DeviceType::kCpu)->ToDoubles();
+  const std::vector<double> d = db.CopyTo(DeviceType::kCpu)->ToDoubles();
+  const std::vector<double> xs = x.ToDoubles(), ys = y.ToDoubles();
+  EXPECT_EQ(u[0], -7);
+  EXPECT_EQ(d[0], -7);
+  for (int i = 1; i < 41; ++i) {
+    EXPECT_EQ(u[i], static_cast<double>(static_cast<float>(xs[i]) * static_cast<float>(xs[i])))
+        << i;
+    EXPECT_EQ(d[i], xs[i] - ys[i]) << i;  // multiples of 1/8: exact
+  }
 }
 
 TEST(CudaKernelsTest, BadInputsAreStatusesNotCrashes) {

@@ -14,7 +14,9 @@
 //
 // Buffers: device pointers go to NCCL as they are; host buffers are staged
 // through device scratch (copied in, the call, copied out), so host code
-// and the shared test scenarios run unchanged, only slower.
+// and the shared test scenarios run unchanged, only slower. NCCL runs on
+// its own stream, so each call first waits for the calling thread's
+// compute stream (the kernels that wrote or still read its buffers).
 //
 // Mapping: AllReduce and Broadcast are NCCL's; AllGatherV is one group of
 // ncclBroadcast (one per member); ReduceScatterV one group of ncclReduce;

@@ -155,6 +155,8 @@ std::string Grouped(const Handle& h, const std::vector<P2P>& ops) {
   return e.empty() ? end : e;
 }
 
+std::string WaitForCompute() { return oneflow_sbp::cuda::Synchronize(); }
+
 std::string CopyOnStream(const Handle& h, void* dst, const void* src, int64_t bytes) {
   if (bytes <= 0 || dst == src) return "";
   return CudaErr(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, S(h)));

@@ -35,6 +35,7 @@
 #include "ops/kernels/cpu/dropout_args.h"
 #include "ops/kernels/cpu/norm_layout.h"
 #include "ops/kernels/cpu/same_operands.h"
+#include "ops/kernels/cpu/select_args.h"
 #include "ops/kernels/cuda/cuda_glue.h"
 #include "ops/kernels/cuda/cuda_launch.h"
 #include "ops/kernels/kernel_registry.h"
@@ -88,7 +89,8 @@ KernelFn BinaryKernel(cuda::BinaryCode code) {
   return [code](KernelContext& ctx) -> absl::Status {
     const LocalTensor& a = ctx.input(0);
     const LocalTensor& b = ctx.input(1);
-    if (a.dtype() != b.dtype()) return ctx.UnsupportedDtype(b.dtype(), ctx.input_bn(1));
+    // The CPU's check and status (kInternal naming both blobs' dtypes).
+    OFS_RETURN_IF_ERROR(CheckSameDtype(ctx, 0, 1));
     OFS_RETURN_IF_ERROR(RequireFloating(ctx, a.dtype(), ctx.input_bn(0)));
     OFS_ASSIGN_OR_RETURN(const BroadcastPlan plan, PlanBroadcast(ctx, {0, 1}, 0));
     OFS_RETURN_IF_ERROR(ctx.CheckOutput(0, plan.out_dims, a.dtype()));

@@ -11,6 +11,11 @@
 namespace oneflow_sbp::kernels::cuda {
 namespace {
 
+// Products rounded on their own: nvcc would fuse a * b + c into one fma,
+// which the CPU build (x86-64, no FMA) never does.
+__device__ __forceinline__ float MulRn(float a, float b) { return __fmul_rn(a, b); }
+__device__ __forceinline__ double MulRn(double a, double b) { return __dmul_rn(a, b); }
+
 template <typename C>
 __device__ __forceinline__ C Sigmoid(C x) { return C(1) / (C(1) + exp(-x)); }
 template <typename C>
@@ -19,20 +24,22 @@ __device__ __forceinline__ C Softplus(C x) { return max(x, C(0)) + log1p(exp(-fa
 template <typename C>
 __device__ __forceinline__ C ApplyUnary(UnaryCode op, C x) {
   switch (op) {
-    case UnaryCode::kAbs: return fabs(x);
+    // 0 - x, as the CPU's WrapNeg: abs(-0) and negative(+0) are +0 there
+    // (fabs and unary minus would give -0 for negative(+0) and flip NaN signs).
+    case UnaryCode::kAbs: return x < C(0) ? C(0) - x : x;
     case UnaryCode::kCeil: return ceil(x);
     case UnaryCode::kCos: return cos(x);
     case UnaryCode::kErf: return erf(x);
     case UnaryCode::kExp: return exp(x);
     case UnaryCode::kFastGelu: {
       const C k = C(0.7978845608028654);
-      return C(0.5) * x * (C(1) + tanh(k * (x + C(0.044715) * x * x * x)));
+      return C(0.5) * x * (C(1) + tanh(k * (x + MulRn(C(0.044715) * x * x, x))));
     }
     case UnaryCode::kFloor: return floor(x);
     case UnaryCode::kGelu: return C(0.5) * x * (C(1) + erf(x * C(M_SQRT1_2)));
     case UnaryCode::kLog: return log(x);
     case UnaryCode::kMish: return x * tanh(Softplus(x));
-    case UnaryCode::kNegative: return -x;
+    case UnaryCode::kNegative: return C(0) - x;
     case UnaryCode::kReciprocal: return C(1) / x;
     case UnaryCode::kRelu: return x < C(0) ? C(0) : x;
     case UnaryCode::kRound: return rint(x);  // half to even
@@ -83,8 +90,14 @@ __device__ __forceinline__ C ApplyBinary(BinaryCode op, C a, C b) {
     case BinaryCode::kSub: return a - b;
     case BinaryCode::kMul: return a * b;
     case BinaryCode::kDiv: return a / b;
-    case BinaryCode::kMaximum: return (isnan(a) || isnan(b)) ? a + b : max(a, b);
-    case BinaryCode::kMinimum: return (isnan(a) || isnan(b)) ? a + b : min(a, b);
+    // The CPU's selection: the NaN operand itself, else (a < b) picks
+    // without fmax/fmin's sign-of-zero rules (maximum(-0, +0) is -0 there).
+    case BinaryCode::kMaximum:
+      if (isnan(a) || isnan(b)) return isnan(a) ? a : b;
+      return a < b ? b : a;
+    case BinaryCode::kMinimum:
+      if (isnan(a) || isnan(b)) return isnan(a) ? a : b;
+      return a < b ? a : b;
     case BinaryCode::kPow: return pow(a, b);
   }
   return a;
@@ -155,7 +168,8 @@ __global__ void DropoutKernel(GlobalIndex gi, int64_t n, int64_t offset, uint64_
     }
     const bool keep = DropoutKeeps(PhiloxElementBits(seed, static_cast<uint64_t>(g)), threshold);
     mask[i] = keep;
-    C v = To<C>(x[i]) * (keep ? scale : C(0));
+    // The product rounded before the add, as on the CPU (no fma).
+    C v = MulRn(To<C>(x[i]), keep ? scale : C(0));
     if (add != nullptr) v += To<C>(add[i]);
     y[i] = To<T>(v);
   }

@@ -3,6 +3,9 @@
 // One handle per host thread, bound to that thread's stream.
 #include <cublas_v2.h>
 
+#include <algorithm>
+#include <climits>
+
 #include "ops/kernels/cuda/cuda_common.cuh"
 #include "ops/kernels/cuda/cuda_launch.h"
 
@@ -25,20 +28,43 @@ std::string Gemm(int dtype, bool trans_a, bool trans_b, int64_t m, int64_t n, in
                  double alpha, const void* a, int64_t stride_a, const void* b, int64_t stride_b,
                  double beta, void* c, int64_t stride_c, int64_t batch) {
   if (m == 0 || n == 0 || batch == 0) return "";
-  cublasHandle_t h = Handle();
-  if (h == nullptr) return "gemm: cublasCreate failed";
+  // cuBLAS takes int extents and leading dims: a larger one would wrap.
+  const int64_t lda = std::max<int64_t>(1, trans_a ? m : k);  // row-major leading dims
+  const int64_t ldb = std::max<int64_t>(1, trans_b ? k : n);
+  for (int64_t v : {m, n, k, batch, lda, ldb}) {
+    if (v > INT_MAX) {
+      return "gemm: extent " + std::to_string(v) + " (m " + std::to_string(m) + ", n " +
+             std::to_string(n) + ", k " + std::to_string(k) + ", batch " +
+             std::to_string(batch) + ") above cuBLAS's int range";
+    }
+  }
   cudaDataType_t type;
+  int elem = 4;
   cublasComputeType_t compute = CUBLAS_COMPUTE_32F;
   switch (dtype) {
     case DtypeCode::kF32: type = CUDA_R_32F; break;
-    case DtypeCode::kF64: type = CUDA_R_64F; compute = CUBLAS_COMPUTE_64F; break;
-    case DtypeCode::kF16: type = CUDA_R_16F; break;
-    case DtypeCode::kBF16: type = CUDA_R_16BF; break;
+    case DtypeCode::kF64: type = CUDA_R_64F; compute = CUBLAS_COMPUTE_64F; elem = 8; break;
+    case DtypeCode::kF16: type = CUDA_R_16F; elem = 2; break;
+    case DtypeCode::kBF16: type = CUDA_R_16BF; elem = 2; break;
     default: return "gemm: unsupported dtype " + std::to_string(dtype);
   }
+  if (k == 0) {
+    // An empty contraction: C = beta * C, i.e. zeros (beta 0, whatever C
+    // held, as the CPU's Gemm) or C unchanged (beta 1, _add_to_output).
+    // Done here rather than trusting cuBLAS's quick returns with k = 0.
+    if (beta != 0) return "";
+    const size_t row = static_cast<size_t>(m * n) * elem;
+    const cudaError_t e =
+        stride_c == m * n || batch == 1
+            ? cudaMemsetAsync(c, 0, row * static_cast<size_t>(batch), Stream())
+            : cudaMemset2DAsync(c, static_cast<size_t>(stride_c) * elem, 0, row,
+                                static_cast<size_t>(batch), Stream());
+    return e == cudaSuccess ? "" : std::string("gemm: ") + cudaGetErrorString(e);
+  }
+  cublasHandle_t h = Handle();
+  if (h == nullptr) return "gemm: cublasCreate failed";
   // Column-major view: C^T (n x m) = op(B)^T (n x k) * op(A)^T (k x m).
-  const int64_t lda = trans_a ? m : k;  // row-major leading dims
-  const int64_t ldb = trans_b ? k : n;
+  // Leading dims are at least 1 (cuBLAS refuses 0 even where unused).
   const cublasOperation_t op_b = trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
   const cublasOperation_t op_a = trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
   const float alpha_f = static_cast<float>(alpha), beta_f = static_cast<float>(beta);
