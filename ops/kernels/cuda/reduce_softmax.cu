@@ -102,8 +102,8 @@ __global__ void ReduceKernel(ReduceIndex ri, int64_t out_n, int64_t red_n, doubl
     }
     if (threadIdx.x == 0) {
       A r = partial[0];
-      // The CPU divides only by a positive count: the mean over an empty
-      // logical extent is 0 there, not 0/0.
+      // Divides only by a positive count, as the CPU kernel (shapes have
+      // no zero extents today, so the count is >= 1).
       if constexpr (kOp == ReduceCode::kMean) {
         if (divisor > 0) r /= divisor;
       }
