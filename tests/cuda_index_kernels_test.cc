@@ -176,6 +176,20 @@ TEST(CudaIndexKernelsTest, SparseCrossEntropyAndGradMatchCpu) {
   }
 }
 
+TEST(CudaIndexKernelsTest, CrossEntropyRowsPastTheGridCapMatchCpu) {
+  REQUIRE_DEVICE();
+  // 70000 rows: more than GridFor's 65536 blocks, so blocks must stride on
+  // to the rest (a one-pass grid would leave them poisoned).
+  const LocalTensor x = GridTensor(DataType::kFloat32, {70000, 6}, 1, -4, 4);
+  const LocalTensor label = IntTensor(DataType::kInt64, {70000}, 2, 0, 5);
+  EXPECT_EQ(CompareWithCpu({kCe, {x, label}, {"depth=6"}}), "");
+  const LocalTensor prob = (*testing::RunOnce(kCe, {x, label}, {"depth=6"}))[0];
+  EXPECT_EQ(CompareWithCpu({kCe + "_grad",
+                            {GridTensor(DataType::kFloat32, {70000}, 3), label, prob},
+                            {"depth=6"}}),
+            "");
+}
+
 // Each rank's local outputs of `c` on `placement` (ranks as threads of one
 // in-process world: the class-split layout all-reduces across them) on the
 // CPU and on the GPU; "" if every rank's outputs agree.

@@ -139,6 +139,34 @@ TEST(CudaKernelsTest, BiasAddReduceSoftmaxMatchCpu) {
   }
 }
 
+TEST(CudaKernelsTest, SoftmaxRowsPastTheGridCapMatchCpu) {
+  REQUIRE_DEVICE();
+  // 70000 rows: more than GridFor's 65536 blocks, so blocks must stride on
+  // to the rest (a one-pass grid would leave them poisoned).
+  for (DataType t : {DataType::kFloat32, DataType::kFloat64}) {
+    const LocalTensor x = GridTensor(t, {70000, 5}, 5);
+    for (const char* op : {"softmax", "log_softmax"}) {
+      EXPECT_EQ(CompareWithCpu({op, {x}}), "") << op;
+    }
+    const LocalTensor y = (*testing::RunOnce("softmax", {x}))[0];
+    EXPECT_EQ(CompareWithCpu({"softmax_grad", {y, GridTensor(t, {70000, 5}, 6)}}), "");
+    const LocalTensor lp = (*testing::RunOnce("log_softmax", {x}))[0];
+    EXPECT_EQ(CompareWithCpu({"log_softmax_grad", {lp, GridTensor(t, {70000, 5}, 6)}}), "");
+  }
+}
+
+TEST(CudaKernelsTest, SoftmaxOfLargeLogitsMatchesCpu) {
+  REQUIRE_DEVICE();
+  // Logits far apart (the default grid stays in [-1, 1]): exp(x - max)
+  // underflows to 0 for much of a row, and log_softmax reaches -120.
+  for (DataType t : Floating()) {
+    const LocalTensor x = GridTensor(t, {4, 257}, 7, -60, 60);
+    for (const char* op : {"softmax", "log_softmax"}) {
+      EXPECT_EQ(CompareWithCpu({op, {x}}), "") << op << " " << DataTypeName(t);
+    }
+  }
+}
+
 TEST(CudaKernelsTest, MatmulFamilyMatchesCpu) {
   REQUIRE_DEVICE();
   for (DataType t : Floating()) {

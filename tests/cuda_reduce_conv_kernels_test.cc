@@ -101,6 +101,21 @@ TEST(CudaReduceConvKernelsTest, NanSumSkipsNaNAndProdPropagatesIt) {
   }
 }
 
+TEST(CudaReduceConvKernelsTest, ReductionsPastTheGridCapMatchCpu) {
+  REQUIRE_DEVICE();
+  // 70000 outputs: more than GridFor's 65536 blocks, so blocks must stride
+  // on to the rest (a one-pass grid would leave them poisoned).
+  for (DataType t : {DataType::kFloat32, DataType::kInt64}) {
+    for (const char* op : {"reduce_sum", "reduce_max", "reduce_prod"}) {
+      EXPECT_EQ(CompareWithCpu({op, {Values(t, {70000, 3}, 7)}, {"axis=1"}}), "")
+          << op << " " << DataTypeName(t);
+    }
+  }
+  EXPECT_EQ(CompareWithCpu({"reduce_mean", {Values(DataType::kFloat64, {3, 70000}, 7)},
+                            {"axis=0"}}),
+            "");
+}
+
 TEST(CudaReduceConvKernelsTest, ReduceSumLikeMatchesCpu) {
   REQUIRE_DEVICE();
   for (DataType t : kNumericTypes) {

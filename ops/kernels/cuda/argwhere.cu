@@ -56,6 +56,13 @@ __global__ void ScatterKernel(Dims dims, int64_t n, const int64_t* flags, const 
   }
 }
 
+// CUB's own error code: cudaGetLastError (LaunchError) may hold nothing
+// for an error CUB returned, which would report a failed scan as success.
+std::string ScanError(const char* what, cudaError_t e) {
+  cudaGetLastError();  // clear a launch error CUB may have left
+  return std::string(what) + ": " + cudaGetErrorString(e);
+}
+
 template <typename T>
 std::string Flags(const void* x, int64_t n, int64_t* flags) {
   FlagKernel<T><<<GridFor(n, kThreads), kThreads, 0, Stream()>>>(static_cast<const T*>(x), n,
@@ -84,6 +91,12 @@ std::string Argwhere(int dtype, int rank, const int64_t* dims, int64_t n, const 
   std::string err = ::oneflow_sbp::cuda::Zero(out, n * rank * index_bytes);
   if (err.empty() && n == 0) err = ::oneflow_sbp::cuda::Zero(size, index_bytes);
   if (!err.empty() || n == 0) return err.empty() ? "" : "argwhere: " + err;
+#if CUB_VERSION < 200700
+  // Before CUB 2.7 (CCCL PR 2171) the scan's item count is an int: more
+  // items would be truncated (a wrong count, rows never written), not
+  // refused.
+  if (n > 0x7fffffff) return "argwhere: more than 2^31 - 1 elements for this CUB's scan";
+#endif
   Dims d{};
   d.rank = rank;
   for (int i = 0; i < rank; ++i) d.d[i] = dims[i];
@@ -91,9 +104,10 @@ std::string Argwhere(int dtype, int rank, const int64_t* dims, int64_t n, const 
   // then flags [n] and scan [n].
   size_t cub_bytes = 0;
   int64_t* null = nullptr;
-  if (cub::DeviceScan::InclusiveSum(nullptr, cub_bytes, null, null, n, Stream()) !=
-      cudaSuccess) {
-    return LaunchError("argwhere scan size");
+  if (const cudaError_t e = cub::DeviceScan::InclusiveSum(nullptr, cub_bytes, null, null, n,
+                                                           Stream());
+      e != cudaSuccess) {
+    return ScanError("argwhere scan size", e);
   }
   Upload scratch;
   const int64_t table = n * static_cast<int64_t>(sizeof(int64_t));
@@ -113,9 +127,10 @@ std::string Argwhere(int dtype, int rank, const int64_t* dims, int64_t n, const 
     default: err = Flags<uint8_t>(x, n, flags); break;  // u8, bool
   }
   if (!err.empty()) return err;
-  if (cub::DeviceScan::InclusiveSum(scratch.at<char>(0), cub_bytes, flags, pos, n,
-                                    Stream()) != cudaSuccess) {
-    return LaunchError("argwhere scan");
+  if (const cudaError_t e = cub::DeviceScan::InclusiveSum(scratch.at<char>(0), cub_bytes, flags,
+                                                           pos, n, Stream());
+      e != cudaSuccess) {
+    return ScanError("argwhere scan", e);
   }
   return index_dtype == DtypeCode::kI32 ? Scatter<int32_t>(d, n, flags, pos, out, size)
                                         : Scatter<int64_t>(d, n, flags, pos, out, size);

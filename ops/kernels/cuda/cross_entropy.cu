@@ -5,7 +5,8 @@
 // double in device buffers, which the glue all-reduces over the ranks that
 // split the classes; then prob and the loss addend (SparseCrossEntropy).
 // Labels arrive checked, as each row's LOCAL column (-1: another rank's
-// class), uploaded once per call. One block per row; no atomics.
+// class), uploaded once per call. A block per row, grid-striding; no
+// atomics.
 #include <cmath>
 #include <cstdint>
 
@@ -17,50 +18,62 @@ namespace {
 
 constexpr int kThreads = 256;
 
+// Every kernel grid-strides over the rows (a block a row; the grid is
+// capped at GridFor's 65536).
 template <typename T>
-__global__ void RowMaxKernel(int64_t n, const T* x, double* mx) {
-  const T* row = x + blockIdx.x * n;
-  double m = -INFINITY;
-  for (int64_t c = threadIdx.x; c < n; c += blockDim.x) m = fmax(m, To<double>(row[c]));
-  m = BlockMax(m);
-  if (threadIdx.x == 0) mx[blockIdx.x] = m;
+__global__ void RowMaxKernel(int64_t rows, int64_t n, const T* x, double* mx) {
+  for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
+    const T* row = x + r * n;
+    double m = -INFINITY;
+    for (int64_t c = threadIdx.x; c < n; c += blockDim.x) m = fmax(m, To<double>(row[c]));
+    m = BlockMax(m);
+    if (threadIdx.x == 0) mx[r] = m;
+  }
 }
 
 template <typename T>
-__global__ void RowSumExpKernel(int64_t n, const T* x, const double* mx, double* sum) {
-  const T* row = x + blockIdx.x * n;
-  const double m = mx[blockIdx.x];
-  double s = 0;
-  for (int64_t c = threadIdx.x; c < n; c += blockDim.x) s += exp(To<double>(row[c]) - m);
-  s = BlockSum(s);
-  if (threadIdx.x == 0) sum[blockIdx.x] = s;
+__global__ void RowSumExpKernel(int64_t rows, int64_t n, const T* x, const double* mx,
+                                double* sum) {
+  for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
+    const T* row = x + r * n;
+    const double m = mx[r];
+    double s = 0;
+    for (int64_t c = threadIdx.x; c < n; c += blockDim.x) s += exp(To<double>(row[c]) - m);
+    s = BlockSum(s);
+    if (threadIdx.x == 0) sum[r] = s;
+  }
 }
 
 // prob = exp(x - max) / sum; loss = log(sum) + max - x[label] where the
 // row's label is local, 0 elsewhere (the P addend).
 template <typename T>
-__global__ void XentFinish(int64_t n, const T* x, const double* mx, const double* sum,
-                           const int64_t* column, T* prob, T* loss) {
-  const int64_t off = blockIdx.x * n;
-  const double m = mx[blockIdx.x], inv = 1.0 / sum[blockIdx.x];
-  for (int64_t c = threadIdx.x; c < n; c += blockDim.x) {
-    prob[off + c] = To<T>(exp(To<double>(x[off + c]) - m) * inv);
-  }
-  if (threadIdx.x == 0) {
-    const int64_t l = column[blockIdx.x];
-    loss[blockIdx.x] = To<T>(l >= 0 ? log(sum[blockIdx.x]) + m - To<double>(x[off + l]) : 0.0);
+__global__ void XentFinish(int64_t rows, int64_t n, const T* x, const double* mx,
+                           const double* sum, const int64_t* column, T* prob, T* loss) {
+  for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
+    const int64_t off = r * n;
+    const double m = mx[r], inv = 1.0 / sum[r];
+    for (int64_t c = threadIdx.x; c < n; c += blockDim.x) {
+      prob[off + c] = To<T>(exp(To<double>(x[off + c]) - m) * inv);
+    }
+    if (threadIdx.x == 0) {
+      const int64_t l = column[r];
+      loss[r] = To<T>(l >= 0 ? log(sum[r]) + m - To<double>(x[off + l]) : 0.0);
+    }
   }
 }
 
 // dx = (prob - onehot(label)) * dy in the compute type (the CPU's).
 template <typename T>
-__global__ void XentGrad(int64_t n, const T* prob, const T* dy, const int64_t* column, T* dx) {
+__global__ void XentGrad(int64_t rows, int64_t n, const T* prob, const T* dy,
+                         const int64_t* column, T* dx) {
   using C = ComputeT<T>;
-  const int64_t off = blockIdx.x * n;
-  const C g = To<C>(dy[blockIdx.x]);
-  const int64_t l = column[blockIdx.x];
-  for (int64_t c = threadIdx.x; c < n; c += blockDim.x) {
-    dx[off + c] = To<T>((To<C>(prob[off + c]) - (c == l ? C(1) : C(0))) * g);
+  for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
+    const int64_t off = r * n;
+    const C g = To<C>(dy[r]);
+    const int64_t l = column[r];
+    for (int64_t c = threadIdx.x; c < n; c += blockDim.x) {
+      dx[off + c] = To<T>((To<C>(prob[off + c]) - (c == l ? C(1) : C(0))) * g);
+    }
   }
 }
 
@@ -81,8 +94,8 @@ std::string RowMax(int dtype, int64_t rows, int64_t n, const void* x, double* mx
   if (rows == 0) return "";
   return DispatchFloating("row_max", dtype, [&](auto tag) -> std::string {
     using T = decltype(tag);
-    RowMaxKernel<<<static_cast<unsigned>(rows), kThreads, 0, Stream()>>>(
-        n, static_cast<const T*>(x), mx);
+    RowMaxKernel<<<GridFor(rows, 1), kThreads, 0, Stream()>>>(
+        rows, n, static_cast<const T*>(x), mx);
     return LaunchError("row_max");
   });
 }
@@ -92,8 +105,8 @@ std::string RowSumExp(int dtype, int64_t rows, int64_t n, const void* x, const d
   if (rows == 0) return "";
   return DispatchFloating("row_sum_exp", dtype, [&](auto tag) -> std::string {
     using T = decltype(tag);
-    RowSumExpKernel<<<static_cast<unsigned>(rows), kThreads, 0, Stream()>>>(
-        n, static_cast<const T*>(x), mx, sum);
+    RowSumExpKernel<<<GridFor(rows, 1), kThreads, 0, Stream()>>>(
+        rows, n, static_cast<const T*>(x), mx, sum);
     return LaunchError("row_sum_exp");
   });
 }
@@ -110,8 +123,8 @@ std::string SparseCrossEntropy(int dtype, int64_t rows, int64_t n, const void* x
   if (!e.empty()) return std::string(name) + ": " + e;
   return DispatchFloating(name, dtype, [&](auto tag) -> std::string {
     using T = decltype(tag);
-    XentFinish<<<static_cast<unsigned>(rows), kThreads, 0, Stream()>>>(
-        n, static_cast<const T*>(x), mx, sum, up.at<int64_t>(0), static_cast<T*>(prob),
+    XentFinish<<<GridFor(rows, 1), kThreads, 0, Stream()>>>(
+        rows, n, static_cast<const T*>(x), mx, sum, up.at<int64_t>(0), static_cast<T*>(prob),
         static_cast<T*>(loss));
     return LaunchError(name);
   });
@@ -128,8 +141,8 @@ std::string SparseCrossEntropyGrad(int dtype, int64_t rows, int64_t n, const int
   if (!e.empty()) return std::string(name) + ": " + e;
   return DispatchFloating(name, dtype, [&](auto tag) -> std::string {
     using T = decltype(tag);
-    XentGrad<<<static_cast<unsigned>(rows), kThreads, 0, Stream()>>>(
-        n, static_cast<const T*>(prob), static_cast<const T*>(dy), up.at<int64_t>(0),
+    XentGrad<<<GridFor(rows, 1), kThreads, 0, Stream()>>>(
+        rows, n, static_cast<const T*>(prob), static_cast<const T*>(dy), up.at<int64_t>(0),
         static_cast<T*>(dx));
     return LaunchError(name);
   });

@@ -1,7 +1,9 @@
 // Reductions and the softmax family on CUDA: one block per output element
-// (reduce) or per row (softmax), with block-wide sums and maxima.
-// Accumulation is in double for floating reduce (int64 for integers, as
-// the CPU kernels) and in the compute type for softmax (float for halves).
+// (reduce) or per row (softmax), grid-striding, with block-wide sums and
+// maxima. Accumulation is in double for floating reduce (int64 for
+// integers) and for softmax, as the CPU kernels. The block's tree order
+// of summation differs from the CPU's sequential one: f64 sums may differ
+// in the last bits; f32 and halves, summed in double, almost never.
 #include <cmath>
 #include <type_traits>
 
@@ -62,45 +64,59 @@ __device__ __forceinline__ A Combine(A acc, A v) {
     if constexpr (kOp == ReduceCode::kMin) return v < acc ? v : acc;
     return A(U(acc) + U(v));
   } else {
-    if constexpr (kOp == ReduceCode::kMax) return (isnan(acc) || isnan(v)) ? NAN : fmax(acc, v);
-    if constexpr (kOp == ReduceCode::kMin) return (isnan(acc) || isnan(v)) ? NAN : fmin(acc, v);
+    // The CPU's expressions: the NaN operand itself (its sign and payload:
+    // x86's default NaN of inf - inf is negative), and between equal
+    // values the accumulator (so max(-0, +0) is -0, not fmax's either).
+    if constexpr (kOp == ReduceCode::kMax || kOp == ReduceCode::kMin) {
+      if (isnan(acc) || isnan(v)) return isnan(acc) ? acc : v;
+      return (kOp == ReduceCode::kMax) == (acc < v) ? v : acc;
+    }
     if constexpr (kOp == ReduceCode::kProd) return acc * v;
     if constexpr (kOp == ReduceCode::kNanSum) return isnan(v) ? acc : acc + v;
     return acc + v;
   }
 }
 
+// Output elements grid-stride over the blocks (the grid is capped at
+// GridFor's 65536), each reduced by the whole block.
 template <ReduceCode kOp, typename T>
-__global__ void ReduceKernel(ReduceIndex ri, int64_t red_n, double divisor, const T* x, T* y) {
+__global__ void ReduceKernel(ReduceIndex ri, int64_t out_n, int64_t red_n, double divisor,
+                             const T* x, T* y) {
   using A = typename Accum<T>::type;
   __shared__ A partial[kThreads];
-  const int64_t j = blockIdx.x;
-  const int64_t base = Offset(ri.out_rank, ri.out_dims, ri.out_stride, j);
-  A acc = Identity<kOp, A>();
-  for (int64_t r = threadIdx.x; r < red_n; r += blockDim.x) {
-    const A v = To<A>(x[base + Offset(ri.red_rank, ri.red_dims, ri.red_stride, r)]);
-    acc = Combine<kOp>(acc, v);
-  }
-  partial[threadIdx.x] = acc;
-  __syncthreads();
-  for (int s = blockDim.x / 2; s > 0; s >>= 1) {
-    if (threadIdx.x < s) {
-      partial[threadIdx.x] = Combine<kOp>(partial[threadIdx.x], partial[threadIdx.x + s]);
+  for (int64_t j = blockIdx.x; j < out_n; j += gridDim.x) {
+    const int64_t base = Offset(ri.out_rank, ri.out_dims, ri.out_stride, j);
+    A acc = Identity<kOp, A>();
+    for (int64_t r = threadIdx.x; r < red_n; r += blockDim.x) {
+      const A v = To<A>(x[base + Offset(ri.red_rank, ri.red_dims, ri.red_stride, r)]);
+      acc = Combine<kOp>(acc, v);
     }
+    __syncthreads();  // the previous output's tree is done with partial
+    partial[threadIdx.x] = acc;
     __syncthreads();
-  }
-  if (threadIdx.x == 0) {
-    A r = partial[0];
-    if constexpr (kOp == ReduceCode::kMean) r /= divisor;
-    y[j] = To<T>(r);
+    for (int s = blockDim.x / 2; s > 0; s >>= 1) {
+      if (threadIdx.x < s) {
+        partial[threadIdx.x] = Combine<kOp>(partial[threadIdx.x], partial[threadIdx.x + s]);
+      }
+      __syncthreads();
+    }
+    if (threadIdx.x == 0) {
+      A r = partial[0];
+      // Divides only by a positive count, as the CPU kernel (shapes have
+      // no zero extents today, so the count is >= 1).
+      if constexpr (kOp == ReduceCode::kMean) {
+        if (divisor > 0) r /= divisor;
+      }
+      y[j] = To<T>(r);
+    }
   }
 }
 
 template <ReduceCode kOp, typename T>
 std::string LaunchReduce(const ReduceIndex& ri, int64_t out_n, int64_t red_n, double divisor,
                          const void* x, void* y) {
-  ReduceKernel<kOp, T><<<static_cast<unsigned>(out_n), kThreads, 0, Stream()>>>(
-      ri, red_n, divisor, static_cast<const T*>(x), static_cast<T*>(y));
+  ReduceKernel<kOp, T><<<GridFor(out_n, 1), kThreads, 0, Stream()>>>(
+      ri, out_n, red_n, divisor, static_cast<const T*>(x), static_cast<T*>(y));
   return LaunchError("reduce");
 }
 
@@ -125,38 +141,48 @@ std::string LaunchReduceOp(ReduceCode op, const ReduceIndex& ri, int64_t out_n, 
   return "reduce: unknown op";
 }
 
+// Rows grid-stride over the blocks (the grid is capped at GridFor's
+// 65536). As the CPU kernel (softmax_kernels.cc): the row max and sum in
+// double, each element in double, softmax as exp(x - max) times the
+// reciprocal of the sum, log_softmax as x - (max + log(sum)).
 template <typename T>
-__global__ void SoftmaxKernel(bool log_out, int64_t cols, const T* x, T* y) {
-  using C = ComputeT<T>;
-  const T* row = x + blockIdx.x * cols;
-  T* out = y + blockIdx.x * cols;
-  C m = -INFINITY;
-  for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) m = max(m, To<C>(row[c]));
-  m = BlockMax(m);
-  C s = 0;
-  for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) s += exp(To<C>(row[c]) - m);
-  s = BlockSum(s);
-  const C log_s = log(s);
-  for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) {
-    const C z = To<C>(row[c]) - m;
-    out[c] = To<T>(log_out ? z - log_s : exp(z) / s);
+__global__ void SoftmaxKernel(bool log_out, int64_t rows, int64_t cols, const T* x, T* y) {
+  for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
+    const T* row = x + r * cols;
+    T* out = y + r * cols;
+    double m = -INFINITY;
+    for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) m = max(m, To<double>(row[c]));
+    m = BlockMax(m);
+    double s = 0;
+    for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) s += exp(To<double>(row[c]) - m);
+    s = BlockSum(s);
+    const double inv = 1.0 / s, shift = m + log(s);
+    for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) {
+      const double v = To<double>(row[c]);
+      out[c] = To<T>(log_out ? v - shift : exp(v - m) * inv);
+    }
   }
 }
 
+// In double as the CPU kernel, with the products rounded on their own
+// (__dmul_rn: nvcc would contract dot += g * p and g - e * dot into FMAs,
+// which the x86-64 CPU build never does).
 template <typename T>
-__global__ void SoftmaxGradKernel(bool log_in, int64_t cols, const T* saved, const T* dy,
-                                  T* dx) {
-  using C = ComputeT<T>;
-  const int64_t off = blockIdx.x * cols;
-  C s = 0;
-  for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) {
-    s += log_in ? To<C>(dy[off + c]) : To<C>(dy[off + c]) * To<C>(saved[off + c]);
-  }
-  s = BlockSum(s);
-  for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) {
-    const C p = To<C>(saved[off + c]);
-    const C g = To<C>(dy[off + c]);
-    dx[off + c] = To<T>(log_in ? g - exp(p) * s : p * (g - s));
+__global__ void SoftmaxGradKernel(bool log_in, int64_t rows, int64_t cols, const T* saved,
+                                  const T* dy, T* dx) {
+  for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
+    const int64_t off = r * cols;
+    double s = 0;
+    for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) {
+      const double g = To<double>(dy[off + c]);
+      s += log_in ? g : __dmul_rn(g, To<double>(saved[off + c]));
+    }
+    s = BlockSum(s);
+    for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) {
+      const double p = To<double>(saved[off + c]);
+      const double g = To<double>(dy[off + c]);
+      dx[off + c] = To<T>(log_in ? __dsub_rn(g, __dmul_rn(exp(p), s)) : p * (g - s));
+    }
   }
 }
 
@@ -181,7 +207,6 @@ std::string Reduce(ReduceCode op, int dtype, int out_rank, const int64_t* out_di
     red_n *= red_dims[d];
   }
   if (out_n == 0) return "";
-  if (out_n > 0x7fffffff) return "reduce: more than 2^31 outputs";
   switch (dtype) {
     case DtypeCode::kI32: return LaunchReduceOp<int32_t>(op, ri, out_n, red_n, divisor, x, y);
     case DtypeCode::kI64: return LaunchReduceOp<int64_t>(op, ri, out_n, red_n, divisor, x, y);
@@ -194,11 +219,10 @@ std::string Reduce(ReduceCode op, int dtype, int out_rank, const int64_t* out_di
 
 std::string Softmax(int dtype, bool log, int64_t rows, int64_t cols, const void* x, void* y) {
   if (rows == 0 || cols == 0) return "";
-  if (rows > 0x7fffffff) return "softmax: more than 2^31 rows";
   return DispatchFloating("softmax", dtype, [&](auto tag) -> std::string {
     using T = decltype(tag);
-    SoftmaxKernel<T><<<static_cast<unsigned>(rows), kThreads, 0, Stream()>>>(
-        log, cols, static_cast<const T*>(x), static_cast<T*>(y));
+    SoftmaxKernel<T><<<GridFor(rows, 1), kThreads, 0, Stream()>>>(
+        log, rows, cols, static_cast<const T*>(x), static_cast<T*>(y));
     return LaunchError("softmax");
   });
 }
@@ -206,11 +230,10 @@ std::string Softmax(int dtype, bool log, int64_t rows, int64_t cols, const void*
 std::string SoftmaxGrad(int dtype, bool log, int64_t rows, int64_t cols, const void* saved,
                         const void* dy, void* dx) {
   if (rows == 0 || cols == 0) return "";
-  if (rows > 0x7fffffff) return "softmax_grad: more than 2^31 rows";
   return DispatchFloating("softmax_grad", dtype, [&](auto tag) -> std::string {
     using T = decltype(tag);
-    SoftmaxGradKernel<T><<<static_cast<unsigned>(rows), kThreads, 0, Stream()>>>(
-        log, cols, static_cast<const T*>(saved), static_cast<const T*>(dy), static_cast<T*>(dx));
+    SoftmaxGradKernel<T><<<GridFor(rows, 1), kThreads, 0, Stream()>>>(
+        log, rows, cols, static_cast<const T*>(saved), static_cast<const T*>(dy), static_cast<T*>(dx));
     return LaunchError("softmax_grad");
   });
 }
