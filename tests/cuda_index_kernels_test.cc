@@ -132,6 +132,7 @@ TEST(CudaIndexKernelsTest, EmbeddingBadIdsAndLayoutsAreStatuses) {
                  ids},
                 {}, "cuda:0", {"B", "B", "B", "B"});
   EXPECT_EQ(s.code(), absl::StatusCode::kUnimplemented) << s;
+  EXPECT_NE(std::string(s.message()).find("(dy_0)"), std::string::npos) << s;
 }
 
 // ------------------------------------------------------------ cross entropy --

@@ -1,10 +1,10 @@
 // The CUDA gather, dim_gather, where, comparison, broadcast_fmod,
-// logical_not, cast, tril and integer / floordiv / fmod scalar kernels
-// against the CPU kernels on the same inputs (GPU only; main() prints
-// "SKIPPED: no CUDA device" without one): one rank, split layouts where
-// the op has them (partial gathers, broadcast operands split, tril's
-// global diagonal), and the error cases, which must fail on both devices
-// with the same code and message.
+// logical_not, cast, tril, integer / floordiv / fmod scalar and fill
+// kernels and the activation grads' dtypes against the CPU kernels on the
+// same inputs (GPU only; main() prints "SKIPPED: no CUDA device" without
+// one): one rank, split layouts where the op has them (partial gathers,
+// broadcast operands split, tril's global diagonal), and the error cases,
+// which must fail on both devices with the same code and message.
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -349,6 +349,48 @@ TEST(CudaSelectKernelsTest, IntegerFloorDivAndFmodScalarsMatchCpu) {
                      "float operand"),
             "");
   EXPECT_EQ(BothFail({"scalar_div", {i}, by_int(2)}, {"B", "B"}, Code::kUnimplemented, "in_0"), "");
+}
+
+// fill, relu_grad and the float scalar operand where a plain cast or the
+// launcher's dtype list differed from the CPU (cuda_support_kernels.cc).
+TEST(CudaSelectKernelsTest, FillActivationGradDtypesAndScalarOperandsMatchCpu) {
+  REQUIRE_DEVICE();
+  // Values outside the integer dtypes (saturated on the CPU), NaN (0),
+  // beyond f32 (inf) and fractions (truncated toward 0).
+  const LocalTensor like = GridTensor(DataType::kFloat32, {5, 9}, 2);
+  for (const char* dtype : {"i8", "u8", "i32", "i64", "bool", "f16", "bf16", "f32", "f64"}) {
+    for (const char* value : {"300", "-1", "1e10", "-1e10", "1e30", "-1e300", "nan", "-2.5"}) {
+      const std::vector<std::string> attrs = {std::string("value=") + value,
+                                              std::string("dtype=") + dtype};
+      EXPECT_EQ(CompareWithCpu({"fill", {like}, attrs}), "") << dtype << " " << value;
+    }
+  }
+  // relu_grad takes i32 and i64 on the CPU; the other grads refuse them,
+  // and every grad refuses i8, naming dy.
+  for (DataType t : {DataType::kInt32, DataType::kInt64}) {
+    const LocalTensor y = IntTensor(t, {5, 7}, 1, -3, 3), dy = IntTensor(t, {5, 7}, 2);
+    EXPECT_EQ(CompareWithCpu({"relu_grad", {y, dy}}), "") << DataTypeName(t);
+  }
+  const LocalTensor i32 = IntTensor(DataType::kInt32, {4}, 1);
+  const LocalTensor i8 = IntTensor(DataType::kInt8, {4}, 1);
+  for (const char* op : {"silu_grad", "gelu_grad"}) {
+    EXPECT_EQ(BothFail({op, {i32, i32}}, {"B", "B", "B"}, absl::StatusCode::kUnimplemented,
+                       "(dy_0)"),
+              "")
+        << op;
+  }
+  EXPECT_EQ(BothFail({"relu_grad", {i8, i8}}, {"B", "B", "B"}, absl::StatusCode::kUnimplemented,
+                     "(dy_0)"),
+            "");
+  // An int operand above 2^53 on f32 / bf16: int64 -> float directly
+  // (2^53 + 2^30), where int64 -> double -> float rounds twice (2^53);
+  // x = -2^53 leaves the difference: 2^30, or 0.
+  const std::vector<std::string> huge = {"has_float_operand=false", "has_int_operand=true",
+                                         "int_operand=9007199791611905"};
+  for (DataType t : {DataType::kFloat32, DataType::kBFloat16}) {
+    const LocalTensor x = Tensor(t, {2}, {-9007199254740992.0, -9007199254740992.0});
+    EXPECT_EQ(CompareWithCpu({"scalar_add", {x}, huge}), "") << DataTypeName(t);
+  }
 }
 
 }  // namespace

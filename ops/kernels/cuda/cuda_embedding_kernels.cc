@@ -36,6 +36,13 @@ absl::Status EmbeddingKernel(KernelContext& ctx) {
 absl::Status EmbeddingGradKernel(KernelContext& ctx) {
   const LocalTensor& dy = ctx.input("dy");
   OFS_ASSIGN_OR_RETURN(const EmbeddingGradArgs args, CheckEmbeddingGrad(ctx));
+  // The CPU kernel's kUnimplemented naming dy_0 (its dispatch), not the
+  // launcher's kInternal: the registry's dtype list does not restrict.
+  const DataType t = dy.dtype();
+  if (t != DataType::kFloat32 && t != DataType::kFloat64 && t != DataType::kFloat16 &&
+      t != DataType::kBFloat16) {
+    return ctx.UnsupportedDtype(t, ctx.input_bn(0));
+  }
   LocalTensor& dx = ctx.output(0);
   return Launched(ctx, cuda::EmbeddingGrad(static_cast<int>(dy.dtype()), dx.dim(0), args.cols,
                                            static_cast<int64_t>(args.row.size()),

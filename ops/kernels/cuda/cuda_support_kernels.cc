@@ -16,13 +16,17 @@
 //     has_int_operand is set; an integer tensor needs an int operand that
 //     fits, not 0 for floordiv / fmod, not negative for pow. Integers wrap;
 //     floordiv and fmod follow int_arith.h (shared host/device code).
-//   relu_grad silu_grad gelu_grad: f32 f64 f16 bf16.
+//   relu_grad silu_grad gelu_grad: f32 f64 f16 bf16 (relu_grad also i32
+//     i64), the CPU's formulas without fma contraction.
+#include <cstdint>
+#include <cstring>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "oneflow_sbp/cuda/cuda_device.h"
 #include "oneflow_sbp/device_ops.h"
+#include "oneflow_sbp/element_type.h"
 #include "oneflow_sbp/status_macros.h"
 #include "ops/kernels/cpu/concat_slice_kernels.h"
 #include "ops/kernels/cpu/same_operands.h"
@@ -51,8 +55,19 @@ absl::Status FillKernel(KernelContext& ctx) {
     out.SetZero();
     return absl::OkStatus();
   }
-  return Launched(ctx, cuda::Fill(static_cast<int>(out.dtype()), out.raw_data(),
-                                  out.elem_cnt(), ctx.Attr<double>("value")));
+  // The element converted on the host by the CPU kernel's ConvertElement
+  // (a plain cast of an out-of-range or NaN double to an integer is
+  // undefined; the CPU saturates and gives 0 for NaN), then its bytes.
+  const double value = ctx.Attr<double>("value");
+  uint64_t bits = 0;
+  VisitDataType(out.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T v = ConvertElement<T>(value);
+    static_assert(sizeof(T) <= sizeof(bits));
+    std::memcpy(&bits, &v, sizeof(T));  // little-endian: the low bytes
+  });
+  return Launched(ctx, cuda::Fill(static_cast<int>(ByteSizeOf(out.dtype())), out.raw_data(),
+                                  out.elem_cnt(), bits));
 }
 
 absl::Status AddNKernel(KernelContext& ctx) {
@@ -92,8 +107,14 @@ KernelFn ScalarKernel(cuda::ScalarCode code, ScalarOp op) {
     bool floating = false;
     for (DataType t : kFloating) floating = floating || t == x.dtype();
     if (!floating) return ctx.UnsupportedDtype(x.dtype(), ctx.input_bn(0));
+    // The operand in the compute type, as the CPU's s.As<C>(): an int
+    // operand goes to float directly (int64 -> double -> float would round
+    // twice); the float then travels exactly in the double.
+    const double operand = x.dtype() == DataType::kFloat64
+                               ? s.As<double>()
+                               : static_cast<double>(s.As<float>());
     return Launched(ctx, cuda::Scalar(code, dtype, x.raw_data(), ctx.output(0).raw_data(),
-                                      x.elem_cnt(), s.As<double>()));
+                                      x.elem_cnt(), operand));
   };
 }
 
@@ -108,6 +129,12 @@ KernelFn ActivationGradKernel(cuda::ActivationGradCode code) {
                                        DimsToString(dy.dims()), " differ"));
     }
     OFS_RETURN_IF_ERROR(ctx.CheckOutput(0, dy.dims(), dy.dtype()));
+    // The CPU's dtypes (relu_grad also i32 i64) and its kUnimplemented
+    // naming dy for the others.
+    const bool ints = code == cuda::ActivationGradCode::kRelu;
+    bool known = ints && (dy.dtype() == DataType::kInt32 || dy.dtype() == DataType::kInt64);
+    for (DataType t : kFloating) known = known || t == dy.dtype();
+    if (!known) return ctx.UnsupportedDtype(dy.dtype(), ctx.input_bn(1));
     return Launched(ctx, cuda::ActivationGrad(code, static_cast<int>(dy.dtype()), saved.raw_data(),
                                               dy.raw_data(), ctx.output(0).raw_data(),
                                               dy.elem_cnt()));
@@ -135,7 +162,7 @@ absl::Status RegisterCudaSupportKernels(KernelRegistry& registry) {
                              {"scalar_pow", ScalarKernel(S::kPow, P::kPow), add_n},
                              {"scalar_floordiv", ScalarKernel(S::kFloorDiv, P::kFloorDiv), add_n},
                              {"scalar_fmod", ScalarKernel(S::kFmod, P::kFmod), add_n},
-                             {"relu_grad", ActivationGradKernel(G::kRelu), kFloating},
+                             {"relu_grad", ActivationGradKernel(G::kRelu), add_n},
                              {"silu_grad", ActivationGradKernel(G::kSilu), kFloating},
                              {"gelu_grad", ActivationGradKernel(G::kGelu), kFloating},
                          });

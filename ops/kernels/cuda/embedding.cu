@@ -34,21 +34,24 @@ __global__ void GatherRows(int64_t outer, int64_t mid, int64_t n, int64_t row,
   }
 }
 
-// Block per local table row v: dtable[v, d] = sum over its positions p (CSR,
-// in index order) of dout[p, d] * scale[p] (scale null: 1).
+// A block per local table row v (grid-stride over the rows: the grid is
+// capped, a vocab may exceed it): dtable[v, d] = sum over its positions p
+// (CSR, in index order) of dout[p, d] * scale[p] (scale null: 1).
 template <typename T>
-__global__ void ScatterRows(int64_t dim, const int64_t* row_start, const int64_t* positions,
-                            const double* scale, const T* dout, T* dtable) {
-  const int64_t v = blockIdx.x;
-  for (int64_t d = threadIdx.x; d < dim; d += blockDim.x) {
-    double s = 0;
-    for (int64_t q = row_start[v]; q < row_start[v + 1]; ++q) {
-      const int64_t p = positions[q];
-      const double g = To<double>(dout[p * dim + d]);
-      // _rn: no fused multiply-add, so the sum rounds as the CPU's does.
-      s = __dadd_rn(s, scale != nullptr ? __dmul_rn(g, scale[p]) : g);
+__global__ void ScatterRows(int64_t vocab_rows, int64_t dim, const int64_t* row_start,
+                            const int64_t* positions, const double* scale, const T* dout,
+                            T* dtable) {
+  for (int64_t v = blockIdx.x; v < vocab_rows; v += gridDim.x) {
+    for (int64_t d = threadIdx.x; d < dim; d += blockDim.x) {
+      double s = 0;
+      for (int64_t q = row_start[v]; q < row_start[v + 1]; ++q) {
+        const int64_t p = positions[q];
+        const double g = To<double>(dout[p * dim + d]);
+        // _rn: no fused multiply-add, so the sum rounds as the CPU's does.
+        s = __dadd_rn(s, scale != nullptr ? __dmul_rn(g, scale[p]) : g);
+      }
+      dtable[v * dim + d] = To<T>(s);
     }
-    dtable[v * dim + d] = To<T>(s);
   }
 }
 
@@ -125,8 +128,9 @@ std::string EmbeddingGrad(int dtype, int64_t vocab_rows, int64_t dim, int64_t n,
   if (!e.empty()) return "embedding_grad: " + e;
   return DispatchFloating("embedding_grad", dtype, [&](auto tag) -> std::string {
     using T = decltype(tag);
-    ScatterRows<<<static_cast<unsigned>(vocab_rows), kThreads, 0, Stream()>>>(
-        dim, up.at<int64_t>(0), up.at<int64_t>(pos_at),
+    const unsigned blocks = static_cast<unsigned>(vocab_rows < 65536 ? vocab_rows : 65536);
+    ScatterRows<<<blocks, kThreads, 0, Stream()>>>(
+        vocab_rows, dim, up.at<int64_t>(0), up.at<int64_t>(pos_at),
         scale != nullptr ? up.at<double>(scale_at) : nullptr, static_cast<const T*>(dout),
         static_cast<T*>(dtable));
     return LaunchError("embedding_grad");

@@ -47,21 +47,31 @@ __global__ void ScalarKernel(ScalarCode op, const T* x, T* y, int64_t n, B opera
   }
 }
 
+// Products rounded on their own: nvcc would fuse a * b + c into one fma,
+// which the CPU build (x86-64, no FMA) never does.
+__device__ __forceinline__ float MulRn(float a, float b) { return __fmul_rn(a, b); }
+__device__ __forceinline__ double MulRn(double a, double b) { return __dmul_rn(a, b); }
+
+// softmax_kernels.cc's formulas; integers (relu_grad only) select.
 template <typename C>
 __device__ __forceinline__ C ApplyGrad(ActivationGradCode op, C s, C dy) {
-  switch (op) {
-    case ActivationGradCode::kRelu: return s > C(0) ? dy : C(0);
-    case ActivationGradCode::kSilu: {
-      const C sig = C(1) / (C(1) + exp(-s));
-      return dy * sig * (C(1) + s * (C(1) - sig));
+  if constexpr (std::is_integral_v<C>) {
+    return s > C(0) ? dy : C(0);
+  } else {
+    switch (op) {
+      case ActivationGradCode::kRelu: return s > C(0) ? dy : C(0);
+      case ActivationGradCode::kSilu: {
+        const C sig = C(1) / (C(1) + exp(-s));
+        return dy * sig * (C(1) + MulRn(s, C(1) - sig));
+      }
+      case ActivationGradCode::kGelu: {
+        const C cdf = C(0.5) * (C(1) + erf(s * C(M_SQRT1_2)));
+        const C pdf = exp(C(-0.5) * s * s) * C(0.3989422804014327);  // 1 / sqrt(2 pi)
+        return dy * (cdf + MulRn(s, pdf));
+      }
     }
-    case ActivationGradCode::kGelu: {
-      const C cdf = C(0.5) * (C(1) + erf(s * C(M_SQRT1_2)));
-      const C pdf = exp(C(-0.5) * s * s) * C(0.3989422804014327);  // 1 / sqrt(2 pi)
-      return dy * (cdf + s * pdf);
-    }
+    return dy;
   }
-  return dy;
 }
 
 template <typename T>
@@ -120,29 +130,23 @@ std::string ScalarInt(ScalarCode op, int dtype, const void* x, void* y, int64_t 
 std::string ActivationGrad(ActivationGradCode op, int dtype, const void* saved, const void* dy,
                            void* dx, int64_t n) {
   if (n == 0) return "";
-  return DispatchFloating("ActivationGrad", dtype, [&](auto tag) {
+  auto launch = [&](auto tag) -> std::string {
     using T = decltype(tag);
     ActivationGradKernel<T><<<GridFor(n, kThreads), kThreads, 0, Stream()>>>(
         op, static_cast<const T*>(saved), static_cast<const T*>(dy), static_cast<T*>(dx), n);
     return LaunchError("ActivationGrad");
-  });
+  };
+  if (op == ActivationGradCode::kRelu && dtype == DtypeCode::kI32) return launch(int32_t{});
+  if (op == ActivationGradCode::kRelu && dtype == DtypeCode::kI64) return launch(int64_t{});
+  return DispatchFloating("ActivationGrad", dtype, launch);
 }
 
-std::string Fill(int dtype, void* y, int64_t n, double value) {
+std::string Fill(int elem_bytes, void* y, int64_t n, uint64_t bits) {
   if (n == 0) return "";
-  switch (dtype) {
-    // Conversions as the CPU's ConvertElement: a C++ cast of the double
-    // (halves through float); bool is value != 0.
-    case DtypeCode::kF16: return LaunchFill(y, n, __float2half(static_cast<float>(value)));
-    case DtypeCode::kBF16: return LaunchFill(y, n, __float2bfloat16(static_cast<float>(value)));
-    case DtypeCode::kF32: return LaunchFill(y, n, static_cast<float>(value));
-    case DtypeCode::kF64: return LaunchFill(y, n, value);
-    case DtypeCode::kI8: return LaunchFill(y, n, static_cast<int8_t>(value));
-    case DtypeCode::kI32: return LaunchFill(y, n, static_cast<int32_t>(value));
-    case DtypeCode::kI64: return LaunchFill(y, n, static_cast<int64_t>(value));
-    case DtypeCode::kU8: return LaunchFill(y, n, static_cast<uint8_t>(value));
-    default: return LaunchFill(y, n, static_cast<uint8_t>(value != 0 ? 1 : 0));  // bool
-  }
+  return DispatchBytes("Fill", elem_bytes, [&](auto tag) {
+    using U = decltype(tag);
+    return LaunchFill(y, n, static_cast<U>(bits));  // the low elem_bytes bytes
+  });
 }
 
 }  // namespace oneflow_sbp::kernels::cuda
