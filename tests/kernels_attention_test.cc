@@ -264,6 +264,32 @@ TEST(TrilKernels, MatchesPlainLoops) {
   }
 }
 
+// A diagonal at the int64 limits keeps everything or nothing (no overflow
+// of row + diagonal: UBSan would stop the asan build here).
+TEST(TrilKernels, DiagonalsAtTheInt64LimitsKeepAllOrNothing) {
+  const LocalTensor in = IntTensor(DataType::kInt64, {3, 4}, 1, 1, 9);
+  const int64_t far[] = {std::numeric_limits<int64_t>::max(),
+                         std::numeric_limits<int64_t>::min()};
+  for (int64_t diagonal : far) {
+    const LocalTensor want =
+        diagonal > 0 ? in : Tensor(DataType::kInt64, {3, 4}, std::vector<double>(12, 0.0));
+    const LocalTensor got =
+        First(RunOnce("tril", {in}, {"diagonal=" + std::to_string(diagonal)}));
+    EXPECT_EQ(DescribeMismatch(got, want), "") << "diagonal " << diagonal;
+    // Rank 1 of S(1) holds columns 2..3.
+    const LocalTensor split =
+        First(RunOnRank("tril", {in}, {"diagonal=" + std::to_string(diagonal)}, "cpu:0-1",
+                        {"S(1)", "S(1)"}, 1));
+    std::vector<double> want_split;
+    for (int64_t row = 0; row < 3; ++row) {
+      for (int64_t col = 2; col < 4; ++col) {
+        want_split.push_back(diagonal > 0 ? in.GetDouble(row * 4 + col) : 0.0);
+      }
+    }
+    EXPECT_EQ(split.ToDoubles(), want_split) << "diagonal " << diagonal;
+  }
+}
+
 TEST(TrilKernels, SplitRanksUseGlobalCoordinates) {
   // Rank 1 of S(1) holds columns 2..3 of a 2x4 matrix: with diagonal 0
   // row 0 keeps none of them and row 1 none (col 2 > 1).

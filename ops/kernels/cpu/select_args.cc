@@ -1,5 +1,7 @@
 #include "ops/kernels/cpu/select_args.h"
 
+#include <algorithm>
+#include <cstdint>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -27,8 +29,14 @@ absl::StatusOr<int64_t> CheckTril(KernelContext& ctx) {
   const int r = in.rank();
   const TensorSlice& slice = ctx.input_layout(0).slice;
   // Local (i, j) is global (i + row0, j + col0): kept when
-  // j + col0 <= i + row0 + diagonal.
-  return slice.range(r - 2).begin + ctx.Attr<int64_t>("diagonal") - slice.range(r - 1).begin;
+  // j + col0 <= i + row0 + diagonal. A lead of cols or more keeps every
+  // element and one of -rows or less none, so clamping the (user-given)
+  // diagonal and the lead changes nothing but keeps i + lead from
+  // overflowing on a diagonal near the int64 limits.
+  constexpr int64_t kFar = int64_t{1} << 62;
+  const int64_t diagonal = std::clamp<int64_t>(ctx.Attr<int64_t>("diagonal"), -kFar, kFar);
+  const int64_t lead = slice.range(r - 2).begin + diagonal - slice.range(r - 1).begin;
+  return std::clamp<int64_t>(lead, -in.dim(r - 2), in.dim(r - 1));
 }
 
 absl::StatusOr<DataType> CheckCast(KernelContext& ctx) {
