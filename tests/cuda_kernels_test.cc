@@ -252,6 +252,24 @@ TEST(CudaKernelsTest, SelectionsSignsAndDropoutAreBitExact) {
   }
 }
 
+// One host thread that moves between GPUs gets each GPU's own stream and
+// cuBLAS handle (a stream or handle made on GPU 0 cannot launch on GPU 1).
+TEST(CudaKernelsTest, AThreadSwitchingGpusRunsOnEach) {
+  REQUIRE_DEVICE();
+  if (cuda::DeviceCount() < 2) GTEST_SKIP() << "needs 2 GPUs, have " << cuda::DeviceCount();
+  const int first = cuda::CurrentDevice();
+  for (int device : {0, 1, 0}) {
+    SCOPED_TRACE(device);
+    ASSERT_EQ(cuda::SetCurrentDevice(device), "");
+    EXPECT_EQ(cuda::CurrentDevice(), device);
+    EXPECT_EQ(CompareWithCpu({"matmul", {GridTensor(DataType::kFloat32, {5, 3}, 1),
+                                         GridTensor(DataType::kFloat32, {3, 7}, 2)}}),
+              "");
+    EXPECT_EQ(CompareWithCpu({"exp", {GridTensor(DataType::kFloat32, {33}, 1)}}), "");
+  }
+  ASSERT_EQ(cuda::SetCurrentDevice(first), "");
+}
+
 TEST(CudaKernelsTest, MatmulEmptyContractionAndAddToOutputMatchCpu) {
   REQUIRE_DEVICE();
   for (DataType t : Floating()) {

@@ -4,6 +4,8 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
+#include <vector>
+
 namespace oneflow_sbp::cuda {
 namespace {
 
@@ -89,13 +91,27 @@ int CurrentDevice() {
   return d;
 }
 
+std::string SetCurrentDevice(int device) { return Err(cudaSetDevice(device)); }
+
 void* ThreadStream() {
-  thread_local cudaStream_t stream = [] {
+  // One stream per (host thread, GPU). A stream belongs to the GPU that was
+  // current when it was created, and a launch on another GPU's stream
+  // fails, so a thread that switches GPUs (a rank thread reused for a
+  // placement on another device) gets that GPU's own stream. Streams live
+  // as long as the thread, as the runtime's per-thread state does.
+  thread_local std::vector<cudaStream_t> by_device;
+  const int d = CurrentDevice();
+  if (d < 0) return nullptr;
+  if (static_cast<size_t>(d) >= by_device.size()) by_device.resize(d + 1, nullptr);
+  if (by_device[d] == nullptr) {
     cudaStream_t s = nullptr;
-    if (cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) != cudaSuccess) s = nullptr;
-    return s;
-  }();
-  return stream;
+    if (cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) != cudaSuccess) {
+      cudaGetLastError();
+      return nullptr;  // the legacy default stream: slower, still ordered
+    }
+    by_device[d] = s;
+  }
+  return by_device[d];
 }
 
 std::string Malloc(void** ptr, int64_t bytes) { return Err(cudaMalloc(ptr, bytes)); }

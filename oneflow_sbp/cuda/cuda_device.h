@@ -37,8 +37,10 @@ enum DtypeCode : int {
 int DeviceCount();
 // The calling thread's current device (cudaGetDevice), or -1 on error.
 int CurrentDevice();
-// This thread's stream (created on first use on the current device), as
-// an opaque cudaStream_t.
+// Makes `device` the calling thread's current device (cudaSetDevice).
+std::string SetCurrentDevice(int device);
+// This thread's stream on its current device (one per thread and device,
+// created on first use), as an opaque cudaStream_t.
 void* ThreadStream();
 
 std::string Malloc(void** ptr, int64_t bytes);

@@ -1,10 +1,11 @@
 // Matrix products through cuBLAS. Row-major C = op(A) op(B) is computed as
 // the column-major C^T = op(B)^T op(A)^T, so no transposes are copied.
-// One handle per host thread, bound to that thread's stream.
+// One handle per host thread and GPU, bound to that thread's stream.
 #include <cublas_v2.h>
 
 #include <algorithm>
 #include <climits>
+#include <vector>
 
 #include "ops/kernels/cuda/cuda_common.cuh"
 #include "ops/kernels/cuda/cuda_launch.h"
@@ -12,14 +13,20 @@
 namespace oneflow_sbp::kernels::cuda {
 namespace {
 
+// One handle per (host thread, GPU), like the streams (ThreadStream): a
+// handle is bound to the GPU current at cublasCreate.
 cublasHandle_t Handle() {
-  thread_local cublasHandle_t handle = [] {
+  thread_local std::vector<cublasHandle_t> by_device;
+  const int d = ::oneflow_sbp::cuda::CurrentDevice();
+  if (d < 0) return nullptr;
+  if (static_cast<size_t>(d) >= by_device.size()) by_device.resize(d + 1, nullptr);
+  if (by_device[d] == nullptr) {
     cublasHandle_t h = nullptr;
-    if (cublasCreate(&h) != CUBLAS_STATUS_SUCCESS) return static_cast<cublasHandle_t>(nullptr);
+    if (cublasCreate(&h) != CUBLAS_STATUS_SUCCESS) return nullptr;
     cublasSetStream(h, Stream());
-    return h;
-  }();
-  return handle;
+    by_device[d] = h;
+  }
+  return by_device[d];
 }
 
 }  // namespace
