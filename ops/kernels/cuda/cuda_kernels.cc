@@ -7,8 +7,11 @@
 // Ops and dtypes (f32 f64 f16 bf16 unless noted; others kUnimplemented):
 //   unary math: abs ceil cos erf exp fast_gelu floor gelu log mish negative
 //     reciprocal relu round rsqrt sigmoid sign silu sin softplus sqrt
-//     square tanh; identity, copy (every dtype, device memcpy)
-//   broadcast_add/sub/mul/div/maximum/minimum/pow
+//     square tanh; abs negative relu sign square also i32 i64 (wrapping);
+//     identity, copy (every dtype, device memcpy)
+//   broadcast_add/sub/mul/div/maximum/minimum/pow; all but div also i32
+//     i64 (wrapping; an integer pow with a negative exponent is the CPU's
+//     kInvalidArgument, from a device flag read back after the kernel)
 //   bias_add; dropout, dropout_grad (the CPU kernel's Philox stream)
 //   (the reductions: cuda_reduce_conv_kernels.cc)
 //   softmax, log_softmax, softmax_grad, log_softmax_grad
@@ -46,6 +49,10 @@ namespace {
 
 const std::vector<DataType> kFloating = {DataType::kFloat32, DataType::kFloat64,
                                          DataType::kFloat16, DataType::kBFloat16};
+// The CPU's Signed list: the unary and binary ops that take integers.
+const std::vector<DataType> kSigned = {DataType::kFloat32, DataType::kFloat64,
+                                       DataType::kFloat16, DataType::kBFloat16,
+                                       DataType::kInt32,   DataType::kInt64};
 
 bool IsFloating(DataType t) {
   return t == DataType::kFloat32 || t == DataType::kFloat64 || t == DataType::kFloat16 ||
@@ -66,11 +73,12 @@ absl::Status RequireRank(const KernelContext& ctx, int rank, absl::string_view b
 
 // ------------------------------------------------------------------ unary --
 
-KernelFn UnaryKernel(cuda::UnaryCode code) {
-  return [code](KernelContext& ctx) -> absl::Status {
+// `dtypes`: the CPU kernel's list for the op (kFloating or kSigned).
+KernelFn UnaryKernel(cuda::UnaryCode code, const std::vector<DataType>& dtypes) {
+  return [code, dtypes](KernelContext& ctx) -> absl::Status {
     const LocalTensor& x = ctx.input(0);
     OFS_RETURN_IF_ERROR(ctx.CheckOutput(0, x.dims(), x.dtype()));
-    OFS_RETURN_IF_ERROR(RequireFloating(ctx, x.dtype(), ctx.input_bn(0)));
+    OFS_RETURN_IF_ERROR(RequireDtype(ctx, dtypes, 0));
     return Launched(ctx, cuda::Unary(code, Code(x.dtype()), x.raw_data(),
                                      ctx.output(0).raw_data(), x.elem_cnt()));
   };
@@ -85,20 +93,28 @@ absl::Status CopyKernel(KernelContext& ctx) {
 
 // ----------------------------------------------------------------- binary --
 
-KernelFn BinaryKernel(cuda::BinaryCode code) {
-  return [code](KernelContext& ctx) -> absl::Status {
+// `dtypes` as in UnaryKernel.
+KernelFn BinaryKernel(cuda::BinaryCode code, const std::vector<DataType>& dtypes) {
+  return [code, dtypes](KernelContext& ctx) -> absl::Status {
     const LocalTensor& a = ctx.input(0);
     const LocalTensor& b = ctx.input(1);
     // The CPU's check and status (kInternal naming both blobs' dtypes).
     OFS_RETURN_IF_ERROR(CheckSameDtype(ctx, 0, 1));
-    OFS_RETURN_IF_ERROR(RequireFloating(ctx, a.dtype(), ctx.input_bn(0)));
+    OFS_RETURN_IF_ERROR(RequireDtype(ctx, dtypes, 0));
     OFS_ASSIGN_OR_RETURN(const BroadcastPlan plan, PlanBroadcast(ctx, {0, 1}, 0));
     OFS_RETURN_IF_ERROR(ctx.CheckOutput(0, plan.out_dims, a.dtype()));
     const int rank = static_cast<int>(plan.out_dims.size());
     OFS_RETURN_IF_ERROR(RequireRank(ctx, rank, ctx.output_bn(0)));
-    return Launched(ctx, cuda::Binary(code, Code(a.dtype()), rank, plan.out_dims.data(),
-                                      plan.strides[0].data(), plan.strides[1].data(),
-                                      a.raw_data(), b.raw_data(), ctx.output(0).raw_data()));
+    bool negative_exponent = false;
+    OFS_RETURN_IF_ERROR(Launched(
+        ctx, cuda::Binary(code, Code(a.dtype()), rank, plan.out_dims.data(),
+                          plan.strides[0].data(), plan.strides[1].data(), a.raw_data(),
+                          b.raw_data(), ctx.output(0).raw_data(), &negative_exponent)));
+    // The CPU kernel's status and message (binary_kernels.cc).
+    if (negative_exponent) {
+      return ctx.InvalidArgument("integer power with a negative exponent in y_0");
+    }
+    return absl::OkStatus();
   };
 }
 
@@ -516,38 +532,38 @@ absl::Status RegisterCudaKernels(KernelRegistry& registry) {
                                      DataType::kFloat64, DataType::kInt8,     DataType::kInt32,
                                      DataType::kInt64,   DataType::kUInt8,    DataType::kBool};
   std::vector<KernelDef> defs = {
-      {"abs", UnaryKernel(U::kAbs), kFloating},
-      {"ceil", UnaryKernel(U::kCeil), kFloating},
-      {"cos", UnaryKernel(U::kCos), kFloating},
-      {"erf", UnaryKernel(U::kErf), kFloating},
-      {"exp", UnaryKernel(U::kExp), kFloating},
-      {"fast_gelu", UnaryKernel(U::kFastGelu), kFloating},
-      {"floor", UnaryKernel(U::kFloor), kFloating},
-      {"gelu", UnaryKernel(U::kGelu), kFloating},
-      {"log", UnaryKernel(U::kLog), kFloating},
-      {"mish", UnaryKernel(U::kMish), kFloating},
-      {"negative", UnaryKernel(U::kNegative), kFloating},
-      {"reciprocal", UnaryKernel(U::kReciprocal), kFloating},
-      {"relu", UnaryKernel(U::kRelu), kFloating},
-      {"round", UnaryKernel(U::kRound), kFloating},
-      {"rsqrt", UnaryKernel(U::kRsqrt), kFloating},
-      {"sigmoid", UnaryKernel(U::kSigmoid), kFloating},
-      {"sign", UnaryKernel(U::kSign), kFloating},
-      {"silu", UnaryKernel(U::kSilu), kFloating},
-      {"sin", UnaryKernel(U::kSin), kFloating},
-      {"softplus", UnaryKernel(U::kSoftplus), kFloating},
-      {"sqrt", UnaryKernel(U::kSqrt), kFloating},
-      {"square", UnaryKernel(U::kSquare), kFloating},
-      {"tanh", UnaryKernel(U::kTanh), kFloating},
+      {"abs", UnaryKernel(U::kAbs, kSigned), kSigned},
+      {"ceil", UnaryKernel(U::kCeil, kFloating), kFloating},
+      {"cos", UnaryKernel(U::kCos, kFloating), kFloating},
+      {"erf", UnaryKernel(U::kErf, kFloating), kFloating},
+      {"exp", UnaryKernel(U::kExp, kFloating), kFloating},
+      {"fast_gelu", UnaryKernel(U::kFastGelu, kFloating), kFloating},
+      {"floor", UnaryKernel(U::kFloor, kFloating), kFloating},
+      {"gelu", UnaryKernel(U::kGelu, kFloating), kFloating},
+      {"log", UnaryKernel(U::kLog, kFloating), kFloating},
+      {"mish", UnaryKernel(U::kMish, kFloating), kFloating},
+      {"negative", UnaryKernel(U::kNegative, kSigned), kSigned},
+      {"reciprocal", UnaryKernel(U::kReciprocal, kFloating), kFloating},
+      {"relu", UnaryKernel(U::kRelu, kSigned), kSigned},
+      {"round", UnaryKernel(U::kRound, kFloating), kFloating},
+      {"rsqrt", UnaryKernel(U::kRsqrt, kFloating), kFloating},
+      {"sigmoid", UnaryKernel(U::kSigmoid, kFloating), kFloating},
+      {"sign", UnaryKernel(U::kSign, kSigned), kSigned},
+      {"silu", UnaryKernel(U::kSilu, kFloating), kFloating},
+      {"sin", UnaryKernel(U::kSin, kFloating), kFloating},
+      {"softplus", UnaryKernel(U::kSoftplus, kFloating), kFloating},
+      {"sqrt", UnaryKernel(U::kSqrt, kFloating), kFloating},
+      {"square", UnaryKernel(U::kSquare, kSigned), kSigned},
+      {"tanh", UnaryKernel(U::kTanh, kFloating), kFloating},
       {"copy", CopyKernel, all},
       {"identity", CopyKernel, all},
-      {"broadcast_add", BinaryKernel(B::kAdd), kFloating},
-      {"broadcast_sub", BinaryKernel(B::kSub), kFloating},
-      {"broadcast_mul", BinaryKernel(B::kMul), kFloating},
-      {"broadcast_div", BinaryKernel(B::kDiv), kFloating},
-      {"broadcast_maximum", BinaryKernel(B::kMaximum), kFloating},
-      {"broadcast_minimum", BinaryKernel(B::kMinimum), kFloating},
-      {"broadcast_pow", BinaryKernel(B::kPow), kFloating},
+      {"broadcast_add", BinaryKernel(B::kAdd, kSigned), kSigned},
+      {"broadcast_sub", BinaryKernel(B::kSub, kSigned), kSigned},
+      {"broadcast_mul", BinaryKernel(B::kMul, kSigned), kSigned},
+      {"broadcast_div", BinaryKernel(B::kDiv, kFloating), kFloating},
+      {"broadcast_maximum", BinaryKernel(B::kMaximum, kSigned), kSigned},
+      {"broadcast_minimum", BinaryKernel(B::kMinimum, kSigned), kSigned},
+      {"broadcast_pow", BinaryKernel(B::kPow, kSigned), kSigned},
       {"bias_add", BiasAddKernel, kFloating},
       {"dropout", DropoutKernel, kFloating},
       {"dropout_grad", DropoutGradKernel, kFloating},
