@@ -277,6 +277,67 @@ TEST(CudaIntElementwiseTest, LaunchersRefuseWhatTheGlueNeverPasses) {
   EXPECT_TRUE(raised);
 }
 
+// ----------------------------------------------------------------- matmul --
+//
+// Batch broadcasts the CUDA kernel once refused (kUnimplemented) and now
+// plans as the CPU does (matmul_plan.h): several gemm runs per call.
+
+TEST(CudaMatmulBroadcastTest, PartialBatchBroadcastsMatchCpu) {
+  REQUIRE_DEVICE();
+  using testing::CompareSharded;
+  using testing::CompareWithCpu;
+  using testing::GridTensor;
+  for (DataType t : {DataType::kFloat32, DataType::kFloat64, DataType::kFloat16,
+                     DataType::kBFloat16}) {
+    // a's batch [1,1] against b's [2]; [2,1] against [1,3] (one run per a
+    // matrix); [2,1,3] against [2,1] (b repeats inside each run); with
+    // transposes, alpha and _add_to_output.
+    EXPECT_EQ(CompareWithCpu({"broadcast_matmul",
+                              {GridTensor(t, {1, 1, 3, 4}, 1), GridTensor(t, {2, 4, 5}, 2)}}),
+              "")
+        << DataTypeName(t);
+    EXPECT_EQ(CompareWithCpu({"broadcast_matmul",
+                              {GridTensor(t, {2, 1, 3, 4}, 1), GridTensor(t, {1, 3, 4, 5}, 2)}}),
+              "")
+        << DataTypeName(t);
+    EXPECT_EQ(CompareWithCpu({"broadcast_matmul",
+                              {GridTensor(t, {2, 1, 3, 4, 3}, 1), GridTensor(t, {2, 1, 5, 4}, 2),
+                               GridTensor(t, {2, 2, 3, 3, 5}, 3)},
+                              {"transpose_a=true", "transpose_b=true", "alpha=0.5"}}),
+              "")
+        << DataTypeName(t);
+    EXPECT_EQ(CompareWithCpu({"batch_matmul",
+                              {GridTensor(t, {2, 1, 3, 4}, 1), GridTensor(t, {1, 3, 4, 5}, 2)}}),
+              "")
+        << DataTypeName(t);
+  }
+  // Split batches: a's batch split, b broadcast on it; on 2 ranks.
+  const Case c{"broadcast_matmul", {GridTensor(DataType::kFloat32, {4, 1, 3, 4}, 1),
+                                    GridTensor(DataType::kFloat32, {1, 3, 4, 5}, 2)}};
+  for (int64_t r = 0; r < 2; ++r) {
+    EXPECT_EQ(CompareSharded(c, {"0-1", {"S(0)", "B", "S(0)"}, r}), "") << r;
+    EXPECT_EQ(CompareSharded(c, {"0-1", {"B", "S(1)", "S(1)"}, r}), "") << r;
+  }
+}
+
+TEST(CudaMatmulBroadcastTest, LayoutsTheCpuRefusesAreRefusedAlike) {
+  REQUIRE_DEVICE();
+  using testing::GridTensor;
+  using Code = absl::StatusCode;
+  const DataType f = DataType::kFloat32;
+  // Batch dims that cannot form out's locally: a split on its batch dim, b
+  // (not broadcast there) whole.
+  EXPECT_EQ(BothFailAlike({"broadcast_matmul", {GridTensor(f, {2, 3, 4}, 1),
+                                                GridTensor(f, {2, 4, 5}, 2)}},
+                          {"S(0)", "B", "S(0)"}, Code::kInternal, "0-1", 0),
+            "");
+  // Integer operands: not the CPU's dtypes.
+  EXPECT_EQ(BothFailAlike({"matmul", {IntTensor(DataType::kInt32, {2, 3}, 1, -3, 3),
+                                      IntTensor(DataType::kInt32, {3, 2}, 2, -3, 3)}},
+                          {"B", "B", "B"}, Code::kUnimplemented),
+            "");
+}
+
 }  // namespace
 }  // namespace oneflow_sbp
 
