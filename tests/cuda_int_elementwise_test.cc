@@ -73,7 +73,7 @@ std::vector<T> EdgeValues() {
   constexpr T lo = std::numeric_limits<T>::lowest();
   constexpr T hi = std::numeric_limits<T>::max();
   // Just past sqrt(max): squares wrap.
-  constexpr T root = sizeof(T) == 4 ? T{46341} : T{3037000500};
+  constexpr T root = static_cast<T>(sizeof(T) == 4 ? int64_t{46341} : int64_t{3037000500});
   return {lo, T(lo + 1), T(-root), T(-65536), T(-7), T(-2), T(-1), T(0),
           T(1), T(2),      T(3),     T(7),      T(65536), root, T(hi - 1), hi};
 }
@@ -265,7 +265,7 @@ TEST(CudaIntElementwiseTest, LaunchersRefuseWhatTheGlueNeverPasses) {
                        x.raw_data(), y.raw_data()),
             "");
   // A negative exponent with no flag to report it through: an error string.
-  LocalTensor neg = *LocalTensor::Full(DataType::kInt32, {8}, -1).CopyTo(DeviceType::kCuda);
+  LocalTensor neg = *(*LocalTensor::Full(DataType::kInt32, {8}, -1)).CopyTo(DeviceType::kCuda);
   const std::string e = kc::Binary(kc::BinaryCode::kPow, i32, 1, dims, unit, unit, x.raw_data(),
                                    neg.raw_data(), y.raw_data());
   EXPECT_NE(e.find("negative exponent"), std::string::npos) << e;
