@@ -8,6 +8,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "ops/kernels/cpu/matmul_plan.h"
 #include "tests/kernel_test_util.h"
 
 namespace oneflow_sbp::testing {
@@ -156,6 +157,36 @@ TEST(MatmulKernels, LayoutsItCannotComputeAreInternalErrors) {
                 .status()
                 .code(),
             absl::StatusCode::kUnimplemented);
+}
+
+// The runs of MatmulRuns (the CUDA glue's strided-batched gemms) as
+// "first:count a_first+a_step b_first+b_step" strings.
+std::vector<std::string> Runs(const std::vector<int64_t>& a, const std::vector<int64_t>& b) {
+  kernels::MatmulPlan plan;
+  plan.a_matrix = a;
+  plan.b_matrix = b;
+  std::vector<std::string> out;
+  for (const kernels::MatmulRun& r : kernels::MatmulRuns(plan)) {
+    out.push_back(std::to_string(r.first) + ":" + std::to_string(r.count) + " " +
+                  std::to_string(r.a_first) + "+" + std::to_string(r.a_step) + " " +
+                  std::to_string(r.b_first) + "+" + std::to_string(r.b_step));
+  }
+  return out;
+}
+
+TEST(MatmulKernels, RunsCoverEveryMatrixWithEvenSteps) {
+  using ::testing::ElementsAre;
+  EXPECT_THAT(Runs({}, {}), ElementsAre());
+  EXPECT_THAT(Runs({0}, {0}), ElementsAre("0:1 0+0 0+0"));
+  // Equal batch dims; a repeated (a [1,1,m,k] x b [2,k,n]).
+  EXPECT_THAT(Runs({0, 1, 2}, {0, 1, 2}), ElementsAre("0:3 0+1 0+1"));
+  EXPECT_THAT(Runs({0, 0}, {0, 1}), ElementsAre("0:2 0+0 0+1"));
+  // Batches [2,1] x [1,3]: one run per a matrix.
+  EXPECT_THAT(Runs({0, 0, 0, 1, 1, 1}, {0, 1, 2, 0, 1, 2}),
+              ElementsAre("0:3 0+0 0+1", "3:3 1+0 0+1"));
+  // b walked backwards (no plan does so; MatmulRuns must still give no
+  // negative step): runs of one.
+  EXPECT_THAT(Runs({0, 1, 0}, {2, 1, 0}), ElementsAre("0:1 0+0 2+0", "1:1 1+0 1+0", "2:1 0+0 0+0"));
 }
 
 TEST(MatmulKernels, EveryCandidateAgreesWithOneRank) {

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -18,6 +19,16 @@ namespace oneflow_sbp::kernels {
 inline absl::Status Launched(const KernelContext& ctx, const std::string& err) {
   if (err.empty()) return absl::OkStatus();
   return ctx.Internal(absl::StrCat("CUDA launch failed: ", err));
+}
+
+// kUnimplemented naming input `input` unless its dtype is one of `dtypes`:
+// the CPU kernels' dispatch status (the registry's dtype lists only
+// document).
+inline absl::Status RequireDtype(const KernelContext& ctx, const std::vector<DataType>& dtypes,
+                                 int input) {
+  const DataType t = ctx.input(input).dtype();
+  if (std::find(dtypes.begin(), dtypes.end(), t) != dtypes.end()) return absl::OkStatus();
+  return ctx.UnsupportedDtype(t, ctx.input_bn(input));
 }
 
 // Device scratch of `count` T, freed after the thread's stream has drained.

@@ -7,13 +7,16 @@
 // Ops and dtypes (f32 f64 f16 bf16 unless noted; others kUnimplemented):
 //   unary math: abs ceil cos erf exp fast_gelu floor gelu log mish negative
 //     reciprocal relu round rsqrt sigmoid sign silu sin softplus sqrt
-//     square tanh; identity, copy (every dtype, device memcpy)
-//   broadcast_add/sub/mul/div/maximum/minimum/pow
+//     square tanh; abs negative relu sign square also i32 i64 (wrapping);
+//     identity, copy (every dtype, device memcpy)
+//   broadcast_add/sub/mul/div/maximum/minimum/pow; all but div also i32
+//     i64 (wrapping; an integer pow with a negative exponent is the CPU's
+//     kInvalidArgument, from a device flag read back after the kernel)
 //   bias_add; dropout, dropout_grad (the CPU kernel's Philox stream)
 //   (the reductions: cuda_reduce_conv_kernels.cc)
 //   softmax, log_softmax, softmax_grad, log_softmax_grad
-//   matmul, batch_matmul, broadcast_matmul (cuBLAS), batch dims either
-//     equal in both operands or absent / 1 in one of them
+//   matmul, batch_matmul, broadcast_matmul (cuBLAS), every batch broadcast
+//     the CPU kernel takes (its planning, matmul_plan.h)
 //   nn.cu (the CPU's arithmetic: norms and attention accumulate in double,
 //     halves keep f32 statistics; adam and rotary compute in float for
 //     halves): layer_norm, layer_norm_grad, layer_norm_param_grad,
@@ -33,6 +36,7 @@
 #include "ops/kernels/cpu/attention_layout.h"
 #include "ops/kernels/cpu/broadcast_loop.h"
 #include "ops/kernels/cpu/dropout_args.h"
+#include "ops/kernels/cpu/matmul_plan.h"
 #include "ops/kernels/cpu/norm_layout.h"
 #include "ops/kernels/cpu/same_operands.h"
 #include "ops/kernels/cpu/select_args.h"
@@ -46,6 +50,10 @@ namespace {
 
 const std::vector<DataType> kFloating = {DataType::kFloat32, DataType::kFloat64,
                                          DataType::kFloat16, DataType::kBFloat16};
+// The CPU's Signed list: the unary and binary ops that take integers.
+const std::vector<DataType> kSigned = {DataType::kFloat32, DataType::kFloat64,
+                                       DataType::kFloat16, DataType::kBFloat16,
+                                       DataType::kInt32,   DataType::kInt64};
 
 bool IsFloating(DataType t) {
   return t == DataType::kFloat32 || t == DataType::kFloat64 || t == DataType::kFloat16 ||
@@ -66,11 +74,12 @@ absl::Status RequireRank(const KernelContext& ctx, int rank, absl::string_view b
 
 // ------------------------------------------------------------------ unary --
 
-KernelFn UnaryKernel(cuda::UnaryCode code) {
-  return [code](KernelContext& ctx) -> absl::Status {
+// `dtypes`: the CPU kernel's list for the op (kFloating or kSigned).
+KernelFn UnaryKernel(cuda::UnaryCode code, const std::vector<DataType>& dtypes) {
+  return [code, dtypes](KernelContext& ctx) -> absl::Status {
     const LocalTensor& x = ctx.input(0);
     OFS_RETURN_IF_ERROR(ctx.CheckOutput(0, x.dims(), x.dtype()));
-    OFS_RETURN_IF_ERROR(RequireFloating(ctx, x.dtype(), ctx.input_bn(0)));
+    OFS_RETURN_IF_ERROR(RequireDtype(ctx, dtypes, 0));
     return Launched(ctx, cuda::Unary(code, Code(x.dtype()), x.raw_data(),
                                      ctx.output(0).raw_data(), x.elem_cnt()));
   };
@@ -85,20 +94,28 @@ absl::Status CopyKernel(KernelContext& ctx) {
 
 // ----------------------------------------------------------------- binary --
 
-KernelFn BinaryKernel(cuda::BinaryCode code) {
-  return [code](KernelContext& ctx) -> absl::Status {
+// `dtypes` as in UnaryKernel.
+KernelFn BinaryKernel(cuda::BinaryCode code, const std::vector<DataType>& dtypes) {
+  return [code, dtypes](KernelContext& ctx) -> absl::Status {
     const LocalTensor& a = ctx.input(0);
     const LocalTensor& b = ctx.input(1);
     // The CPU's check and status (kInternal naming both blobs' dtypes).
     OFS_RETURN_IF_ERROR(CheckSameDtype(ctx, 0, 1));
-    OFS_RETURN_IF_ERROR(RequireFloating(ctx, a.dtype(), ctx.input_bn(0)));
+    OFS_RETURN_IF_ERROR(RequireDtype(ctx, dtypes, 0));
     OFS_ASSIGN_OR_RETURN(const BroadcastPlan plan, PlanBroadcast(ctx, {0, 1}, 0));
     OFS_RETURN_IF_ERROR(ctx.CheckOutput(0, plan.out_dims, a.dtype()));
     const int rank = static_cast<int>(plan.out_dims.size());
     OFS_RETURN_IF_ERROR(RequireRank(ctx, rank, ctx.output_bn(0)));
-    return Launched(ctx, cuda::Binary(code, Code(a.dtype()), rank, plan.out_dims.data(),
-                                      plan.strides[0].data(), plan.strides[1].data(),
-                                      a.raw_data(), b.raw_data(), ctx.output(0).raw_data()));
+    bool negative_exponent = false;
+    OFS_RETURN_IF_ERROR(Launched(
+        ctx, cuda::Binary(code, Code(a.dtype()), rank, plan.out_dims.data(),
+                          plan.strides[0].data(), plan.strides[1].data(), a.raw_data(),
+                          b.raw_data(), ctx.output(0).raw_data(), &negative_exponent)));
+    // The CPU kernel's status and message (binary_kernels.cc).
+    if (negative_exponent) {
+      return ctx.InvalidArgument("integer power with a negative exponent in y_0");
+    }
+    return absl::OkStatus();
   };
 }
 
@@ -202,64 +219,39 @@ KernelFn SoftmaxGradKernel(bool log) {
 
 // ----------------------------------------------------------------- matmul --
 
-// Product of the batch dims (all but the last two) of `dims`.
-int64_t BatchCount(const LocalDims& dims) {
-  int64_t n = 1;
-  for (size_t i = 0; i + 2 < dims.size(); ++i) n *= dims[i];
-  return n;
-}
-
+// The CPU kernel's planning and checks (matmul_plan.h), so batch
+// broadcasts (a [1,1,m,k] x b [2,k,n], a [2,1] x b [1,3] batches) are
+// accepted and refused alike; then one cuBLAS strided-batched gemm per run
+// of out matrices whose a and b matrices are evenly spaced (MatmulRuns:
+// one run for equal batch dims or one operand repeated).
 absl::Status MatmulKernel(KernelContext& ctx) {
+  OFS_ASSIGN_OR_RETURN(const MatmulPlan plan, CheckMatmul(ctx));
   const LocalTensor& a = ctx.input("a");
   const LocalTensor& b = ctx.input("b");
-  const bool ta = ctx.Attr<bool>("transpose_a");
-  const bool tb = ctx.Attr<bool>("transpose_b");
-  const double alpha = ctx.Attr<double>("alpha");
-  const int ra = a.rank(), rb = b.rank();
-  if (ra < 2 || rb < 2) {
-    return ctx.Internal(absl::StrCat("a_0 ", DimsToString(a.dims()), " and b_0 ",
-                                     DimsToString(b.dims()), " are not matrices"));
-  }
-  if (b.dtype() != a.dtype()) return ctx.UnsupportedDtype(b.dtype(), "b_0");
   OFS_RETURN_IF_ERROR(RequireFloating(ctx, a.dtype(), "a_0"));
-  const int64_t m = a.dim(ta ? ra - 1 : ra - 2), k = a.dim(ta ? ra - 2 : ra - 1);
-  const int64_t kb = b.dim(tb ? rb - 1 : rb - 2), n = b.dim(tb ? rb - 2 : rb - 1);
-  if (k != kb) {
-    return ctx.Internal(absl::StrCat("local contraction extents differ: ", k, " in a_0, ", kb,
-                                     " in b_0"));
-  }
-  // Batch dims: the longer operand's, which the other must equal or lack
-  // (or hold as a single matrix, which then repeats: stride 0).
-  const LocalTensor& longer = ra >= rb ? a : b;
-  LocalDims out_dims(longer.dims().begin(), longer.dims().end() - 2);
-  const int64_t batch = BatchCount(longer.dims());
-  const int64_t batch_a = BatchCount(a.dims()), batch_b = BatchCount(b.dims());
-  if ((batch_a != batch && batch_a != 1) || (batch_b != batch && batch_b != 1) ||
-      (ra == rb && a.dims().size() > 2 &&
-       !std::equal(a.dims().begin(), a.dims().end() - 2, b.dims().begin()) && batch_a != 1 &&
-       batch_b != 1)) {
-    return ctx.Unimplemented(absl::StrCat(
-        "batch dims of a_0 ", DimsToString(a.dims()), " and b_0 ", DimsToString(b.dims()),
-        " broadcast partially; the CUDA kernel takes equal batch dims or one operand's alone"));
-  }
-  out_dims.push_back(m);
-  out_dims.push_back(n);
-  OFS_RETURN_IF_ERROR(ctx.CheckOutput(0, out_dims, a.dtype()));
   LocalTensor& out = ctx.output(0);
   double beta = 0;
   if (ctx.has_input("_add_to_output")) {
     const LocalTensor& add = ctx.input("_add_to_output");
-    if (add.dims() != out_dims) {
-      return ctx.Internal(absl::StrCat("local _add_to_output_0 ", DimsToString(add.dims()),
-                                       " differs from local out_0 ", DimsToString(out_dims)));
-    }
     OFS_RETURN_IF_ERROR(Launched(ctx, oneflow_sbp::cuda::Copy(out.raw_data(), add.raw_data(),
                                                               add.byte_size(), 0)));
     beta = 1;
   }
-  return Launched(ctx, cuda::Gemm(Code(a.dtype()), ta, tb, m, n, k, alpha, a.raw_data(),
-                                  batch_a == 1 ? 0 : m * k, b.raw_data(),
-                                  batch_b == 1 ? 0 : k * n, beta, out.raw_data(), m * n, batch));
+  const int64_t a_size = plan.m * plan.k, b_size = plan.k * plan.n, o_size = plan.m * plan.n;
+  const int64_t bytes = ByteSizeOf(a.dtype());
+  for (const MatmulRun& r : MatmulRuns(plan)) {
+    OFS_RETURN_IF_ERROR(Launched(
+        ctx, cuda::Gemm(Code(a.dtype()), ctx.Attr<bool>("transpose_a"),
+                        ctx.Attr<bool>("transpose_b"), plan.m, plan.n, plan.k,
+                        ctx.Attr<double>("alpha"),
+                        static_cast<const char*>(a.raw_data()) + r.a_first * a_size * bytes,
+                        r.a_step * a_size,
+                        static_cast<const char*>(b.raw_data()) + r.b_first * b_size * bytes,
+                        r.b_step * b_size, beta,
+                        static_cast<char*>(out.raw_data()) + r.first * o_size * bytes, o_size,
+                        r.count)));
+  }
+  return absl::OkStatus();
 }
 
 // ------------------------------------------------------------------ norms --
@@ -516,38 +508,38 @@ absl::Status RegisterCudaKernels(KernelRegistry& registry) {
                                      DataType::kFloat64, DataType::kInt8,     DataType::kInt32,
                                      DataType::kInt64,   DataType::kUInt8,    DataType::kBool};
   std::vector<KernelDef> defs = {
-      {"abs", UnaryKernel(U::kAbs), kFloating},
-      {"ceil", UnaryKernel(U::kCeil), kFloating},
-      {"cos", UnaryKernel(U::kCos), kFloating},
-      {"erf", UnaryKernel(U::kErf), kFloating},
-      {"exp", UnaryKernel(U::kExp), kFloating},
-      {"fast_gelu", UnaryKernel(U::kFastGelu), kFloating},
-      {"floor", UnaryKernel(U::kFloor), kFloating},
-      {"gelu", UnaryKernel(U::kGelu), kFloating},
-      {"log", UnaryKernel(U::kLog), kFloating},
-      {"mish", UnaryKernel(U::kMish), kFloating},
-      {"negative", UnaryKernel(U::kNegative), kFloating},
-      {"reciprocal", UnaryKernel(U::kReciprocal), kFloating},
-      {"relu", UnaryKernel(U::kRelu), kFloating},
-      {"round", UnaryKernel(U::kRound), kFloating},
-      {"rsqrt", UnaryKernel(U::kRsqrt), kFloating},
-      {"sigmoid", UnaryKernel(U::kSigmoid), kFloating},
-      {"sign", UnaryKernel(U::kSign), kFloating},
-      {"silu", UnaryKernel(U::kSilu), kFloating},
-      {"sin", UnaryKernel(U::kSin), kFloating},
-      {"softplus", UnaryKernel(U::kSoftplus), kFloating},
-      {"sqrt", UnaryKernel(U::kSqrt), kFloating},
-      {"square", UnaryKernel(U::kSquare), kFloating},
-      {"tanh", UnaryKernel(U::kTanh), kFloating},
+      {"abs", UnaryKernel(U::kAbs, kSigned), kSigned},
+      {"ceil", UnaryKernel(U::kCeil, kFloating), kFloating},
+      {"cos", UnaryKernel(U::kCos, kFloating), kFloating},
+      {"erf", UnaryKernel(U::kErf, kFloating), kFloating},
+      {"exp", UnaryKernel(U::kExp, kFloating), kFloating},
+      {"fast_gelu", UnaryKernel(U::kFastGelu, kFloating), kFloating},
+      {"floor", UnaryKernel(U::kFloor, kFloating), kFloating},
+      {"gelu", UnaryKernel(U::kGelu, kFloating), kFloating},
+      {"log", UnaryKernel(U::kLog, kFloating), kFloating},
+      {"mish", UnaryKernel(U::kMish, kFloating), kFloating},
+      {"negative", UnaryKernel(U::kNegative, kSigned), kSigned},
+      {"reciprocal", UnaryKernel(U::kReciprocal, kFloating), kFloating},
+      {"relu", UnaryKernel(U::kRelu, kSigned), kSigned},
+      {"round", UnaryKernel(U::kRound, kFloating), kFloating},
+      {"rsqrt", UnaryKernel(U::kRsqrt, kFloating), kFloating},
+      {"sigmoid", UnaryKernel(U::kSigmoid, kFloating), kFloating},
+      {"sign", UnaryKernel(U::kSign, kSigned), kSigned},
+      {"silu", UnaryKernel(U::kSilu, kFloating), kFloating},
+      {"sin", UnaryKernel(U::kSin, kFloating), kFloating},
+      {"softplus", UnaryKernel(U::kSoftplus, kFloating), kFloating},
+      {"sqrt", UnaryKernel(U::kSqrt, kFloating), kFloating},
+      {"square", UnaryKernel(U::kSquare, kSigned), kSigned},
+      {"tanh", UnaryKernel(U::kTanh, kFloating), kFloating},
       {"copy", CopyKernel, all},
       {"identity", CopyKernel, all},
-      {"broadcast_add", BinaryKernel(B::kAdd), kFloating},
-      {"broadcast_sub", BinaryKernel(B::kSub), kFloating},
-      {"broadcast_mul", BinaryKernel(B::kMul), kFloating},
-      {"broadcast_div", BinaryKernel(B::kDiv), kFloating},
-      {"broadcast_maximum", BinaryKernel(B::kMaximum), kFloating},
-      {"broadcast_minimum", BinaryKernel(B::kMinimum), kFloating},
-      {"broadcast_pow", BinaryKernel(B::kPow), kFloating},
+      {"broadcast_add", BinaryKernel(B::kAdd, kSigned), kSigned},
+      {"broadcast_sub", BinaryKernel(B::kSub, kSigned), kSigned},
+      {"broadcast_mul", BinaryKernel(B::kMul, kSigned), kSigned},
+      {"broadcast_div", BinaryKernel(B::kDiv, kFloating), kFloating},
+      {"broadcast_maximum", BinaryKernel(B::kMaximum, kSigned), kSigned},
+      {"broadcast_minimum", BinaryKernel(B::kMinimum, kSigned), kSigned},
+      {"broadcast_pow", BinaryKernel(B::kPow, kSigned), kSigned},
       {"bias_add", BiasAddKernel, kFloating},
       {"dropout", DropoutKernel, kFloating},
       {"dropout_grad", DropoutGradKernel, kFloating},

@@ -22,17 +22,22 @@ enum class UnaryCode : int {
   kSquare, kTanh,
 };
 // y[i] = op(x[i]), n elements; 16-byte vector loads and stores when both
-// pointers are 16-byte aligned.
+// pointers are 16-byte aligned. Also i32 and i64 for abs, negative, relu,
+// sign and square (wrapping: int_arith.h, as the CPU).
 std::string Unary(UnaryCode op, int dtype, const void* x, void* y, int64_t n);
 
 enum class BinaryCode : int { kAdd, kSub, kMul, kDiv, kMaximum, kMinimum, kPow };
 constexpr int kMaxRank = 8;
 // out = op(a, b) over `rank` output dims (<= kMaxRank); a_stride and
 // b_stride give each operand's element stride per output dim (0 where it
-// broadcasts). Same-shape operands take a vectorised path.
+// broadcasts). Same-shape operands take a vectorised path. Also i32 and
+// i64 for every op but div (wrapping: int_arith.h, as the CPU). An integer
+// pow with a negative exponent writes 0 there and sets *negative_exponent
+// (read back from the device after the launch: a synchronising copy); with
+// negative_exponent null it is an error string instead.
 std::string Binary(BinaryCode op, int dtype, int rank, const int64_t* out_dims,
                    const int64_t* a_stride, const int64_t* b_stride, const void* a,
-                   const void* b, void* out);
+                   const void* b, void* out, bool* negative_exponent = nullptr);
 
 // y[o, c, i] = x[o, c, i] + bias[c] for x viewed as [outer, channels, inner].
 std::string BiasAdd(int dtype, int64_t outer, int64_t channels, int64_t inner, const void* x,

@@ -1,10 +1,15 @@
 // Elementwise CUDA kernels: unary math, broadcasting binary ops, bias_add
 // and dropout. Memory-bound, so the same-shape paths move 16 bytes per
-// load and store (Pack) and make one pass over memory.
+// load and store (Pack) and make one pass over memory. i32 and i64 take
+// the CPU's integer ops with int_arith.h's functions (one definition of the
+// wrapping results for both devices).
 #include <cmath>
+#include <type_traits>
 
 #include "ops/kernels/cuda/cuda_common.cuh"
+#include "ops/kernels/cpu/int_arith.h"
 #include "ops/kernels/cuda/cuda_launch.h"
+#include "ops/kernels/cuda/device_flag.cuh"
 #include "ops/kernels/cuda/elementwise_access.cuh"
 #include "ops/kernels/philox.h"
 
@@ -21,8 +26,27 @@ __device__ __forceinline__ C Sigmoid(C x) { return C(1) / (C(1) + exp(-x)); }
 template <typename C>
 __device__ __forceinline__ C Softplus(C x) { return max(x, C(0)) + log1p(exp(-fabs(x))); }
 
+// The unary ops the CPU takes on integers (elementwise_kernels.cc); the
+// launcher refuses the others for i32 and i64.
+constexpr bool IntegerUnary(UnaryCode op) {
+  return op == UnaryCode::kAbs || op == UnaryCode::kNegative || op == UnaryCode::kRelu ||
+         op == UnaryCode::kSign || op == UnaryCode::kSquare;
+}
+
 template <typename C>
-__device__ __forceinline__ C ApplyUnary(UnaryCode op, C x) {
+__device__ __forceinline__ C ApplyUnaryInteger(UnaryCode op, C x) {
+  switch (op) {
+    case UnaryCode::kAbs: return x < C(0) ? WrapNeg(x) : x;  // abs(INT_MIN) == INT_MIN
+    case UnaryCode::kNegative: return WrapNeg(x);
+    case UnaryCode::kRelu: return x < C(0) ? C(0) : x;
+    case UnaryCode::kSign: return C((C(0) < x) - (x < C(0)));
+    case UnaryCode::kSquare: return WrapMul(x, x);
+    default: return x;  // not reached: the launcher refuses the op
+  }
+}
+
+template <typename C>
+__device__ __forceinline__ C ApplyUnaryFloating(UnaryCode op, C x) {
   switch (op) {
     // 0 - x, as the CPU's WrapNeg: abs(-0) and negative(+0) are +0 there
     // (fabs and unary minus would give -0 for negative(+0) and flip NaN signs).
@@ -56,6 +80,15 @@ __device__ __forceinline__ C ApplyUnary(UnaryCode op, C x) {
   return x;
 }
 
+template <typename C>
+__device__ __forceinline__ C ApplyUnary(UnaryCode op, C x) {
+  if constexpr (std::is_integral_v<C>) {
+    return ApplyUnaryInteger(op, x);
+  } else {
+    return ApplyUnaryFloating(op, x);
+  }
+}
+
 template <typename T>
 __global__ void UnaryVecKernel(UnaryCode op, const Pack<T>* x, Pack<T>* y, int64_t packs,
                                const T* xt, T* yt, int64_t tail_begin, int64_t n) {
@@ -83,8 +116,32 @@ __global__ void UnaryScalarKernel(UnaryCode op, const T* x, T* y, int64_t n) {
   }
 }
 
+// The binary ops the CPU takes on integers (binary_kernels.cc: all but
+// div, which would truncate); the launcher refuses div for i32 and i64.
+constexpr bool IntegerBinary(BinaryCode op) { return op != BinaryCode::kDiv; }
+
+// `bad` (device flag, null for floating types) is raised by an integer pow
+// with a negative exponent, which gives 0 as on the CPU.
 template <typename C>
-__device__ __forceinline__ C ApplyBinary(BinaryCode op, C a, C b) {
+__device__ __forceinline__ C ApplyBinaryInteger(BinaryCode op, C a, C b, int* bad) {
+  switch (op) {
+    case BinaryCode::kAdd: return WrapAdd(a, b);
+    case BinaryCode::kSub: return WrapSub(a, b);
+    case BinaryCode::kMul: return WrapMul(a, b);
+    case BinaryCode::kMaximum: return a < b ? b : a;
+    case BinaryCode::kMinimum: return a < b ? a : b;
+    case BinaryCode::kPow:
+      if (b < C(0)) {
+        *bad = 1;
+        return C(0);
+      }
+      return IntPow(a, b);
+    default: return a;  // not reached: the launcher refuses div
+  }
+}
+
+template <typename C>
+__device__ __forceinline__ C ApplyBinaryFloating(BinaryCode op, C a, C b) {
   switch (op) {
     case BinaryCode::kAdd: return a + b;
     case BinaryCode::kSub: return a - b;
@@ -103,22 +160,31 @@ __device__ __forceinline__ C ApplyBinary(BinaryCode op, C a, C b) {
   return a;
 }
 
+template <typename C>
+__device__ __forceinline__ C ApplyBinary(BinaryCode op, C a, C b, int* bad) {
+  if constexpr (std::is_integral_v<C>) {
+    return ApplyBinaryInteger(op, a, b, bad);
+  } else {
+    return ApplyBinaryFloating(op, a, b);
+  }
+}
+
 template <typename T>
 __global__ void BinaryBroadcastKernel(BinaryCode op, StridedIndex<2> bi, int64_t n, const T* a,
-                                      const T* b, T* out) {
+                                      const T* b, T* out, int* bad) {
   using C = ComputeT<T>;
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     int64_t off[2];
     bi.Offsets(i, off);
-    out[i] = To<T>(ApplyBinary<C>(op, To<C>(a[off[0]]), To<C>(b[off[1]])));
+    out[i] = To<T>(ApplyBinary<C>(op, To<C>(a[off[0]]), To<C>(b[off[1]]), bad));
   }
 }
 
 template <typename T>
 __global__ void BinarySameVecKernel(BinaryCode op, const Pack<T>* a, const Pack<T>* b,
                                     Pack<T>* out, int64_t packs, const T* at, const T* bt, T* ot,
-                                    int64_t tail_begin, int64_t n) {
+                                    int64_t tail_begin, int64_t n, int* bad) {
   using C = ComputeT<T>;
   const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < packs;
@@ -127,13 +193,13 @@ __global__ void BinarySameVecKernel(BinaryCode op, const Pack<T>* a, const Pack<
     const Pack<T> q = b[i];
 #pragma unroll
     for (int j = 0; j < Pack<T>::kN; ++j) {
-      p.v[j] = To<T>(ApplyBinary<C>(op, To<C>(p.v[j]), To<C>(q.v[j])));
+      p.v[j] = To<T>(ApplyBinary<C>(op, To<C>(p.v[j]), To<C>(q.v[j]), bad));
     }
     out[i] = p;
   }
   for (int64_t i = tail_begin + blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
        i < n; i += stride) {
-    ot[i] = To<T>(ApplyBinary<C>(op, To<C>(at[i]), To<C>(bt[i])));
+    ot[i] = To<T>(ApplyBinary<C>(op, To<C>(at[i]), To<C>(bt[i]), bad));
   }
 }
 
@@ -187,12 +253,30 @@ __global__ void DropoutGradKernel(int64_t n, ComputeT<T> scale, const T* dy, con
 
 constexpr int kThreads = 256;
 
+// Calls f(T{}) for the unary and binary ops' dtypes: the floating ones, i32
+// and i64 (the CPU's Signed list); an error string for the others.
+template <typename F>
+std::string DispatchArith(const char* kernel, int dtype, F&& f) {
+  return DispatchAll(kernel, dtype, [&](auto tag) -> std::string {
+    using T = decltype(tag);
+    if constexpr (sizeof(T) == 1) {  // i8 u8 bool
+      return std::string(kernel) + ": unsupported dtype " + std::to_string(dtype);
+    } else {
+      return f(tag);
+    }
+  });
+}
+
 }  // namespace
 
 std::string Unary(UnaryCode op, int dtype, const void* x, void* y, int64_t n) {
   if (n == 0) return "";
-  return DispatchFloating("unary", dtype, [&](auto tag) -> std::string {
+  return DispatchArith("unary", dtype, [&](auto tag) -> std::string {
     using T = decltype(tag);
+    if (std::is_integral_v<T> && !IntegerUnary(op)) {
+      return "unary: op " + std::to_string(static_cast<int>(op)) +
+             " takes floating dtypes only, not dtype " + std::to_string(dtype);
+    }
     const T* xt = static_cast<const T*>(x);
     T* yt = static_cast<T*>(y);
     if (Aligned16(x) && Aligned16(y)) {
@@ -209,15 +293,29 @@ std::string Unary(UnaryCode op, int dtype, const void* x, void* y, int64_t n) {
 
 std::string Binary(BinaryCode op, int dtype, int rank, const int64_t* out_dims,
                    const int64_t* a_stride, const int64_t* b_stride, const void* a,
-                   const void* b, void* out) {
+                   const void* b, void* out, bool* negative_exponent) {
+  if (negative_exponent != nullptr) *negative_exponent = false;
   if (rank > kMaxRank) return "binary: rank above 8";
   int64_t n = 1;
   bool same = true;
   const int64_t* const strides[2] = {a_stride, b_stride};
   const StridedIndex<2> bi = MakeStridedIndex(rank, out_dims, strides, &n, &same);
   if (n == 0) return "";
-  return DispatchFloating("binary", dtype, [&](auto tag) -> std::string {
+  return DispatchArith("binary", dtype, [&](auto tag) -> std::string {
     using T = decltype(tag);
+    constexpr bool kInt = std::is_integral_v<T>;
+    if (kInt && !IntegerBinary(op)) {
+      return "binary: op " + std::to_string(static_cast<int>(op)) +
+             " takes floating dtypes only, not dtype " + std::to_string(dtype);
+    }
+    // Only an integer pow can meet an element the CPU rejects.
+    const bool flagged = kInt && op == BinaryCode::kPow;
+    DeviceFlag flag;
+    if (flagged) {
+      const std::string e = flag.Init();
+      if (!e.empty()) return "binary: " + e;
+    }
+    int* bad = flagged ? flag.get() : nullptr;
     const T* at = static_cast<const T*>(a);
     const T* bt = static_cast<const T*>(b);
     T* ot = static_cast<T*>(out);
@@ -226,12 +324,21 @@ std::string Binary(BinaryCode op, int dtype, int rank, const int64_t* out_dims,
       BinarySameVecKernel<T><<<GridFor(packs > 0 ? packs : n, kThreads), kThreads, 0,
                                Stream()>>>(
           op, reinterpret_cast<const Pack<T>*>(a), reinterpret_cast<const Pack<T>*>(b),
-          reinterpret_cast<Pack<T>*>(out), packs, at, bt, ot, packs * Pack<T>::kN, n);
+          reinterpret_cast<Pack<T>*>(out), packs, at, bt, ot, packs * Pack<T>::kN, n, bad);
     } else {
       BinaryBroadcastKernel<T><<<GridFor(n, kThreads), kThreads, 0, Stream()>>>(op, bi, n, at,
-                                                                               bt, ot);
+                                                                               bt, ot, bad);
     }
-    return LaunchError("binary");
+    std::string e = LaunchError("binary");
+    if (!e.empty() || !flagged) return e;
+    bool raised = false;
+    e = flag.Read(&raised);
+    if (!e.empty()) return "binary: " + e;
+    if (raised && negative_exponent == nullptr) {
+      return "binary: integer power with a negative exponent";
+    }
+    if (negative_exponent != nullptr) *negative_exponent = raised;
+    return "";
   });
 }
 
