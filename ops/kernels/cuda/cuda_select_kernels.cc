@@ -46,16 +46,6 @@ const std::vector<DataType> kComparable = {DataType::kFloat32,  DataType::kFloat
                                            DataType::kInt32,    DataType::kInt64,
                                            DataType::kBool};
 
-// kUnimplemented naming the blob for a dtype outside `dtypes`, as the CPU
-// kernels' dispatch (the registry's lists only document).
-absl::Status Require(const KernelContext& ctx, const std::vector<DataType>& dtypes, int input) {
-  const DataType t = ctx.input(input).dtype();
-  for (DataType d : dtypes) {
-    if (d == t) return absl::OkStatus();
-  }
-  return ctx.UnsupportedDtype(t, ctx.input_bn(input));
-}
-
 int Code(DataType t) { return static_cast<int>(t); }
 int Bytes(DataType t) { return static_cast<int>(ByteSizeOf(t)); }
 
@@ -108,7 +98,7 @@ absl::Status WhereKernel(KernelContext& ctx) {
   OFS_RETURN_IF_ERROR(CheckWhereOperands(ctx));
   const LocalTensor& x = ctx.input(1);
   OFS_ASSIGN_OR_RETURN(const BroadcastPlan plan, Plan(ctx, {0, 1, 2}, x.dtype()));
-  OFS_RETURN_IF_ERROR(Require(ctx, kComparable, 1));
+  OFS_RETURN_IF_ERROR(RequireDtype(ctx, kComparable, 1));
   return Launched(ctx, cuda::Where(Bytes(x.dtype()), Rank(plan), plan.out_dims.data(),
                                    plan.strides[0].data(), plan.strides[1].data(),
                                    plan.strides[2].data(), ctx.input(0).data<bool>(),
@@ -121,7 +111,7 @@ KernelFn CompareKernel(cuda::CompareCode code) {
     OFS_RETURN_IF_ERROR(CheckSameDtype(ctx, 0, 1));
     const LocalTensor& x = ctx.input(0);
     OFS_ASSIGN_OR_RETURN(const BroadcastPlan plan, Plan(ctx, {0, 1}, DataType::kBool));
-    OFS_RETURN_IF_ERROR(Require(ctx, kComparable, 0));
+    OFS_RETURN_IF_ERROR(RequireDtype(ctx, kComparable, 0));
     return Launched(ctx, cuda::Compare(code, Code(x.dtype()), Rank(plan), plan.out_dims.data(),
                                        plan.strides[0].data(), plan.strides[1].data(),
                                        x.raw_data(), ctx.input(1).raw_data(),
@@ -133,7 +123,7 @@ absl::Status FmodKernel(KernelContext& ctx) {
   OFS_RETURN_IF_ERROR(CheckSameDtype(ctx, 0, 1));
   const LocalTensor& x = ctx.input(0);
   OFS_ASSIGN_OR_RETURN(const BroadcastPlan plan, Plan(ctx, {0, 1}, x.dtype()));
-  OFS_RETURN_IF_ERROR(Require(ctx, kSigned, 0));
+  OFS_RETURN_IF_ERROR(RequireDtype(ctx, kSigned, 0));
   bool by_zero = false;
   OFS_RETURN_IF_ERROR(Launched(
       ctx, cuda::BroadcastFmod(Code(x.dtype()), Rank(plan), plan.out_dims.data(),
@@ -148,7 +138,7 @@ absl::Status FmodKernel(KernelContext& ctx) {
 absl::Status LogicalNotKernel(KernelContext& ctx) {
   const LocalTensor& x = ctx.input(0);
   OFS_RETURN_IF_ERROR(ctx.CheckOutput(0, x.dims(), x.dtype()));
-  OFS_RETURN_IF_ERROR(Require(ctx, kComparable, 0));
+  OFS_RETURN_IF_ERROR(RequireDtype(ctx, kComparable, 0));
   return Launched(ctx, cuda::LogicalNot(Code(x.dtype()), x.raw_data(), ctx.output(0).raw_data(),
                                         x.elem_cnt()));
 }

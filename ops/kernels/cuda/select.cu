@@ -12,6 +12,7 @@
 #include "ops/kernels/cpu/int_arith.h"
 #include "ops/kernels/cuda/cuda_common.cuh"
 #include "ops/kernels/cuda/cuda_launch.h"
+#include "ops/kernels/cuda/device_flag.cuh"
 #include "ops/kernels/cuda/elementwise_access.cuh"
 #include "ops/kernels/cuda/select.h"
 
@@ -282,21 +283,16 @@ std::string BroadcastFmod(int dtype, int rank, const int64_t* out_dims, const in
     if constexpr (sizeof(T) == 1) {  // i8 u8 bool: not the CPU's dtypes
       return "fmod: unsupported dtype " + std::to_string(dtype);
     } else {
-      Upload flag;  // one device int, 0 unless an integer divisor is 0
-      const int zero = 0;
-      std::string e = flag.Allocate(sizeof(int));
-      if (e.empty()) e = flag.Put(0, &zero, sizeof(int));
+      DeviceFlag flag;  // raised where an integer divisor is 0
+      std::string e = flag.Init();
       if (!e.empty()) return "fmod: " + e;
       const int64_t* const strides[2] = {a_stride, b_stride};
       e = LaunchBroadcast("fmod", rank, out_dims, strides,
                           FmodFn<T>{static_cast<const T*>(a), static_cast<const T*>(b),
-                                    static_cast<T*>(out), flag.at<int>(0)});
+                                    static_cast<T*>(out), flag.get()});
       if (!e.empty() || !std::is_integral_v<T>) return e;
-      int bad = 0;
-      e = ::oneflow_sbp::cuda::Copy(&bad, flag.at<int>(0), sizeof(int), /*kind=*/2);
-      if (!e.empty()) return "fmod: " + e;
-      *int_by_zero = bad != 0;
-      return "";
+      e = flag.Read(int_by_zero);
+      return e.empty() ? "" : "fmod: " + e;
     }
   });
 }
