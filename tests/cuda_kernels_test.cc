@@ -538,9 +538,15 @@ void AttentionMatchesCpu(DataType f) {
     std::vector<int64_t> q, k, v;
   };
   // Sq < Sk, Sq > Sk (causal rows with every key masked), value width
-  // differing from the query's.
+  // differing from the query's. The kernels give a block 64 query (or key)
+  // rows and stage the other side in tiles of up to 64 rows (12 at head
+  // dims 256 in f64, 24 in f32, 48 in halves): rows past one tile and not
+  // a multiple of it, on either side, and a staged tile cut short.
   for (const Shape4& sh : std::vector<Shape4>{{{2, 2, 5, 8}, {2, 2, 7, 8}, {2, 2, 7, 6}},
-                                              {{1, 2, 6, 4}, {1, 2, 4, 4}, {1, 2, 4, 4}}}) {
+                                              {{1, 2, 6, 4}, {1, 2, 4, 4}, {1, 2, 4, 4}},
+                                              {{1, 2, 70, 8}, {1, 2, 130, 8}, {1, 2, 130, 6}},
+                                              {{1, 2, 70, 4}, {1, 2, 5, 4}, {1, 2, 5, 4}},
+                                              {{1, 2, 20, 256}, {1, 2, 30, 256}, {1, 2, 30, 256}}}) {
     const LocalTensor q = GridTensor(f, sh.q, 1), k = GridTensor(f, sh.k, 2);
     const LocalTensor v = GridTensor(f, sh.v, 3);
     std::vector<int64_t> od = sh.q;
@@ -567,6 +573,18 @@ void AttentionMatchesCpu(DataType f) {
                                {"0-1", {"S(2)", "S(2)", "B", "B", "S(2)", "P", "P"}, 1}),
                 "")
           << where;
+      // Three ranks over the query rows: the middle and last ranks' masks
+      // start mid-row-range (shift = global row offset + Sk - Sq).
+      for (int64_t rank : {1, 2}) {
+        EXPECT_EQ(CompareSharded({"scaled_dot_product_attention", {q, k, v}, attrs},
+                                 {"0-2", {"S(2)", "B", "B", "S(2)"}, rank}),
+                  "")
+            << where << " rank " << rank;
+        EXPECT_EQ(CompareSharded({"scaled_dot_product_attention_grad", {dout, q, k, v}, attrs},
+                                 {"0-2", {"S(2)", "S(2)", "B", "B", "S(2)", "P", "P"}, rank}),
+                  "")
+            << where << " rank " << rank;
+      }
     }
   }
 }

@@ -5,7 +5,9 @@
 // launcher level. All but Rotary are also registered as kernels;
 // cuda_kernels_test.cc and cuda_index_kernels_test.cc compare those with
 // the CPU kernels.
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -232,70 +234,132 @@ TEST(CudaNnKernelsTest, RotaryForwardAndInverse) {
   EXPECT_NE(k::Rotary(false, 1, 1, 3, 0, 10000, dx.get(), y.get()), "");
 }
 
-TEST(CudaNnKernelsTest, AttentionForwardAndGrads) {
-  REQUIRE_DEVICE();
-  const int64_t bh = 2, sq = 4, sk = 6, d = 8, dv = 5;
-  const double scale = 1 / std::sqrt(static_cast<double>(d));
-  const Vec q = Values(bh * sq * d, 13), kk = Values(bh * sk * d, 14), v = Values(bh * sk * dv, 15),
-            dout = Values(bh * sq * dv, 16);
-  for (bool causal : {false, true}) {
-    const std::string what = causal ? "causal attention" : "attention";
-    Dev<float> dq_(q), dk_(kk), dv_(v), ddo(dout), out(bh * sq * dv), gq(q.size()),
-        gk(kk.size()), gv(v.size());
-    Dev<double> lse(bh * sq);
-    ASSERT_EQ(k::Attention(cuda::kF32, bh, sq, sk, d, dv, scale, causal, dq_.get(), dk_.get(),
-                           dv_.get(), out.get(), lse.get()),
-              "");
-    ASSERT_EQ(k::AttentionGrad(cuda::kF32, bh, sq, sk, d, dv, scale, causal, dq_.get(), dk_.get(),
-                               dv_.get(), ddo.get(), gq.get(), gk.get(), gv.get()),
-              "");
-    std::vector<double> wo(out.Host().size(), 0), wq(q.size(), 0), wk(kk.size(), 0),
-        wv(v.size(), 0), wlse(bh * sq, 0);
-    for (int64_t b = 0; b < bh; ++b) {
-      for (int64_t i = 0; i < sq; ++i) {
-        std::vector<double> p(sk, 0);
-        double m = -INFINITY, s = 0;
-        for (int64_t j = 0; j < sk; ++j) {
-          if (causal && j > i + (sk - sq)) continue;
-          double dot = 0;
-          for (int64_t e = 0; e < d; ++e) dot += q[(b * sq + i) * d + e] * kk[(b * sk + j) * d + e];
-          p[j] = dot * scale;
-          m = std::max(m, p[j]);
+// Attention's shapes and mask: query rows i < sq see keys j <= i + shift
+// when causal (shift = sk - sq unless a rank's row offset moves it).
+struct AttnCase {
+  int64_t bh, sq, sk, d, dv;
+  bool causal;
+  int64_t shift;
+};
+
+std::string Describe(const AttnCase& c) {
+  return "bh " + std::to_string(c.bh) + " sq " + std::to_string(c.sq) + " sk " +
+         std::to_string(c.sk) + " d " + std::to_string(c.d) + " dv " + std::to_string(c.dv) +
+         (c.causal ? " causal shift " + std::to_string(c.shift) : "");
+}
+
+// Runs the f32 launchers on outputs poisoned with NaN (an element no
+// thread writes fails) and compares with a two-pass softmax in double
+// written here. A row with every key masked has out 0, lse -inf, dq 0.
+void ExpectAttentionMatches(const AttnCase& c) {
+  const std::string what = Describe(c);
+  const double scale = 1 / std::sqrt(static_cast<double>(std::max<int64_t>(c.d, 1)));
+  const Vec q = Values(c.bh * c.sq * c.d, 13), kk = Values(c.bh * c.sk * c.d, 14),
+            v = Values(c.bh * c.sk * c.dv, 15), dout = Values(c.bh * c.sq * c.dv, 16);
+  const float nan = std::nanf("");
+  Dev<float> dq_(q), dk_(kk), dv_(v), ddo(dout), out(Vec(dout.size(), nan)),
+      gq(Vec(q.size(), nan)), gk(Vec(kk.size(), nan)), gv(Vec(v.size(), nan));
+  Dev<double> lse(std::vector<double>(c.bh * c.sq, std::nan("")));
+  ASSERT_EQ(k::Attention(cuda::kF32, c.bh, c.sq, c.sk, c.d, c.dv, scale, c.causal, dq_.get(),
+                         dk_.get(), dv_.get(), out.get(), lse.get(), c.shift),
+            "")
+      << what;
+  ASSERT_EQ(k::AttentionGrad(cuda::kF32, c.bh, c.sq, c.sk, c.d, c.dv, scale, c.causal, dq_.get(),
+                             dk_.get(), dv_.get(), ddo.get(), gq.get(), gk.get(), gv.get(),
+                             c.shift),
+            "")
+      << what;
+  std::vector<double> wo(dout.size(), 0), wq(q.size(), 0), wk(kk.size(), 0), wv(v.size(), 0),
+      wlse(c.bh * c.sq, -INFINITY);
+  const int64_t sq = c.sq, sk = c.sk, d = c.d, dv = c.dv;
+  for (int64_t b = 0; b < c.bh; ++b) {
+    for (int64_t i = 0; i < sq; ++i) {
+      // Keys seen: clamp(i + shift + 1, 0, sk), without overflow.
+      int64_t seen = sk;
+      if (c.causal && c.shift < sk - 1 - i) seen = c.shift < -i ? 0 : i + c.shift + 1;
+      if (seen == 0) continue;
+      std::vector<double> p(seen, 0), dp(seen, 0);
+      double m = -INFINITY, s = 0, delta = 0;
+      for (int64_t j = 0; j < seen; ++j) {
+        double dot = 0;
+        for (int64_t e = 0; e < d; ++e) dot += q[(b * sq + i) * d + e] * kk[(b * sk + j) * d + e];
+        p[j] = dot * scale;
+        m = std::max(m, p[j]);
+      }
+      for (int64_t j = 0; j < seen; ++j) s += p[j] = std::exp(p[j] - m);
+      wlse[b * sq + i] = m + std::log(s);
+      for (int64_t j = 0; j < seen; ++j) {
+        p[j] /= s;
+        for (int64_t e = 0; e < dv; ++e) {
+          wo[(b * sq + i) * dv + e] += p[j] * v[(b * sk + j) * dv + e];
+          dp[j] += dout[(b * sq + i) * dv + e] * v[(b * sk + j) * dv + e];
         }
-        for (int64_t j = 0; j < sk; ++j) {
-          p[j] = (causal && j > i + (sk - sq)) ? 0 : std::exp(p[j] - m);
-          s += p[j];
+        delta += p[j] * dp[j];
+      }
+      for (int64_t j = 0; j < seen; ++j) {
+        const double ds = p[j] * (dp[j] - delta) * scale;
+        for (int64_t e = 0; e < d; ++e) {
+          wq[(b * sq + i) * d + e] += ds * kk[(b * sk + j) * d + e];
+          wk[(b * sk + j) * d + e] += ds * q[(b * sq + i) * d + e];
         }
-        wlse[b * sq + i] = m + std::log(s);
-        std::vector<double> dp(sk, 0);
-        double delta = 0;
-        for (int64_t j = 0; j < sk; ++j) {
-          p[j] /= s;
-          for (int64_t e = 0; e < dv; ++e) {
-            wo[(b * sq + i) * dv + e] += p[j] * v[(b * sk + j) * dv + e];
-            dp[j] += dout[(b * sq + i) * dv + e] * v[(b * sk + j) * dv + e];
-          }
-        }
-        for (int64_t j = 0; j < sk; ++j) delta += p[j] * dp[j];
-        for (int64_t j = 0; j < sk; ++j) {
-          const double ds = p[j] * (dp[j] - delta) * scale;
-          for (int64_t e = 0; e < d; ++e) {
-            wq[(b * sq + i) * d + e] += ds * kk[(b * sk + j) * d + e];
-            wk[(b * sk + j) * d + e] += ds * q[(b * sq + i) * d + e];
-          }
-          for (int64_t e = 0; e < dv; ++e) {
-            wv[(b * sk + j) * dv + e] += p[j] * dout[(b * sq + i) * dv + e];
-          }
+        for (int64_t e = 0; e < dv; ++e) {
+          wv[(b * sk + j) * dv + e] += p[j] * dout[(b * sq + i) * dv + e];
         }
       }
     }
-    ExpectNear(out.Host(), wo, what + " out");
-    const std::vector<double> got_lse = lse.Host();
-    ExpectNear(Vec(got_lse.begin(), got_lse.end()), wlse, what + " lse");
-    ExpectNear(gq.Host(), wq, what + " dq", 1e-3);
-    ExpectNear(gk.Host(), wk, what + " dk", 1e-3);
-    ExpectNear(gv.Host(), wv, what + " dv", 1e-3);
   }
+  ExpectNear(out.Host(), wo, what + " out");
+  const std::vector<double> got_lse = lse.Host();
+  for (size_t r = 0; r < got_lse.size(); ++r) {
+    if (std::isinf(wlse[r])) {
+      ASSERT_EQ(got_lse[r], wlse[r]) << what << " lse of fully masked row " << r;
+    } else {
+      ASSERT_NEAR(got_lse[r], wlse[r], 2e-4 * (1 + std::fabs(wlse[r]))) << what << " lse " << r;
+    }
+  }
+  ExpectNear(gq.Host(), wq, what + " dq", 1e-3);
+  ExpectNear(gk.Host(), wk, what + " dk", 1e-3);
+  ExpectNear(gv.Host(), wv, what + " dv", 1e-3);
+}
+
+TEST(CudaNnKernelsTest, AttentionForwardAndGrads) {
+  REQUIRE_DEVICE();
+  for (bool causal : {false, true}) {
+    ExpectAttentionMatches({2, 4, 6, 8, 5, causal, 6 - 4});
+    // Blocks own 64-row tiles and stage tiles of the other side: row
+    // counts past one tile and not a multiple of it (the last tile's idle
+    // threads only help stage), on both sides.
+    ExpectAttentionMatches({3, 70, 130, 16, 12, causal, 130 - 70});
+    ExpectAttentionMatches({2, 130, 67, 8, 8, causal, 67 - 130});
+  }
+  // Head dims at the limit: 24 staged f32 rows a tile (48 KB), so 30 keys
+  // end in a partial staged tile.
+  ExpectAttentionMatches({1, 20, 30, 256, 256, true, 10});
+  ExpectAttentionMatches({1, 20, 30, 256, 3, false, 10});
+}
+
+TEST(CudaNnKernelsTest, AttentionCausalShiftsOfARowSlice) {
+  REQUIRE_DEVICE();
+  // A rank holding query rows [r0, r0 + 40) of 150 global rows over 100
+  // keys passes shift r0 + (100 - 150): the mask's edge falls inside a
+  // tile, and key tiles start where the block's first key is first seen.
+  for (int64_t r0 : {0, 45, 110}) {
+    ExpectAttentionMatches({2, 40, 100, 8, 4, true, r0 + 100 - 150});
+  }
+  // Extreme shifts: every key seen, or none (no overflow in the bounds).
+  ExpectAttentionMatches({1, 70, 9, 4, 4, true, INT64_MAX - 1});
+  ExpectAttentionMatches({1, 70, 9, 4, 4, true, INT64_MIN + 1});
+}
+
+TEST(CudaNnKernelsTest, AttentionEmptySequencesAndManyHeads) {
+  REQUIRE_DEVICE();
+  // No keys: out 0, lse -inf, dq 0. No query rows: dk, dv 0.
+  ExpectAttentionMatches({2, 5, 0, 4, 3, false, 0});
+  ExpectAttentionMatches({2, 0, 5, 4, 3, true, 5});
+  // 70000 heads of one query row: more tiles than the 65536-block grid cap,
+  // so blocks take several.
+  ExpectAttentionMatches({70000, 1, 2, 1, 1, false, 1});
+  ExpectAttentionMatches({70000, 1, 2, 1, 1, true, 0});
 }
 
 // A dtype the nn launchers lack is an error string naming the kernel and

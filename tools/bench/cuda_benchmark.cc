@@ -4,7 +4,9 @@
 //     device-to-device cudaMemcpy of the same size in the same run (read +
 //     write counted), so the ratio is the fraction of copy bandwidth;
 //   * matmul through the engine's launcher (cuda::Gemm, cublasGemmEx path)
-//     against one plain cublasSgemm of the same shape, as FLOP/s.
+//     against one plain cublasSgemm of the same shape, as FLOP/s;
+//   * scaled_dot_product_attention and its grad (tiled nn.cu kernels) as
+//     FLOP/s of their products.
 // Every iteration synchronises, so small sizes include launch latency.
 // Without a device each benchmark reports "no CUDA device" and skips.
 #include <cstdint>
@@ -116,6 +118,36 @@ void BM_Matmul(benchmark::State& state) {
       2.0 * m * m * m * state.iterations(), benchmark::Counter::kIsRate);
 }
 
+// scaled_dot_product_attention (kGrad false) or its grad, f32, 8 heads of
+// S query and key rows, head dim 64, causal or not: FLOP/s counts the two
+// S x S x D products of the forward (five for the grad: scores, dout . v,
+// dq, dk and dv; the kernels' further recomputation of scores is not
+// counted), halved when causal. The kernels compute in double (nn.cu), so
+// this is far below matmul rates.
+template <bool kGrad>
+void BM_Attention(benchmark::State& state) {
+  if (!Ready(state)) return;
+  const int64_t bh = 8, s = state.range(0), d = 64;
+  const bool causal = state.range(1) != 0;
+  Buffers b(7, bh * s * d);
+  if (!b.ok()) return state.SkipWithError("allocation failed");
+  const double scale = 0.125;
+  for (auto _ : state) {
+    const std::string err =
+        kGrad ? k::AttentionGrad(cuda::kF32, bh, s, s, d, d, scale, causal, b[0], b[1], b[2],
+                                 b[3], b[4], b[5], b[6])
+              : k::Attention(cuda::kF32, bh, s, s, d, d, scale, causal, b[0], b[1], b[2], b[3],
+                             nullptr);
+    if (!err.empty() || !cuda::Synchronize().empty()) {
+      return state.SkipWithError(err.empty() ? "synchronize failed" : err.c_str());
+    }
+  }
+  const double products = kGrad ? 5 : 2;
+  state.counters["FLOP/s"] = benchmark::Counter(
+      products * 2.0 * bh * s * s * d * (causal ? 0.5 : 1) * state.iterations(),
+      benchmark::Counter::kIsRate);
+}
+
 // 1 Mi to 64 Mi floats (4 to 256 MiB per buffer).
 BENCHMARK(BM_CopyDeviceToDevice)->RangeMultiplier(8)->Range(1 << 20, 1 << 26)->UseRealTime();
 BENCHMARK(BM_Relu)->RangeMultiplier(8)->Range(1 << 20, 1 << 26)->UseRealTime();
@@ -123,6 +155,15 @@ BENCHMARK(BM_AddSameShape)->RangeMultiplier(8)->Range(1 << 20, 1 << 26)->UseReal
 BENCHMARK(BM_AdamUpdate)->RangeMultiplier(8)->Range(1 << 20, 1 << 26)->UseRealTime();
 BENCHMARK(BM_Matmul<false>)->Name("BM_Matmul_Engine")->Arg(1024)->Arg(4096)->UseRealTime();
 BENCHMARK(BM_Matmul<true>)->Name("BM_Matmul_CublasSgemm")->Arg(1024)->Arg(4096)->UseRealTime();
+// Attention at S 1024 and 4096, causal 0 / 1.
+BENCHMARK(BM_Attention<false>)
+    ->Name("BM_Attention")
+    ->ArgsProduct({{1024, 4096}, {0, 1}})
+    ->UseRealTime();
+BENCHMARK(BM_Attention<true>)
+    ->Name("BM_AttentionGrad")
+    ->ArgsProduct({{1024, 4096}, {0, 1}})
+    ->UseRealTime();
 
 }  // namespace
 }  // namespace oneflow_sbp

@@ -179,15 +179,16 @@ constexpr int64_t kShiftSkMinusSq = INT64_MIN;
 // log-sum-exp lse [bh, sq] (device doubles); causal masks key j > i + shift
 // (default sk - sq; a rank holding query rows from global row r0 passes
 // r0 + logical (sk - sq)). A row with every key masked gets out 0 and lse
-// -inf. One thread per query row with an online softmax in double (the
-// CPU's arithmetic; simple, not tiled); head dims up to 256.
+// -inf. A thread per query row with an online softmax in double (the
+// CPU's arithmetic), a block per 64-row tile staging K and V in shared
+// memory (nn.cu); head dims up to 256.
 std::string Attention(int dtype, int64_t bh, int64_t sq, int64_t sk, int64_t d, int64_t dv,
                       double scale, bool causal, const void* q, const void* k, const void* v,
                       void* out, double* lse, int64_t shift = kShiftSkMinusSq);
 // Gradients dq, dk, dvv from the forward's inputs and dout (the CPU op's
 // inputs): recomputes lse and dout . out into device scratch, then one
-// thread per query row (dq) and per key row (dk, dv), sums in double in a
-// fixed order; shift as in Attention.
+// thread per query row (dq) and per key row (dk, dv), tiled as Attention,
+// sums in double in a fixed order; shift as in Attention.
 std::string AttentionGrad(int dtype, int64_t bh, int64_t sq, int64_t sk, int64_t d, int64_t dv,
                           double scale, bool causal, const void* q, const void* k, const void* v,
                           const void* dout, void* dq, void* dk, void* dvv,
