@@ -17,8 +17,8 @@
 //   softmax, log_softmax, softmax_grad, log_softmax_grad
 //   matmul, batch_matmul, broadcast_matmul (cuBLAS), every batch broadcast
 //     the CPU kernel takes (its planning, matmul_plan.h)
-//   nn.cu (the CPU's arithmetic: norms and attention accumulate in double,
-//     halves keep f32 statistics; adam and rotary compute in float for
+//   nn.cu and attention.cu (the CPU's arithmetic: norms, attention and adam
+//     in double, halves keep f32 statistics; rotary in float for
 //     halves): layer_norm, layer_norm_grad, layer_norm_param_grad,
 //     rms_norm, rms_norm_grad, rms_norm_param_grad (parameters over the
 //     normalised dims only), adam_update, rotary_embedding,
@@ -469,7 +469,7 @@ absl::Status RotaryKernel(KernelContext& ctx) {
                                          x.raw_data(), ctx.output(0).raw_data()));
 }
 
-// kUnimplemented for head dims the launchers cannot hold (kMaxHead, nn.cu).
+// kUnimplemented for head dims the launchers cannot hold (kMaxHead, attention.cu).
 absl::Status RequireHeadDims(const KernelContext& ctx, const AttentionDims& a) {
   constexpr int64_t kMaxHead = 256;
   if (a.d <= kMaxHead && a.dv <= kMaxHead) return absl::OkStatus();

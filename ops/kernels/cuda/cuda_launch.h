@@ -123,7 +123,7 @@ std::string SparseCrossEntropy(int dtype, int64_t rows, int64_t n, const void* x
 std::string SparseCrossEntropyGrad(int dtype, int64_t rows, int64_t n, const int64_t* column,
                                    const void* prob, const void* dy, void* dx);
 
-// ---- nn.cu (registry glue for the norms, adam_update, rotary and attention) ----
+// ---- nn.cu, attention.cu (glue: the norms, adam_update, rotary, attention) ----
 //
 // Floating dtypes (f32 f64 f16 bf16) unless noted; pointers of `dtype`
 // unless noted.
