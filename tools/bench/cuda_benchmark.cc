@@ -1,9 +1,9 @@
 // GPU benchmarks (--config=cuda; docs/GPU.md, docs/PERFORMANCE.md "GPU"):
 //   * memory-bound kernels (relu, same-shape add, adam_update, reduce_sum
-//     over rows and over columns) report
-//     bytes_per_second over the bytes they must read and write, next to a
-//     device-to-device cudaMemcpy of the same size in the same run (read +
-//     write counted), so the ratio is the fraction of copy bandwidth;
+//     over rows and over columns) report bytes_per_second over the bytes
+//     they must read and write, next to a device-to-device cudaMemcpy of
+//     the same size in the same run (read + write counted), so the ratio
+//     is the fraction of copy bandwidth;
 //   * matmul through the engine's launcher (cuda::Gemm, cublasGemmEx path)
 //     against one plain cublasSgemm of the same shape, as FLOP/s.
 // Every iteration synchronises, so small sizes include launch latency.
