@@ -23,7 +23,11 @@
 //     output combining the chunks; without scratch one thread an output
 //     does both levels itself, with the same arithmetic. The order depends
 //     on the reduced extent only, never on the number of outputs, so a
-//     shard of a kept dim gives the bits of the whole.
+//     shard of a kept dim gives the bits of the whole (unless the shard's
+//     kept innermost extent is 1, which takes the row path). The second
+//     level is one thread an output over red_n / kColumnChunk results:
+//     latency-bound where few columns reduce very long ones (a [N, 2]
+//     over N: two threads merge N / 128 results each).
 #include <cmath>
 #include <type_traits>
 
