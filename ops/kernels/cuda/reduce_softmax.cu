@@ -29,6 +29,8 @@
 //     latency-bound where few columns reduce very long ones (a [N, 2]
 //     over N: two threads merge N / 128 results each).
 #include <cmath>
+#include <cstdint>
+#include <mutex>
 #include <type_traits>
 
 #include "ops/kernels/cuda/cuda_common.cuh"
@@ -155,8 +157,13 @@ __global__ void ReduceKernel(ReduceIndex ri, int64_t out_n, int64_t red_n, doubl
 // constant, never a function of the launch.
 constexpr int64_t kColumnChunk = 128;
 // Loads issued before they are combined (memory-level parallelism of the
-// sequential chain; the combining order is unchanged).
+// sequential chain; the combining order is unchanged): per chunk of x, and
+// per merge of chunk results (few threads, long chains: more in flight).
 constexpr int kColumnUnroll = 8;
+constexpr int kMergeUnroll = 32;
+// Scratch bytes the column path's pool keeps across synchronisations.
+constexpr uint64_t kPoolKeep = uint64_t{64} << 20;
+constexpr int kMaxPoolDevices = 64;
 
 // x's offset of reduced position r: one multiply in the usual case of a
 // single (merged) reduced dim.
@@ -230,12 +237,12 @@ __global__ void ColumnMergeKernel(int64_t out_n, int64_t chunks, double divisor,
        j += step) {
     A acc = Identity<kOp, A>();
     int64_t k = 0;
-    for (; k + kColumnUnroll <= chunks; k += kColumnUnroll) {
-      A v[kColumnUnroll];
+    for (; k + kMergeUnroll <= chunks; k += kMergeUnroll) {
+      A v[kMergeUnroll];
 #pragma unroll
-      for (int u = 0; u < kColumnUnroll; ++u) v[u] = partial[(k + u) * out_n + j];
+      for (int u = 0; u < kMergeUnroll; ++u) v[u] = partial[(k + u) * out_n + j];
 #pragma unroll
-      for (int u = 0; u < kColumnUnroll; ++u) acc = Merge<kOp>(acc, v[u]);
+      for (int u = 0; u < kMergeUnroll; ++u) acc = Merge<kOp>(acc, v[u]);
     }
     for (; k < chunks; ++k) acc = Merge<kOp>(acc, partial[k * out_n + j]);
     y[j] = Finish<kOp, T>(acc, divisor);
@@ -253,6 +260,46 @@ struct ReduceArgs {
   void* y;
 };
 
+// The column path's scratch pool for the calling thread's device (whose
+// stream Stream() is), created on first use; nullptr where the device has
+// no memory pools or the creation failed (the caller takes one pass). A
+// pool of its own, not the device's default one: that one returns its
+// memory at every synchronisation (release threshold 0), so each reduce
+// would map its scratch anew, and changing its threshold would change it
+// for every other user. Never destroyed (the process's lifetime).
+cudaMemPool_t ScratchPool() {
+  static std::mutex mu;
+  static cudaMemPool_t pools[kMaxPoolDevices] = {};
+  static bool tried[kMaxPoolDevices] = {};
+  int dev = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= kMaxPoolDevices) {
+    (void)cudaGetLastError();
+    return nullptr;
+  }
+  std::lock_guard<std::mutex> lock(mu);
+  if (!tried[dev]) {
+    tried[dev] = true;
+    int supported = 0;
+    cudaMemPool_t pool = nullptr;
+    cudaMemPoolProps props = {};
+    props.allocType = cudaMemAllocationTypePinned;
+    props.location.type = cudaMemLocationTypeDevice;
+    props.location.id = dev;
+    if (cudaDeviceGetAttribute(&supported, cudaDevAttrMemoryPoolsSupported, dev) ==
+            cudaSuccess &&
+        supported != 0 && cudaMemPoolCreate(&pool, &props) == cudaSuccess) {
+      uint64_t keep = kPoolKeep;
+      if (cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep) == cudaSuccess) {
+        pools[dev] = pool;
+      } else {
+        (void)cudaMemPoolDestroy(pool);
+      }
+    }
+    (void)cudaGetLastError();  // a failed query or creation is not sticky
+  }
+  return pools[dev];
+}
+
 // The column path: chunks in parallel through a stream-ordered scratch of
 // one accumulator a (chunk, output), merged by a second kernel; one pass
 // when there is a single chunk or no scratch to be had.
@@ -265,7 +312,9 @@ std::string LaunchColumns(const ReduceArgs& a) {
   if (chunks > 1) {
     void* scratch = nullptr;
     const size_t bytes = static_cast<size_t>(chunks * a.out_n) * sizeof(A);
-    if (cudaMallocAsync(&scratch, bytes, Stream()) == cudaSuccess) {
+    const cudaMemPool_t pool = ScratchPool();
+    if (pool != nullptr &&
+        cudaMallocFromPoolAsync(&scratch, bytes, pool, Stream()) == cudaSuccess) {
       A* partial = static_cast<A*>(scratch);
       ColumnKernel<kOp, T><<<GridFor(chunks * a.out_n, kThreads), kThreads, 0, Stream()>>>(
           a.ri, a.out_n, a.red_n, 1, chunks, a.divisor, x, y, partial);
@@ -281,8 +330,8 @@ std::string LaunchColumns(const ReduceArgs& a) {
       }
       return err;
     }
-    // No scratch (out of memory, or no memory pool on this device): the
-    // failed call's error is not sticky; clear it and take one pass.
+    // No scratch (no pool on this device, or out of memory): a failed
+    // allocation's error is not sticky; clear it and take one pass.
     (void)cudaGetLastError();
   }
   ColumnKernel<kOp, T><<<GridFor(a.out_n, kThreads), kThreads, 0, Stream()>>>(
