@@ -131,6 +131,7 @@ TEST(CudaReduceConvKernelsTest, ColumnReductionsMatchCpu) {
       {{1000, 3}, "axis=0"},     // eight chunks (the merge's unrolled loop)
       {{7, 260, 3}, "axis=1"},   // outer, reduce, inner
       {{3, 4, 2, 3}, "axis=[0,2]"},  // two reduced dims not contiguous
+      {{20, 3, 9, 2}, "axis=[0,2]"},  // and 180 long: chunk 2 starts mid-dim
       {{2, 70, 3, 5}, "axis=[0,1]"},  // reduced dims merged: 140 long
       {{40, 1}, "axis=0"},       // inner 1: the row path
   };

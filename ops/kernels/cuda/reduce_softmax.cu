@@ -165,30 +165,44 @@ constexpr int kMergeUnroll = 32;
 constexpr uint64_t kPoolKeep = uint64_t{64} << 20;
 constexpr int kMaxPoolDevices = 64;
 
-// x's offset of reduced position r: one multiply in the usual case of a
-// single (merged) reduced dim.
-__device__ __forceinline__ int64_t RedOffset(const ReduceIndex& ri, int64_t r) {
-  if (ri.red_rank == 1) return r * ri.red_stride[0];
-  return Offset(ri.red_rank, ri.red_dims, ri.red_stride, r);
-}
-
 // Reduced positions [begin, end) of the column at `col`, combined in order
-// from the identity.
+// from the identity. Where the reduced dims merged into one (the usual
+// case: the batch of [B*S, H]) one strided loop, its loads issued
+// kColumnUnroll at a time; else the offset steps along the last reduced
+// dim and is recomputed where that dim wraps. The branch is uniform (one
+// per chunk), outside the loops.
 template <ReduceCode kOp, typename T>
 __device__ __forceinline__ typename Accum<T>::type ColumnChunk(const ReduceIndex& ri,
                                                                 const T* __restrict__ col,
                                                                 int64_t begin, int64_t end) {
   using A = typename Accum<T>::type;
   A part = Identity<kOp, A>();
-  int64_t r = begin;
-  for (; r + kColumnUnroll <= end; r += kColumnUnroll) {
-    T v[kColumnUnroll];
+  if (ri.red_rank <= 1) {
+    const int64_t s = ri.red_rank == 1 ? ri.red_stride[0] : 0;  // rank 0: one position
+    int64_t r = begin;
+    for (; r + kColumnUnroll <= end; r += kColumnUnroll) {
+      T v[kColumnUnroll];
 #pragma unroll
-    for (int u = 0; u < kColumnUnroll; ++u) v[u] = col[RedOffset(ri, r + u)];
+      for (int u = 0; u < kColumnUnroll; ++u) v[u] = col[(r + u) * s];
 #pragma unroll
-    for (int u = 0; u < kColumnUnroll; ++u) part = Combine<kOp>(part, To<A>(v[u]));
+      for (int u = 0; u < kColumnUnroll; ++u) part = Combine<kOp>(part, To<A>(v[u]));
+    }
+    for (; r < end; ++r) part = Combine<kOp>(part, To<A>(col[r * s]));
+    return part;
   }
-  for (; r < end; ++r) part = Combine<kOp>(part, To<A>(col[RedOffset(ri, r)]));
+  const int last = ri.red_rank - 1;
+  const int64_t len = ri.red_dims[last], s = ri.red_stride[last];
+  int64_t m = begin % len;
+  int64_t off = Offset(last, ri.red_dims, ri.red_stride, begin / len) + m * s;
+  for (int64_t r = begin; r < end; ++r) {
+    part = Combine<kOp>(part, To<A>(col[off]));
+    if (++m < len) {
+      off += s;
+    } else {
+      m = 0;
+      off = Offset(last, ri.red_dims, ri.red_stride, (r + 1) / len);
+    }
+  }
   return part;
 }
 
