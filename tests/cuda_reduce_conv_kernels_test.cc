@@ -116,6 +116,81 @@ TEST(CudaReduceConvKernelsTest, ReductionsPastTheGridCapMatchCpu) {
             "");
 }
 
+// The column path (reduce_softmax.cu): x's innermost dim kept, each output
+// combined by one thread in chunks of 128 reduced positions.
+TEST(CudaReduceConvKernelsTest, ColumnReductionsMatchCpu) {
+  REQUIRE_DEVICE();
+  struct Shape {
+    std::vector<int64_t> dims;
+    const char* axis;
+  };
+  const Shape shapes[] = {
+      {{128, 33}, "axis=0"},     // one chunk exactly: the CPU's order
+      {{129, 33}, "axis=0"},     // a chunk of one after a full one
+      {{300, 5}, "axis=0"},      // three chunks, 5 columns (a part warp)
+      {{1000, 3}, "axis=0"},     // eight chunks (the merge's unrolled loop)
+      {{7, 260, 3}, "axis=1"},   // outer, reduce, inner
+      {{3, 4, 2, 3}, "axis=[0,2]"},  // two reduced dims not contiguous
+      {{20, 3, 9, 2}, "axis=[0,2]"},  // and 180 long: chunk 2 starts mid-dim
+      {{2, 70, 3, 5}, "axis=[0,1]"},  // reduced dims merged: 140 long
+      {{40, 1}, "axis=0"},       // inner 1: the row path
+  };
+  for (DataType t : kNumericTypes) {
+    std::vector<std::string> ops = {"reduce_sum", "reduce_max", "reduce_min", "reduce_prod"};
+    if (!IsInt(t)) ops.insert(ops.end(), {"reduce_mean", "reduce_nansum"});
+    for (const std::string& op : ops) {
+      for (const Shape& s : shapes) {
+        EXPECT_EQ(CompareWithCpu({op, {Values(t, s.dims, 11)}, {s.axis}}), "")
+            << op << " " << DataTypeName(t) << " " << s.axis << " rank " << s.dims.size();
+      }
+      // A kept-dim split (the local block is [300, 3] or [300, 2]).
+      EXPECT_EQ(CompareSharded({op, {Values(t, {300, 8}, 12)}, {"axis=0"}},
+                               {"0-2", {"S(1)", "S(0)"}, 2}),
+                "")
+          << op << " " << DataTypeName(t);
+    }
+    // The reduced dim split over more ranks than its extent: rank 3's
+    // block is [0, 5], its addend the identity in every column.
+    EXPECT_EQ(CompareSharded({"reduce_sum", {Values(t, {2, 5}, 13)}, {"axis=0"}},
+                             {"0-3", {"S(0)", "P"}, 3}),
+              "")
+        << DataTypeName(t);
+  }
+}
+
+// NaN, infinities and signed zeros across chunk boundaries: max/min keep
+// the first NaN and the first of equal values, nansum keeps the NaN of
+// inf + -inf (a NaN chunk result is not skipped), all as the CPU.
+TEST(CudaReduceConvKernelsTest, ColumnReductionsKeepNaNAndTiesAsCpu) {
+  REQUIRE_DEVICE();
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const double inf = std::numeric_limits<double>::infinity();
+  const int64_t rows = 300, cols = 4;
+  std::vector<double> v(rows * cols, 0.5);
+  v[200 * cols + 0] = nan;        // column 0: NaN in the second chunk
+  v[10 * cols + 1] = inf;         // column 1: inf + -inf in one chunk,
+  v[20 * cols + 1] = -inf;        //   finite chunks after it
+  v[10 * cols + 2] = inf;         // column 2: inf and -inf in two chunks
+  v[140 * cols + 2] = -inf;
+  for (int64_t r = 0; r < rows; ++r) v[r * cols + 3] = r % 2 ? 0.0 : -0.0;  // column 3
+  for (DataType t : kFloatingTypes) {
+    const LocalTensor x = testing::Tensor(t, {rows, cols}, v);
+    for (const char* op :
+         {"reduce_sum", "reduce_nansum", "reduce_max", "reduce_min", "reduce_prod"}) {
+      EXPECT_EQ(CompareWithCpu({op, {x}, {"axis=0"}}), "") << op << " " << DataTypeName(t);
+    }
+  }
+}
+
+// 2^24 + 1000 columns: more threads than GridFor's 65536 blocks hold, so
+// the column threads must stride on (a one-pass grid would leave outputs
+// poisoned).
+TEST(CudaReduceConvKernelsTest, ColumnReductionsPastTheGridCapMatchCpu) {
+  REQUIRE_DEVICE();
+  const LocalTensor x = Values(DataType::kFloat32, {2, (int64_t{1} << 24) + 1000}, 14);
+  EXPECT_EQ(CompareWithCpu({"reduce_sum", {x}, {"axis=0"}}), "");
+}
+
 TEST(CudaReduceConvKernelsTest, ReduceSumLikeMatchesCpu) {
   REQUIRE_DEVICE();
   for (DataType t : kNumericTypes) {

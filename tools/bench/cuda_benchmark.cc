@@ -1,8 +1,9 @@
 // GPU benchmarks (--config=cuda; docs/GPU.md, docs/PERFORMANCE.md "GPU"):
-//   * memory-bound kernels (relu, same-shape add, adam_update) report
-//     bytes_per_second over the bytes they must read and write, next to a
-//     device-to-device cudaMemcpy of the same size in the same run (read +
-//     write counted), so the ratio is the fraction of copy bandwidth;
+//   * memory-bound kernels (relu, same-shape add, adam_update, reduce_sum
+//     over rows and over columns) report bytes_per_second over the bytes
+//     they must read and write, next to a device-to-device cudaMemcpy of
+//     the same size in the same run (read + write counted), so the ratio
+//     is the fraction of copy bandwidth;
 //   * matmul through the engine's launcher (cuda::Gemm, cublasGemmEx path)
 //     against one plain cublasSgemm of the same shape, as FLOP/s;
 //   * scaled_dot_product_attention and its grad (tiled nn.cu kernels) as
@@ -100,6 +101,23 @@ void BM_AdamUpdate(benchmark::State& state) {
   });
 }
 
+// reduce_sum of f32 [n / 1024, 1024] over axis 0 (kColumns: the column
+// path, a bias grad) or of [1024, n / 1024] over axis 1 (the row path);
+// bytes: the input read and the output written.
+template <bool kColumns>
+void BM_ReduceSum(benchmark::State& state) {
+  if (!Ready(state)) return;
+  const int64_t n = state.range(0), kept = 1024, red = n / kept;
+  Buffers b(2, n);
+  if (!b.ok()) return state.SkipWithError("allocation failed");
+  const int64_t out_dims[1] = {kept}, out_stride[1] = {kColumns ? 1 : red};
+  const int64_t red_dims[1] = {red}, red_stride[1] = {kColumns ? kept : 1};
+  Loop(state, (n + kept) * 4, [&] {
+    return k::Reduce(k::ReduceCode::kSum, cuda::kF32, 1, out_dims, out_stride, 1, red_dims,
+                     red_stride, 1, b[0], b[1]);
+  });
+}
+
 template <bool kDirect>
 void BM_Matmul(benchmark::State& state) {
   if (!Ready(state)) return;
@@ -153,6 +171,16 @@ BENCHMARK(BM_CopyDeviceToDevice)->RangeMultiplier(8)->Range(1 << 20, 1 << 26)->U
 BENCHMARK(BM_Relu)->RangeMultiplier(8)->Range(1 << 20, 1 << 26)->UseRealTime();
 BENCHMARK(BM_AddSameShape)->RangeMultiplier(8)->Range(1 << 20, 1 << 26)->UseRealTime();
 BENCHMARK(BM_AdamUpdate)->RangeMultiplier(8)->Range(1 << 20, 1 << 26)->UseRealTime();
+BENCHMARK(BM_ReduceSum<true>)
+    ->Name("BM_ReduceSum_Columns")
+    ->RangeMultiplier(8)
+    ->Range(1 << 20, 1 << 26)
+    ->UseRealTime();
+BENCHMARK(BM_ReduceSum<false>)
+    ->Name("BM_ReduceSum_Rows")
+    ->RangeMultiplier(8)
+    ->Range(1 << 20, 1 << 26)
+    ->UseRealTime();
 BENCHMARK(BM_Matmul<false>)->Name("BM_Matmul_Engine")->Arg(1024)->Arg(4096)->UseRealTime();
 BENCHMARK(BM_Matmul<true>)->Name("BM_Matmul_CublasSgemm")->Arg(1024)->Arg(4096)->UseRealTime();
 // Attention at S 1024 and 4096, causal 0 / 1.

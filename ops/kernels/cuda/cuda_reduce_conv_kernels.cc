@@ -3,7 +3,8 @@
 // reduce_args.h, conv_args.h, same_operands.h and index_args.h):
 //   reduce_sum reduce_max reduce_min reduce_prod reduce_sum_like: f32 f64
 //     f16 bf16 i32 i64; reduce_mean reduce_nansum: f32 f64 f16 bf16. One
-//     block per output element (reduce_softmax.cu), double accumulation
+//     block per output element when x's last dim is reduced, one thread a
+//     column chunk when it is kept (reduce_softmax.cu), double accumulation
 //     (int64 wrapping for integers); reduce_mean divides by the LOGICAL
 //     reduced extent so split ranks give addends, as on the CPU.
 //   sgd_update: f32 f64 f16 bf16, in place, the CPU's attributes and
