@@ -120,6 +120,16 @@ TEST(ReduceKernels, IntegersHalvesAndNaN) {
   const LocalTensor n = Tensor(DataType::kFloat32, {3}, {1, std::nan(""), 2});
   EXPECT_EQ((*RunOnce("reduce_nansum", {n}, {"axis=0"}))[0].ToDoubles(), std::vector<double>{3});
   EXPECT_TRUE(std::isnan((*RunOnce("reduce_sum", {n}, {"axis=0"}))[0].GetDouble(0)));
+  // nansum skips NaN inputs but keeps the NaN of inf + -inf, wherever the
+  // infinities fall among the kernel's interleaved partial sums (same
+  // partial: positions 0 and 4; different ones: 0 and 1).
+  const double inf = std::numeric_limits<double>::infinity();
+  for (const std::vector<double>& row :
+       {std::vector<double>{inf, 1, 2, 3, -inf, 5, 6, 7, std::nan("")},
+        std::vector<double>{inf, -inf, 2, 3, 4, 5, 6, 7, std::nan("")}}) {
+    const LocalTensor t = Tensor(DataType::kFloat32, {9}, row);
+    EXPECT_TRUE(std::isnan((*RunOnce("reduce_nansum", {t}, {"axis=0"}))[0].GetDouble(0)));
+  }
   EXPECT_TRUE(std::isnan((*RunOnce("reduce_max", {n}, {"axis=0"}))[0].GetDouble(0)));
   EXPECT_EQ(RunOnce("reduce_mean", {i}, {"axis=0"}).status().code(),
             absl::StatusCode::kUnimplemented);

@@ -13,9 +13,9 @@
 //
 // Accumulation is in double for floating types (f16/bf16 included) and in
 // int64 with two's-complement wrap-around for integers. max/min propagate
-// NaN; nansum skips it. A reduced last dim is combined in four interleaved
-// partial results (then combined in a fixed order), so a row's result
-// depends only on the row.
+// NaN; nansum skips NaN inputs (a NaN of inf + -inf stays). A reduced
+// last dim is combined in four interleaved partial results (then combined
+// in a fixed order), so a row's result depends only on the row.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -68,6 +68,17 @@ A Combine(A acc, A v) {
   }
 }
 
+// Two partial results of the same output combined: as Combine, except that
+// nansum adds its partials as they are. A NaN partial came from inf + -inf
+// (input NaNs were skipped), which a sequential sum keeps as NaN; skipping
+// it would make the result depend on where the infinities fell among the
+// interleaved partials.
+template <ReduceKind kKind, typename A>
+A Merge(A acc, A part) {
+  if constexpr (kKind == ReduceKind::kNanSum) return acc + part;
+  return Combine<kKind>(acc, part);
+}
+
 // Reduces local `x` over `reduced` (flags per dim) into `y` (any dims with
 // the same element count as the kept dims); divides by `divisor` if > 0.
 // The order of combination depends only on the local row, never on where
@@ -106,8 +117,8 @@ void Reduce(const LocalTensor& x, const std::vector<bool>& reduced, double divis
           }
         }
         for (; j < inner; ++j) part[0] = Combine<kKind>(part[0], ConvertElement<A>(row[j]));
-        A r = Combine<kKind>(Combine<kKind>(part[0], part[1]), Combine<kKind>(part[2], part[3]));
-        acc[o] = Combine<kKind>(acc[o], r);
+        A r = Merge<kKind>(Merge<kKind>(part[0], part[1]), Merge<kKind>(part[2], part[3]));
+        acc[o] = Merge<kKind>(acc[o], r);
       } else {
         A* dst = acc.data() + o;
         for (int64_t j = 0; j < inner; ++j) {

@@ -142,7 +142,7 @@ __global__ void ReduceKernel(ReduceIndex ri, int64_t out_n, int64_t red_n, doubl
     __syncthreads();
     for (int s = blockDim.x / 2; s > 0; s >>= 1) {
       if (threadIdx.x < s) {
-        partial[threadIdx.x] = Combine<kOp>(partial[threadIdx.x], partial[threadIdx.x + s]);
+        partial[threadIdx.x] = Merge<kOp>(partial[threadIdx.x], partial[threadIdx.x + s]);
       }
       __syncthreads();
     }
