@@ -24,6 +24,12 @@ cublasHandle_t Handle() {
     cublasHandle_t h = nullptr;
     if (cublasCreate(&h) != CUBLAS_STATUS_SUCCESS) return nullptr;
     cublasSetStream(h, Stream());
+    // f16/bf16 accumulate in float and round once, as the CPU kernel
+    // (matmul_kernels.cc); cuBLAS's default lets split-K kernels reduce
+    // their partial sums in the output type (f16/bf16 rounding per
+    // partial).
+    cublasSetMathMode(h, static_cast<cublasMath_t>(
+                             CUBLAS_DEFAULT_MATH | CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION));
     by_device[d] = h;
   }
   return by_device[d];
