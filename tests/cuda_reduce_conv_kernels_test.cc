@@ -7,6 +7,7 @@
 // unsupported dtypes).
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <limits>
 #include <string>
 #include <vector>
@@ -53,6 +54,38 @@ std::string SameError(absl::StatusCode want, const std::string& op,
     const absl::Status s =
         RunOnRank(op, inputs, attrs, where + ":" + ranks, signature, rank, d).status();
     if (s.code() != want) return where + ": " + s.ToString();
+  }
+  return "";
+}
+
+// "" when every CUDA output of `c` (one rank, every blob B) has the CPU's
+// bits; else the first element that differs. A NaN matches any NaN (x86
+// and NVIDIA GPUs write different NaN bits for inf - inf); -0 and +0 do
+// not match, which CompareWithCpu's tolerance cannot see. For what the
+// column path claims bit for bit: max, min and integers at any reduced
+// length, every op up to 128 reduced positions (the CPU's order).
+std::string BitwiseAsCpu(const Case& c) {
+  const std::vector<std::string> signature(c.inputs.size() + 1, "B");
+  absl::StatusOr<std::vector<LocalTensor>> want =
+      RunOnRank(c.op, c.inputs, c.attrs, "cpu:0", signature, 0);
+  if (!want.ok()) return "cpu: " + want.status().ToString();
+  absl::StatusOr<std::vector<LocalTensor>> got =
+      RunOnRank(c.op, c.inputs, c.attrs, "cuda:0", signature, 0, DeviceType::kCuda);
+  if (!got.ok()) return "cuda: " + got.status().ToString();
+  for (size_t o = 0; o < want->size(); ++o) {
+    const LocalTensor& w = (*want)[o];
+    const LocalTensor& g = (*got)[o];
+    if (w.dtype() != g.dtype() || w.dims() != g.dims()) return c.op + ": dtype or dims differ";
+    const int64_t bytes = ByteSizeOf(w.dtype());
+    const char* wb = static_cast<const char*>(w.raw_data());
+    const char* gb = static_cast<const char*>(g.raw_data());
+    for (int64_t i = 0; i < w.elem_cnt(); ++i) {
+      if (std::memcmp(wb + i * bytes, gb + i * bytes, bytes) == 0) continue;
+      if (!IsInt(w.dtype()) && std::isnan(w.GetDouble(i)) && std::isnan(g.GetDouble(i))) continue;
+      return c.op + " element " + std::to_string(i) + ": cuda " + std::to_string(g.GetDouble(i)) +
+             (std::signbit(g.GetDouble(i)) ? " (sign set)" : "") + ", cpu " +
+             std::to_string(w.GetDouble(i)) + (std::signbit(w.GetDouble(i)) ? " (sign set)" : "");
+    }
   }
   return "";
 }
@@ -123,25 +156,35 @@ TEST(CudaReduceConvKernelsTest, ColumnReductionsMatchCpu) {
   struct Shape {
     std::vector<int64_t> dims;
     const char* axis;
+    int64_t reduced;  // reduced positions per output
+    bool columns;     // the column path (else the row path)
   };
   const Shape shapes[] = {
-      {{128, 33}, "axis=0"},     // one chunk exactly: the CPU's order
-      {{129, 33}, "axis=0"},     // a chunk of one after a full one
-      {{300, 5}, "axis=0"},      // three chunks, 5 columns (a part warp)
-      {{1000, 3}, "axis=0"},     // eight chunks (the merge's unrolled loop)
-      {{7, 260, 3}, "axis=1"},   // outer, reduce, inner
-      {{3, 4, 2, 3}, "axis=[0,2]"},  // two reduced dims not contiguous
-      {{20, 3, 9, 2}, "axis=[0,2]"},  // and 180 long: chunk 2 starts mid-dim
-      {{2, 70, 3, 5}, "axis=[0,1]"},  // reduced dims merged: 140 long
-      {{40, 1}, "axis=0"},       // inner 1: the row path
+      {{128, 33}, "axis=0", 128, true},  // one chunk exactly: the CPU's order
+      {{129, 33}, "axis=0", 129, true},  // a chunk of one after a full one
+      {{300, 5}, "axis=0", 300, true},   // three chunks, 5 columns (a part warp)
+      {{1000, 3}, "axis=0", 1000, true},  // eight chunks (the merge's unrolled loop)
+      {{7, 260, 3}, "axis=1", 260, true},  // outer, reduce, inner
+      {{3, 4, 2, 3}, "axis=[0,2]", 6, true},  // two reduced dims not contiguous
+      {{20, 3, 9, 2}, "axis=[0,2]", 180, true},  // and 180 long: chunk 2 starts mid-dim
+      {{2, 70, 3, 5}, "axis=[0,1]", 140, true},  // reduced dims merged: 140 long
+      {{40, 1}, "axis=0", 40, false},            // inner 1: the row path
   };
   for (DataType t : kNumericTypes) {
     std::vector<std::string> ops = {"reduce_sum", "reduce_max", "reduce_min", "reduce_prod"};
     if (!IsInt(t)) ops.insert(ops.end(), {"reduce_mean", "reduce_nansum"});
     for (const std::string& op : ops) {
+      const bool select = op == "reduce_max" || op == "reduce_min";
       for (const Shape& s : shapes) {
-        EXPECT_EQ(CompareWithCpu({op, {Values(t, s.dims, 11)}, {s.axis}}), "")
+        const Case c{op, {Values(t, s.dims, 11)}, {s.axis}};
+        EXPECT_EQ(CompareWithCpu(c), "")
             << op << " " << DataTypeName(t) << " " << s.axis << " rank " << s.dims.size();
+        // Integers wrap alike in any order; elsewhere the column path
+        // keeps the CPU's bits where it claims to.
+        if (IsInt(t) || (s.columns && (select || s.reduced <= 128))) {
+          EXPECT_EQ(BitwiseAsCpu(c), "")
+              << op << " " << DataTypeName(t) << " " << s.axis << " rank " << s.dims.size();
+        }
       }
       // A kept-dim split (the local block is [300, 3] or [300, 2]).
       EXPECT_EQ(CompareSharded({op, {Values(t, {300, 8}, 12)}, {"axis=0"}},
@@ -178,6 +221,11 @@ TEST(CudaReduceConvKernelsTest, ColumnReductionsKeepNaNAndTiesAsCpu) {
     for (const char* op :
          {"reduce_sum", "reduce_nansum", "reduce_max", "reduce_min", "reduce_prod"}) {
       EXPECT_EQ(CompareWithCpu({op, {x}, {"axis=0"}}), "") << op << " " << DataTypeName(t);
+      // Bits: in column 3 max is -0 (the first of equal values) and min +0
+      // (the last), the CPU's selections, which fmax/fmin need not give;
+      // the sums of halves and the products are exact in any order here,
+      // so every op must give the CPU's bits.
+      EXPECT_EQ(BitwiseAsCpu({op, {x}, {"axis=0"}}), "") << op << " " << DataTypeName(t);
     }
   }
 }

@@ -17,7 +17,8 @@
 //     reduced positions that is exactly the CPU's order; beyond, sums and
 //     floating products are associated in two levels (last bits of f64).
 //     Max, min and the integer combiners give the CPU's result bit for bit
-//     (the first NaN, the first of equal extrema, wrapping arithmetic).
+//     (the first NaN; of equal extrema the first for max, the last for
+//     min; wrapping arithmetic).
 //     The chunks are the unit of parallelism: one thread a (chunk, output)
 //     writing its result to a stream-ordered scratch, then one thread an
 //     output combining the chunks; without scratch one thread an output
@@ -92,7 +93,8 @@ __device__ __forceinline__ A Combine(A acc, A v) {
   } else {
     // The CPU's expressions: the NaN operand itself (its sign and payload:
     // x86's default NaN of inf - inf is negative), and between equal
-    // values the accumulator (so max(-0, +0) is -0, not fmax's either).
+    // values the accumulator for max, v for min (so max(-0, +0) is -0 and
+    // min(-0, +0) is +0; fmax and fmin may give either).
     if constexpr (kOp == ReduceCode::kMax || kOp == ReduceCode::kMin) {
       if (isnan(acc) || isnan(v)) return isnan(acc) ? acc : v;
       return (kOp == ReduceCode::kMax) == (acc < v) ? v : acc;
