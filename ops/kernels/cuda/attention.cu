@@ -155,13 +155,17 @@ __global__ void __launch_bounds__(kTileRows)
                  return true;
                });
     if (!rt.live) return;
-    for (int64_t e = 0; e < dv; ++e) acc[e] = l > 0 ? acc[e] / l : 0.0;
+    // A row without keys (the CPU's SoftmaxRow false) gets 0 and lse -inf.
+    // Decided by the mask, not by l > 0: a NaN score makes l NaN, and the
+    // CPU's output is then NaN, not 0.
+    const bool any = causal ? KeysSeen(i, sk, shift) > 0 : sk > 0;
+    for (int64_t e = 0; e < dv; ++e) acc[e] = any ? acc[e] / l : 0.0;
     if constexpr (kDelta) {
       delta[t] = Dot(dout + t * dv, acc, dv);
     } else {
       for (int64_t e = 0; e < dv; ++e) out[t * dv + e] = To<T>(acc[e]);
     }
-    if (lse != nullptr) lse[t] = l > 0 ? m + log(l) : -INFINITY;
+    if (lse != nullptr) lse[t] = any ? m + log(l) : -INFINITY;
    });
 }
 
