@@ -3,6 +3,7 @@
 // Built only under --config=cuda. Without a GPU every test is skipped and
 // main() prints "SKIPPED: no CUDA device": a skip is NOT a pass, and the
 // line makes that visible in CI logs (docs/GPU.md).
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -625,6 +626,27 @@ TEST(CudaKernelsTest, AttentionNaNKeyPropagatesAsOnCpu) {
       EXPECT_EQ(CompareWithCpu({"scaled_dot_product_attention_grad", {dout, q, k, v}, attrs}), "")
           << where;
     }
+  }
+}
+
+// A key whose softmax weight underflows to 0 is skipped on the CPU, so an
+// infinite value row there leaves out, dq, dk and dv finite (0 * inf would
+// be NaN): scores 800 and -800 (scale 100), v's second row inf.
+TEST(CudaKernelsTest, AttentionSkipsKeysOfZeroWeightAsOnCpu) {
+  REQUIRE_DEVICE();
+  const double inf = INFINITY;
+  for (DataType f : Floating()) {
+    SCOPED_TRACE(DataTypeName(f));
+    const LocalTensor q = testing::Tensor(f, {1, 1, 1, 8}, std::vector<double>(8, 1));
+    std::vector<double> kv(16, 1), vv(16, 0.5), gv(8, 0.25);
+    std::fill(kv.begin() + 8, kv.end(), -1.0);
+    std::fill(vv.begin() + 8, vv.end(), inf);
+    const LocalTensor k = testing::Tensor(f, {1, 1, 2, 8}, kv);
+    const LocalTensor v = testing::Tensor(f, {1, 1, 2, 8}, vv);
+    const LocalTensor dout = testing::Tensor(f, {1, 1, 1, 8}, gv);
+    const std::vector<std::string> attrs = {"scale=100"};
+    EXPECT_EQ(CompareWithCpu({"scaled_dot_product_attention", {q, k, v}, attrs}), "");
+    EXPECT_EQ(CompareWithCpu({"scaled_dot_product_attention_grad", {dout, q, k, v}, attrs}), "");
   }
 }
 

@@ -149,6 +149,10 @@ __global__ void __launch_bounds__(kTileRows)
                  const double s = scale * Dot(q + t * d, kj, d);
                  const double m2 = fmax(m, s);
                  const double c = exp(m - m2), p = exp(s - m2);
+                 // The CPU skips a key whose p is 0 (0 * an infinite v is
+                 // NaN). p == 0 here means s < m2 == m, so c == 1 and the
+                 // skip leaves l, m and acc as the update would.
+                 if (p == 0) return true;
                  l = l * c + p;
                  for (int64_t e = 0; e < dv; ++e) acc[e] = acc[e] * c + p * To<double>(vj[e]);
                  m = m2;
@@ -186,6 +190,7 @@ __global__ void __launch_bounds__(kTileRows)
                [&](int64_t j, const T* kj, const T* vj) {
                  if (Masked(causal, i, j, shift)) return false;
                  const double p = exp(scale * Dot(q + t * d, kj, d) - lse[t]);
+                 if (p == 0) return true;  // skipped, as on the CPU (0 * inf)
                  const double ds = p * (Dot(dout + t * dv, vj, dv) - delta[t]);
                  for (int64_t e = 0; e < d; ++e) acc[e] += ds * To<double>(kj[e]);
                  return true;
@@ -217,6 +222,7 @@ __global__ void __launch_bounds__(kTileRows)
                  if (Masked(causal, i, j, shift)) return true;  // later rows may see j
                  const int64_t row = b * sq + i;
                  const double p = exp(scale * Dot(qi, k + t * d, d) - lse[row]);
+                 if (p == 0) return true;  // skipped, as on the CPU (0 * inf)
                  const double ds = p * (Dot(gi, v + t * dv, dv) - delta[row]);
                  for (int64_t e = 0; e < d; ++e) ak[e] += ds * To<double>(qi[e]);
                  for (int64_t e = 0; e < dv; ++e) av[e] += p * To<double>(gi[e]);
