@@ -19,7 +19,10 @@ constexpr int kMaxHead = 256;  // head dim limit (per-thread accumulator arrays)
 //
 // T is the storage type; every dot product, softmax and sum is in double,
 // as the CPU kernels (attention_kernels.cc) compute, and each output is
-// rounded to T once.
+// rounded to T once. Not bit for bit the CPU's: the softmax is online (the
+// CPU's has two passes), p comes from lse, nvcc fuses a * b + c into fma,
+// and CUDA's exp and log differ from glibc's in the last bit; the tests
+// compare within the dtype's tolerance.
 //
 // Tiled: a block of kTileRows threads takes kTileRows consecutive rows of
 // one batch-head, one thread a row (query rows for the forward and dq, key
