@@ -3,6 +3,7 @@
 // Built only under --config=cuda. Without a GPU every test is skipped and
 // main() prints "SKIPPED: no CUDA device": a skip is NOT a pass, and the
 // line makes that visible in CI logs (docs/GPU.md).
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -594,6 +595,58 @@ TEST(CudaKernelsTest, AttentionAndGradMatchCpu) {
   for (DataType f : Floating()) {
     SCOPED_TRACE(DataTypeName(f));
     AttentionMatchesCpu(f);
+  }
+}
+
+// A NaN in one key row: every query row that sees that key is NaN on the
+// CPU (its softmax sum is NaN), rows that do not see it stay finite and
+// rows without keys stay 0. The CUDA forward once wrote 0 (and lse -inf)
+// for a NaN row, deciding "no keys" by l > 0.
+TEST(CudaKernelsTest, AttentionNaNKeyPropagatesAsOnCpu) {
+  REQUIRE_DEVICE();
+  auto values = [](int64_t n, int salt) {
+    std::vector<double> v(n);
+    for (int64_t i = 0; i < n; ++i) v[i] = ((i * 37 + salt * 11) % 17) / 8.0 - 1;
+    return v;
+  };
+  for (DataType f : Floating()) {
+    SCOPED_TRACE(DataTypeName(f));
+    std::vector<double> kv = values(2 * 9 * 8, 2);
+    kv[(1 * 9 + 4) * 8 + 3] = std::nan("");  // head 1, key 4
+    const LocalTensor q = testing::Tensor(f, {1, 2, 70, 8}, values(2 * 70 * 8, 1));
+    const LocalTensor k = testing::Tensor(f, {1, 2, 9, 8}, kv);
+    const LocalTensor v = testing::Tensor(f, {1, 2, 9, 8}, values(2 * 9 * 8, 3));
+    const LocalTensor dout = testing::Tensor(f, {1, 2, 70, 8}, values(2 * 70 * 8, 4));
+    // Causal with Sq > Sk: rows < 61 see no key, 61..64 see keys before
+    // the NaN one, 65.. see it.
+    for (const std::vector<std::string>& attrs :
+         std::vector<std::vector<std::string>>{{}, {"causal=true"}}) {
+      const std::string where = attrs.empty() ? "full" : "causal";
+      EXPECT_EQ(CompareWithCpu({"scaled_dot_product_attention", {q, k, v}, attrs}), "") << where;
+      EXPECT_EQ(CompareWithCpu({"scaled_dot_product_attention_grad", {dout, q, k, v}, attrs}), "")
+          << where;
+    }
+  }
+}
+
+// A key whose softmax weight underflows to 0 is skipped on the CPU, so an
+// infinite value row there leaves out, dq, dk and dv finite (0 * inf would
+// be NaN): scores 800 and -800 (scale 100), v's second row inf.
+TEST(CudaKernelsTest, AttentionSkipsKeysOfZeroWeightAsOnCpu) {
+  REQUIRE_DEVICE();
+  const double inf = INFINITY;
+  for (DataType f : Floating()) {
+    SCOPED_TRACE(DataTypeName(f));
+    const LocalTensor q = testing::Tensor(f, {1, 1, 1, 8}, std::vector<double>(8, 1));
+    std::vector<double> kv(16, 1), vv(16, 0.5), gv(8, 0.25);
+    std::fill(kv.begin() + 8, kv.end(), -1.0);
+    std::fill(vv.begin() + 8, vv.end(), inf);
+    const LocalTensor k = testing::Tensor(f, {1, 1, 2, 8}, kv);
+    const LocalTensor v = testing::Tensor(f, {1, 1, 2, 8}, vv);
+    const LocalTensor dout = testing::Tensor(f, {1, 1, 1, 8}, gv);
+    const std::vector<std::string> attrs = {"scale=100"};
+    EXPECT_EQ(CompareWithCpu({"scaled_dot_product_attention", {q, k, v}, attrs}), "");
+    EXPECT_EQ(CompareWithCpu({"scaled_dot_product_attention_grad", {dout, q, k, v}, attrs}), "");
   }
 }
 

@@ -19,7 +19,10 @@ constexpr int kMaxHead = 256;  // head dim limit (per-thread accumulator arrays)
 //
 // T is the storage type; every dot product, softmax and sum is in double,
 // as the CPU kernels (attention_kernels.cc) compute, and each output is
-// rounded to T once.
+// rounded to T once. Not bit for bit the CPU's: the softmax is online (the
+// CPU's has two passes), p comes from lse, nvcc fuses a * b + c into fma,
+// and CUDA's exp and log differ from glibc's in the last bit; the tests
+// compare within the dtype's tolerance.
 //
 // Tiled: a block of kTileRows threads takes kTileRows consecutive rows of
 // one batch-head, one thread a row (query rows for the forward and dq, key
@@ -149,19 +152,27 @@ __global__ void __launch_bounds__(kTileRows)
                  const double s = scale * Dot(q + t * d, kj, d);
                  const double m2 = fmax(m, s);
                  const double c = exp(m - m2), p = exp(s - m2);
+                 // The CPU skips a key whose p is 0 (0 * an infinite v is
+                 // NaN). p == 0 here means s < m2 == m, so c == 1 and the
+                 // skip leaves l, m and acc as the update would.
+                 if (p == 0) return true;
                  l = l * c + p;
                  for (int64_t e = 0; e < dv; ++e) acc[e] = acc[e] * c + p * To<double>(vj[e]);
                  m = m2;
                  return true;
                });
     if (!rt.live) return;
-    for (int64_t e = 0; e < dv; ++e) acc[e] = l > 0 ? acc[e] / l : 0.0;
+    // A row without keys (the CPU's SoftmaxRow false) gets 0 and lse -inf.
+    // Decided by the mask, not by l > 0: a NaN score makes l NaN, and the
+    // CPU's output is then NaN, not 0.
+    const bool any = causal ? KeysSeen(i, sk, shift) > 0 : sk > 0;
+    for (int64_t e = 0; e < dv; ++e) acc[e] = any ? acc[e] / l : 0.0;
     if constexpr (kDelta) {
       delta[t] = Dot(dout + t * dv, acc, dv);
     } else {
       for (int64_t e = 0; e < dv; ++e) out[t * dv + e] = To<T>(acc[e]);
     }
-    if (lse != nullptr) lse[t] = l > 0 ? m + log(l) : -INFINITY;
+    if (lse != nullptr) lse[t] = any ? m + log(l) : -INFINITY;
    });
 }
 
@@ -182,6 +193,7 @@ __global__ void __launch_bounds__(kTileRows)
                [&](int64_t j, const T* kj, const T* vj) {
                  if (Masked(causal, i, j, shift)) return false;
                  const double p = exp(scale * Dot(q + t * d, kj, d) - lse[t]);
+                 if (p == 0) return true;  // skipped, as on the CPU (0 * inf)
                  const double ds = p * (Dot(dout + t * dv, vj, dv) - delta[t]);
                  for (int64_t e = 0; e < d; ++e) acc[e] += ds * To<double>(kj[e]);
                  return true;
@@ -213,6 +225,7 @@ __global__ void __launch_bounds__(kTileRows)
                  if (Masked(causal, i, j, shift)) return true;  // later rows may see j
                  const int64_t row = b * sq + i;
                  const double p = exp(scale * Dot(qi, k + t * d, d) - lse[row]);
+                 if (p == 0) return true;  // skipped, as on the CPU (0 * inf)
                  const double ds = p * (Dot(gi, v + t * dv, dv) - delta[row]);
                  for (int64_t e = 0; e < d; ++e) ak[e] += ds * To<double>(qi[e]);
                  for (int64_t e = 0; e < dv; ++e) av[e] += p * To<double>(gi[e]);

@@ -180,8 +180,9 @@ constexpr int64_t kShiftSkMinusSq = INT64_MIN;
 // (default sk - sq; a rank holding query rows from global row r0 passes
 // r0 + logical (sk - sq)). A row with every key masked gets out 0 and lse
 // -inf. A thread per query row with an online softmax in double (the
-// CPU's arithmetic), a block per 64-row tile staging K and V in shared
-// memory (nn.cu); head dims up to 256.
+// CPU sums in double too, but in two passes: results agree to rounding,
+// not bit for bit), a block per 64-row tile staging K and V in shared
+// memory (attention.cu); head dims up to 256.
 std::string Attention(int dtype, int64_t bh, int64_t sq, int64_t sk, int64_t d, int64_t dv,
                       double scale, bool causal, const void* q, const void* k, const void* v,
                       void* out, double* lse, int64_t shift = kShiftSkMinusSq);
