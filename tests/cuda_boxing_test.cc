@@ -10,7 +10,6 @@
 // Without a device every test skips and main() prints "SKIPPED: no CUDA
 // device"; a skip is not a pass (docs/GPU.md).
 #include <atomic>
-#include <cstdio>
 #include <functional>
 #include <memory>
 #include <thread>
@@ -158,9 +157,3 @@ TEST(CudaBoxingNccl, EveryPairOn2x3) { NcclEveryPair("cuda:0-5 [2,3]", 6, {Shape
 
 }  // namespace
 }  // namespace oneflow_sbp::comm
-
-int main(int argc, char** argv) {
-  ::testing::InitGoogleTest(&argc, argv);
-  if (oneflow_sbp::cuda::DeviceCount() == 0) std::printf("SKIPPED: no CUDA device\n");
-  return RUN_ALL_TESTS();
-}

@@ -6,7 +6,6 @@
 // split layout, and the error cases, which must fail on both devices with
 // the same status.
 #include <cstdint>
-#include <cstdio>
 #include <cstring>
 #include <limits>
 #include <string>
@@ -341,11 +340,3 @@ TEST(CudaMatmulBroadcastTest, LayoutsTheCpuRefusesAreRefusedAlike) {
 
 }  // namespace
 }  // namespace oneflow_sbp
-
-int main(int argc, char** argv) {
-  ::testing::InitGoogleTest(&argc, argv);
-  if (oneflow_sbp::cuda::DeviceCount() == 0) {
-    std::printf("SKIPPED: no CUDA device\n");
-  }
-  return RUN_ALL_TESTS();
-}

@@ -5,7 +5,6 @@
 // line makes that visible in CI logs (docs/GPU.md).
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -757,11 +756,3 @@ TEST(CudaSupportKernelsTest, FillAddNScalarAndActivationGradsMatchCpu) {
 
 }  // namespace
 }  // namespace oneflow_sbp
-
-int main(int argc, char** argv) {
-  ::testing::InitGoogleTest(&argc, argv);
-  if (oneflow_sbp::cuda::DeviceCount() == 0) {
-    std::printf("SKIPPED: no CUDA device\n");
-  }
-  return RUN_ALL_TESTS();
-}

@@ -1,7 +1,6 @@
 // The NCCL backend (GPU only). Without a GPU, connecting is a clean
 // kFailedPrecondition and the device tests are skipped; main() prints
 // "SKIPPED: no CUDA device" (a skip is not a pass; docs/GPU.md).
-#include <cstdio>
 #include <functional>
 #include <thread>
 #include <vector>
@@ -116,9 +115,3 @@ TEST(NcclCommunicatorTest, SubGroupOfSomeMembers) {
 
 }  // namespace
 }  // namespace oneflow_sbp::comm
-
-int main(int argc, char** argv) {
-  ::testing::InitGoogleTest(&argc, argv);
-  if (oneflow_sbp::cuda::DeviceCount() == 0) std::printf("SKIPPED: no CUDA device\n");
-  return RUN_ALL_TESTS();
-}

@@ -6,7 +6,6 @@
 // error cases (layouts the kernels cannot compute, bad attributes,
 // unsupported dtypes).
 #include <cmath>
-#include <cstdio>
 #include <cstring>
 #include <limits>
 #include <string>
@@ -448,11 +447,3 @@ TEST(CudaReduceConvKernelsTest, ArgwhereOfASplitInputIsAStatus) {
 
 }  // namespace
 }  // namespace oneflow_sbp
-
-int main(int argc, char** argv) {
-  ::testing::InitGoogleTest(&argc, argv);
-  if (oneflow_sbp::cuda::DeviceCount() == 0) {
-    std::printf("SKIPPED: no CUDA device\n");
-  }
-  return RUN_ALL_TESTS();
-}

@@ -6,7 +6,6 @@
 // broadcast operands split, tril's global diagonal), and the error cases,
 // which must fail on both devices with the same code and message.
 #include <cmath>
-#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -395,11 +394,3 @@ TEST(CudaSelectKernelsTest, FillActivationGradDtypesAndScalarOperandsMatchCpu) {
 
 }  // namespace
 }  // namespace oneflow_sbp
-
-int main(int argc, char** argv) {
-  ::testing::InitGoogleTest(&argc, argv);
-  if (oneflow_sbp::cuda::DeviceCount() == 0) {
-    std::printf("SKIPPED: no CUDA device\n");
-  }
-  return RUN_ALL_TESTS();
-}

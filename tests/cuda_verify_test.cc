@@ -65,9 +65,3 @@ TEST(CudaVerify, EveryCudaKernelMatchesTheCpuKernelOnEveryCandidate) {
 
 }  // namespace
 }  // namespace oneflow_sbp::kernels
-
-int main(int argc, char** argv) {
-  ::testing::InitGoogleTest(&argc, argv);
-  if (oneflow_sbp::cuda::DeviceCount() == 0) std::printf("SKIPPED: no CUDA device\n");
-  return RUN_ALL_TESTS();
-}
