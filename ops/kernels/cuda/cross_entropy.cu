@@ -111,15 +111,22 @@ std::string RowSumExp(int dtype, int64_t rows, int64_t n, const void* x, const d
   });
 }
 
+// Checks each row's label column and copies the columns to the device.
+std::string UploadColumns(const char* name, int64_t rows, int64_t n, const int64_t* column,
+                          Upload* up) {
+  std::string e = ColumnsInRow(name, rows, n, column);
+  if (e.empty()) e = up->Allocate(rows * 8);
+  if (e.empty()) e = up->Put(0, column, rows * 8);
+  return e;
+}
+
 std::string SparseCrossEntropy(int dtype, int64_t rows, int64_t n, const void* x,
                                const double* mx, const double* sum, const int64_t* column,
                                void* prob, void* loss) {
   const char* name = "sparse_softmax_cross_entropy";
   if (rows == 0) return "";
-  std::string e = ColumnsInRow(name, rows, n, column);
   Upload up;
-  if (e.empty()) e = up.Allocate(rows * 8);
-  if (e.empty()) e = up.Put(0, column, rows * 8);
+  std::string e = UploadColumns(name, rows, n, column, &up);
   if (!e.empty()) return std::string(name) + ": " + e;
   return DispatchFloating(name, dtype, [&](auto tag) -> std::string {
     using T = decltype(tag);
@@ -134,10 +141,8 @@ std::string SparseCrossEntropyGrad(int dtype, int64_t rows, int64_t n, const int
                                    const void* prob, const void* dy, void* dx) {
   const char* name = "sparse_softmax_cross_entropy_grad";
   if (rows == 0 || n == 0) return "";
-  std::string e = ColumnsInRow(name, rows, n, column);
   Upload up;
-  if (e.empty()) e = up.Allocate(rows * 8);
-  if (e.empty()) e = up.Put(0, column, rows * 8);
+  std::string e = UploadColumns(name, rows, n, column, &up);
   if (!e.empty()) return std::string(name) + ": " + e;
   return DispatchFloating(name, dtype, [&](auto tag) -> std::string {
     using T = decltype(tag);
