@@ -169,6 +169,13 @@ absl::StatusOr<EmbeddingGradArgs> CheckEmbeddingGrad(KernelContext& ctx) {
   return args;
 }
 
+absl::Status CheckEmbeddingOutput(KernelContext& ctx) {
+  const LocalTensor& weight = ctx.input("weight");
+  LocalDims out_dims = ctx.input("indices").dims();
+  out_dims.push_back(weight.dim(1));
+  return ctx.CheckOutput(0, out_dims, weight.dtype());
+}
+
 absl::Status CheckArgwhere(KernelContext& ctx) {
   const LocalTensor& input = ctx.input(0);
   const BlobLayout& l = ctx.input_layout(0);

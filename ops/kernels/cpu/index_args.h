@@ -56,6 +56,10 @@ struct EmbeddingGradArgs {
   // empty otherwise (scale 1).
   std::vector<double> scale;
 };
+// embedding(weight, indices) -> out: out shaped as indices + [weight's
+// columns] with weight's dtype (kInternal).
+absl::Status CheckEmbeddingOutput(KernelContext& ctx);
+
 // dy shaped as indices + [cols] (kInternal), dx as weight, indices whole
 // when scale_grad_by_freq needs their counts or dx is not partial
 // (kInternal), indices in the logical vocab (kInvalidArgument).

@@ -82,11 +82,7 @@ absl::Status TakeRows(KernelContext& ctx, int in_blob, int idx_blob, int axis) {
 }
 
 absl::Status EmbeddingKernel(KernelContext& ctx) {
-  const LocalTensor& weight = ctx.input("weight");
-  const LocalTensor& indices = ctx.input("indices");
-  LocalDims out_dims = indices.dims();
-  out_dims.push_back(weight.dim(1));
-  OFS_RETURN_IF_ERROR(ctx.CheckOutput(0, out_dims, weight.dtype()));
+  OFS_RETURN_IF_ERROR(CheckEmbeddingOutput(ctx));
   return TakeRows(ctx, 0, 1, /*axis=*/0);
 }
 

@@ -22,10 +22,7 @@ namespace {
 
 absl::Status EmbeddingKernel(KernelContext& ctx) {
   const LocalTensor& weight = ctx.input("weight");
-  const LocalTensor& indices = ctx.input("indices");
-  LocalDims out_dims = indices.dims();
-  out_dims.push_back(weight.dim(1));
-  OFS_RETURN_IF_ERROR(ctx.CheckOutput(0, out_dims, weight.dtype()));
+  OFS_RETURN_IF_ERROR(CheckEmbeddingOutput(ctx));
   OFS_ASSIGN_OR_RETURN(const std::vector<int64_t> rows, LocalRows(ctx, 0, 1, /*axis=*/0));
   return Launched(ctx, cuda::Embedding(static_cast<int>(ByteSizeOf(weight.dtype())),
                                        weight.dim(0), weight.dim(1),
