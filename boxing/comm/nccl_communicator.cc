@@ -160,7 +160,7 @@ absl::Status NcclCommunicator::DoAllGatherV(const void* send, void* recv,
   Staging st(handle_);
   void* dsend = nullptr;
   void* drecv = nullptr;
-  std::string err = nccl::WaitForCompute();
+  std::string err = nccl::WaitForCompute(handle_);
   if (err.empty()) err = st.Add(recv, Sum(counts) * es, /*in=*/false, /*out=*/true, &drecv);
   if (err.empty()) err = st.Add(send, counts[k] * es, true, false, &dsend);
   if (err.empty()) {
@@ -182,7 +182,7 @@ absl::Status NcclCommunicator::DoReduceScatterV(const void* send, void* recv,
   Staging st(handle_);
   void* dsend = nullptr;
   void* drecv = nullptr;
-  std::string err = nccl::WaitForCompute();
+  std::string err = nccl::WaitForCompute(handle_);
   if (err.empty()) err = st.Add(send, Sum(counts) * es, true, false, &dsend);
   if (err.empty()) err = st.Add(recv, counts[k] * es, false, true, &drecv);
   if (err.empty()) {
@@ -202,7 +202,7 @@ absl::Status NcclCommunicator::DoAllReduce(const void* send, void* recv, int64_t
   Staging st(handle_);
   void* dsend = nullptr;
   void* drecv = nullptr;
-  std::string err = nccl::WaitForCompute();
+  std::string err = nccl::WaitForCompute(handle_);
   if (err.empty()) err = st.Add(send, count * es, true, false, &dsend);
   if (err.empty()) err = st.Add(recv, count * es, false, true, &drecv);
   if (err.empty()) {
@@ -227,7 +227,7 @@ absl::Status NcclCommunicator::DoAllToAllV(const void* send,
   Staging st(handle_);
   void* dsend_v = nullptr;
   void* drecv_v = nullptr;
-  std::string err = nccl::WaitForCompute();
+  std::string err = nccl::WaitForCompute(handle_);
   if (err.empty()) err = st.Add(send, Sum(send_counts) * es, true, false, &dsend_v);
   if (err.empty()) err = st.Add(recv, Sum(recv_counts) * es, false, true, &drecv_v);
   char* dsend = static_cast<char*>(dsend_v);
@@ -258,7 +258,7 @@ absl::Status NcclCommunicator::DoBroadcast(void* buffer, int64_t count, DataType
   const int64_t bytes = count * ByteSizeOf(dtype);
   Staging st(handle_);
   void* dbuf = nullptr;
-  std::string err = nccl::WaitForCompute();
+  std::string err = nccl::WaitForCompute(handle_);
   if (err.empty()) err = st.Add(buffer, bytes, rank() == root, rank() != root, &dbuf);
   if (err.empty()) err = nccl::Broadcast(handle_, dbuf, count, static_cast<int>(dtype), root);
   OFS_RETURN_IF_ERROR(Complete(st, err, call.timeout));
@@ -273,7 +273,7 @@ absl::Status NcclCommunicator::DoPointToPoint(bool send, void* data, int64_t cou
   const int64_t bytes = count * ByteSizeOf(dtype);
   Staging st(handle_);
   void* d = nullptr;
-  std::string err = nccl::WaitForCompute();
+  std::string err = nccl::WaitForCompute(handle_);
   if (err.empty()) err = st.Add(data, bytes, send, !send, &d);
   if (err.empty()) err = nccl::Grouped(handle_, {{send, peer, d, bytes}});
   OFS_RETURN_IF_ERROR(Complete(st, err, call.timeout));

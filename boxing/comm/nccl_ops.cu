@@ -155,7 +155,20 @@ std::string Grouped(const Handle& h, const std::vector<P2P>& ops) {
   return e.empty() ? end : e;
 }
 
-std::string WaitForCompute() { return oneflow_sbp::cuda::Synchronize(); }
+std::string WaitForCompute(const Handle& h) {
+  std::string e = CudaErr(cudaSetDevice(h.device));
+  if (!e.empty()) return e;
+  cudaEvent_t done = nullptr;
+  e = CudaErr(cudaEventCreateWithFlags(&done, cudaEventDisableTiming));
+  if (!e.empty()) return e;
+  const cudaStream_t compute = static_cast<cudaStream_t>(oneflow_sbp::cuda::ThreadStream());
+  e = CudaErr(cudaEventRecord(done, compute));
+  if (e.empty()) e = CudaErr(cudaStreamWaitEvent(S(h), done, 0));
+  // Destroying an event with waits still pending is allowed: the runtime
+  // frees it once the wait is satisfied.
+  cudaEventDestroy(done);
+  return e;
+}
 
 std::string CopyOnStream(const Handle& h, void* dst, const void* src, int64_t bytes) {
   if (bytes <= 0 || dst == src) return "";

@@ -53,12 +53,14 @@ struct P2P {
 };
 // One ncclGroupStart/End of ncclSend/ncclRecv (bytes as ncclUint8).
 std::string Grouped(const Handle& h, const std::vector<P2P>& ops);
-// Waits for the calling thread's compute stream (cuda_device.h's
-// ThreadStream), where the kernels and copies that wrote a call's device
-// buffers run: the handle's stream is a different non-blocking stream, so
-// NCCL would otherwise read buffers those kernels are still writing (and
-// overwrite ones they are still reading). Call before enqueueing.
-std::string WaitForCompute();
+// Orders the handle's stream after the work already enqueued on the
+// calling thread's compute stream (cuda_device.h's ThreadStream), where the
+// kernels and copies that wrote a call's device buffers run: the handle's
+// stream is a different non-blocking stream, so NCCL would otherwise read
+// buffers those kernels are still writing (and overwrite ones they are
+// still reading). An event the handle's stream waits on, so the host does
+// not block. Call before enqueueing.
+std::string WaitForCompute(const Handle& h);
 // A device-to-device copy on the handle's stream (own all-to-all chunk).
 std::string CopyOnStream(const Handle& h, void* dst, const void* src, int64_t bytes);
 
