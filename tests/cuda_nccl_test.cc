@@ -6,6 +6,9 @@
 #include <vector>
 
 #include "boxing/comm/nccl_communicator.h"
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/notification.h"
+#include "absl/time/time.h"
 #include "gtest/gtest.h"
 #include "tests/comm_scenarios.h"
 #include "tests/nccl_test_ranks.h"
@@ -99,6 +102,52 @@ TEST(NcclCommunicatorTest, SharedScenarios) {
 }
 
 // A group asked for by its members only (as the boxing executor does).
+// A rank that never joins a collective: the waiting rank's call ends at its
+// timeout with kDeadlineExceeded (the communicator aborts), its next call
+// is kAborted at once, and the absent rank's own later call fails instead
+// of hanging. Nothing waits past its timeout.
+TEST(NcclCommunicatorTest, AnAbsentRankTimesOutAndAborts) {
+  if (!HasDevice()) GTEST_SKIP() << "no CUDA device";
+  const int n = cuda::DeviceCount();
+  if (n < 2) GTEST_SKIP() << "needs 2 GPUs, have " << n;
+  absl::Notification rank0_done;
+  std::vector<absl::Status> results = RunOnEveryGpu(29616, [&](Communicator& world) {
+    CallOptions quick;
+    quick.timeout = absl::Seconds(3);
+    LocalTensor d = *LocalTensor::Full(DataType::kFloat32, {16}, 1)->CopyTo(DeviceType::kCuda);
+    if (world.rank() != 0) {
+      if (!rank0_done.WaitForNotificationWithTimeout(absl::Seconds(60))) {
+        return absl::DeadlineExceededError("rank 0 never finished");
+      }
+      const absl::Time start = absl::Now();
+      absl::Status late = world.AllReduce(d.raw_data(), d.raw_data(), 16, DataType::kFloat32,
+                                          quick);
+      if (late.ok()) return absl::InternalError("a call after the peer aborted succeeded");
+      if (absl::Now() - start > absl::Seconds(10)) {
+        return absl::InternalError(absl::StrCat("late call took ", absl::FormatDuration(
+                                                                       absl::Now() - start)));
+      }
+      return absl::OkStatus();
+    }
+    const absl::Time start = absl::Now();
+    absl::Status s = world.AllReduce(d.raw_data(), d.raw_data(), 16, DataType::kFloat32, quick);
+    const absl::Duration took = absl::Now() - start;
+    absl::Status next = world.Barrier();
+    rank0_done.Notify();
+    if (s.code() != absl::StatusCode::kDeadlineExceeded) {
+      return absl::InternalError(absl::StrCat("first call: ", s.ToString()));
+    }
+    if (took > absl::Seconds(10)) {
+      return absl::InternalError(absl::StrCat("timeout took ", absl::FormatDuration(took)));
+    }
+    if (next.code() != absl::StatusCode::kAborted) {
+      return absl::InternalError(absl::StrCat("call after abort: ", next.ToString()));
+    }
+    return absl::OkStatus();
+  });
+  for (int r = 0; r < n; ++r) EXPECT_TRUE(results[r].ok()) << "rank " << r << ": " << results[r];
+}
+
 TEST(NcclCommunicatorTest, SubGroupOfSomeMembers) {
   if (!HasDevice()) GTEST_SKIP() << "no CUDA device";
   const int n = cuda::DeviceCount();
