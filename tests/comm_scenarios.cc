@@ -1,5 +1,6 @@
 #include "tests/comm_scenarios.h"
 
+#include <cstdio>
 #include <atomic>
 #include <cmath>
 #include <cstring>
@@ -132,6 +133,8 @@ class Buffer {
     const int64_t n = static_cast<int64_t>(bytes_.size());
     status_ = dir == CopyDirection::kHostToDevice ? ops_->Copy(device_, bytes_.data(), n, dir)
                                                   : ops_->Copy(bytes_.data(), device_, n, dir);
+    // Get reads a failed buffer as NaN; say why once, for GPU logs.
+    if (!status_.ok()) std::fprintf(stderr, "scenario buffer: %s\n", status_.ToString().c_str());
   }
 
   template <typename T>

@@ -61,10 +61,17 @@ class NcclCommunicator::Staging {
       if (e.host == p && e.bytes == bytes) {
         e.out = e.out || out;
         *device = e.device;
+        // Added first as written only (the receive side of an in-place
+        // call: a one-rank all-gather's send is its whole receive buffer),
+        // and now read: the host data must go up after all.
+        if (in && !e.in) {
+          e.in = true;
+          return nccl::CopyToDevice(h_, e.device, p, bytes);
+        }
         return "";
       }
     }
-    Entry e{const_cast<void*>(p), nullptr, bytes, out};
+    Entry e{const_cast<void*>(p), nullptr, bytes, in, out};
     std::string err = nccl::DeviceScratch(h_, &e.device, bytes);
     if (err.empty()) entries_.push_back(e);
     if (err.empty() && in) err = nccl::CopyToDevice(h_, e.device, p, bytes);
@@ -86,6 +93,7 @@ class NcclCommunicator::Staging {
     void* host;
     void* device;
     int64_t bytes;
+    bool in;
     bool out;
   };
   const nccl::Handle& h_;
@@ -357,7 +365,8 @@ absl::StatusOr<std::shared_ptr<Communicator>> NcclCommunicator::ForMeshAxes(
     members.push_back(world_ranks()[group[i]]);
   }
   nccl::Handle child;
-  const std::string err = nccl::Split(handle_, group.front(), position, &child);
+  const std::string err =
+      nccl::Split(handle_, group.front(), position, Micros(default_timeout()), &child);
   absl::StatusOr<std::shared_ptr<Communicator>> made = FinishChild(
       err, child, std::move(members), position,
       absl::StrCat(key_, "/mesh[", absl::StrJoin(hierarchy, ","), "]:", axes));

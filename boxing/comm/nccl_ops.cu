@@ -82,16 +82,38 @@ std::string InitRank(const std::string& id, int size, int rank, int device, Hand
   return e;
 }
 
-std::string Split(const Handle& parent, int color, int key, Handle* out) {
+std::string Split(const Handle& parent, int color, int key, int64_t timeout_us, Handle* out) {
   std::string e = CudaErr(cudaSetDevice(parent.device));
-  if (!e.empty()) return e;
-  cudaStream_t s = nullptr;
-  e = CudaErr(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
   if (!e.empty()) return e;
   ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
   config.blocking = 0;
+  // A non-blocking split returns at once and its job writes the new
+  // communicator into *slot later (seen on NCCL 2.28: NULL on return, the
+  // child's "Init START" after it). The slot is on the heap so that a job
+  // still running when we give up writes into memory that stays valid (it
+  // is then leaked, a pointer's worth).
+  auto* slot = new ncclComm_t(nullptr);
+  e = Err(ncclCommSplit(C(parent), color, key, slot, &config));
+  if (!e.empty()) {
+    delete slot;
+    return e;
+  }
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::microseconds(timeout_us);
   ncclComm_t comm = nullptr;
-  e = Err(ncclCommSplit(C(parent), color, key, &comm, &config));
+  while ((comm = __atomic_load_n(slot, __ATOMIC_ACQUIRE)) == nullptr) {
+    ncclResult_t async = ncclSuccess;
+    if (ncclCommGetAsyncError(C(parent), &async) == ncclSuccess && async != ncclSuccess &&
+        async != ncclInProgress) {
+      return "nccl split: " + Err(async);  // slot leaked: the job may still write it
+    }
+    if (std::chrono::steady_clock::now() >= deadline) {
+      return "nccl split: the new communicator did not appear in time";
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(50));
+  }
+  delete slot;
+  cudaStream_t s = nullptr;
+  e = CudaErr(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
   out->comm = comm;
   out->stream = s;
   out->device = parent.device;

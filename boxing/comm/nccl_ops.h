@@ -29,8 +29,10 @@ struct Handle {
 // comes through Wait.
 std::string InitRank(const std::string& id, int size, int rank, int device, Handle* out);
 // ncclCommSplit (non-blocking) with this rank's color and key; a new
-// stream for the child.
-std::string Split(const Handle& parent, int color, int key, Handle* out);
+// stream for the child. Waits up to `timeout_us` for NCCL to hand out the
+// child (its job sets it after the call returns); the child's own
+// readiness then comes through Wait.
+std::string Split(const Handle& parent, int color, int key, int64_t timeout_us, Handle* out);
 
 // Enqueues; dtype is a cuda::DtypeCode, reduce_op 0 sum, 1 max, 2 min.
 std::string AllReduce(const Handle& h, const void* send, void* recv, int64_t count, int dtype,

@@ -6,6 +6,8 @@
 
 #include <vector>
 
+#include "oneflow_sbp/cuda/thread_device_slots.cuh"
+
 namespace oneflow_sbp::cuda {
 namespace {
 
@@ -93,25 +95,29 @@ int CurrentDevice() {
 
 std::string SetCurrentDevice(int device) { return Err(cudaSetDevice(device)); }
 
+namespace {
+
+bool MakeStream(cudaStream_t* s) {
+  return cudaStreamCreateWithFlags(s, cudaStreamNonBlocking) == cudaSuccess;
+}
+
+// A thread's device work is complete once the thread has ended: whoever
+// joins a rank thread may read what it wrote from any other stream (the
+// rank-thread collectives read NaN before this, on the first GPU run).
+void FreeStream(cudaStream_t s) {
+  cudaStreamSynchronize(s);
+  cudaStreamDestroy(s);
+}
+
+}  // namespace
+
 void* ThreadStream() {
-  // One stream per (host thread, GPU). A stream belongs to the GPU that was
-  // current when it was created, and a launch on another GPU's stream
-  // fails, so a thread that switches GPUs (a rank thread reused for a
-  // placement on another device) gets that GPU's own stream. Streams live
-  // as long as the thread, as the runtime's per-thread state does.
-  thread_local std::vector<cudaStream_t> by_device;
+  // Without a stream of its own a thread uses the legacy default stream:
+  // slower, still ordered.
+  thread_local ThreadDeviceSlots<cudaStream_t, MakeStream, FreeStream> streams;
   const int d = CurrentDevice();
   if (d < 0) return nullptr;
-  if (static_cast<size_t>(d) >= by_device.size()) by_device.resize(d + 1, nullptr);
-  if (by_device[d] == nullptr) {
-    cudaStream_t s = nullptr;
-    if (cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) != cudaSuccess) {
-      cudaGetLastError();
-      return nullptr;  // the legacy default stream: slower, still ordered
-    }
-    by_device[d] = s;
-  }
-  return by_device[d];
+  return streams.Get(d);
 }
 
 std::string Malloc(void** ptr, int64_t bytes) { return Err(cudaMalloc(ptr, bytes)); }

@@ -112,7 +112,10 @@ absl::StatusOr<std::vector<LocalTensor>> Compute(EagerContext& ctx,
   if (!prep.ok()) return prep.status();
   const absl::Span<const kernels::BlobLayout> outs =
       absl::MakeConstSpan((*prep)->layouts).subspan(call->num_inputs());
-  absl::StatusOr<std::vector<LocalTensor>> outputs = kernels::AllocateLocalOutputs(outs);
+  // Outputs live where the placement's kernels run: a cuda kernel writing
+  // into host memory is an illegal access (the first GPU run of the demo).
+  absl::StatusOr<std::vector<LocalTensor>> outputs =
+      kernels::AllocateLocalOutputs(outs, boxed[0].placement().device_type());
   if (!outputs.ok()) return outputs.status();
   std::vector<LocalTensor> inputs;
   inputs.reserve(boxed.size());

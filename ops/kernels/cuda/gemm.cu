@@ -7,32 +7,42 @@
 #include <climits>
 #include <vector>
 
+#include "oneflow_sbp/cuda/thread_device_slots.cuh"
 #include "ops/kernels/cuda/cuda_common.cuh"
 #include "ops/kernels/cuda/cuda_launch.h"
 
 namespace oneflow_sbp::kernels::cuda {
 namespace {
 
+bool MakeHandle(cublasHandle_t* h) {
+  if (cublasCreate(h) != CUBLAS_STATUS_SUCCESS) return false;
+  cublasSetStream(*h, Stream());
+  // f16/bf16 accumulate in float and round once, as the CPU kernel
+  // (matmul_kernels.cc); cuBLAS's default lets split-K kernels reduce
+  // their partial sums in the output type (f16/bf16 rounding per
+  // partial).
+  cublasSetMathMode(*h, static_cast<cublasMath_t>(
+                            CUBLAS_DEFAULT_MATH | CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION));
+  return true;
+}
+
+void FreeHandle(cublasHandle_t h) { cublasDestroy(h); }
+
 // One handle per (host thread, GPU), like the streams (ThreadStream): a
-// handle is bound to the GPU current at cublasCreate.
+// handle is bound to the GPU current at cublasCreate, and holds a workspace
+// of device memory, so a thread's handles go when it ends (kept, they
+// exhausted the GPU after a few thousand verify candidates: "cublasCreate
+// failed", then "out of memory").
 cublasHandle_t Handle() {
-  thread_local std::vector<cublasHandle_t> by_device;
+  // The thread's stream first: thread-locals are destroyed in the reverse
+  // order of their construction, so the handles (bound to the streams) go
+  // before the streams do.
+  if (Stream() == nullptr && ::oneflow_sbp::cuda::CurrentDevice() < 0) return nullptr;
+  thread_local ::oneflow_sbp::cuda::ThreadDeviceSlots<cublasHandle_t, MakeHandle, FreeHandle>
+      handles;
   const int d = ::oneflow_sbp::cuda::CurrentDevice();
   if (d < 0) return nullptr;
-  if (static_cast<size_t>(d) >= by_device.size()) by_device.resize(d + 1, nullptr);
-  if (by_device[d] == nullptr) {
-    cublasHandle_t h = nullptr;
-    if (cublasCreate(&h) != CUBLAS_STATUS_SUCCESS) return nullptr;
-    cublasSetStream(h, Stream());
-    // f16/bf16 accumulate in float and round once, as the CPU kernel
-    // (matmul_kernels.cc); cuBLAS's default lets split-K kernels reduce
-    // their partial sums in the output type (f16/bf16 rounding per
-    // partial).
-    cublasSetMathMode(h, static_cast<cublasMath_t>(
-                             CUBLAS_DEFAULT_MATH | CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION));
-    by_device[d] = h;
-  }
-  return by_device[d];
+  return handles.Get(d);
 }
 
 }  // namespace
