@@ -8,6 +8,7 @@
 #include "boxing/planned_cost_model.h"
 #include "oneflow_sbp/oneflow_selection.h"
 #include "oneflow_sbp/planned_selection.h"
+#include "ops/builtin_ops.h"
 
 namespace oneflow_sbp {
 namespace {
@@ -60,7 +61,7 @@ absl::StatusOr<std::unique_ptr<Engine>> Engine::Create(Options options) {
   absl::Status s = ValidateCalibration(options.calibration);
   if (!s.ok()) return s;
   std::shared_ptr<const OpRegistry> registry =
-      options.registry ? std::move(options.registry) : Options::Borrow(OpRegistry::Global());
+      options.registry ? std::move(options.registry) : Options::Borrow(ops::BuiltinOpRegistry());
   auto planner = std::make_shared<boxing::BoxingPlanner>(std::move(options.calibration),
                                                          options.plan_cache_capacity);
   std::unique_ptr<Engine> engine(new Engine(std::move(registry), *std::move(cache), planner));
@@ -75,6 +76,16 @@ absl::StatusOr<std::unique_ptr<Engine>> Engine::Create(Options options) {
 }
 
 absl::StatusOr<std::unique_ptr<Engine>> Engine::Create() { return Create(Options()); }
+
+absl::StatusOr<std::shared_ptr<const OpCall>> Engine::MakeCall(absl::string_view op,
+                                                               int num_inputs,
+                                                               const AttrMap& attrs) const {
+  absl::StatusOr<std::shared_ptr<const OpDef>> def = registry_->Get(op);
+  if (!def.ok()) return def.status();
+  absl::StatusOr<std::vector<int>> counts = OpCall::DeduceInputCounts(**def, num_inputs);
+  if (!counts.ok()) return counts.status();
+  return OpCall::Make(*std::move(def), *std::move(counts), attrs);
+}
 
 Engine::Engine(std::shared_ptr<const OpRegistry> registry, std::unique_ptr<InferCache> cache,
                std::shared_ptr<boxing::BoxingPlanner> planner)

@@ -3,16 +3,25 @@
 // boxing planner with a bounded plan cache, and a registry of cost policies
 // by name, and answers inference and boxing requests through them.
 //
-// Example:
-//   absl::StatusOr<std::unique_ptr<Engine>> engine = Engine::Create();
+// Example (docs/examples/engine_example.cc, built and run by
+// //docs/examples:engine_example):
+//   absl::StatusOr<std::unique_ptr<Engine>> engine = Engine::Create();  // the built-in ops
+//   if (!engine.ok()) return engine.status();
 //   InferRequest req;
-//   req.op = *OpCall::Make((*engine)->registry().Find("matmul"), {1, 1}, AttrMap());
-//   req.placement = *Placement::Parse("cpu:0-3 [2,2]");
-//   req.inputs = {...};
-//   req.cost.policy = PolicyName::Planned();          // or leave the default "oneflow"
-//   absl::StatusOr<std::shared_ptr<const InferResult>> r = (*engine)->Infer(req);
-//   absl::StatusOr<std::shared_ptr<const boxing::BoxingPlan>> plan = (*engine)->Plan(
-//       {shape, dtype, placement, from, placement, to});
+//   OFS_ASSIGN_OR_RETURN(req.op, (*engine)->MakeCall("matmul", /*num_inputs=*/2));
+//   OFS_ASSIGN_OR_RETURN(req.placement, Placement::Parse("cpu:0-3 [2,2]"));
+//   OFS_ASSIGN_OR_RETURN(const TensorDesc a, TensorDesc::Parse("f32[64,32]"));
+//   OFS_ASSIGN_OR_RETURN(const TensorDesc b, TensorDesc::Parse("f32[32,48]"));
+//   OFS_ASSIGN_OR_RETURN(const NdSbp row, NdSbp::Parse("(S(0), B)"));
+//   OFS_ASSIGN_OR_RETURN(const NdSbp col, NdSbp::Parse("[Replicate(), Shard(1)]"));
+//   req.inputs = {InferInput(a, row), InferInput(b, col)};
+//   req.cost.policy = PolicyName::Planned();  // or leave the default "oneflow"
+//   OFS_ASSIGN_OR_RETURN(std::shared_ptr<const InferResult> result, (*engine)->Infer(req));
+//   std::cout << SignatureToString(*req.op, result->signature) << "\n";
+//   OFS_ASSIGN_OR_RETURN(std::shared_ptr<const boxing::BoxingPlan> plan,
+//                        (*engine)->Plan({a.shape, a.dtype, req.placement, row,
+//                                         req.placement, *NdSbp::Parse("(B, S(0))")}));
+//   std::cout << plan->Summary() << "\n";
 //
 // Cost policies: a request names one (CostOptions::policy) and the engine
 // supplies its selection policy and model; no caller wires a model into a
@@ -48,7 +57,9 @@ class Engine {
   using PolicyPtr = std::shared_ptr<const SelectionPolicy>;
 
   struct Options {
-    // The op registry; nullptr means OpRegistry::Global(). See Borrow.
+    // The op registry; nullptr means the built-in catalog
+    // (ops::BuiltinOpRegistry(): OpRegistry::Global() with every built-in
+    // op, and whatever the program registered there). See Borrow.
     std::shared_ptr<const OpRegistry> registry;
     InferCache::Options infer_cache;
     size_t plan_cache_capacity = boxing::BoxingPlanner::kDefaultCapacity;
@@ -65,12 +76,19 @@ class Engine {
   // calibration with fewer than NdSbp::kMaxAxes axes or a non-positive
   // bandwidth or negative latency).
   static absl::StatusOr<std::unique_ptr<Engine>> Create(Options options);
-  // Default options: the global registry, default caches and calibration.
+  // Default options: the built-in catalog, default caches and calibration.
   static absl::StatusOr<std::unique_ptr<Engine>> Create();
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
 
   const OpRegistry& registry() const { return *registry_; }
+
+  // A call of the registered op `op` with `num_inputs` input blobs in
+  // declared order (OpCall::DeduceInputCounts) and `attrs` (defaults for
+  // the rest). kNotFound for an unknown op, naming the closest known name;
+  // kInvalidArgument for counts or attributes the op does not take.
+  absl::StatusOr<std::shared_ptr<const OpCall>> MakeCall(absl::string_view op, int num_inputs,
+                                                         const AttrMap& attrs = AttrMap()) const;
   const boxing::Calibration& calibration() const { return planner_->calibration(); }
   // The planner behind Plan and the `planned` policy, for the executor.
   const std::shared_ptr<boxing::BoxingPlanner>& planner() const { return planner_; }

@@ -1,10 +1,10 @@
 #include "oneflow_sbp/nd_sbp.h"
 
+#include <utility>
 #include <vector>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "oneflow_sbp/check.h"
 #include "oneflow_sbp/quoted_input.h"
@@ -32,12 +32,47 @@ absl::StatusOr<NdSbp> NdSbp::Make(absl::Span<const SbpParallel> sbps) {
   return nd;
 }
 
+namespace {
+
+// `body` cut at the commas outside parentheses and quotes, so that
+// entries such as Partial(reduce_op="sum") stay whole.
+std::vector<absl::string_view> SplitTopLevel(absl::string_view body) {
+  std::vector<absl::string_view> pieces;
+  int depth = 0;
+  char quote = 0;
+  size_t start = 0;
+  for (size_t i = 0; i < body.size(); ++i) {
+    const char c = body[i];
+    if (quote != 0) {
+      if (c == quote) quote = 0;
+    } else if (c == '"' || c == '\'') {
+      quote = c;
+    } else if (c == '(') {
+      ++depth;
+    } else if (c == ')') {
+      --depth;
+    } else if (c == ',' && depth == 0) {
+      pieces.push_back(body.substr(start, i - start));
+      start = i + 1;
+    }
+  }
+  pieces.push_back(body.substr(start));
+  return pieces;
+}
+
+}  // namespace
+
 absl::StatusOr<NdSbp> NdSbp::Parse(absl::string_view text) {
   absl::string_view body = absl::StripAsciiWhitespace(text);
-  if (absl::ConsumePrefix(&body, "(")) {
-    if (!absl::ConsumeSuffix(&body, ")")) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("malformed nd_sbp ", QuotedInput(text), ": missing ')'"));
+  // (S(0), B) as we print it, or [S(0), B] as Python users write a list.
+  for (const auto& [open, close] : {std::pair<absl::string_view, absl::string_view>{"(", ")"},
+                                    {"[", "]"}}) {
+    if (absl::ConsumePrefix(&body, open)) {
+      if (!absl::ConsumeSuffix(&body, close)) {
+        return absl::InvalidArgumentError(absl::StrCat("malformed nd_sbp ", QuotedInput(text),
+                                                       ": missing '", close, "'"));
+      }
+      break;
     }
   }
   body = absl::StripAsciiWhitespace(body);
@@ -46,7 +81,7 @@ absl::StatusOr<NdSbp> NdSbp::Parse(absl::string_view text) {
         "malformed nd_sbp ", QuotedInput(text),
         ": expected one SBP per mesh axis, as in (S(0), B)"));
   }
-  const std::vector<absl::string_view> pieces = absl::StrSplit(body, ',');
+  const std::vector<absl::string_view> pieces = SplitTopLevel(body);
   if (pieces.size() > static_cast<size_t>(kMaxAxes)) {
     return absl::InvalidArgumentError(absl::StrCat(
         "malformed nd_sbp ", QuotedInput(text), ": ", pieces.size(), " entries; at most ",

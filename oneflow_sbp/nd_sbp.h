@@ -42,7 +42,10 @@ class NdSbp {
   // kInvalidArgument if more than kMaxAxes entries.
   static absl::StatusOr<NdSbp> Make(absl::Span<const SbpParallel> sbps);
 
-  // "(S(0), B)", "(S(0),B)", "S(0),B", "S(0)" and "(S(0))". Empty or
+  // "(S(0), B)", "(S(0),B)", "S(0),B", "S(0)" and "(S(0))"; a Python list
+  // "[S(0), B]" too, and every entry in any spelling SbpParallel::Parse
+  // reads ("[Shard(0), Replicate()]", "(flow.sbp.split(0),
+  // flow.sbp.broadcast)"). Empty or
   // malformed text, an entry such as "S(-1)", or more than kMaxAxes entries
   // are kInvalidArgument naming the text.
   static absl::StatusOr<NdSbp> Parse(absl::string_view text);

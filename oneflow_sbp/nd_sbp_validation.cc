@@ -1,9 +1,28 @@
 #include "oneflow_sbp/nd_sbp_validation.h"
 
+#include <string>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 
 namespace oneflow_sbp {
+namespace {
+
+// A one-entry layout on an N-D mesh is the common slip of a 1-D habit
+// (DTensor and OneFlow both want one entry per mesh axis): show the two
+// layouts the user most likely meant.
+std::string OneEntryHint(const NdSbp& nd_sbp, size_t axes) {
+  if (nd_sbp.size() != 1 || axes < 2) return "";
+  NdSbp first_axis_only;
+  first_axis_only.push_back(nd_sbp[0]);
+  for (size_t i = 1; i < axes; ++i) first_axis_only.push_back(SbpParallel::Broadcast());
+  const NdSbp every_axis = NdSbp::Repeat(nd_sbp[0], static_cast<int>(axes));
+  return absl::StrCat("; give one SBP per mesh axis, e.g. ", first_axis_only.ToString(),
+                      " (", nd_sbp[0].ToString(), " over mesh axis 0 only) or ",
+                      every_axis.ToString(), " (over every axis)");
+}
+
+}  // namespace
 
 absl::Status ValidateNdSbp(const NdSbp& nd_sbp, const Shape& shape,
                            absl::Span<const int64_t> hierarchy) {
@@ -11,7 +30,7 @@ absl::Status ValidateNdSbp(const NdSbp& nd_sbp, const Shape& shape,
     return absl::InvalidArgumentError(absl::StrCat(
         "nd_sbp ", nd_sbp.ToString(), " has ", nd_sbp.size(),
         " entries but the hierarchy [", absl::StrJoin(hierarchy, ","), "] has ",
-        hierarchy.size(), " mesh axes"));
+        hierarchy.size(), " mesh axes", OneEntryHint(nd_sbp, hierarchy.size())));
   }
   for (int i = 0; i < nd_sbp.size(); ++i) {
     const SbpParallel s = nd_sbp[i];

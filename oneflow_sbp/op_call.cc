@@ -52,7 +52,13 @@ absl::StatusOr<std::vector<int>> OpCall::DeduceInputCounts(const OpDef& def,
 absl::StatusOr<std::shared_ptr<const OpCall>> OpCall::Make(
     std::shared_ptr<const OpDef> def, std::vector<int> input_counts,
     const AttrMap& attrs) {
-  OFS_CHECK(def != nullptr);
+  if (def == nullptr) {
+    // OpRegistry::Find's answer for an unknown name: a user's mistake, not
+    // a broken invariant.
+    return absl::InvalidArgumentError(
+        "no op definition (an unknown op name? OpRegistry::Get and Engine::MakeCall name "
+        "the op and suggest close names)");
+  }
   const std::string& op = def->type_name();
   if (input_counts.size() != def->inputs().size()) {
     return absl::InvalidArgumentError(absl::StrCat(

@@ -46,7 +46,8 @@ class OpCall {
   // args, >= 1 otherwise, exactly 1 for non-variadic args. Attributes must
   // be declared and of the declared type (an int is accepted for a float);
   // missing ones take their defaults, missing required ones are errors.
-  // All errors are kInvalidArgument naming the op and the arg or attribute.
+  // All errors are kInvalidArgument naming the op and the arg or attribute;
+  // a null `def` (OpRegistry::Find of an unknown name) is one too.
   static absl::StatusOr<std::shared_ptr<const OpCall>> Make(
       std::shared_ptr<const OpDef> def, std::vector<int> input_counts,
       const AttrMap& attrs);

@@ -1,5 +1,8 @@
 #include "oneflow_sbp/sbp_parallel.h"
 
+#include <optional>
+#include <utility>
+
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
@@ -40,7 +43,78 @@ size_t LeadingSbpLength(absl::string_view t) {
   return i > 2 && i < t.size() && t[i] == ')' ? i + 1 : 0;
 }
 
+// The users' spellings of one SBP, besides ours (B, P, S(k)): OneFlow's
+// (`broadcast`, `partial_sum`, `split(0)`, `split(dim=0)`, with or without
+// `flow.sbp.` / `oneflow.sbp.` / `sbp.`) and PyTorch DTensor's
+// (`Replicate()`, `Partial()`, `Partial("sum")`, `Shard(0)`,
+// `Shard(dim=0)`, with or without `torch.distributed.tensor.`). nullopt when
+// `t` is none of these names; a Status when it is one with bad arguments.
+std::optional<absl::StatusOr<SbpParallel>> ParseUsersSpelling(absl::string_view t) {
+  absl::string_view body = t;
+  for (absl::string_view prefix :
+       {"oneflow.sbp.", "flow.sbp.", "sbp.", "torch.distributed.tensor.placement_types.",
+        "torch.distributed.tensor.", "torch.distributed._tensor."}) {
+    if (absl::ConsumePrefix(&body, prefix)) break;
+  }
+  const size_t open = body.find('(');
+  const absl::string_view name = absl::StripAsciiWhitespace(body.substr(0, open));
+  std::optional<absl::string_view> args;
+  if (open != absl::string_view::npos) {
+    absl::string_view rest = body.substr(open + 1);
+    if (!absl::ConsumeSuffix(&rest, ")")) {
+      return absl::StatusOr<SbpParallel>(absl::InvalidArgumentError(
+          absl::StrCat("bad SBP ", QuotedInput(t), ": missing ')'")));
+    }
+    args = absl::StripAsciiWhitespace(rest);
+  }
+  auto no_arguments = [&](SbpParallel sbp) -> absl::StatusOr<SbpParallel> {
+    if (args.has_value() && !args->empty()) {
+      return absl::InvalidArgumentError(absl::StrCat("bad SBP ", QuotedInput(t), ": ", name,
+                                                     " takes no arguments"));
+    }
+    return sbp;
+  };
+  if (name == "broadcast" || name == "Replicate") return no_arguments(SbpParallel::Broadcast());
+  if (name == "partial_sum") return no_arguments(SbpParallel::PartialSum());
+  if (name == "Partial") {
+    // DTensor's reduce_op: only "sum" is a P here.
+    absl::string_view op = args.value_or("");
+    absl::ConsumePrefix(&op, "reduce_op");
+    op = absl::StripLeadingAsciiWhitespace(op);
+    if (absl::ConsumePrefix(&op, "=")) op = absl::StripAsciiWhitespace(op);
+    if ((absl::ConsumePrefix(&op, "\"") && absl::ConsumeSuffix(&op, "\"")) ||
+        (absl::ConsumePrefix(&op, "'") && absl::ConsumeSuffix(&op, "'"))) {
+      if (op == "sum") return SbpParallel::PartialSum();
+      return absl::StatusOr<SbpParallel>(absl::InvalidArgumentError(
+          absl::StrCat("bad SBP ", QuotedInput(t), ": only sum partials (P) are supported, not ",
+                       QuotedInput(op))));
+    }
+    return no_arguments(SbpParallel::PartialSum());
+  }
+  if (name == "split" || name == "Shard") {
+    absl::string_view axis = args.value_or("");
+    if (absl::ConsumePrefix(&axis, "dim") || absl::ConsumePrefix(&axis, "axis")) {
+      axis = absl::StripLeadingAsciiWhitespace(axis);
+      if (!absl::ConsumePrefix(&axis, "=")) axis = "";
+      axis = absl::StripAsciiWhitespace(axis);
+    }
+    bool digits = !axis.empty();
+    for (char c : axis) digits = digits && absl::ascii_isdigit(c);
+    int64_t value = 0;
+    if (!digits || axis.size() > 9 || !absl::SimpleAtoi(axis, &value)) {
+      return absl::StatusOr<SbpParallel>(absl::InvalidArgumentError(absl::StrCat(
+          "bad SBP ", QuotedInput(t), ": ", name, " takes a non-negative dim, as in ", name,
+          "(0)", absl::StartsWith(axis, "-") ? " (a negative dim needs the tensor's rank; "
+                                                "count from 0)"
+                                              : "")));
+    }
+    return SbpParallel::MakeSplit(value);
+  }
+  return std::nullopt;
+}
+
 }  // namespace
+
 
 absl::StatusOr<SbpParallel> SbpParallel::Parse(absl::string_view text) {
   const absl::string_view t = absl::StripAsciiWhitespace(text);
@@ -72,8 +146,13 @@ absl::StatusOr<SbpParallel> SbpParallel::Parse(absl::string_view text) {
     }
     return MakeSplit(axis);
   }
+  if (std::optional<absl::StatusOr<SbpParallel>> users = ParseUsersSpelling(t)) {
+    return *std::move(users);
+  }
   return absl::InvalidArgumentError(absl::StrCat(
-      "bad SBP ", QuotedInput(t), ": expected B, P or S(<axis>)"));
+      "bad SBP ", QuotedInput(t),
+      ": expected B, P or S(<axis>) (or OneFlow's broadcast, partial_sum, split(0), or "
+      "DTensor's Replicate(), Partial(), Shard(0))"));
 }
 
 std::string SbpParallel::ToString() const {

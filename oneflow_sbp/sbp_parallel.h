@@ -45,6 +45,12 @@ class SbpParallel {
 
   // "B", "P", "S(<digits>)", surrounding whitespace ignored. "S(-1)", "S(x)",
   // "s(0)" and the like are kInvalidArgument with the offending text.
+  // Users' spellings are read too, and print as ours: OneFlow's
+  // `broadcast`, `partial_sum`, `split(0)`, `split(dim=0)` (optionally
+  // prefixed `flow.sbp.`, `oneflow.sbp.` or `sbp.`) and DTensor's
+  // `Replicate()`, `Partial()`, `Partial("sum")`, `Shard(0)`, `Shard(dim=0)`
+  // (optionally prefixed `torch.distributed.tensor.`). A partial of another
+  // reduction (`Partial("max")`) is kInvalidArgument.
   static absl::StatusOr<SbpParallel> Parse(absl::string_view text);
 
   bool is_unset() const { return code_ == kUnsetCode; }

@@ -301,6 +301,12 @@ TEST(Planner, BadRequests) {
   };
   EXPECT_THAT(error({Shape{8, 6}, DataType::kFloat32, p, Nd("S(0)"), p, Nd("(B,B)")}),
               HasSubstr("boxing source (S(0)) on cpu:0-3 [2,2]: nd_sbp (S(0)) has 1 entries"));
+  // A one-entry layout on a 2-D mesh names the two layouts meant most often.
+  EXPECT_THAT(error({Shape{8, 6}, DataType::kFloat32, p, Nd("S(0)"), p, Nd("(B,B)")}),
+              HasSubstr("give one SBP per mesh axis, e.g. (S(0), B) (S(0) over mesh axis 0 "
+                        "only) or (S(0), S(0)) (over every axis)"));
+  EXPECT_THAT(error({Shape{8, 6}, DataType::kFloat32, p, Nd("(B,B,B)"), p, Nd("(B,B)")}),
+              ::testing::Not(HasSubstr("give one SBP per mesh axis")));
   EXPECT_THAT(error({Shape{8, 6}, DataType::kFloat32, p, Nd("(B,B)"), p, Nd("(S(2),B)")}),
               HasSubstr("splits dim 2 but shape [8,6] has rank 2"));
   EXPECT_THAT(error({Shape{8, 6}, DataType::kFloat32, p, Nd("(B,B)"), P("cuda:0-3 [2,2]"),

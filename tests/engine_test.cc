@@ -110,6 +110,32 @@ class LastCandidate : public SelectionPolicy {
   }
 };
 
+// Engine::Create() serves the built-in catalog, and an unknown op is a
+// status from MakeCall and from OpCall::Make (a null definition), never an
+// abort.
+TEST(Engine, DefaultEngineServesTheBuiltInCatalog) {
+  absl::StatusOr<std::unique_ptr<Engine>> engine = Engine::Create();
+  ASSERT_TRUE(engine.ok()) << engine.status();
+  EXPECT_GE((*engine)->registry().OpNames().size(), 100u);
+  absl::StatusOr<std::shared_ptr<const OpCall>> call = (*engine)->MakeCall("matmul", 2);
+  ASSERT_TRUE(call.ok()) << call.status();
+  EXPECT_EQ((*call)->ToString(), "matmul(a_0, b_0 -> out_0; alpha=1 transpose_a=false transpose_b=false)");
+
+  absl::StatusOr<std::shared_ptr<const OpCall>> typo = (*engine)->MakeCall("matmull", 2);
+  ASSERT_FALSE(typo.ok());
+  EXPECT_EQ(typo.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(std::string(typo.status().message()), HasSubstr("did you mean matmul?"));
+
+  absl::StatusOr<std::shared_ptr<const OpCall>> too_many = (*engine)->MakeCall("relu", 3);
+  ASSERT_FALSE(too_many.ok());
+  EXPECT_EQ(too_many.status().code(), absl::StatusCode::kInvalidArgument);
+
+  absl::StatusOr<std::shared_ptr<const OpCall>> null_def =
+      OpCall::Make((*engine)->registry().Find("no_such_op"), {1}, AttrMap());
+  ASSERT_FALSE(null_def.ok());
+  EXPECT_EQ(null_def.status().code(), absl::StatusCode::kInvalidArgument);
+}
+
 TEST(Engine, CostPoliciesByName) {
   std::unique_ptr<Engine> engine = *Engine::Create();
   EXPECT_THAT(engine->CostPolicyNames(), ElementsAre("oneflow", "planned"));

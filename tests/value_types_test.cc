@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_set.h"
@@ -85,6 +86,59 @@ TEST(SbpParallelTest, BadTextIsInvalidArgumentNamingIt) {
   ASSERT_FALSE(empty.ok());
   EXPECT_EQ(empty.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(std::string(empty.status().message()), HasSubstr("''"));
+}
+
+// OneFlow's and DTensor's spellings read as ours and print canonically.
+TEST(SbpParallelTest, UsersSpellingsParseToOurs) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"split(0)", "S(0)"},
+      {"split(dim=2)", "S(2)"},
+      {"split(axis = 1)", "S(1)"},
+      {"flow.sbp.split(1)", "S(1)"},
+      {"oneflow.sbp.split(0)", "S(0)"},
+      {"sbp.broadcast", "B"},
+      {"flow.sbp.broadcast", "B"},
+      {"broadcast()", "B"},
+      {"partial_sum", "P"},
+      {"flow.sbp.partial_sum", "P"},
+      {"Shard(0)", "S(0)"},
+      {"Shard(dim=3)", "S(3)"},
+      {"torch.distributed.tensor.Shard(1)", "S(1)"},
+      {"Replicate()", "B"},
+      {"Replicate", "B"},
+      {"Partial()", "P"},
+      {"Partial('sum')", "P"},
+      {"Partial(\"sum\")", "P"},
+      {"Partial(reduce_op=\"sum\")", "P"},
+      {"  Shard( 2 )  ", "S(2)"},
+  };
+  for (const auto& [text, canonical] : cases) {
+    absl::StatusOr<SbpParallel> sbp = SbpParallel::Parse(text);
+    ASSERT_TRUE(sbp.ok()) << text << ": " << sbp.status();
+    EXPECT_EQ(sbp->ToString(), canonical) << text;
+  }
+}
+
+TEST(SbpParallelTest, UsersSpellingsWithBadArgumentsAreInvalidArgument) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"split(-1)", "a negative dim needs the tensor's rank"},
+      {"Shard()", "Shard takes a non-negative dim"},
+      {"split(x)", "split takes a non-negative dim"},
+      {"Shard(dim=)", "Shard takes a non-negative dim"},
+      {"Partial('max')", "only sum partials (P) are supported, not 'max'"},
+      {"Replicate(0)", "Replicate takes no arguments"},
+      {"broadcast(1)", "broadcast takes no arguments"},
+      {"Shard(0", "missing ')'"},
+      {"Shard(253)", "split axis must be in [0, 252]"},
+      {"shard(0)", "or DTensor's Replicate(), Partial(), Shard(0)"},
+      {"flow.sbp.spilt(0)", "expected B, P or S(<axis>)"},
+  };
+  for (const auto& [text, why] : cases) {
+    absl::StatusOr<SbpParallel> sbp = SbpParallel::Parse(text);
+    ASSERT_FALSE(sbp.ok()) << text << " parsed as " << sbp->ToString();
+    EXPECT_EQ(sbp.status().code(), absl::StatusCode::kInvalidArgument) << text;
+    EXPECT_THAT(std::string(sbp.status().message()), HasSubstr(why)) << text;
+  }
 }
 
 TEST(SbpParallelTest, MakeSplitRange) {
@@ -225,6 +279,28 @@ TEST(NdSbpTest, BadTextIsInvalidArgumentNamingIt) {
     ASSERT_FALSE(nd.ok()) << "'" << text << "' parsed as " << nd->ToString();
     EXPECT_EQ(nd.status().code(), absl::StatusCode::kInvalidArgument) << text;
     EXPECT_THAT(std::string(nd.status().message()), HasSubstr("'" + text + "'"));
+  }
+}
+
+TEST(NdSbpTest, ListsAndUsersSpellingsParseToOurs) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"[S(0), B]", "(S(0), B)"},
+      {"[Shard(0), Replicate()]", "(S(0), B)"},
+      {"(flow.sbp.split(0), flow.sbp.broadcast)", "(S(0), B)"},
+      {"[Partial(reduce_op=\"sum\"), Shard(dim=1)]", "(P, S(1))"},
+      {"split(1)", "(S(1))"},
+      {"[B]", "(B)"},
+  };
+  for (const auto& [text, canonical] : cases) {
+    absl::StatusOr<NdSbp> nd = NdSbp::Parse(text);
+    ASSERT_TRUE(nd.ok()) << text << ": " << nd.status();
+    EXPECT_EQ(nd->ToString(), canonical) << text;
+  }
+  for (const std::string text : {"[S(0), B", "[]", "[Shard(0),, B]", "[Partial('max'), B]"}) {
+    absl::StatusOr<NdSbp> nd = NdSbp::Parse(text);
+    ASSERT_FALSE(nd.ok()) << text << " parsed as " << nd->ToString();
+    EXPECT_EQ(nd.status().code(), absl::StatusCode::kInvalidArgument) << text;
+    EXPECT_THAT(std::string(nd.status().message()), HasSubstr(text)) << text;
   }
 }
 
