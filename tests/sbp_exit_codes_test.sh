@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The `sbp` exit-code contract, for every command: 0 success, 1 a failure
-# (bad input, a failed run, a result mismatch), 2 a wrong command line
-# (unknown command or flag, a flag value of the wrong type, extra words).
+# (bad input values, a failed run, a result mismatch), 2 a wrong command
+# line (unknown command or flag, a flag or --format the command does not
+# take, a flag value of the wrong type, extra words). tools/command_table.h.
 #
 #   sbp_exit_codes_test.sh <path to sbp> <plan_mlp.json>
 set -u
@@ -91,10 +92,15 @@ expect 2 "calibrate bad --nproc" calibrate --nproc=2x
 expect 0 "launch" launch --nproc=2 -- /bin/true
 expect 1 "launch failing rank" launch --nproc=2 -- /bin/false
 expect 2 "launch bad --nproc" launch --nproc=many -- /bin/true
+expect 1 "launch no ranks" launch --nproc=0 -- /bin/true
+expect 1 "launch negative ranks" launch --nproc_per_node=-2 -- /bin/true
+expect 1 "launch disagreeing counts" launch --nproc=2 --nproc_per_node=3 -- /bin/true
+expect 0 "launch torchrun's name" launch --nproc_per_node=2 -- /bin/true
+expect 0 "launch sbp itself" launch --nproc=1 -- sbp parse B
+expect 1 "launch bad --rank_prefix" launch --nproc=1 --rank_prefix=maybe -- /bin/true
 
 # demo
-# (No exit-0 case: this tree has no cpu kernel for rotary_embedding yet, so
-# `sbp demo` fails on every mesh; add one when the kernel lands.)
+expect 0 "demo" demo --steps=2
 expect 1 "demo bad mesh" demo --mesh=0,2
 expect 2 "demo bad --steps" demo --steps=three
 
@@ -111,8 +117,26 @@ expect 2 "ops two names" ops matmul relu
 # verify (--device=cuda depends on the build and the machine: see
 # sbp_tool_e2e_test)
 expect 0 "verify" verify --op=relu --mesh=2
-expect 2 "verify unknown op" verify --op=nope
-expect 2 "verify bad device" verify --op=relu --device=tpu
+expect 1 "verify unknown op" verify --op=nope
+expect 1 "verify bad device" verify --op=relu --device=tpu
+expect 2 "verify flag of demo" verify --op=relu --steps=2
+
+# Flags of other commands are a wrong command line, never ignored.
+expect 2 "plan takes no --backend" plan --program="$PROGRAM" --backend=gloo --execute
+expect 2 "plan takes no --trace" plan --program="$PROGRAM" --trace="$TMP/t.json"
+expect 2 "boxing takes no --mesh" boxing --shape=8 --placement="$MESH" --from='(B,B)' --to='(B,B)' \
+  --mesh=2,2
+expect 2 "parse takes no --op" parse B --op=relu
+expect 2 "infer takes no --device" infer --op=relu --placement="$MESH" --input='f32[8]:(B,B)' \
+  --device=cuda
+expect 2 "launch takes no --format" launch --nproc=1 --format=json -- /bin/true
+expect 2 "tour takes no --format" tour --format=json
+# --format only where the output exists, and only the forms it has.
+expect 2 "demo has no dot" demo --format=dot
+expect 2 "verify has no textproto" verify --op=relu --format=textproto
+expect 2 "ops has no dot" ops --format=dot
+expect 0 "demo json" demo --steps=2 --format=json
+expect 0 "version" --version
 
 if ((failures > 0)); then
   echo "$failures check(s) failed"

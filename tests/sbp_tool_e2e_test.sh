@@ -287,23 +287,46 @@ expect_rc 0 "verify relu json"
 grep -qF '"op": "relu", "outcome": "passed"' "$OUT" || fail "verify json: no relu entry"
 
 run verify --op=no_such_op
-expect_rc 2 "verify unknown op"
+expect_rc 1 "verify unknown op"
 grep -qF "unknown op 'no_such_op'" "$ERR" || fail "verify unknown op: no message"
 
 run verify --op=relu --mesh=2,0
-expect_rc 2 "verify bad mesh"
+expect_rc 1 "verify bad mesh"
 grep -qF 'extent 0 is not positive' "$ERR" || fail "verify bad mesh: no message"
+
+# launch: every line a rank prints carries its rank with --rank_prefix=yes,
+# and a command `sbp` is this binary.
+run launch --nproc=2 --rank_prefix=yes -- sbp parse 'Shard(0)'
+expect_rc 0 "launch with rank prefixes"
+[[ "$(grep -c '^\[rank [01]\] sbp:       S(0)$' "$OUT")" == 2 ]] ||
+  fail "launch: each rank's output line should be prefixed [rank N]"
+run launch --nproc=2 --rank_prefix=no -- sbp parse B
+expect_rc 0 "launch without rank prefixes"
+grep -q '^\[rank' "$OUT" && fail "launch --rank_prefix=no: output was prefixed"
+
+# demo --format=json: one object with the run's summary.
+run demo --steps=2 --format=json
+expect_rc 0 "demo json"
+grep -qF '"check": {"passed": true' "$OUT" || fail "demo json: no passing check"
+grep -qF '"reference_losses": [' "$OUT" || fail "demo json: no reference losses"
+grep -qF '"all_to_all": {"steps":' "$OUT" || fail "demo json: no collective totals"
+
+# --version names the version and the build.
+run --version
+expect_rc 0 "version"
+grep -q '^sbp (oneflow_sbp) [0-9]' "$OUT" || fail "version: no version line"
+grep -qF 'cuda off' "$OUT" || fail "version: no build line"
 
 run help verify
 expect_rc 0 "help verify"
 grep -qF 'sbp verify [--op=OP' "$OUT" || fail "help verify: no usage line"
 grep -qF -- '--device=cuda checks the CUDA kernels' "$OUT" || fail "help verify: no --device"
 
-# verify --device: a bad value is a wrong command line; cuda in the default
+# verify --device: a bad value is a failure (exit 1); cuda in the default
 # build is a failure naming the build option (a --config=cuda build says
 # "no CUDA device" without a GPU, and runs relu's CUDA kernel with one).
 run verify --op=relu --device=tpu
-expect_rc 2 "verify bad device"
+expect_rc 1 "verify bad device"
 grep -qF -- "--device='tpu': expected cpu or cuda" "$ERR" || fail "verify bad device: no message"
 run verify --op=relu --mesh=2 --device=cuda
 if grep -qF 'bazel build --config=cuda //tools:sbp' "$ERR"; then

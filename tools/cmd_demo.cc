@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <map>
 #include <vector>
 
@@ -16,6 +17,7 @@
 #include "oneflow_sbp/eager/tensor_layout.h"
 #include "oneflow_sbp/status_macros.h"
 #include "oneflow_sbp/tensor_difference.h"
+#include "tools/demo_report.h"
 #include "tools/program_capture.h"
 #include "tools/rank_runner.h"
 
@@ -33,8 +35,10 @@ struct Run {
 
 // Trains for `steps` on `placement` through `ctx`; every rank of the
 // placement calls it.
+// `on_step(step, loss)` (may be empty) after each step's loss.
 absl::StatusOr<Run> Train(EagerContext& ctx, const DemoOptions& o, const Placement& placement,
-                          eager::ProgramRecorder* recorder = nullptr) {
+                          eager::ProgramRecorder* recorder = nullptr,
+                          const std::function<void(int, double)>& on_step = {}) {
   OFS_ASSIGN_OR_RETURN(LlamaModel model, LlamaModel::Create(ctx, o.model, placement, o.seed));
   OFS_RETURN_IF_ERROR(model.SetBatch(ctx, o.seed));
   Run run;
@@ -49,6 +53,7 @@ absl::StatusOr<Run> Train(EagerContext& ctx, const DemoOptions& o, const Placeme
     if (step == 0 && recorder != nullptr) recorder->Name(loss, "loss");
     OFS_ASSIGN_OR_RETURN(LocalTensor value, eager::ToFull(ctx, loss));
     run.losses.push_back(value.GetDouble(0));
+    if (on_step) on_step(step, run.losses.back());
     OFS_RETURN_IF_ERROR(eager::Backward(ctx, loss));
     if (step == 0) {
       for (const auto& [name, p] : model.parameters()) {
@@ -112,167 +117,202 @@ std::vector<int64_t> KindTotals(const eager::TraceRecorder& trace) {
 
 // Step 0 of rank 0: the forward ops (until the first backward op), or
 // with `all_ops` forward and backward (until the next step's forward).
-std::string OpTable(const eager::TraceRecorder& trace, bool all_ops) {
-  std::string out;
+std::vector<eager::OpEvent> StepZeroOps(const eager::TraceRecorder& trace, bool all_ops) {
+  std::vector<eager::OpEvent> ops;
   bool seen_backward = false;
   for (const eager::OpEvent& e : trace.events()) {
     if (e.backward) seen_backward = true;
     if (seen_backward && !all_ops) break;
     if (seen_backward && !e.backward && e.op != "redistribute") break;
-    absl::StrAppend(&out, absl::StrFormat("  %s%-28s %s\n", e.backward ? "bwd " : "", e.op, e.signature));
-    for (const eager::BoxingEvent& b : e.boxing_steps) {
-      absl::StrAppend(&out, absl::StrFormat("      boxing %-6s %-28s planned %9d B, measured %9d B\n",
-                                            b.blob, b.step, b.planned_received, b.received));
-    }
+    ops.push_back(e);
   }
-  return out;
+  return ops;
 }
 
-}  // namespace
+// The options checked before any rank starts: a bad one is
+// kInvalidArgument; a device this build or machine lacks fails here too.
+struct DemoSetup {
+  DeviceType device = DeviceType::kCpu;
+  Placement placement;
+  Backend backend = Backend::kThreads;
+  PolicyName policy;
+};
 
-absl::StatusOr<std::string> RunDemo(const DemoOptions& o, Engine& engine, int* exit_code) {
+absl::StatusOr<DemoSetup> CheckDemoOptions(const DemoOptions& o, Engine& engine) {
+  DemoSetup setup;
   absl::StatusOr<DeviceType> device = ParseDeviceType(o.device);
   if (!device.ok() || (*device != DeviceType::kCpu && *device != DeviceType::kCuda)) {
     return absl::InvalidArgumentError(
         absl::StrCat("--device='", o.device, "': expected cpu or cuda"));
   }
-  OFS_ASSIGN_OR_RETURN(Placement placement, MeshPlacement(o.mesh, *device));
-  OFS_RETURN_IF_ERROR(ValidateConfig(o.model, placement));
+  setup.device = *device;
+  OFS_ASSIGN_OR_RETURN(setup.placement, MeshPlacement(o.mesh, *device));
+  OFS_RETURN_IF_ERROR(ValidateConfig(o.model, setup.placement));
   if (o.steps < 2) return absl::InvalidArgumentError("--steps must be at least 2 (the loss must go down)");
-  OFS_ASSIGN_OR_RETURN(Backend backend, ParseBackend(o.backend));
+  OFS_ASSIGN_OR_RETURN(setup.backend, ParseBackend(o.backend));
   if (*device != DeviceType::kCpu) {
-    if (backend != Backend::kThreads) {
+    if (setup.backend != Backend::kThreads) {
       return absl::InvalidArgumentError(absl::StrCat(
           "--device=", o.device, " runs on --backend=threads (rank threads sharing one GPU); ",
           "Gloo moves host memory only"));
     }
-    // Fail before any rank starts: no backend in this build, or no device.
     absl::StatusOr<LocalTensor> probe = LocalTensor::Zeros(DataType::kFloat32, {1}, *device);
     if (!probe.ok()) {
       return absl::Status(probe.status().code(),
                           absl::StrCat("--device=", o.device, ": ", probe.status().message()));
     }
   }
-  const PolicyName policy = PolicyName::Of(o.cost);
-  {
-    // Refuse an unknown policy before any rank starts.
-    absl::StatusOr<Engine::PolicyPtr> known = engine.SelectionPolicyFor(policy, placement);
-    if (!known.ok()) return known.status();
+  setup.policy = PolicyName::Of(o.cost);
+  // An unknown policy is refused before any rank starts.
+  OFS_RETURN_IF_ERROR(engine.SelectionPolicyFor(setup.policy, setup.placement).status());
+  return setup;
+}
+
+std::string DemoHeader(const DemoOptions& o, const DemoSetup& setup) {
+  const LlamaConfig& c = o.model;
+  return absl::StrFormat(
+      "LLaMA-style decoder: %d layer%s, batch %d, seq %d, hidden %d, %d heads, ffn %d, vocab %d\n"
+      "mesh %s (%s): data parallel on axis 0; Megatron on axis 1 (q/k/v, gate/up and the\n"
+      "vocabulary projection column-parallel, output and down projections row-parallel, the\n"
+      "embedding vocabulary-parallel). Only inputs and weights are marked; every other\n"
+      "layout is the engine's choice (cost policy %s).\n\n",
+      c.layers, c.layers == 1 ? "" : "s", c.batch, c.seq, c.hidden, c.heads, c.ffn, c.vocab,
+      setup.placement.ToString(), BackendName(setup.backend), setup.policy.str());
+}
+
+// The reference: the same model and seed on one CPU rank.
+absl::StatusOr<Run> ReferenceRun(const DemoOptions& o, Engine& engine) {
+  Run reference;
+  OFS_ASSIGN_OR_RETURN(Placement single, Placement::Parse("cpu:0"));
+  OFS_ASSIGN_OR_RETURN(std::vector<absl::Status> ran,
+                       comm::RunRanks(1, [&](comm::Communicator& one) {
+                         eager::EagerOptions ref_options;
+                         ref_options.kernels = o.kernels;
+                         EagerContext ref_ctx(engine, one, ref_options);
+                         absl::StatusOr<Run> r = Train(ref_ctx, o, single);
+                         if (!r.ok()) return r.status();
+                         reference = *std::move(r);
+                         return absl::OkStatus();
+                       }));
+  OFS_RETURN_IF_ERROR(ran[0]);
+  return reference;
+}
+
+// Step 0's forward as two programs for `sbp plan`: FILE (weights free)
+// and FILE's stem + ".marked.json" (the Megatron marking).
+absl::Status WriteRecordedPrograms(const std::string& path,
+                                   const eager::ProgramRecorder& recorder) {
+  std::string marked = path;
+  if (absl::EndsWith(marked, ".json")) marked.resize(marked.size() - 5);
+  marked += ".marked.json";
+  const std::string loss_name = recorder.ops().empty() ? "" : recorder.ops().back().outputs[0];
+  OFS_RETURN_IF_ERROR(WriteProgram(path, RecordedProgramToProto(recorder, false, loss_name)));
+  return WriteProgram(marked, RecordedProgramToProto(recorder, true, loss_name));
+}
+
+// The checks of a run against the reference, into `report`.
+void CheckAgainstReference(const Run& run, const Run& reference, DemoReport* report) {
+  report->losses = run.losses;
+  report->reference_losses = reference.losses;
+  double loss_err = 0;
+  for (size_t s = 0; s < run.losses.size(); ++s) {
+    loss_err = std::max(loss_err, std::abs(run.losses[s] - reference.losses[s]) /
+                                      std::max(1e-6, std::abs(reference.losses[s])));
   }
-  const int n = static_cast<int>(placement.parallel_num());
+  double grad_err = 0;
+  for (size_t i = 0; i < run.grads.size(); ++i) {
+    grad_err = std::max(grad_err, MaxRelativeDifference(absl::MakeConstSpan(&run.grads[i], 1),
+                                                        absl::MakeConstSpan(&reference.grads[i], 1),
+                                                        1e-6));
+  }
+  report->loss_max_rel_err = loss_err;
+  report->grad_max_rel_err = grad_err;
+  report->gradients = static_cast<int>(run.grads.size());
+  report->loss_matches = loss_err < 1e-4;
+  report->gradients_match = grad_err < 1e-3;
+  report->loss_went_down = run.losses.back() < run.losses.front();
+}
+
+void AddCollectives(const std::vector<int64_t>& totals, DemoReport* report) {
+  for (int k = 0; k < kNumKinds; ++k) {
+    if (totals[3 * k] == 0) continue;
+    report->collectives.push_back({kKinds[k], totals[3 * k], totals[3 * k + 1], totals[3 * k + 2]});
+  }
+}
+
+// Chrome traces: threads, one file with every rank's timeline (rank 0
+// writes it once all have arrived); processes, one file per rank.
+absl::Status WriteTraces(const DemoOptions& o, Backend backend, comm::Communicator& world,
+                         EagerContext& ctx, std::vector<eager::TraceRecorder>& traces) {
+  if (backend != Backend::kThreads) {
+    return eager::WriteChromeTrace(absl::StrCat(*o.trace, ".rank", world.rank(), ".json"),
+                                   {&ctx.trace()});
+  }
+  traces[world.rank()] = ctx.trace();
+  OFS_RETURN_IF_ERROR(world.Barrier());
+  if (world.rank() != 0) return absl::OkStatus();
+  std::vector<const eager::TraceRecorder*> all;
+  for (const eager::TraceRecorder& t : traces) all.push_back(&t);
+  return eager::WriteChromeTrace(*o.trace, all);
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> RunDemo(const DemoOptions& o, Engine& engine, int* exit_code) {
+  OFS_ASSIGN_OR_RETURN(const DemoSetup setup, CheckDemoOptions(o, engine));
+  auto progress = [&](const std::string& line) {
+    if (o.progress) o.progress(line);
+  };
+  progress(DemoHeader(o, setup));
+  progress(absl::StrCat("single-rank reference: ", o.steps, " steps on cpu:0 ...\n"));
+  OFS_ASSIGN_OR_RETURN(const Run reference, ReferenceRun(o, engine));
+  progress(absl::StrCat("training on ", setup.placement.ToString(), ":\n"));
+  const int n = static_cast<int>(setup.placement.parallel_num());
   std::vector<eager::TraceRecorder> traces(n);
   RankRunOptions run_options;
-  run_options.device = *device;
-  return RunOnRanks(backend, n, [&](comm::Communicator& world) -> absl::StatusOr<std::string> {
-    // The reference: the same model and seed on one rank.
-    Run reference;
-    OFS_ASSIGN_OR_RETURN(Placement single, Placement::Parse("cpu:0"));
-    absl::StatusOr<std::vector<absl::Status>> ref_ran = comm::RunRanks(1, [&](comm::Communicator& one) {
-      eager::EagerOptions ref_options;
-      ref_options.kernels = o.kernels;
-      EagerContext ref_ctx(engine, one, ref_options);
-      absl::StatusOr<Run> r = Train(ref_ctx, o, single);
-      if (!r.ok()) return r.status();
-      reference = *std::move(r);
-      return absl::OkStatus();
-    });
-    if (!ref_ran.ok()) return ref_ran.status();
-    if (!(*ref_ran)[0].ok()) return (*ref_ran)[0];
-
+  run_options.device = setup.device;
+  OFS_ASSIGN_OR_RETURN(std::string out, RunOnRanks(setup.backend, n, [&](comm::Communicator& world)
+                                                      -> absl::StatusOr<std::string> {
     eager::EagerOptions eo;
     eo.kernels = o.kernels;
     eo.trace = true;
-    eo.cost_policy = policy;
+    eo.cost_policy = setup.policy;
     EagerContext ctx(engine, world, eo);
-    eager::ProgramRecorder recorder(placement);
+    eager::ProgramRecorder recorder(setup.placement);
     const bool records = o.record.has_value() && world.rank() == 0;
-    OFS_ASSIGN_OR_RETURN(Run run, Train(ctx, o, placement, records ? &recorder : nullptr));
-    if (records) {
-      std::string marked = *o.record;
-      if (absl::EndsWith(marked, ".json")) marked.resize(marked.size() - 5);
-      marked += ".marked.json";
-      const std::string loss_name = recorder.ops().empty() ? "" : recorder.ops().back().outputs[0];
-      OFS_RETURN_IF_ERROR(WriteProgram(*o.record, RecordedProgramToProto(recorder, false, loss_name)));
-      OFS_RETURN_IF_ERROR(WriteProgram(marked, RecordedProgramToProto(recorder, true, loss_name)));
+    std::function<void(int, double)> on_step;
+    if (world.rank() == 0) {
+      on_step = [&](int step, double loss) {
+        progress(absl::StrFormat("  step %d/%d: loss %.6f (reference %.6f)\n", step + 1, o.steps,
+                                 loss, reference.losses[step]));
+      };
     }
-
+    OFS_ASSIGN_OR_RETURN(Run run,
+                         Train(ctx, o, setup.placement, records ? &recorder : nullptr, on_step));
+    if (records) OFS_RETURN_IF_ERROR(WriteRecordedPrograms(*o.record, recorder));
     std::vector<int64_t> totals = KindTotals(ctx.trace());
     OFS_RETURN_IF_ERROR(world.AllReduce(totals.data(), totals.data(),
                                         static_cast<int64_t>(totals.size()), DataType::kInt64));
-    if (o.trace) {
-      // Threads: one file with every rank's timeline; processes: one file
-      // per rank (Perfetto opens several).
-      if (backend == Backend::kThreads) {
-        traces[world.rank()] = ctx.trace();
-        OFS_RETURN_IF_ERROR(world.Barrier());
-        if (world.rank() == 0) {
-          std::vector<const eager::TraceRecorder*> all;
-          for (const eager::TraceRecorder& t : traces) all.push_back(&t);
-          OFS_RETURN_IF_ERROR(eager::WriteChromeTrace(*o.trace, all));
-        }
-      } else {
-        OFS_RETURN_IF_ERROR(eager::WriteChromeTrace(
-            absl::StrCat(*o.trace, ".rank", world.rank(), ".json"), {&ctx.trace()}));
-      }
-    }
+    if (o.trace) OFS_RETURN_IF_ERROR(WriteTraces(o, setup.backend, world, ctx, traces));
     if (world.rank() != 0) return std::string();
-
-    // Checks.
-    double loss_err = 0;
-    for (size_t s = 0; s < run.losses.size(); ++s) {
-      loss_err = std::max(loss_err, std::abs(run.losses[s] - reference.losses[s]) /
-                                        std::max(1e-6, std::abs(reference.losses[s])));
-    }
-    double grad_err = 0;
-    for (size_t i = 0; i < run.grads.size(); ++i) {
-      const double e = MaxRelativeDifference(absl::MakeConstSpan(&run.grads[i], 1),
-                                             absl::MakeConstSpan(&reference.grads[i], 1), 1e-6);
-      if (e > grad_err) grad_err = e;
-    }
-    const bool loss_ok = loss_err < 1e-4;
-    const bool grads_ok = grad_err < 1e-3;
-    const bool descends = run.losses.back() < run.losses.front();
-    if (!(loss_ok && grads_ok && descends) && exit_code != nullptr) *exit_code = 1;
-
-    const LlamaConfig& c = o.model;
-    std::string out = absl::StrFormat(
-        "LLaMA-style decoder: %d layer%s, batch %d, seq %d, hidden %d, %d heads, ffn %d, vocab %d\n"
-        "mesh %s (%s): data parallel on axis 0; Megatron on axis 1 (q/k/v, gate/up and the\n"
-        "vocabulary projection column-parallel, output and down projections row-parallel, the\n"
-        "embedding vocabulary-parallel). Only inputs and weights are marked; every other\n"
-        "layout is the engine's choice (cost policy %s).\n\n",
-        c.layers, c.layers == 1 ? "" : "s", c.batch, c.seq, c.hidden, c.heads, c.ffn, c.vocab,
-        placement.ToString(), BackendName(backend), policy.str());
-    absl::StrAppend(&out, "step 0, forward, as rank 0 runs it (signature; boxing with planned and "
-                          "measured bytes received by rank 0):\n");
-    absl::StrAppend(&out, OpTable(ctx.trace(), o.all_ops));
-    absl::StrAppend(&out, "\ncollectives over ", o.steps, " steps (forward, backward, Adam; all ranks):\n");
-    for (int k = 0; k < kNumKinds; ++k) {
-      if (totals[3 * k] == 0) continue;
-      absl::StrAppend(&out, absl::StrFormat("  %-14s %5d steps, %12d bytes received (planned %d)\n",
-                                            kKinds[k], totals[3 * k], totals[3 * k + 2],
-                                            totals[3 * k + 1]));
-    }
-    std::vector<std::string> losses, ref_losses;
-    for (double l : run.losses) losses.push_back(absl::StrFormat("%.6f", l));
-    for (double l : reference.losses) ref_losses.push_back(absl::StrFormat("%.6f", l));
-    absl::StrAppend(&out, "\nloss per step:        ", absl::StrJoin(losses, "  "), "\n");
-    absl::StrAppend(&out, "single-rank reference: ", absl::StrJoin(ref_losses, "  "), "\n");
-    absl::StrAppend(&out, absl::StrFormat(
-        "check: loss %s (max rel err %.2g), %d gradients %s (max rel err %.2g), loss %s\n",
-        loss_ok ? "matches" : "DIFFERS", loss_err, static_cast<int>(run.grads.size()),
-        grads_ok ? "match" : "DIFFER", grad_err, descends ? "went down" : "DID NOT GO DOWN"));
-    if (o.record) {
-      absl::StrAppend(&out, "program: ", *o.record, " (weights free) and its .marked.json twin "
-                      "(Megatron marking); plan them with sbp plan --program=FILE\n");
-    }
+    DemoReport report;
+    report.placement = setup.placement.ToString();
+    report.backend = std::string(BackendName(setup.backend));
+    report.cost_policy = std::string(setup.policy.str());
+    report.steps = o.steps;
+    report.ops = StepZeroOps(ctx.trace(), o.all_ops);
+    AddCollectives(totals, &report);
+    CheckAgainstReference(run, reference, &report);
+    if (o.record) report.record = *o.record;
     if (o.trace) {
-      absl::StrAppend(&out, "trace: ", *o.trace,
-                      backend == Backend::kThreads ? "" : ".rank<N>.json",
-                      " (open in ui.perfetto.dev or chrome://tracing)\n");
+      report.trace = absl::StrCat(*o.trace, setup.backend == Backend::kThreads ? "" : ".rank<N>.json");
     }
-    return out;
-  }, run_options);
+    if (!report.passed() && exit_code != nullptr) *exit_code = 1;
+    return o.json ? DemoReportJson(report) : absl::StrCat("\n", DemoReportText(report));
+  }, run_options));
+  // Without a progress sink the header leads the text report.
+  if (!o.json && !o.progress) out = absl::StrCat(DemoHeader(o, setup), out);
+  return out;
 }
 
 }  // namespace oneflow_sbp::cli

@@ -5,6 +5,7 @@
 #ifndef TOOLS_CMD_DEMO_H_
 #define TOOLS_CMD_DEMO_H_
 
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -38,11 +39,18 @@ struct DemoOptions {
   // reference always runs the CPU kernels, so a cuda run also checks the
   // CUDA kernels against the CPU ones.
   std::string device = "cpu";
+  // The report as one JSON object (`--format=json`) instead of text.
+  bool json = false;
+  // Where text progress goes as the run proceeds (the header at once, a
+  // line as the reference starts and one per step, each complete); empty:
+  // nowhere, and the header leads the returned report instead.
+  std::function<void(const std::string&)> progress;
   // nullptr: kernels::KernelRegistry::Global() (tests give their own).
   const kernels::KernelRegistry* kernels = nullptr;
 };
 
-// The report (rank 0's). A loss or gradient that differs from the single
+// The report (rank 0's; after the header and the per-step lines, which go to
+// options.progress when it is set). A loss or gradient that differs from the single
 // rank run, or a loss that does not go down, sets *exit_code to 1.
 // kInvalidArgument for a bad option (a wrong command line);
 // kUnimplemented / kFailedPrecondition when this build or machine lacks

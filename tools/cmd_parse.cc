@@ -19,7 +19,16 @@ enum class Kind { kNdSbp, kPlacement, kShape, kDType };
 Kind Classify(absl::string_view value) {
   const absl::string_view v = absl::StripAsciiWhitespace(value);
   if (ParseDataType(v).ok()) return Kind::kDType;
-  if (!v.empty() && (absl::ascii_isdigit(v[0]) || v[0] == '[')) return Kind::kShape;
+  // A shape is digits ([10,6] or 10,6); a bracketed list of anything else
+  // is a layout written as a list ([Shard(0), Replicate()]).
+  if (!v.empty() && absl::ascii_isdigit(v[0])) return Kind::kShape;
+  if (!v.empty() && v[0] == '[') {
+    const size_t first = v.find_first_not_of("[ ");
+    return first == absl::string_view::npos || absl::ascii_isdigit(v[first]) ||
+                   v[first] == ']'
+               ? Kind::kShape
+               : Kind::kNdSbp;
+  }
   if (absl::StrContains(v, "device_tag") || absl::StrContains(v, "device_name")) {
     return Kind::kPlacement;
   }

@@ -2,12 +2,16 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdlib>
+#include <memory>
+#include <string>
 #include <cstring>
 #include <thread>
 
@@ -180,8 +184,88 @@ class Children {
 // Forks and execs one rank. The child reports an exec failure's errno
 // through a close-on-exec pipe, so a bad command is an error here rather
 // than a mysterious exit code 127.
+// Copies the lines a rank writes to one of its streams onto the launcher's
+// (`to`: 1 or 2), each prefixed "[rank N] ", one write(2) per line under a
+// lock shared by every rank's readers, so lines never interleave.
+class PrefixedStream {
+ public:
+  PrefixedStream(int rank, int to, absl::Mutex* write_mu)
+      : prefix_(absl::StrCat("[rank ", rank, "] ")), to_(to), write_mu_(write_mu) {}
+  ~PrefixedStream() {
+    if (thread_.joinable()) thread_.join();
+    if (read_fd_ >= 0) close(read_fd_);
+    if (write_fd_ >= 0) close(write_fd_);
+  }
+
+  // The pipe the rank writes into; its write end goes to the child.
+  absl::Status Open() {
+    int fds[2];
+    if (pipe2(fds, O_CLOEXEC) != 0) {
+      return absl::UnavailableError(absl::StrCat("launch: pipe: ", std::strerror(errno)));
+    }
+    read_fd_ = fds[0];
+    write_fd_ = fds[1];
+    return absl::OkStatus();
+  }
+  int write_fd() const { return write_fd_; }
+
+  // After the fork: the launcher keeps only the read end and copies until
+  // every writer is gone, or until `stop` is set and nothing is left to read
+  // (a grandchild that keeps the pipe open cannot hold the launcher).
+  void Start(const std::atomic<bool>* stop) {
+    close(write_fd_);
+    write_fd_ = -1;
+    thread_ = std::thread([this, stop] { Copy(stop); });
+  }
+
+ private:
+  void Copy(const std::atomic<bool>* stop) {
+    std::string pending;
+    char buf[4096];
+    while (true) {
+      pollfd p{read_fd_, POLLIN, 0};
+      const int ready = poll(&p, 1, 100);
+      if (ready == 0) {
+        if (stop->load()) break;
+        continue;
+      }
+      if (ready < 0 && errno == EINTR) continue;
+      const ssize_t n = ready < 0 ? -1 : read(read_fd_, buf, sizeof(buf));
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      pending.append(buf, static_cast<size_t>(n));
+      size_t start = 0;
+      for (size_t nl; (nl = pending.find('\n', start)) != std::string::npos; start = nl + 1) {
+        Emit(absl::string_view(pending).substr(start, nl + 1 - start));
+      }
+      pending.erase(0, start);
+    }
+    if (!pending.empty()) Emit(pending + "\n");
+  }
+  void Emit(absl::string_view line) {
+    const std::string out = absl::StrCat(prefix_, line);
+    absl::MutexLock lock(write_mu_);
+    size_t done = 0;
+    while (done < out.size()) {
+      const ssize_t w = write(to_, out.data() + done, out.size() - done);
+      if (w < 0 && errno == EINTR) continue;
+      if (w <= 0) return;
+      done += static_cast<size_t>(w);
+    }
+  }
+
+  const std::string prefix_;
+  const int to_;
+  absl::Mutex* const write_mu_;
+  int read_fd_ = -1;
+  int write_fd_ = -1;
+  std::thread thread_;
+};
+
+// Forks and execs one rank; with out_fd/err_fd >= 0 its stdout/stderr are
+// those descriptors.
 absl::StatusOr<int> Spawn(const std::string& path, std::vector<char*>& argv,
-                          std::vector<char*>& envp) {
+                          std::vector<char*>& envp, int out_fd = -1, int err_fd = -1) {
   int fds[2];
   if (pipe2(fds, O_CLOEXEC) != 0) {
     return absl::UnavailableError(absl::StrCat("launch: pipe: ", std::strerror(errno)));
@@ -198,6 +282,8 @@ absl::StatusOr<int> Spawn(const std::string& path, std::vector<char*>& argv,
     close(fds[0]);
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() != parent) _exit(126);  // the launcher died before prctl
+    if (out_fd >= 0) dup2(out_fd, STDOUT_FILENO);
+    if (err_fd >= 0) dup2(err_fd, STDERR_FILENO);
     execve(path.c_str(), argv.data(), envp.data());
     const int err = errno;
     (void)!write(fds[1], &err, sizeof(err));
@@ -239,10 +325,32 @@ absl::StatusOr<LaunchResult> Launch(const LaunchOptions& options,
   Children children;
   std::vector<std::thread> waiters;
   absl::Status spawn_error;
+  // With prefix_output: two prefixed streams per rank, stopped (once the
+  // ranks have ended) by `stop_copying`.
+  absl::Mutex write_mu;
+  std::atomic<bool> stop_copying{false};
+  std::vector<std::unique_ptr<PrefixedStream>> streams;
   for (int local = 0; local < options.nproc; ++local) {
     std::vector<std::string> env = RankEnvironment(options, result.master_port, local);
     std::vector<char*> cenv = CStrings(env);
-    absl::StatusOr<int> pid = Spawn(*path, cargs, cenv);
+    PrefixedStream* out = nullptr;
+    PrefixedStream* err = nullptr;
+    if (options.prefix_output) {
+      const int rank = options.node_rank * options.nproc + local;
+      for (int to : {STDOUT_FILENO, STDERR_FILENO}) {
+        streams.push_back(std::make_unique<PrefixedStream>(rank, to, &write_mu));
+        if (absl::Status s = streams.back()->Open(); !s.ok()) spawn_error = s;
+      }
+      if (!spawn_error.ok()) break;
+      out = streams[streams.size() - 2].get();
+      err = streams.back().get();
+    }
+    absl::StatusOr<int> pid = Spawn(*path, cargs, cenv, out ? out->write_fd() : -1,
+                                    err ? err->write_fd() : -1);
+    if (out != nullptr) {
+      out->Start(&stop_copying);
+      err->Start(&stop_copying);
+    }
     if (!pid.ok()) {
       spawn_error = pid.status();
       break;
@@ -269,6 +377,8 @@ absl::StatusOr<LaunchResult> Launch(const LaunchOptions& options,
     children.Signal(SIGKILL);
   }
   for (std::thread& t : waiters) t.join();
+  stop_copying.store(true);
+  streams.clear();  // joins the copying threads once they have drained
   result.ranks = children.exits();
 
   if (!spawn_error.ok()) return spawn_error;

@@ -61,6 +61,10 @@ struct LaunchOptions {
   // Extra variables for every rank, set after (and so overriding) the
   // launcher's own environment.
   std::vector<std::pair<std::string, std::string>> env;
+  // Each line a rank writes to stdout or stderr goes to the launcher's,
+  // prefixed "[rank N] " (N the global rank); lines are never interleaved.
+  // Off: the ranks inherit the launcher's stdout and stderr.
+  bool prefix_output = false;
 };
 
 // How one rank process ended.
