@@ -1,7 +1,7 @@
 // Calibration of the cost model: per mesh axis, the bandwidth a rank can
 // send (and receive) at and the fixed latency of one collective; and per
 // rank, the compute rate and memory bandwidth that price an op's local work
-// (graph-level selection, oneflow_sbp/graph/, weighs boxing against it).
+// (graph-level selection, graph/, weighs boxing against it).
 //
 // Example:
 //   Calibration c = Calibration::Defaults(2);      // a 2-axis mesh

@@ -18,7 +18,7 @@
 #include "absl/time/time.h"
 #include "boxing/boxing_plan.h"
 #include "boxing/calibration.h"
-#include "boxing/comm/inprocess_world.h"
+#include "runtime/comm/inprocess_world.h"
 #include "boxing/planner.h"
 #include "fuzz/fuzz_check.h"
 #include "fuzz/fuzz_gen.h"

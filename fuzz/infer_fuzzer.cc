@@ -18,7 +18,7 @@
 #include "fuzz/fuzz_gen.h"
 #include "fuzz/fuzz_input.h"
 #include "oneflow_sbp/attr_value.h"
-#include "oneflow_sbp/engine.h"
+#include "engine/engine.h"
 #include "oneflow_sbp/infer_types.h"
 #include "oneflow_sbp/op_call.h"
 #include "oneflow_sbp/sbp_signature.h"

@@ -13,7 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "fuzz/fuzz_check.h"
 #include "fuzz/fuzz_input.h"
-#include "oneflow_sbp/engine.h"
+#include "engine/engine.h"
 #include "ops/builtin_ops.h"
 #include "tools/cmd_infer.h"
 

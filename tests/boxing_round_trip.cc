@@ -4,8 +4,8 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "boxing/comm/inprocess_world.h"
-#include "boxing/executor.h"
+#include "runtime/comm/inprocess_world.h"
+#include "runtime/executor.h"
 #include "boxing/planner.h"
 #include "gtest/gtest.h"
 #include "ops/kernels/shard_harness.h"

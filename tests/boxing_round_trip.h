@@ -17,7 +17,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "boxing/comm/communicator.h"
+#include "runtime/comm/communicator.h"
 #include "oneflow_sbp/local_tensor.h"
 #include "oneflow_sbp/nd_sbp.h"
 #include "oneflow_sbp/placement.h"

@@ -24,7 +24,7 @@
 #include "absl/strings/numbers.h"
 #include "boxing/planner.h"
 #include "gtest/gtest.h"
-#include "oneflow_sbp/engine.h"
+#include "engine/engine.h"
 #include "oneflow_sbp/infer_cache.h"
 #include "oneflow_sbp/oneflow_selection.h"
 #include "oneflow_sbp/signature_inference.h"

@@ -11,7 +11,7 @@
 #include "Eigen/Core"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "boxing/comm/collectives.h"
+#include "runtime/comm/collectives.h"
 #include "oneflow_sbp/placement.h"
 #include "oneflow_sbp/status_macros.h"
 #include "oneflow_sbp/tensor_slice_view.h"

@@ -19,7 +19,7 @@
 
 #include "absl/status/status.h"
 #include "absl/types/span.h"
-#include "boxing/comm/communicator.h"
+#include "runtime/comm/communicator.h"
 #include "oneflow_sbp/device_ops.h"
 
 namespace oneflow_sbp::comm::testing {

@@ -9,8 +9,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "boxing/collective_moves.h"
-#include "boxing/comm/communicator.h"
-#include "boxing/comm/inprocess_world.h"
+#include "runtime/comm/communicator.h"
+#include "runtime/comm/inprocess_world.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/comm_scenarios.h"

@@ -37,7 +37,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "boxing/comm/launcher.h"
+#include "runtime/comm/launcher.h"
 #include "tests/comm_scenarios.h"
 #include "tests/comm_worker_results.h"
 #include "tests/fault_soak.h"

@@ -16,8 +16,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "boxing/comm/inprocess_world.h"
-#include "boxing/comm/nccl_communicator.h"
+#include "runtime/comm/inprocess_world.h"
+#include "runtime/comm/nccl_communicator.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "oneflow_sbp/cuda/cuda_device.h"

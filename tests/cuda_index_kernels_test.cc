@@ -10,7 +10,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "boxing/comm/inprocess_world.h"
+#include "runtime/comm/inprocess_world.h"
 #include "gtest/gtest.h"
 #include "oneflow_sbp/local_tensor.h"
 #include "tests/cuda_compare.h"

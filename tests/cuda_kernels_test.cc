@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "boxing/region_copy.h"
+#include "runtime/region_copy.h"
 #include "gtest/gtest.h"
 #include "oneflow_sbp/cuda/cuda_device.h"
 #include "oneflow_sbp/local_tensor.h"

@@ -5,7 +5,7 @@
 #include <thread>
 #include <vector>
 
-#include "boxing/comm/nccl_communicator.h"
+#include "runtime/comm/nccl_communicator.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"

@@ -1,4 +1,4 @@
-// The in-process world's device seam (boxing/comm/buffer_ops.h) on the
+// The in-process world's device seam (runtime/comm/buffer_ops.h) on the
 // CPU, so CI covers it without a GPU: the shared communicator scenarios
 // and boxing round trips on a world whose payload copies, reductions and
 // staging go through DeviceOps (the CPU backend, wrapped to count calls
@@ -13,7 +13,7 @@
 #include "absl/strings/match.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/strings/str_cat.h"
-#include "boxing/comm/inprocess_world.h"
+#include "runtime/comm/inprocess_world.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "oneflow_sbp/device_ops.h"

@@ -1,18 +1,18 @@
 // The eager interpreter on real in-process ranks: global tensors, Apply
 // (infer, box, compute, wrap), Redistribute, autograd and the trace.
-#include "oneflow_sbp/eager/apply.h"
+#include "eager/apply.h"
 
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "absl/strings/match.h"
-#include "boxing/comm/inprocess_world.h"
+#include "runtime/comm/inprocess_world.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "oneflow_sbp/eager/autograd.h"
-#include "oneflow_sbp/eager/tensor_layout.h"
-#include "oneflow_sbp/engine.h"
+#include "eager/autograd.h"
+#include "eager/tensor_layout.h"
+#include "engine/engine.h"
 #include "ops/builtin_ops.h"
 #include "tests/value_test_util.h"
 

@@ -1,6 +1,6 @@
 // The Engine facade: cost policies by name, exact cache keys (OpDef
 // identity, calibration fingerprints), stats and bounded caches.
-#include "oneflow_sbp/engine.h"
+#include "engine/engine.h"
 
 #include <memory>
 #include <string>

@@ -5,13 +5,13 @@
 // full integer-valued tensor, runs the plan on every rank, assembles the
 // result and requires it bit-exact, and requires every rank's measured
 // bytes per step to equal the plan's prediction.
-#include "boxing/executor.h"
+#include "runtime/executor.h"
 
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "boxing/comm/inprocess_world.h"
+#include "runtime/comm/inprocess_world.h"
 #include "boxing/planner.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"

@@ -11,7 +11,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "boxing/calibration.h"
-#include "boxing/executor.h"
+#include "runtime/executor.h"
 #include "boxing/planner.h"
 #include "oneflow_sbp/local_tensor.h"
 #include "oneflow_sbp/status_macros.h"

@@ -20,7 +20,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "boxing/boxing_plan.h"
-#include "boxing/comm/communicator.h"
+#include "runtime/comm/communicator.h"
 #include "oneflow_sbp/data_type.h"
 #include "oneflow_sbp/nd_sbp.h"
 #include "oneflow_sbp/placement.h"

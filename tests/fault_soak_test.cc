@@ -19,8 +19,8 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "boxing/comm/inprocess_world.h"
-#include "boxing/comm/launcher.h"
+#include "runtime/comm/inprocess_world.h"
+#include "runtime/comm/launcher.h"
 #include "gtest/gtest.h"
 #include "tests/comm_worker_results.h"
 #include "tests/fault_soak.h"

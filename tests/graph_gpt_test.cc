@@ -6,8 +6,8 @@
 #include <cstdio>
 
 #include "gtest/gtest.h"
-#include "oneflow_sbp/graph/program_generators.h"
-#include "oneflow_sbp/graph/program_planner.h"
+#include "graph/program_generators.h"
+#include "graph/program_planner.h"
 #include "ops/builtin_ops.h"
 
 namespace oneflow_sbp::graph {

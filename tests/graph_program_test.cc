@@ -7,8 +7,8 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "oneflow_sbp/graph/program.h"
-#include "oneflow_sbp/io/program_proto.h"
+#include "graph/program.h"
+#include "io/program_proto.h"
 #include "ops/builtin_ops.h"
 
 namespace oneflow_sbp::graph {

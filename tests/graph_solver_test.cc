@@ -1,14 +1,14 @@
 // The cost-graph solver: reductions are exact, the solver equals brute
 // force on random graphs (ties and infeasible entries included), local
 // search never loses to its starts, and bad graphs are errors.
-#include "oneflow_sbp/graph/graph_solver.h"
+#include "graph/graph_solver.h"
 
 #include <random>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "oneflow_sbp/graph/cost_graph.h"
-#include "oneflow_sbp/graph/elimination.h"
+#include "graph/cost_graph.h"
+#include "graph/elimination.h"
 
 namespace oneflow_sbp::graph {
 namespace {

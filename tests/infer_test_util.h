@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "oneflow_sbp/engine.h"
+#include "engine/engine.h"
 #include "oneflow_sbp/infer_types.h"
 #include "oneflow_sbp/op_call.h"
 #include "oneflow_sbp/op_registry.h"

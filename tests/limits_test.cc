@@ -16,7 +16,7 @@
 #include "boxing/planner.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "oneflow_sbp/engine.h"
+#include "engine/engine.h"
 #include "oneflow_sbp/explain_recorder.h"
 #include "oneflow_sbp/op_registry.h"
 #include "oneflow_sbp/sbp_context.h"

@@ -10,7 +10,7 @@
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
-#include "boxing/comm/nccl_communicator.h"
+#include "runtime/comm/nccl_communicator.h"
 
 namespace oneflow_sbp::comm::testing {
 

@@ -3,7 +3,7 @@
 // cost model priced, and the planned and greedy choices compute the same
 // outputs. Failure paths: an assignment that does not fit the program, and a
 // required signature that inference cannot honour.
-#include "oneflow_sbp/eager/program_runner.h"
+#include "eager/program_runner.h"
 
 #include <algorithm>
 #include <cmath>
@@ -11,12 +11,12 @@
 #include <mutex>
 #include <vector>
 
-#include "boxing/comm/inprocess_world.h"
+#include "runtime/comm/inprocess_world.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "oneflow_sbp/eager/apply.h"
-#include "oneflow_sbp/graph/program_generators.h"
-#include "oneflow_sbp/graph/program_planner.h"
+#include "eager/apply.h"
+#include "graph/program_generators.h"
+#include "graph/program_planner.h"
 #include "oneflow_sbp/tensor_difference.h"
 #include "ops/builtin_ops.h"
 #include "tests/infer_test_util.h"

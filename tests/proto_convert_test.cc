@@ -9,9 +9,9 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/value_test_util.h"
-#include "oneflow_sbp/io/proto_convert.h"
-#include "oneflow_sbp/io/proto_io.h"
-#include "oneflow_sbp/io/message_decode.h"
+#include "io/proto_convert.h"
+#include "io/proto_io.h"
+#include "io/message_decode.h"
 
 namespace oneflow_sbp {
 namespace {

@@ -1,6 +1,6 @@
 // Region copies between shards and packed buffers: every region of small
 // shards against an element-by-element reference, adds, and bad regions.
-#include "boxing/region_copy.h"
+#include "runtime/region_copy.h"
 
 #include <vector>
 

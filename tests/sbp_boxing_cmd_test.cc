@@ -6,7 +6,7 @@
 #include "gtest/gtest.h"
 #include "tests/infer_test_util.h"
 #include "oneflow_sbp/device_ops.h"
-#include "oneflow_sbp/io/proto_io.h"
+#include "io/proto_io.h"
 #include "proto/boxing.pb.h"
 #include "ops/builtin_ops.h"
 #include "tools/cmd_boxing.h"

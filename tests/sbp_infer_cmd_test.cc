@@ -5,7 +5,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/infer_test_util.h"
-#include "oneflow_sbp/io/proto_io.h"
+#include "io/proto_io.h"
 #include "ops/builtin_ops.h"
 #include "ops/kernels/kernel_registry.h"
 #include "proto/infer.pb.h"

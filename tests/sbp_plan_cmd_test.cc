@@ -4,7 +4,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "oneflow_sbp/io/proto_io.h"
+#include "io/proto_io.h"
 #include "ops/builtin_ops.h"
 #include "tests/infer_test_util.h"
 #include "proto/program.pb.h"

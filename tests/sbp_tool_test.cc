@@ -7,7 +7,7 @@
 #include "absl/status/status.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "oneflow_sbp/io/proto_io.h"
+#include "io/proto_io.h"
 #include "proto/sbp_parallel.pb.h"
 #include "proto/sbp_tool.pb.h"
 #include "proto/tensor_slice.pb.h"

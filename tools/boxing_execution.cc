@@ -6,7 +6,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
-#include "boxing/executor.h"
+#include "runtime/executor.h"
 #include "oneflow_sbp/device_ops.h"
 #include "ops/kernels/shard_harness.h"
 

@@ -10,7 +10,7 @@
 
 #include "absl/status/statusor.h"
 #include "boxing/boxing_plan.h"
-#include "boxing/comm/communicator.h"
+#include "runtime/comm/communicator.h"
 #include "proto/boxing.pb.h"
 
 namespace oneflow_sbp::cli {

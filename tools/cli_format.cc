@@ -4,7 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "oneflow_sbp/io/proto_io.h"
+#include "io/proto_io.h"
 
 namespace oneflow_sbp::cli {
 

@@ -3,7 +3,7 @@
 // Every subcommand produces a result message and a human text rendering;
 // --format picks one: text (default), json (proto field names), textproto,
 // plus command-specific formats (table, dot) handled by the command.
-// Values on the command line are decoded by oneflow_sbp/io/message_decode.h.
+// Values on the command line are decoded by io/message_decode.h.
 #ifndef TOOLS_CLI_FORMAT_H_
 #define TOOLS_CLI_FORMAT_H_
 

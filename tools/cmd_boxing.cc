@@ -3,10 +3,10 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
-#include "boxing/plan_format.h"
+#include "io/plan_format.h"
 #include "boxing/planner.h"
 #include "oneflow_sbp/data_type.h"
-#include "oneflow_sbp/io/message_decode.h"
+#include "io/message_decode.h"
 #include "tools/boxing_execution.h"
 #include "tools/cli_format.h"
 #include "tools/rank_runner.h"

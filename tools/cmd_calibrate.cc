@@ -7,7 +7,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "boxing/calibration.h"
-#include "boxing/calibration_io.h"
+#include "io/calibration_io.h"
 #include "oneflow_sbp/nd_sbp.h"
 #include "tools/cli_format.h"
 #include "tools/rank_runner.h"

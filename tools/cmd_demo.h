@@ -10,7 +10,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "oneflow_sbp/engine.h"
+#include "engine/engine.h"
 #include "ops/kernels/kernel_registry.h"
 #include "tools/llama_block.h"
 

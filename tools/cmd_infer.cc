@@ -6,9 +6,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "oneflow_sbp/io/infer_proto.h"
-#include "oneflow_sbp/io/proto_convert.h"
-#include "oneflow_sbp/io/message_decode.h"
+#include "io/infer_proto.h"
+#include "io/proto_convert.h"
+#include "io/message_decode.h"
 #include "tools/cli_format.h"
 
 namespace oneflow_sbp::cli {

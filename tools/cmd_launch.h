@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "boxing/comm/launcher.h"
+#include "runtime/comm/launcher.h"
 
 namespace oneflow_sbp::cli {
 

@@ -6,7 +6,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "oneflow_sbp/data_type.h"
-#include "oneflow_sbp/io/infer_proto.h"
+#include "io/infer_proto.h"
 #include "proto/op_def.pb.h"
 #include "tools/cli_format.h"
 

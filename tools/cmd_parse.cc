@@ -4,11 +4,11 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "oneflow_sbp/data_type.h"
-#include "oneflow_sbp/io/proto_convert.h"
+#include "io/proto_convert.h"
 #include "oneflow_sbp/quoted_input.h"
 #include "oneflow_sbp/shape.h"
 #include "proto/sbp_tool.pb.h"
-#include "oneflow_sbp/io/message_decode.h"
+#include "io/message_decode.h"
 #include "tools/cli_format.h"
 
 namespace oneflow_sbp::cli {

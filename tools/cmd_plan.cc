@@ -4,9 +4,9 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "oneflow_sbp/graph/plan_format.h"
-#include "oneflow_sbp/graph/program_planner.h"
-#include "oneflow_sbp/io/program_proto.h"
+#include "graph/plan_format.h"
+#include "graph/program_planner.h"
+#include "io/program_proto.h"
 #include "oneflow_sbp/shape.h"
 #include "tools/cli_format.h"
 #include "tools/plan_execution.h"

@@ -6,10 +6,10 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "oneflow_sbp/data_type.h"
-#include "oneflow_sbp/io/proto_convert.h"
+#include "io/proto_convert.h"
 #include "oneflow_sbp/shape.h"
 #include "oneflow_sbp/tensor_slice_view.h"
-#include "oneflow_sbp/io/message_decode.h"
+#include "io/message_decode.h"
 #include "tools/cli_format.h"
 
 namespace oneflow_sbp::cli {

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "oneflow_sbp/engine.h"
+#include "engine/engine.h"
 
 namespace oneflow_sbp::cli {
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "oneflow_sbp/eager/trace.h"
+#include "eager/trace.h"
 
 namespace oneflow_sbp::cli {
 

@@ -3,9 +3,9 @@
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
-#include "oneflow_sbp/eager/apply.h"
-#include "oneflow_sbp/eager/autograd.h"
-#include "oneflow_sbp/eager/tensor_layout.h"
+#include "eager/apply.h"
+#include "eager/autograd.h"
+#include "eager/tensor_layout.h"
 #include "oneflow_sbp/seeded_stream.h"
 #include "oneflow_sbp/status_macros.h"
 

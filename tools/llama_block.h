@@ -18,9 +18,9 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "oneflow_sbp/eager/eager_context.h"
-#include "oneflow_sbp/eager/global_tensor.h"
-#include "oneflow_sbp/eager/program_recorder.h"
+#include "eager/eager_context.h"
+#include "eager/global_tensor.h"
+#include "eager/program_recorder.h"
 
 namespace oneflow_sbp::cli {
 

@@ -9,8 +9,8 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
-#include "boxing/comm/inprocess_world.h"
-#include "oneflow_sbp/eager/program_runner.h"
+#include "runtime/comm/inprocess_world.h"
+#include "eager/program_runner.h"
 #include "oneflow_sbp/tensor_difference.h"
 
 namespace oneflow_sbp::cli {

@@ -11,9 +11,9 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "oneflow_sbp/engine.h"
-#include "oneflow_sbp/graph/program.h"
-#include "oneflow_sbp/graph/program_planner.h"
+#include "engine/engine.h"
+#include "graph/program.h"
+#include "graph/program_planner.h"
 #include "proto/program.pb.h"
 
 namespace oneflow_sbp::cli {

@@ -3,7 +3,7 @@
 #include <fstream>
 
 #include "absl/strings/str_cat.h"
-#include "oneflow_sbp/io/proto_io.h"
+#include "io/proto_io.h"
 
 namespace oneflow_sbp::cli {
 namespace {

@@ -1,4 +1,4 @@
-// A recorded eager program (oneflow_sbp/eager/program_recorder.h) as the
+// A recorded eager program (eager/program_recorder.h) as the
 // ProgramProto that `sbp plan --program` reads (docs/PLANNING.md).
 #ifndef TOOLS_PROGRAM_CAPTURE_H_
 #define TOOLS_PROGRAM_CAPTURE_H_
@@ -6,7 +6,7 @@
 #include <string>
 
 #include "absl/status/status.h"
-#include "oneflow_sbp/eager/program_recorder.h"
+#include "eager/program_recorder.h"
 #include "proto/program.pb.h"
 
 namespace oneflow_sbp::cli {

@@ -10,8 +10,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "boxing/comm/inprocess_world.h"
-#include "boxing/comm/launcher.h"
+#include "runtime/comm/inprocess_world.h"
+#include "runtime/comm/launcher.h"
 
 namespace oneflow_sbp::cli {
 namespace {

@@ -20,7 +20,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
-#include "boxing/comm/communicator.h"
+#include "runtime/comm/communicator.h"
 #include "oneflow_sbp/placement.h"
 
 namespace oneflow_sbp::cli {

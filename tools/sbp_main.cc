@@ -26,7 +26,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "boxing/calibration_io.h"
+#include "io/calibration_io.h"
 #include "oneflow_sbp/quoted_input.h"
 #include "oneflow_sbp/status_macros.h"
 #include "ops/builtin_ops.h"

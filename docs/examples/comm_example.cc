@@ -8,8 +8,8 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "boxing/comm/communicator.h"
-#include "boxing/comm/inprocess_world.h"
+#include "runtime/comm/communicator.h"
+#include "runtime/comm/inprocess_world.h"
 
 namespace oneflow_sbp::comm {
 

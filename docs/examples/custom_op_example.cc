@@ -7,7 +7,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "oneflow_sbp/engine.h"
+#include "engine/engine.h"
 #include "oneflow_sbp/op_registry.h"
 #include "oneflow_sbp/sbp_context.h"
 #include "oneflow_sbp/sbp_signature.h"

@@ -6,7 +6,7 @@
 #include <memory>
 
 #include "absl/status/status.h"
-#include "oneflow_sbp/engine.h"
+#include "engine/engine.h"
 #include "oneflow_sbp/op_registry.h"
 #include "oneflow_sbp/sbp_signature.h"
 #include "oneflow_sbp/status_macros.h"

@@ -1,4 +1,4 @@
-// The Engine example of oneflow_sbp/engine.h and docs/ENGINE.md, as a
+// The Engine example of engine/engine.h and docs/ENGINE.md, as a
 // program: the lines between the markers are the example, word for word
 // (//docs/examples:examples_in_sync_test compares them), and this target
 // builds and runs it, so a stale example fails the build or the test.
@@ -7,7 +7,7 @@
 
 #include "absl/status/status.h"
 #include "boxing/boxing_plan.h"
-#include "oneflow_sbp/engine.h"
+#include "engine/engine.h"
 #include "oneflow_sbp/sbp_signature.h"
 #include "oneflow_sbp/status_macros.h"
 

@@ -3,7 +3,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "boxing/comm/communicator.h"
+#include "runtime/comm/communicator.h"
 #include "oneflow_sbp/attr_value.h"
 
 namespace oneflow_sbp::kernels {

@@ -71,7 +71,7 @@
 #include "oneflow_sbp/tensor_slice_view.h"
 
 namespace oneflow_sbp::comm {
-class Communicator;  // boxing/comm/communicator.h
+class Communicator;  // runtime/comm/communicator.h
 }  // namespace oneflow_sbp::comm
 
 namespace oneflow_sbp::kernels {

@@ -6,8 +6,8 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "boxing/comm/communicator.h"
-#include "boxing/comm/inprocess_world.h"
+#include "runtime/comm/communicator.h"
+#include "runtime/comm/inprocess_world.h"
 #include "oneflow_sbp/element_type.h"
 #include "oneflow_sbp/status_macros.h"
 #include "oneflow_sbp/tensor_slice_view.h"

@@ -12,8 +12,8 @@
 
 #include "absl/time/clock.h"
 #include "benchmark/benchmark.h"
-#include "boxing/comm/inprocess_world.h"
-#include "boxing/executor.h"
+#include "runtime/comm/inprocess_world.h"
+#include "runtime/executor.h"
 #include "boxing/planner.h"
 #include "ops/kernels/shard_harness.h"
 

@@ -1,5 +1,5 @@
 // Graph-level selection latency: a GPT stack (23 ops and 8 free weights a
-// layer; oneflow_sbp/graph/program_generators.h) planned on a [2,4] mesh.
+// layer; graph/program_generators.h) planned on a [2,4] mesh.
 //
 //   bazel run -c opt //tools/bench:graph_plan_benchmark
 //
@@ -11,11 +11,11 @@
 #include <memory>
 
 #include "benchmark/benchmark.h"
-#include "oneflow_sbp/graph/boxing_prices.h"
-#include "oneflow_sbp/graph/graph_solver.h"
-#include "oneflow_sbp/graph/program_generators.h"
-#include "oneflow_sbp/graph/program_planner.h"
-#include "oneflow_sbp/graph/selection_problem.h"
+#include "graph/boxing_prices.h"
+#include "graph/graph_solver.h"
+#include "graph/program_generators.h"
+#include "graph/program_planner.h"
+#include "graph/selection_problem.h"
 #include "ops/builtin_ops.h"
 
 namespace oneflow_sbp::graph {

@@ -12,7 +12,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "benchmark/benchmark.h"
-#include "oneflow_sbp/engine.h"
+#include "engine/engine.h"
 #include "oneflow_sbp/infer_cache.h"
 #include "oneflow_sbp/oneflow_selection.h"
 #include "oneflow_sbp/op_call.h"

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "boxing/comm/communicator.h"
+#include "runtime/comm/communicator.h"
 #include "ops/kernels/kernel_context.h"
 
 namespace oneflow_sbp::kernels {

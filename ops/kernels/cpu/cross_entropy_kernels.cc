@@ -39,7 +39,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "boxing/comm/communicator.h"
+#include "runtime/comm/communicator.h"
 #include "oneflow_sbp/status_macros.h"
 #include "ops/kernels/cpu/cross_entropy_args.h"
 #include "ops/kernels/dtype_dispatch.h"

@@ -12,7 +12,7 @@
 #include <memory>
 #include <vector>
 
-#include "boxing/comm/communicator.h"
+#include "runtime/comm/communicator.h"
 #include "oneflow_sbp/cuda/cuda_device.h"
 #include "oneflow_sbp/status_macros.h"
 #include "ops/kernels/cpu/cross_entropy_args.h"

@@ -1,0 +1,355 @@
+// The built-in backward rules: each op's gradient as catalog ops run
+// through Apply, so every gradient op gets its own inferred signature and
+// boxing. Registered once by RegisterBuiltinBackwardRules (eager_context.cc
+// calls it).
+#include "eager/backward_rules.h"
+
+#include <algorithm>
+#include <numeric>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "eager/apply.h"
+#include "eager/autograd.h"
+#include "eager/tensor_layout.h"
+#include "oneflow_sbp/status_macros.h"
+
+namespace oneflow_sbp::eager {
+namespace {
+
+using Grads = absl::StatusOr<std::vector<GlobalTensor>>;
+
+std::vector<int64_t> ShapeVector(const Shape& s) {
+  return std::vector<int64_t>(s.dims().begin(), s.dims().end());
+}
+
+// `g` summed over the dims `like` broadcast along (NumPy right alignment),
+// shaped like `like`: the gradient of a broadcasting binary op's operand.
+absl::StatusOr<GlobalTensor> ReduceToShape(EagerContext& ctx, const GlobalTensor& g,
+                                           const GlobalTensor& like) {
+  if (g.shape() == like.shape()) return g;
+  const int gr = g.shape().rank();
+  const int lr = like.shape().rank();
+  std::vector<int64_t> axes;
+  for (int i = 0; i < gr; ++i) {
+    const int j = i - (gr - lr);
+    if (j < 0 || like.shape().dim(j) == 1) axes.push_back(i);
+  }
+  GlobalTensor summed = g;
+  if (!axes.empty()) {
+    // Sum with keepdims, then reshape to like's shape (drops leading dims).
+    OFS_ASSIGN_OR_RETURN(summed, Apply1(ctx, "reduce_sum", {g},
+                                        Attrs({{"axis", AttrValue(axes)},
+                                               {"keepdims", AttrValue(true)}})));
+  }
+  if (summed.shape() == like.shape()) return summed;
+  return Apply1(ctx, "reshape", {summed},
+                Attrs({{"shape", AttrValue(ShapeVector(like.shape()))}}));
+}
+
+GlobalTensor Undefined() { return GlobalTensor(); }
+
+// ---------------------------------------------------------------- matmul --
+
+// out = alpha * op(a) op(b); grads through the same op with flags swapped.
+Grads MatmulGrad(BackwardContext& c, absl::string_view op) {
+  EagerContext& ctx = c.ctx();
+  const bool ta = c.Attr<bool>("transpose_a");
+  const bool tb = c.Attr<bool>("transpose_b");
+  const double alpha = c.Attr<double>("alpha");
+  const GlobalTensor& a = c.input(0);
+  const GlobalTensor& b = c.input(1);
+  const GlobalTensor& dy = c.output_grad(0);
+  auto mm = [&](const GlobalTensor& x, const GlobalTensor& y, bool tx, bool ty) {
+    return Apply1(ctx, op, {x, y},
+                  Attrs({{"transpose_a", AttrValue(tx)}, {"transpose_b", AttrValue(ty)},
+                         {"alpha", AttrValue(alpha)}}));
+  };
+  std::vector<GlobalTensor> grads(c.num_inputs());
+  if (c.needs_input_grad(0)) {
+    absl::StatusOr<GlobalTensor> da = !ta ? mm(dy, b, false, !tb) : mm(b, dy, tb, true);
+    if (!da.ok()) return da.status();
+    grads[0] = *da;
+  }
+  if (c.needs_input_grad(1)) {
+    absl::StatusOr<GlobalTensor> db = !tb ? mm(a, dy, !ta, false) : mm(dy, a, true, ta);
+    if (!db.ok()) return db.status();
+    grads[1] = *db;
+  }
+  return grads;
+}
+
+// a [..., m, k] x b [k, n]: a's grad is a broadcast_matmul; b's sums over
+// the batch dims, so both sides are flattened to 2-D matrices first.
+Grads BroadcastMatmulGrad(BackwardContext& c) {
+  EagerContext& ctx = c.ctx();
+  const bool ta = c.Attr<bool>("transpose_a");
+  const bool tb = c.Attr<bool>("transpose_b");
+  const double alpha = c.Attr<double>("alpha");
+  if (ta) return absl::UnimplementedError("broadcast_matmul with transpose_a");
+  const GlobalTensor& a = c.input(0);
+  const GlobalTensor& b = c.input(1);
+  const GlobalTensor& dy = c.output_grad(0);
+  std::vector<GlobalTensor> grads(c.num_inputs());
+  if (c.needs_input_grad(0)) {
+    OFS_ASSIGN_OR_RETURN(grads[0],
+                         Apply1(ctx, "broadcast_matmul", {dy, b},
+                                Attrs({{"transpose_b", AttrValue(!tb)},
+                                       {"alpha", AttrValue(alpha)}})));
+  }
+  if (c.needs_input_grad(1)) {
+    const int64_t k = a.shape().dim(a.shape().rank() - 1);
+    const int64_t n = dy.shape().dim(dy.shape().rank() - 1);
+    OFS_ASSIGN_OR_RETURN(GlobalTensor a2, Apply1(ctx, "reshape", {a},
+                                                 Attrs({{"shape", AttrValue(std::vector<int64_t>{-1, k})}})));
+    OFS_ASSIGN_OR_RETURN(GlobalTensor d2, Apply1(ctx, "reshape", {dy},
+                                                 Attrs({{"shape", AttrValue(std::vector<int64_t>{-1, n})}})));
+    // !tb: db = a2^T d2 [k, n]; tb: db = d2^T a2 [n, k].
+    OFS_ASSIGN_OR_RETURN(grads[1],
+                         Apply1(ctx, "matmul", {tb ? d2 : a2, tb ? a2 : d2},
+                                Attrs({{"transpose_a", AttrValue(true)},
+                                       {"alpha", AttrValue(alpha)}})));
+  }
+  return grads;
+}
+
+// ------------------------------------------------------------ elementwise --
+
+Grads Passthrough(BackwardContext& c) {
+  return std::vector<GlobalTensor>(c.num_inputs(), c.output_grad(0));
+}
+
+// dx = <grad_op>(first, dy), first = the op's input or output.
+BackwardFn WithGradOp(const std::string& grad_op, bool use_output) {
+  return [grad_op, use_output](BackwardContext& c) -> Grads {
+    const GlobalTensor& first = use_output ? c.output(0) : c.input(0);
+    OFS_ASSIGN_OR_RETURN(GlobalTensor dx, Apply1(c.ctx(), grad_op, {first, c.output_grad(0)}));
+    return std::vector<GlobalTensor>{dx};
+  };
+}
+
+// The same op with the same attributes on dy (linear ops: scalar_mul, tril, ...).
+BackwardFn SameOpOnGrad() {
+  return [](BackwardContext& c) -> Grads {
+    OFS_ASSIGN_OR_RETURN(GlobalTensor dx,
+                         Apply1(c.ctx(), c.op().type_name(), {c.output_grad(0)}, c.op().attrs()));
+    return std::vector<GlobalTensor>{dx};
+  };
+}
+
+Grads ScalarDivGrad(BackwardContext& c) {
+  OFS_ASSIGN_OR_RETURN(GlobalTensor dx, Apply1(c.ctx(), "scalar_div", {c.output_grad(0)}, c.op().attrs()));
+  return std::vector<GlobalTensor>{dx};
+}
+
+Grads BroadcastAddGrad(BackwardContext& c, bool subtract) {
+  std::vector<GlobalTensor> grads(2);
+  const GlobalTensor& dy = c.output_grad(0);
+  if (c.needs_input_grad(0)) {
+    OFS_ASSIGN_OR_RETURN(grads[0], ReduceToShape(c.ctx(), dy, c.input(0)));
+  }
+  if (c.needs_input_grad(1)) {
+    GlobalTensor g = dy;
+    if (subtract) {
+      OFS_ASSIGN_OR_RETURN(g, Apply1(c.ctx(), "negative", {dy}));
+    }
+    OFS_ASSIGN_OR_RETURN(grads[1], ReduceToShape(c.ctx(), g, c.input(1)));
+  }
+  return grads;
+}
+
+Grads BroadcastMulGrad(BackwardContext& c) {
+  std::vector<GlobalTensor> grads(2);
+  const GlobalTensor& dy = c.output_grad(0);
+  for (int i : {0, 1}) {
+    if (!c.needs_input_grad(i)) continue;
+    OFS_ASSIGN_OR_RETURN(GlobalTensor g, Apply1(c.ctx(), "broadcast_mul", {dy, c.input(1 - i)}));
+    OFS_ASSIGN_OR_RETURN(grads[i], ReduceToShape(c.ctx(), g, c.input(i)));
+  }
+  return grads;
+}
+
+// ------------------------------------------------------------------ views --
+
+Grads ReshapeGrad(BackwardContext& c) {
+  OFS_ASSIGN_OR_RETURN(GlobalTensor dx, Apply1(c.ctx(), "reshape", {c.output_grad(0)},
+                                               Attrs({{"shape", AttrValue(ShapeVector(c.input(0).shape()))}})));
+  return std::vector<GlobalTensor>{dx};
+}
+
+Grads TransposeGrad(BackwardContext& c) {
+  const std::vector<int64_t> perm = c.Attr<std::vector<int64_t>>("perm");
+  std::vector<int64_t> inverse(perm.size());
+  for (size_t i = 0; i < perm.size(); ++i) {
+    const int64_t p = perm[i] < 0 ? perm[i] + static_cast<int64_t>(perm.size()) : perm[i];
+    inverse[p] = static_cast<int64_t>(i);
+  }
+  OFS_ASSIGN_OR_RETURN(GlobalTensor dx, Apply1(c.ctx(), "transpose", {c.output_grad(0)},
+                                               Attrs({{"perm", AttrValue(inverse)}})));
+  return std::vector<GlobalTensor>{dx};
+}
+
+// -------------------------------------------------------------- reductions --
+
+Grads ReduceSumGrad(BackwardContext& c, bool mean) {
+  EagerContext& ctx = c.ctx();
+  const GlobalTensor& x = c.input(0);
+  std::vector<int64_t> axes = c.Attr<std::vector<int64_t>>("axis");
+  const int rank = x.shape().rank();
+  int64_t count = 1;
+  for (int64_t& a : axes) {
+    if (a < 0) a += rank;
+    count *= x.shape().dim(static_cast<int>(a));
+  }
+  OFS_ASSIGN_OR_RETURN(GlobalTensor dx, Apply1(ctx, "broadcast_like", {c.output_grad(0), Detach(x)},
+                                               Attrs({{"broadcast_axes", AttrValue(axes)}})));
+  if (mean) {
+    OFS_ASSIGN_OR_RETURN(dx, Apply1(ctx, "scalar_mul", {dx},
+                                    Attrs({{"float_operand", AttrValue(1.0 / static_cast<double>(count))}})));
+  }
+  return std::vector<GlobalTensor>{dx};
+}
+
+// ------------------------------------------------------------------ nn ops --
+
+Grads RmsNormGrad(BackwardContext& c) {
+  EagerContext& ctx = c.ctx();
+  const GlobalTensor& dy = c.output_grad(0);
+  if (!dy.defined()) return std::vector<GlobalTensor>(c.num_inputs());
+  const GlobalTensor& x = c.input(0);
+  const GlobalTensor& inv_rms = c.output(1);
+  const bool has_weight = c.num_inputs() > 1;
+  std::vector<GlobalTensor> grads(c.num_inputs());
+  if (c.needs_input_grad(0)) {
+    std::vector<GlobalTensor> in = {dy, x, inv_rms};
+    if (has_weight) in.push_back(c.input(1));
+    OFS_ASSIGN_OR_RETURN(grads[0], Apply1(ctx, "rms_norm_grad", in));
+  }
+  if (has_weight && c.needs_input_grad(1)) {
+    OFS_ASSIGN_OR_RETURN(grads[1], Apply1(ctx, "rms_norm_param_grad", {dy, x, inv_rms}));
+  }
+  return grads;
+}
+
+Grads LayerNormGrad(BackwardContext& c) {
+  EagerContext& ctx = c.ctx();
+  const GlobalTensor& dy = c.output_grad(0);
+  if (!dy.defined()) return std::vector<GlobalTensor>(c.num_inputs());
+  const GlobalTensor& x = c.input(0);
+  const GlobalTensor& mean = c.output(1);
+  const GlobalTensor& inv = c.output(2);
+  std::vector<GlobalTensor> grads(c.num_inputs());
+  const int beta = c.op().InputBlob("beta", 0);
+  const int gamma = c.op().InputBlob("gamma", 0);
+  if (c.needs_input_grad(0)) {
+    std::vector<GlobalTensor> in = {dy, x, mean, inv};
+    if (gamma >= 0) in.push_back(c.input(gamma));
+    OFS_ASSIGN_OR_RETURN(grads[0], Apply1(ctx, "layer_norm_grad", in,
+                                          Attrs({{"begin_norm_axis", AttrValue(c.Attr<int64_t>("begin_norm_axis"))},
+                                                 {"epsilon", AttrValue(c.Attr<double>("epsilon"))}})));
+  }
+  if ((beta >= 0 && c.needs_input_grad(beta)) || (gamma >= 0 && c.needs_input_grad(gamma))) {
+    OFS_ASSIGN_OR_RETURN(std::vector<GlobalTensor> pg,
+                         Apply(ctx, "layer_norm_param_grad", {dy, x, mean, inv},
+                               Attrs({{"begin_params_axis", AttrValue(c.Attr<int64_t>("begin_params_axis"))}})));
+    if (gamma >= 0) grads[gamma] = pg[0];
+    if (beta >= 0) grads[beta] = pg[1];
+  }
+  return grads;
+}
+
+Grads SparseCrossEntropyGrad(BackwardContext& c, const std::string& grad_op) {
+  const GlobalTensor& dy = c.output_grad(1);
+  if (!dy.defined()) return std::vector<GlobalTensor>(2);
+  OFS_ASSIGN_OR_RETURN(GlobalTensor dx, Apply1(c.ctx(), grad_op, {dy, c.input(1), c.output(0)},
+                                               Attrs({{"depth", AttrValue(c.Attr<int64_t>("depth"))}})));
+  return std::vector<GlobalTensor>{dx, Undefined()};
+}
+
+Grads RotaryGrad(BackwardContext& c) {
+  OFS_ASSIGN_OR_RETURN(GlobalTensor dx, Apply1(c.ctx(), "rotary_embedding_grad",
+                                               {c.output_grad(0), c.input(1), c.input(2)}));
+  return std::vector<GlobalTensor>{dx, Undefined(), Undefined()};
+}
+
+Grads AttentionGrad(BackwardContext& c) {
+  OFS_ASSIGN_OR_RETURN(std::vector<GlobalTensor> g,
+                       Apply(c.ctx(), "scaled_dot_product_attention_grad",
+                             {c.output_grad(0), c.input(0), c.input(1), c.input(2)}, c.op().attrs()));
+  return g;
+}
+
+Grads EmbeddingGrad(BackwardContext& c) {
+  OFS_ASSIGN_OR_RETURN(GlobalTensor dw, Apply1(c.ctx(), "embedding_grad",
+                                               {c.output_grad(0), Detach(c.input(0)), c.input(1)},
+                                               c.op().attrs()));
+  return std::vector<GlobalTensor>{dw, Undefined()};
+}
+
+Grads DropoutGrad(BackwardContext& c) {
+  const double rate = c.Attr<double>("rate");
+  OFS_ASSIGN_OR_RETURN(GlobalTensor dx, Apply1(c.ctx(), "dropout_grad", {c.output_grad(0), c.output(1)},
+                                               Attrs({{"scale", AttrValue(1.0 / (1.0 - rate))}})));
+  std::vector<GlobalTensor> grads(c.num_inputs());
+  grads[0] = dx;
+  return grads;
+}
+
+Grads CastGrad(BackwardContext& c) {
+  OFS_ASSIGN_OR_RETURN(GlobalTensor dx, Apply1(c.ctx(), "cast", {c.output_grad(0)},
+                                               Attrs({{"dtype", AttrValue(std::string(DataTypeName(c.input(0).dtype())))}})));
+  return std::vector<GlobalTensor>{dx};
+}
+
+}  // namespace
+
+absl::Status RegisterBuiltinBackwardRules() {
+  const std::vector<std::pair<std::string, BackwardFn>> rules = {
+      {"matmul", [](BackwardContext& c) { return MatmulGrad(c, "matmul"); }},
+      {"batch_matmul", [](BackwardContext& c) { return MatmulGrad(c, "batch_matmul"); }},
+      {"broadcast_matmul", BroadcastMatmulGrad},
+      {"add_n", Passthrough},
+      {"identity", Passthrough},
+      {"copy", Passthrough},
+      {"scalar_add", Passthrough},
+      {"scalar_mul", SameOpOnGrad()},
+      {"scalar_div", ScalarDivGrad},
+      {"negative", SameOpOnGrad()},
+      {"tril", SameOpOnGrad()},
+      {"broadcast_add", [](BackwardContext& c) { return BroadcastAddGrad(c, false); }},
+      {"broadcast_sub", [](BackwardContext& c) { return BroadcastAddGrad(c, true); }},
+      {"broadcast_mul", BroadcastMulGrad},
+      {"relu", WithGradOp("relu_grad", /*use_output=*/true)},
+      {"gelu", WithGradOp("gelu_grad", false)},
+      {"silu", WithGradOp("silu_grad", false)},
+      {"softmax", WithGradOp("softmax_grad", true)},
+      {"log_softmax", WithGradOp("log_softmax_grad", true)},
+      {"reshape", ReshapeGrad},
+      {"flatten", ReshapeGrad},
+      {"expand_dims", ReshapeGrad},
+      {"squeeze", ReshapeGrad},
+      {"transpose", TransposeGrad},
+      {"reduce_sum", [](BackwardContext& c) { return ReduceSumGrad(c, false); }},
+      {"reduce_mean", [](BackwardContext& c) { return ReduceSumGrad(c, true); }},
+      {"rms_norm", RmsNormGrad},
+      {"layer_norm", LayerNormGrad},
+      {"sparse_softmax_cross_entropy",
+       [](BackwardContext& c) { return SparseCrossEntropyGrad(c, "sparse_softmax_cross_entropy_grad"); }},
+      {"sparse_softmax_cross_entropy_ms",
+       [](BackwardContext& c) { return SparseCrossEntropyGrad(c, "sparse_softmax_cross_entropy_ms_grad"); }},
+      {"rotary_embedding", RotaryGrad},
+      {"scaled_dot_product_attention", AttentionGrad},
+      {"embedding", EmbeddingGrad},
+      {"dropout", DropoutGrad},
+      {"cast", CastGrad},
+  };
+  // An op an application gave a rule first keeps that rule.
+  for (const auto& [op, fn] : rules) {
+    if (FindBackward(op) != nullptr) continue;
+    absl::Status s = RegisterBackward(op, fn);
+    if (!s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace oneflow_sbp::eager

@@ -1,0 +1,19 @@
+// The built-in backward rules (autograd.h): matmul family, elementwise and
+// broadcast binary ops, views, reductions, norms, cross-entropy, rotary
+// embedding, attention, embedding, dropout, cast. Each rule is catalog
+// ops run through Apply.
+#ifndef EAGER_BACKWARD_RULES_H_
+#define EAGER_BACKWARD_RULES_H_
+
+#include "absl/status/status.h"
+
+namespace oneflow_sbp::eager {
+
+// Registers every built-in rule for ops that have none yet (a rule an
+// application registered first is kept). The EagerContext constructor
+// calls it once per process.
+absl::Status RegisterBuiltinBackwardRules();
+
+}  // namespace oneflow_sbp::eager
+
+#endif  // EAGER_BACKWARD_RULES_H_

@@ -1,0 +1,121 @@
+#include "eager/program_runner.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "eager/apply.h"
+#include "eager/tensor_layout.h"
+#include "oneflow_sbp/seeded_stream.h"
+#include "oneflow_sbp/status_macros.h"
+
+namespace oneflow_sbp::eager {
+namespace {
+
+bool IsFloating(DataType dtype) {
+  return dtype == DataType::kFloat16 || dtype == DataType::kBFloat16 ||
+         dtype == DataType::kFloat32 || dtype == DataType::kFloat64;
+}
+
+// The leaf's logical value, identical on every rank (see the header).
+absl::StatusOr<LocalTensor> LeafValue(const graph::ProgramTensor& t, uint64_t seed) {
+  OFS_ASSIGN_OR_RETURN(LocalTensor full, LocalTensor::Empty(t.desc.dtype, t.desc.shape.dims()));
+  SeededStream stream(seed, t.name);
+  const bool floating = IsFloating(t.desc.dtype);
+  for (int64_t i = 0; i < full.elem_cnt(); ++i) {
+    full.SetDouble(i, floating ? stream.Next() : static_cast<double>(stream.NextInt(2)));
+  }
+  return full;
+}
+
+absl::Status CheckAssignment(const graph::Program& program, const graph::Assignment& a,
+                             ProgramRunMode mode) {
+  const size_t free = program.FreeTensors().size();
+  if (a.free_layouts.size() != free) {
+    return absl::InvalidArgumentError(absl::StrCat("the assignment has ", a.free_layouts.size(),
+                                                   " free-tensor layouts; the program has ",
+                                                   free, " free tensors"));
+  }
+  if (mode == ProgramRunMode::kFollowPlan && a.op_signatures.size() != program.ops().size()) {
+    return absl::InvalidArgumentError(absl::StrCat("the assignment has ", a.op_signatures.size(),
+                                                   " op signatures; the program has ",
+                                                   program.ops().size(), " ops"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Labelled(const graph::ProgramOp& op, const absl::Status& s) {
+  return absl::Status(s.code(), absl::StrCat(op.label, ": ", s.message()));
+}
+
+}  // namespace
+
+absl::StatusOr<ProgramRunResult> RunProgram(EagerContext& ctx, const graph::Program& program,
+                                            const graph::Assignment& assignment,
+                                            ProgramRunMode mode, const ProgramRunOptions& options) {
+  OFS_RETURN_IF_ERROR(CheckAssignment(program, assignment, mode));
+  const Placement& placement = program.placement();
+  const std::vector<graph::ProgramTensor>& tensors = program.tensors();
+  std::vector<GlobalTensor> values(tensors.size());
+
+  // Leaves: no communication (FromFull takes this rank's part).
+  const std::vector<int> free = program.FreeTensors();
+  for (size_t k = 0; k < free.size(); ++k) {
+    const graph::ProgramTensor& t = tensors[free[k]];
+    OFS_ASSIGN_OR_RETURN(LocalTensor full, LeafValue(t, options.seed));
+    OFS_ASSIGN_OR_RETURN(values[free[k]],
+                         FromFull(ctx, full, placement, assignment.free_layouts[k]));
+  }
+  for (size_t id = 0; id < tensors.size(); ++id) {
+    if (tensors[id].role != graph::TensorRole::kFixed) continue;
+    OFS_ASSIGN_OR_RETURN(LocalTensor full, LeafValue(tensors[id], options.seed));
+    OFS_ASSIGN_OR_RETURN(values[id], FromFull(ctx, full, placement, tensors[id].nd_sbp));
+  }
+
+  ProgramRunResult result;
+  const comm::Traffic before = ctx.world().total_traffic();
+  for (size_t i = 0; i < program.ops().size(); ++i) {
+    const graph::ProgramOp& op = program.ops()[i];
+    std::vector<GlobalTensor> inputs;
+    inputs.reserve(op.inputs.size());
+    for (int id : op.inputs) inputs.push_back(values[id]);
+    absl::StatusOr<std::vector<GlobalTensor>> outs =
+        mode == ProgramRunMode::kFollowPlan
+            ? ApplyWithSignature(ctx, op.call, inputs, assignment.op_signatures[i])
+            : Apply(ctx, op.call, inputs);
+    if (!outs.ok()) return Labelled(op, outs.status());
+    NdSbpSignature sig;
+    for (const GlobalTensor& t : inputs) sig.push_back(t.nd_sbp());
+    for (size_t o = 0; o < op.outputs.size(); ++o) {
+      values[op.outputs[o]] = (*outs)[o];
+      sig.push_back((*outs)[o].nd_sbp());
+    }
+    // Inputs as the op read them: the layouts its signature asked for.
+    if (mode == ProgramRunMode::kFollowPlan) sig = assignment.op_signatures[i];
+    result.signatures.push_back(std::move(sig));
+  }
+
+  // Outputs to their target layout (priced by the plan), then gathered
+  // whole (not priced, not counted).
+  std::vector<GlobalTensor> targets;
+  for (const graph::ProgramOutput& out : program.outputs()) {
+    const GlobalTensor& t = values[out.tensor];
+    absl::StatusOr<GlobalTensor> moved =
+        Redistribute(ctx, t, placement, graph::OutputTarget(out, t.nd_sbp()));
+    if (!moved.ok()) {
+      return absl::Status(moved.status().code(),
+                          absl::StrCat("output ", tensors[out.tensor].name, ": ",
+                                       moved.status().message()));
+    }
+    targets.push_back(*std::move(moved));
+  }
+  const comm::Traffic after = ctx.world().total_traffic();
+  result.traffic.bytes_sent = after.bytes_sent - before.bytes_sent;
+  result.traffic.bytes_received = after.bytes_received - before.bytes_received;
+  for (const GlobalTensor& t : targets) {
+    OFS_ASSIGN_OR_RETURN(LocalTensor full, ToFull(ctx, t));
+    result.outputs.push_back(std::move(full));
+  }
+  return result;
+}
+
+}  // namespace oneflow_sbp::eager

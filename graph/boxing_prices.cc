@@ -1,0 +1,152 @@
+#include "graph/boxing_prices.h"
+
+#include <algorithm>
+#include <atomic>
+#include <optional>
+#include <thread>
+#include <utility>
+
+#include "absl/container/flat_hash_set.h"
+
+#include "graph/cost_graph.h"
+
+namespace oneflow_sbp::graph {
+
+BoxingPrices::BoxingPrices(Engine& engine, Placement placement)
+    : engine_(engine), placement_(std::move(placement)) {}
+
+absl::StatusOr<BoxingPrice> BoxingPrices::Price(const TensorDesc& desc, const NdSbp& from,
+                                                const NdSbp& to) {
+  if (from == to) return BoxingPrice();
+  Key key{desc, from, to};
+  auto it = prices_.find(key);
+  if (it != prices_.end()) return it->second;
+  absl::StatusOr<BoxingPrice> price = Compute(desc, from, to);
+  if (!price.ok()) return price.status();
+  prices_.emplace(std::move(key), *price);
+  return price;
+}
+
+BoxingPrices::Key BoxingPrices::Canonical(const TensorDesc& desc, const NdSbp& from,
+                                          const NdSbp& to) {
+  // Into partial sums the planner may split the ownership of the sum along
+  // one particular dim, so renaming dims can change the price: no sharing.
+  if (to.any_partial_sum()) return Key{desc, from, to};
+  const Shape& shape = desc.shape;
+  // Groups of dims with equal extents, where some split names one of them.
+  std::vector<std::vector<int>> groups;
+  std::vector<bool> split(shape.rank(), false);
+  for (const NdSbp* nd : {&from, &to}) {
+    for (int i = 0; i < nd->size(); ++i) {
+      if ((*nd)[i].is_split()) split[(*nd)[i].split_axis()] = true;
+    }
+  }
+  std::vector<bool> grouped(shape.rank(), false);
+  int64_t perms = 1;
+  for (int d = 0; d < shape.rank(); ++d) {
+    if (grouped[d]) continue;
+    std::vector<int> g = {d};
+    bool any_split = split[d];
+    for (int e = d + 1; e < shape.rank(); ++e) {
+      if (!grouped[e] && shape.dim(e) == shape.dim(d)) {
+        g.push_back(e);
+        grouped[e] = true;
+        any_split = any_split || split[e];
+      }
+    }
+    if (g.size() < 2 || !any_split) continue;
+    for (size_t k = 2; k <= g.size(); ++k) perms *= static_cast<int64_t>(k);
+    if (perms > 720) break;  // a bound on the work; fewer groups still share
+    groups.push_back(std::move(g));
+  }
+  Key best{desc, from, to};
+  if (groups.empty()) return best;
+  auto apply = [](const NdSbp& nd, const std::vector<int>& perm) {
+    NdSbp out = nd;
+    for (int i = 0; i < nd.size(); ++i) {
+      if (nd[i].is_split()) out.set(i, SbpParallel::Split(perm[nd[i].split_axis()]));
+    }
+    return out;
+  };
+  std::vector<int> perm(shape.rank());
+  for (int d = 0; d < shape.rank(); ++d) perm[d] = d;
+  // Every combination of one permutation per group (odometer order).
+  std::vector<std::vector<int>> images;
+  for (const std::vector<int>& g : groups) images.push_back(g);
+  while (true) {
+    for (size_t k = 0; k < groups.size(); ++k) {
+      for (size_t j = 0; j < groups[k].size(); ++j) perm[groups[k][j]] = images[k][j];
+    }
+    const NdSbp f = apply(from, perm), t = apply(to, perm);
+    if (std::make_pair(f.packed(), t.packed()) < std::make_pair(best.from.packed(), best.to.packed())) {
+      best.from = f;
+      best.to = t;
+    }
+    size_t k = 0;
+    while (k < groups.size() && !std::next_permutation(images[k].begin(), images[k].end())) ++k;
+    if (k == groups.size()) break;
+  }
+  return best;
+}
+
+absl::StatusOr<double> BoxingPrices::Time(const TensorDesc& desc, const NdSbp& from,
+                                          const NdSbp& to) {
+  if (from == to) return 0.0;
+  Key key = Canonical(desc, from, to);
+  auto it = times_.find(key);
+  if (it != times_.end()) return it->second;
+  absl::StatusOr<BoxingPrice> price = Compute(key.desc, key.from, key.to);
+  if (!price.ok()) return price.status();
+  times_.emplace(std::move(key), price->time_s);
+  return price->time_s;
+}
+
+absl::Status BoxingPrices::Prefetch(const std::vector<Request>& requests, int threads) {
+  std::vector<Key> todo;
+  absl::flat_hash_set<Key> seen;
+  for (const Request& r : requests) {
+    if (r.from == r.to) continue;
+    Key key = Canonical(r.desc, r.from, r.to);
+    if (times_.contains(key) || seen.contains(key)) continue;
+    seen.insert(key);
+    todo.push_back(std::move(key));
+  }
+  std::vector<std::optional<absl::StatusOr<BoxingPrice>>> results(todo.size());
+  std::atomic<size_t> next{0};
+  auto work = [&]() {
+    for (size_t i = next++; i < todo.size(); i = next++) {
+      results[i] = Compute(todo[i].desc, todo[i].from, todo[i].to);
+    }
+  };
+  const int n = std::max(1, std::min<int>(threads, static_cast<int>(todo.size())));
+  std::vector<std::thread> pool;
+  for (int t = 1; t < n; ++t) pool.emplace_back(work);
+  work();
+  for (std::thread& t : pool) t.join();
+  for (size_t i = 0; i < todo.size(); ++i) {
+    if (!results[i]->ok()) return results[i]->status();
+    times_.emplace(std::move(todo[i]), (*results[i])->time_s);
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<BoxingPrice> BoxingPrices::Compute(const TensorDesc& desc, const NdSbp& from,
+                                                  const NdSbp& to) const {
+  absl::StatusOr<std::shared_ptr<const boxing::BoxingPlan>> plan =
+      engine_.Plan({desc.shape, desc.dtype, placement_, from, placement_, to});
+  BoxingPrice price;
+  if (plan.ok()) {
+    price.time_s = (*plan)->time_s();
+    price.bytes = (*plan)->total_bytes();
+    price.summary = (*plan)->Summary();
+  } else if (plan.status().code() == absl::StatusCode::kUnimplemented) {
+    price.time_s = kInfeasible;
+    price.supported = false;
+    price.summary = "unsupported";
+  } else {
+    return plan.status();
+  }
+  return price;
+}
+
+}  // namespace oneflow_sbp::graph

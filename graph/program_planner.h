@@ -1,0 +1,91 @@
+// PlanProgram: chooses every op's N-D signature and every free tensor's
+// layout jointly over a whole program, and the eager greedy choice beside
+// it for comparison (what `sbp plan` prints).
+//
+//   absl::StatusOr<Program> program = ...;         // program.h or io/program_proto.h
+//   absl::StatusOr<ProgramPlan> plan = PlanProgram(*program, *engine, {});
+//   plan->costs.total_time_s <= plan->greedy_costs.total_time_s;   // always
+//
+// Steps:
+//   1. the eager greedy choice (greedy.h);
+//   2. the SelectionProblem (selection_problem.h), with the greedy
+//      signatures required as candidates, so the greedy choice is one of
+//      the choices the solver weighs;
+//   3. SolveCostGraph (graph_solver.h) with two starts, the greedy choice
+//      and the all-B-like choice (per op the candidate with the most B
+//      entries, lowest index first; free tensors all-B): exact where the
+//      reduced graph is small, and never worse than the greedy choice;
+//   4. ties in time go to less memory per rank: each node in turn (ops in
+//      program order, then free tensors) takes, among the candidates that
+//      cost no more given its neighbours' choices, the one with the fewest
+//      local bytes (then the lower cost, then the lower index), so a
+//      parameter read only as (B, S(1)) is stored so, not replicated;
+//   5. EvaluateAssignment (program_costs.h) of both choices.
+//
+// Memory cap (optional, bytes per rank): a candidate whose own tensors
+// with the fixed ones already exceed the cap is infeasible; if the best
+// choice still exceeds it, memory is priced at lambda seconds per byte
+// (Lagrangian relaxation): lambda doubles from time/peak until a choice
+// fits, then 40 bisection steps; the fitting choice with the least time
+// wins (ties: the smaller lambda). This is a heuristic for the capped
+// problem (exact only for the priced one); kResourceExhausted if no lambda
+// gives a fitting choice.
+//
+// Deterministic: the same program, engine calibration and options give the
+// same plan on every run (tie orders: graph_solver.h).
+#ifndef GRAPH_PROGRAM_PLANNER_H_
+#define GRAPH_PROGRAM_PLANNER_H_
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "engine/engine.h"
+#include "graph/graph_solver.h"
+#include "graph/program.h"
+#include "graph/program_costs.h"
+#include "oneflow_sbp/policy_name.h"
+
+namespace oneflow_sbp::graph {
+
+struct PlanProgramOptions {
+  SolverOptions solver;
+  // Per-rank memory cap in bytes; unset means none. Must be > 0.
+  std::optional<int64_t> memory_cap_bytes;
+  // The policy of the greedy baseline.
+  PolicyName greedy_policy = PolicyName::OneFlow();
+  // Threads that plan boxing prices; 0: the hardware's, at most 8. The
+  // plan does not depend on it.
+  int pricing_threads = 0;
+};
+
+struct ProgramPlan {
+  Assignment chosen;
+  ProgramCosts costs;
+  Assignment greedy;
+  ProgramCosts greedy_costs;
+  SolverStats stats;
+  // Per node (ops in program order, then free tensors): candidates weighed.
+  std::vector<int> num_candidates;
+  // Greedy signatures the shared stages did not list (appended).
+  int greedy_candidates_added = 0;
+  // The price of memory that met the cap (0 without a cap, or when the
+  // cheapest choice already fits).
+  double memory_price_s_per_byte = 0;
+  // Boxing plans made to price the tables (pairs sharing one counted once).
+  int64_t boxing_plans = 0;
+  // Wall time of PlanProgram.
+  double seconds = 0;
+};
+
+// Errors: those of the greedy pass and of building the problem (named by
+// op label); kInvalidArgument for a memory cap <= 0; kResourceExhausted if
+// no choice fits the cap; kUnimplemented if every choice needs a boxing
+// the planner cannot do (or boxes a mutable input).
+absl::StatusOr<ProgramPlan> PlanProgram(const Program& program, Engine& engine,
+                                        const PlanProgramOptions& options);
+
+}  // namespace oneflow_sbp::graph
+
+#endif  // GRAPH_PROGRAM_PLANNER_H_

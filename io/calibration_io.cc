@@ -1,0 +1,92 @@
+#include "io/calibration_io.h"
+
+#include <fstream>
+#include <sstream>
+
+#include "absl/strings/str_cat.h"
+#include "io/proto_io.h"
+#include "oneflow_sbp/nd_sbp.h"
+
+namespace oneflow_sbp::boxing {
+namespace {
+
+absl::StatusOr<LinkSpec> LinkFromProto(const oneflow::LinkSpecProto& p, const std::string& what) {
+  LinkSpec l;
+  if (p.has_bandwidth_bytes_per_s()) l.bandwidth_bytes_per_s = p.bandwidth_bytes_per_s();
+  if (p.has_latency_s()) l.latency_s = p.latency_s();
+  if (!(l.bandwidth_bytes_per_s > 0) || !(l.latency_s >= 0)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "calibration ", what, ": bandwidth_bytes_per_s ", l.bandwidth_bytes_per_s,
+        " and latency_s ", l.latency_s, " must be > 0 and >= 0"));
+  }
+  return l;
+}
+
+}  // namespace
+
+absl::StatusOr<Calibration> CalibrationFromProto(const oneflow::CalibrationProto& proto) {
+  if (proto.axis_size() > NdSbp::kMaxAxes) {
+    return absl::InvalidArgumentError(absl::StrCat("calibration lists ", proto.axis_size(),
+                                                   " mesh axes; at most ", NdSbp::kMaxAxes));
+  }
+  Calibration c = Calibration::Defaults(NdSbp::kMaxAxes);
+  for (int i = 0; i < proto.axis_size(); ++i) {
+    absl::StatusOr<LinkSpec> l = LinkFromProto(proto.axis(i), absl::StrCat("axis ", i));
+    if (!l.ok()) return l.status();
+    c.axis(i) = *l;
+  }
+  if (proto.has_p2p()) {
+    absl::StatusOr<LinkSpec> l = LinkFromProto(proto.p2p(), "p2p");
+    if (!l.ok()) return l.status();
+    c.p2p() = *l;
+  }
+  if (proto.has_compute_flops_per_s()) c.set_compute_flops_per_s(proto.compute_flops_per_s());
+  if (proto.has_memory_bytes_per_s()) c.set_memory_bytes_per_s(proto.memory_bytes_per_s());
+  if (!(c.compute_flops_per_s() > 0) || !(c.memory_bytes_per_s() > 0)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "calibration: compute_flops_per_s ", c.compute_flops_per_s(), " and memory_bytes_per_s ",
+        c.memory_bytes_per_s(), " must be > 0"));
+  }
+  return c;
+}
+
+oneflow::CalibrationProto CalibrationToProto(const Calibration& calibration) {
+  oneflow::CalibrationProto p;
+  for (int i = 0; i < calibration.num_axes(); ++i) {
+    oneflow::LinkSpecProto* a = p.add_axis();
+    a->set_bandwidth_bytes_per_s(calibration.axis(i).bandwidth_bytes_per_s);
+    a->set_latency_s(calibration.axis(i).latency_s);
+  }
+  p.mutable_p2p()->set_bandwidth_bytes_per_s(calibration.p2p().bandwidth_bytes_per_s);
+  p.mutable_p2p()->set_latency_s(calibration.p2p().latency_s);
+  p.set_compute_flops_per_s(calibration.compute_flops_per_s());
+  p.set_memory_bytes_per_s(calibration.memory_bytes_per_s());
+  return p;
+}
+
+absl::StatusOr<Calibration> LoadCalibration(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) return absl::InvalidArgumentError(absl::StrCat("cannot read calibration file '", path, "'"));
+  std::stringstream text;
+  text << f.rdbuf();
+  oneflow::CalibrationProto proto;
+  absl::Status s = FromTextProto(text.str(), &proto);
+  if (!s.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("calibration file '", path, "': ", s.message()));
+  }
+  absl::StatusOr<Calibration> c = CalibrationFromProto(proto);
+  if (!c.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("calibration file '", path, "': ",
+                                                   c.status().message()));
+  }
+  return c;
+}
+
+absl::Status SaveCalibration(const std::string& path, const oneflow::CalibrationProto& proto) {
+  std::ofstream f(path, std::ios::binary | std::ios::trunc);
+  if (f) f << ToTextProto(proto);
+  if (!f) return absl::InvalidArgumentError(absl::StrCat("cannot write calibration file '", path, "'"));
+  return absl::OkStatus();
+}
+
+}  // namespace oneflow_sbp::boxing

@@ -1,0 +1,45 @@
+// Protobuf boundary of inference: requests from InferRequestProto (files,
+// stdin, the `sbp` tool) and results to InferResultProto (dumps, JSON).
+//
+// Example:
+//   oneflow::InferRequestProto proto;  // parsed from JSON or text format
+//   absl::StatusOr<InferRequest> req = InferRequestFromProto(proto, engine.registry());
+//   auto res = engine.Infer(*req);
+//   oneflow::InferResultProto out = InferResultToProto(*req, **res);
+#ifndef IO_INFER_PROTO_H_
+#define IO_INFER_PROTO_H_
+
+#include "absl/status/statusor.h"
+#include "oneflow_sbp/infer_types.h"
+#include "oneflow_sbp/op_def.h"
+#include "oneflow_sbp/op_registry.h"
+#include "proto/infer.pb.h"
+#include "proto/op_def.pb.h"
+#include "proto/sbp_parallel.pb.h"
+
+namespace oneflow_sbp {
+
+// Validates everything: a known op (kNotFound), attributes declared and of
+// the right type, a placement, inputs matching the op's args (all named or
+// none), input tensors given completely, constraints on blobs the op has,
+// a partial_penalty_policy of 1, 2 or 3. The cost policy name is kept as
+// given; the Engine rejects names it does not know.
+// Messages name the op and the blob or attribute.
+absl::StatusOr<InferRequest> InferRequestFromProto(const oneflow::InferRequestProto& proto,
+                                                   const OpRegistry& registry);
+
+oneflow::InferResultProto InferResultToProto(const InferRequest& request,
+                                             const InferResult& result);
+
+// OneFlow's bn -> NdSbp map for a signature of `call`.
+oneflow::NdSbpSignature NdSbpSignatureToProto(const OpCall& call,
+                                              const NdSbpSignature& signature);
+
+oneflow::OpDefProto OpDefToProto(const OpDef& def);
+
+// Parses "f32[64,32]:(S(0),B)" (dtype, shape, producer nd_sbp).
+absl::StatusOr<InferInput> ParseInferInput(absl::string_view text);
+
+}  // namespace oneflow_sbp
+
+#endif  // IO_INFER_PROTO_H_

@@ -1,0 +1,23 @@
+// Boxing plans for people and tools: protobuf (JSON/text dumps), a text
+// report with every step's groups and bytes, and Graphviz dot (layouts as
+// nodes, steps as labelled edges).
+#ifndef IO_PLAN_FORMAT_H_
+#define IO_PLAN_FORMAT_H_
+
+#include <optional>
+#include <string>
+
+#include "boxing/boxing_plan.h"
+#include "proto/boxing.pb.h"
+
+namespace oneflow_sbp::boxing {
+
+// `naive`, when given, fills the comparison fields.
+oneflow::BoxingPlanProto PlanToProto(const BoxingPlan& plan,
+                                     const BoxingPlan* naive = nullptr);
+std::string PlanToText(const BoxingPlan& plan, const BoxingPlan* naive = nullptr);
+std::string PlanToGraphviz(const BoxingPlan& plan);
+
+}  // namespace oneflow_sbp::boxing
+
+#endif  // IO_PLAN_FORMAT_H_

@@ -1,0 +1,102 @@
+#include "io/proto_io.h"
+
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include <memory>
+
+#include "google/protobuf/io/coded_stream.h"
+#include "google/protobuf/io/tokenizer.h"
+#include "google/protobuf/io/zero_copy_stream_impl_lite.h"
+#include "google/protobuf/util/type_resolver.h"
+#include "google/protobuf/util/type_resolver_util.h"
+#include "google/protobuf/text_format.h"
+#include "google/protobuf/util/json_util.h"
+#include "oneflow_sbp/check.h"
+#include "oneflow_sbp/quoted_input.h"
+
+namespace oneflow_sbp {
+namespace {
+
+class CollectingErrors : public google::protobuf::io::ErrorCollector {
+ public:
+  void AddError(int line, google::protobuf::io::ColumnNumber column,
+                const std::string& message) override {
+    errors_.push_back(absl::StrCat("line ", line + 1, " column ", column + 1,
+                                   ": ", message));
+  }
+  std::string Joined() const { return absl::StrJoin(errors_, "; "); }
+
+ private:
+  std::vector<std::string> errors_;
+};
+
+}  // namespace
+
+// MessageToJsonString serializes the message with the process default,
+// which writes map entries in hash order (different on every run); this
+// serializes deterministically (map entries sorted by key) and converts the
+// same bytes, so the JSON of a message is the same on every run.
+std::string ToJson(const google::protobuf::Message& message, bool pretty) {
+  google::protobuf::util::JsonPrintOptions options;
+  options.preserve_proto_field_names = true;
+  options.add_whitespace = pretty;
+  std::string bytes;
+  {
+    google::protobuf::io::StringOutputStream raw(&bytes);
+    google::protobuf::io::CodedOutputStream coded(&raw);
+    coded.SetSerializationDeterministic(true);
+    OFS_CHECK(message.SerializeToCodedStream(&coded));
+  }
+  constexpr char kUrlPrefix[] = "type.googleapis.com";
+  std::unique_ptr<google::protobuf::util::TypeResolver> resolver(
+      google::protobuf::util::NewTypeResolverForDescriptorPool(
+          kUrlPrefix, message.GetDescriptor()->file()->pool()));
+  std::string out;
+  const auto status = google::protobuf::util::BinaryToJsonString(
+      resolver.get(), absl::StrCat(kUrlPrefix, "/", message.GetDescriptor()->full_name()), bytes,
+      &out, options);
+  OFS_CHECK(status.ok()) << status.ToString();
+  if (!out.empty() && out.back() == '\n') out.pop_back();
+  return out;
+}
+
+absl::Status FromJson(absl::string_view json, google::protobuf::Message* message) {
+  google::protobuf::util::JsonParseOptions options;
+  const auto status = google::protobuf::util::JsonStringToMessage(
+      std::string(json), message, options);
+  if (!status.ok()) {
+    // Protobuf appends the input around the error position on further
+    // lines; keep the first line so every error stays one line.
+    std::string reason(status.message());
+    reason = reason.substr(0, reason.find('\n'));
+    // Errors at the top level come with an empty field path (": missing
+    // field x"); drop the dangling separator.
+    while (!reason.empty() && (reason.front() == ':' || reason.front() == ' ')) reason.erase(0, 1);
+    return absl::InvalidArgumentError(absl::StrCat(
+        "malformed JSON for ", message->GetTypeName(), ": ", Abbreviated(reason)));
+  }
+  return absl::OkStatus();
+}
+
+std::string ToTextProto(const google::protobuf::Message& message) {
+  std::string out;
+  google::protobuf::TextFormat::PrintToString(message, &out);
+  return out;
+}
+
+absl::Status FromTextProto(absl::string_view text,
+                           google::protobuf::Message* message) {
+  CollectingErrors errors;
+  google::protobuf::TextFormat::Parser parser;
+  parser.RecordErrorsTo(&errors);
+  if (!parser.ParseFromString(std::string(text), message)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "malformed text proto for ", message->GetTypeName(), ": ",
+        Abbreviated(errors.Joined())));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace oneflow_sbp

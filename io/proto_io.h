@@ -1,0 +1,34 @@
+// Text encodings of protobuf messages: JSON (proto field names, as OneFlow's
+// dumps spell them) and protobuf text format.
+//
+// Example:
+//   std::string json = ToJson(ToProto(nd_sbp));
+//   // {"sbp_parallel":[{"split_parallel":{"axis":"0"}},{"broadcast_parallel":{}}]}
+//   oneflow::NdSbp parsed;
+//   absl::Status s = FromJson(json, &parsed);
+//
+// Parsing never aborts: malformed input is kInvalidArgument carrying the
+// parser's own message (line and column for text format).
+#ifndef IO_PROTO_IO_H_
+#define IO_PROTO_IO_H_
+
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+#include "google/protobuf/message.h"
+
+namespace oneflow_sbp {
+
+// One line unless `pretty`, which breaks lines and indents (protobuf's
+// layout: one space per level).
+std::string ToJson(const google::protobuf::Message& message, bool pretty = false);
+absl::Status FromJson(absl::string_view json, google::protobuf::Message* message);
+
+std::string ToTextProto(const google::protobuf::Message& message);
+absl::Status FromTextProto(absl::string_view text,
+                           google::protobuf::Message* message);
+
+}  // namespace oneflow_sbp
+
+#endif  // IO_PROTO_IO_H_
