@@ -132,32 +132,38 @@ absl::StatusOr<std::vector<LocalTensor>> Compute(EagerContext& ctx,
   return outputs;
 }
 
-absl::StatusOr<std::vector<GlobalTensor>> ApplyInternal(
-    EagerContext& ctx, const std::shared_ptr<const OpCall>& call,
-    absl::Span<const GlobalTensor> inputs, const NdSbpSignature* required) {
-  absl::Status s = CheckInputs(*call, inputs);
-  if (!s.ok()) return s;
-  if (required != nullptr) {
-    if (static_cast<int>(required->size()) != call->num_blobs()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(call->type_name(), ": the required signature has ", required->size(),
-                       " blobs; the op call has ", call->num_blobs()));
-    }
-    // Mutable inputs cannot move: a plan that moves one is not runnable.
-    for (int b = 0; b < call->num_inputs(); ++b) {
-      if (call->is_mutable_input(b) && !(inputs[b].nd_sbp() == (*required)[b])) {
-        return absl::FailedPreconditionError(absl::StrCat(
-            call->type_name(), ": the required signature wants mutable input ", call->bn(b),
-            " as ", (*required)[b].ToString(), " but it is ", inputs[b].nd_sbp().ToString()));
-      }
+// A plan's `required` signature must fit the call, and it must keep every
+// mutable input where it is.
+absl::Status CheckRequired(const OpCall& call, absl::Span<const GlobalTensor> inputs,
+                           const NdSbpSignature& required) {
+  if (static_cast<int>(required.size()) != call.num_blobs()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(call.type_name(), ": the required signature has ", required.size(),
+                     " blobs; the op call has ", call.num_blobs()));
+  }
+  // Mutable inputs cannot move: a plan that moves one is not runnable.
+  for (int b = 0; b < call.num_inputs(); ++b) {
+    if (call.is_mutable_input(b) && !(inputs[b].nd_sbp() == required[b])) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          call.type_name(), ": the required signature wants mutable input ", call.bn(b),
+          " as ", required[b].ToString(), " but it is ", inputs[b].nd_sbp().ToString()));
     }
   }
-  const bool tracing = ctx.options().trace;
-  OpEvent event;
-  absl::Time mark;
-  if (tracing) event.start = mark = absl::Now();
+  return absl::OkStatus();
+}
 
-  // infer
+// The time since `*mark`, which moves to now: one phase of an op's trace.
+absl::Duration Lap(absl::Time* mark) {
+  const absl::Time now = absl::Now();
+  const absl::Duration elapsed = now - *mark;
+  *mark = now;
+  return elapsed;
+}
+
+// The inference result for `inputs`; with `required`, one that chose it.
+absl::StatusOr<std::shared_ptr<const InferResult>> InferFor(
+    EagerContext& ctx, const std::shared_ptr<const OpCall>& call,
+    absl::Span<const GlobalTensor> inputs, const NdSbpSignature* required) {
   absl::StatusOr<InferRequest> request = MakeRequest(ctx, call, inputs, required);
   if (!request.ok()) return request.status();
   absl::StatusOr<std::shared_ptr<const InferResult>> result = ctx.engine().Infer(*request);
@@ -168,58 +174,101 @@ absl::StatusOr<std::vector<GlobalTensor>> ApplyInternal(
         call->type_name(), ": the plan requires ", SignatureToString(*call, *required),
         " but inference with those constraints chose ", SignatureToString(*call, sig)));
   }
-  if (tracing) {
-    const absl::Time now = absl::Now();
-    event.infer = now - mark;
-    mark = now;
-  }
+  return result;
+}
 
-  // box
+// `inputs` redistributed to the layouts `sig` gives them; `boxing_steps`
+// (when not null) collects each step for the trace.
+absl::StatusOr<std::vector<GlobalTensor>> BoxInputs(EagerContext& ctx, const OpCall& call,
+                                                    absl::Span<const GlobalTensor> inputs,
+                                                    const NdSbpSignature& sig,
+                                                    std::vector<BoxingEvent>* boxing_steps) {
   const Placement& placement = inputs[0].placement();
   std::vector<GlobalTensor> boxed(inputs.begin(), inputs.end());
-  for (int b = 0; b < call->num_inputs(); ++b) {
+  for (int b = 0; b < call.num_inputs(); ++b) {
     if (boxed[b].nd_sbp() == sig[b]) continue;
     absl::StatusOr<GlobalTensor> moved =
-        Redistribute(ctx, boxed[b], placement, sig[b], call->bn(b),
-                     tracing ? &event.boxing_steps : nullptr);
-    if (!moved.ok()) return Annotated(*call, moved.status());
+        Redistribute(ctx, boxed[b], placement, sig[b], call.bn(b), boxing_steps);
+    if (!moved.ok()) return Annotated(call, moved.status());
     boxed[b] = *std::move(moved);
   }
-  if (tracing) {
-    const absl::Time now = absl::Now();
-    event.boxing = now - mark;
-    mark = now;
-  }
+  return boxed;
+}
 
-  // compute
-  std::vector<LocalTensor> locals(call->num_outputs());
-  absl::StatusOr<int64_t> parallel_id = placement.ParallelIdOf(ctx.rank());
-  if (parallel_id.ok()) {
-    absl::StatusOr<std::vector<LocalTensor>> computed =
-        Compute(ctx, call, *result, *parallel_id, boxed);
-    if (!computed.ok()) return Annotated(*call, computed.status());
-    locals = *std::move(computed);
-  }
-
-  // wrap
+// The global outputs around this rank's `locals` (undefined on ranks
+// outside the placement).
+std::vector<GlobalTensor> WrapOutputs(const OpCall& call, const InferResult& result,
+                                      const Placement& placement,
+                                      std::vector<LocalTensor> locals) {
   std::vector<GlobalTensor> outputs;
-  outputs.reserve(call->num_outputs());
-  for (int i = 0; i < call->num_outputs(); ++i) {
-    outputs.emplace_back((*result)->output_descs[i], placement, sig[call->num_inputs() + i],
-                         std::move(locals[i]));
+  outputs.reserve(call.num_outputs());
+  for (int i = 0; i < call.num_outputs(); ++i) {
+    outputs.emplace_back(result.output_descs[i], placement,
+                         result.signature[call.num_inputs() + i], std::move(locals[i]));
   }
+  return outputs;
+}
+
+// Hands the call to the graph recorder and, where gradients flow, to the
+// tape, which links `outputs` to the node it records.
+void RecordCall(EagerContext& ctx, const std::shared_ptr<const OpCall>& call,
+                absl::Span<const GlobalTensor> inputs, std::vector<GlobalTensor>& outputs) {
   if (ctx.recorder() != nullptr && !ctx.in_backward()) {
     ctx.recorder()->Record(*call, inputs, outputs);
   }
   if (ctx.grad_enabled()) {
     bool any = false;
     for (const GlobalTensor& t : inputs) any = any || t.requires_grad();
-    if (any) RecordTape(ctx, call, std::vector<GlobalTensor>(inputs.begin(), inputs.end()), outputs);
+    if (any) {
+      RecordTape(ctx, call, std::vector<GlobalTensor>(inputs.begin(), inputs.end()), outputs);
+    }
   }
+}
+
+absl::StatusOr<std::vector<GlobalTensor>> ApplyInternal(
+    EagerContext& ctx, const std::shared_ptr<const OpCall>& call,
+    absl::Span<const GlobalTensor> inputs, const NdSbpSignature* required) {
+  absl::Status s = CheckInputs(*call, inputs);
+  if (!s.ok()) return s;
+  if (required != nullptr) {
+    s = CheckRequired(*call, inputs, *required);
+    if (!s.ok()) return s;
+  }
+  const bool tracing = ctx.options().trace;
+  OpEvent event;
+  absl::Time mark;
+  if (tracing) event.start = mark = absl::Now();
+
+  // infer
+  absl::StatusOr<std::shared_ptr<const InferResult>> result =
+      InferFor(ctx, call, inputs, required);
+  if (!result.ok()) return result.status();
+  const NdSbpSignature& sig = (*result)->signature;
+  if (tracing) event.infer = Lap(&mark);
+
+  // box
+  absl::StatusOr<std::vector<GlobalTensor>> boxed =
+      BoxInputs(ctx, *call, inputs, sig, tracing ? &event.boxing_steps : nullptr);
+  if (!boxed.ok()) return boxed.status();
+  if (tracing) event.boxing = Lap(&mark);
+
+  // compute
+  const Placement& placement = inputs[0].placement();
+  std::vector<LocalTensor> locals(call->num_outputs());
+  absl::StatusOr<int64_t> parallel_id = placement.ParallelIdOf(ctx.rank());
+  if (parallel_id.ok()) {
+    absl::StatusOr<std::vector<LocalTensor>> computed =
+        Compute(ctx, call, *result, *parallel_id, *boxed);
+    if (!computed.ok()) return Annotated(*call, computed.status());
+    locals = *std::move(computed);
+  }
+
+  // wrap
+  std::vector<GlobalTensor> outputs = WrapOutputs(*call, **result, placement, std::move(locals));
+  RecordCall(ctx, call, inputs, outputs);
   if (tracing) {
-    const absl::Time now = absl::Now();
-    event.kernel = now - mark;
-    event.total = now - event.start;
+    event.kernel = Lap(&mark);
+    event.total = mark - event.start;
     event.op = call->type_name();
     event.signature = SignatureToString(*call, sig);
     event.backward = ctx.in_backward();

@@ -1,5 +1,9 @@
 #include "oneflow_sbp/op_call.h"
 
+#include <string>
+#include <utility>
+#include <vector>
+
 #include "absl/hash/hash.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -49,6 +53,93 @@ absl::StatusOr<std::vector<int>> OpCall::DeduceInputCounts(const OpDef& def,
   return counts;
 }
 
+namespace {
+
+// `input_counts` gives every declared input arg a blob count it can take.
+absl::Status CheckInputCounts(const OpDef& def, const std::vector<int>& input_counts) {
+  const std::string& op = def.type_name();
+  if (input_counts.size() != def.inputs().size()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        op, ": ", input_counts.size(), " input counts for ", def.inputs().size(),
+        " declared input args"));
+  }
+  for (size_t i = 0; i < input_counts.size(); ++i) {
+    const ArgDef& a = def.inputs()[i];
+    const int c = input_counts[i];
+    if (c < 0 || (c == 0 && !a.optional) || (c > 1 && !a.variadic)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          op, ": input '", a.name, "' cannot have ", c, " blobs",
+          a.variadic ? "" : " (not variadic)"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// The caller's `attrs` checked against the declarations (ints widen to
+// declared floats), then the defaults of the attributes left out.
+absl::StatusOr<AttrMap> ResolveAttrs(const OpDef& def, const AttrMap& attrs) {
+  const std::string& op = def.type_name();
+  AttrMap resolved;
+  for (const auto& [name, value] : attrs.entries()) {
+    const AttrDef* decl = def.FindAttr(name);
+    if (decl == nullptr) {
+      std::vector<std::string> known;
+      for (const AttrDef& a : def.attrs()) known.push_back(a.name);
+      return absl::InvalidArgumentError(absl::StrCat(
+          op, ": unknown attribute '", name, "'",
+          known.empty() ? "; the op has no attributes"
+                        : absl::StrCat("; known: ", absl::StrJoin(known, ", "))));
+    }
+    if (value.type() == decl->type) {
+      resolved.Set(name, value);
+    } else if (decl->type == AttrType::kFloat && value.type() == AttrType::kInt) {
+      resolved.Set(name, AttrValue(static_cast<double>(value.i())));
+    } else {
+      return absl::InvalidArgumentError(absl::StrCat(
+          op, ": attribute '", name, "' is ", AttrTypeName(decl->type), ", got ",
+          AttrTypeName(value.type()), " '", value.ToString(), "'"));
+    }
+  }
+  for (const AttrDef& a : def.attrs()) {
+    if (resolved.Find(a.name) != nullptr) continue;
+    if (!a.default_value) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          op, ": required attribute '", a.name, "' (", AttrTypeName(a.type),
+          ") is missing"));
+    }
+    resolved.Set(a.name, *a.default_value);
+  }
+  return resolved;
+}
+
+// The blob count of every output arg: the definition's arity function's
+// answer, checked, or one blob each without one.
+absl::StatusOr<std::vector<int>> OutputCounts(const OpDef& def, const AttrMap& attrs,
+                                              const std::vector<int>& input_counts) {
+  if (!def.output_arity_fn()) return std::vector<int>(def.outputs().size(), 1);
+  const std::string& op = def.type_name();
+  absl::StatusOr<std::vector<int>> counts = def.output_arity_fn()(attrs, input_counts);
+  if (!counts.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(op, ": ", counts.status().message()));
+  }
+  if (counts->size() != def.outputs().size()) {
+    return absl::InternalError(absl::StrCat(
+        op, ": output arity function gave ", counts->size(), " counts for ",
+        def.outputs().size(), " output args"));
+  }
+  for (size_t i = 0; i < counts->size(); ++i) {
+    if ((*counts)[i] < 1 || ((*counts)[i] > 1 && !def.outputs()[i].variadic)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          op, ": output '", def.outputs()[i].name, "' cannot have ",
+          (*counts)[i], " blobs"));
+    }
+  }
+  return counts;
+}
+
+}  // namespace
+
 absl::StatusOr<std::shared_ptr<const OpCall>> OpCall::Make(
     std::shared_ptr<const OpDef> def, std::vector<int> input_counts,
     const AttrMap& attrs) {
@@ -59,78 +150,20 @@ absl::StatusOr<std::shared_ptr<const OpCall>> OpCall::Make(
         "no op definition (an unknown op name? OpRegistry::Get and Engine::MakeCall name "
         "the op and suggest close names)");
   }
-  const std::string& op = def->type_name();
-  if (input_counts.size() != def->inputs().size()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        op, ": ", input_counts.size(), " input counts for ", def->inputs().size(),
-        " declared input args"));
-  }
-  for (size_t i = 0; i < input_counts.size(); ++i) {
-    const ArgDef& a = def->inputs()[i];
-    const int c = input_counts[i];
-    if (c < 0 || (c == 0 && !a.optional) || (c > 1 && !a.variadic)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          op, ": input '", a.name, "' cannot have ", c, " blobs",
-          a.variadic ? "" : " (not variadic)"));
-    }
-  }
+  absl::Status s = CheckInputCounts(*def, input_counts);
+  if (!s.ok()) return s;
   auto call = std::shared_ptr<OpCall>(new OpCall());
   call->def_ = def;
   call->input_counts_ = std::move(input_counts);
 
-  for (const auto& [name, value] : attrs.entries()) {
-    const AttrDef* decl = def->FindAttr(name);
-    if (decl == nullptr) {
-      std::vector<std::string> known;
-      for (const AttrDef& a : def->attrs()) known.push_back(a.name);
-      return absl::InvalidArgumentError(absl::StrCat(
-          op, ": unknown attribute '", name, "'",
-          known.empty() ? "; the op has no attributes"
-                        : absl::StrCat("; known: ", absl::StrJoin(known, ", "))));
-    }
-    if (value.type() == decl->type) {
-      call->attrs_.Set(name, value);
-    } else if (decl->type == AttrType::kFloat && value.type() == AttrType::kInt) {
-      call->attrs_.Set(name, AttrValue(static_cast<double>(value.i())));
-    } else {
-      return absl::InvalidArgumentError(absl::StrCat(
-          op, ": attribute '", name, "' is ", AttrTypeName(decl->type), ", got ",
-          AttrTypeName(value.type()), " '", value.ToString(), "'"));
-    }
-  }
-  for (const AttrDef& a : def->attrs()) {
-    if (call->attrs_.Find(a.name) != nullptr) continue;
-    if (!a.default_value) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          op, ": required attribute '", a.name, "' (", AttrTypeName(a.type),
-          ") is missing"));
-    }
-    call->attrs_.Set(a.name, *a.default_value);
-  }
+  absl::StatusOr<AttrMap> resolved = ResolveAttrs(*def, attrs);
+  if (!resolved.ok()) return resolved.status();
+  call->attrs_ = *std::move(resolved);
 
-  if (def->output_arity_fn()) {
-    absl::StatusOr<std::vector<int>> counts =
-        def->output_arity_fn()(call->attrs_, call->input_counts_);
-    if (!counts.ok()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(op, ": ", counts.status().message()));
-    }
-    if (counts->size() != def->outputs().size()) {
-      return absl::InternalError(absl::StrCat(
-          op, ": output arity function gave ", counts->size(), " counts for ",
-          def->outputs().size(), " output args"));
-    }
-    for (size_t i = 0; i < counts->size(); ++i) {
-      if ((*counts)[i] < 1 || ((*counts)[i] > 1 && !def->outputs()[i].variadic)) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            op, ": output '", def->outputs()[i].name, "' cannot have ",
-            (*counts)[i], " blobs"));
-      }
-    }
-    call->output_counts_ = *std::move(counts);
-  } else {
-    call->output_counts_.assign(def->outputs().size(), 1);
-  }
+  absl::StatusOr<std::vector<int>> output_counts =
+      OutputCounts(*def, call->attrs_, call->input_counts_);
+  if (!output_counts.ok()) return output_counts.status();
+  call->output_counts_ = *std::move(output_counts);
 
   for (int is_input = 1; is_input >= 0; --is_input) {
     const std::vector<ArgDef>& args = is_input ? def->inputs() : def->outputs();

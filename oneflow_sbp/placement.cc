@@ -1,6 +1,9 @@
 #include "oneflow_sbp/placement.h"
 
 #include <algorithm>
+#include <optional>
+#include <utility>
+#include <vector>
 
 #include "absl/hash/hash.h"
 #include "absl/strings/ascii.h"
@@ -104,6 +107,119 @@ absl::StatusOr<Placement> Placement::Make(DeviceType type,
   return Placement(std::move(rep));
 }
 
+namespace {
+
+// The text after "<device>:", cut at the hierarchy's brackets.
+struct PlacementBody {
+  absl::string_view rank_text;
+  // Between '[' and ']'; absent without brackets.
+  std::optional<absl::string_view> hierarchy_text;
+};
+
+// Every message names the whole `text` the caller passed to Parse.
+absl::StatusOr<PlacementBody> SplitPlacementBody(absl::string_view text,
+                                                 absl::string_view rest) {
+  PlacementBody body;
+  body.rank_text = rest;
+  const size_t bracket = rest.find('[');
+  if (bracket != absl::string_view::npos) {
+    body.rank_text = rest.substr(0, bracket);
+    const size_t close = rest.find(']', bracket);
+    if (close == absl::string_view::npos) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "malformed placement ", QuotedInput(text), ": hierarchy lacks a closing ']'"));
+    }
+    body.hierarchy_text = rest.substr(bracket + 1, close - bracket - 1);
+    const absl::string_view trailing = absl::StripAsciiWhitespace(rest.substr(close + 1));
+    if (!trailing.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "malformed placement ", QuotedInput(text), ": trailing characters ",
+          QuotedInput(trailing), " after the hierarchy's ']'"));
+    }
+  }
+  body.rank_text = absl::StripAsciiWhitespace(body.rank_text);
+  return body;
+}
+
+// A rank or an extent `s` of the placement `text`.
+absl::Status ParsePlacementInt(absl::string_view text, absl::string_view s, int64_t* out) {
+  s = absl::StripAsciiWhitespace(s);
+  bool digits = !s.empty();
+  for (char c : s) digits = digits && absl::ascii_isdigit(c);
+  if (!digits) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "malformed placement ", QuotedInput(text), ": ", QuotedInput(s),
+        " is not a non-negative integer"));
+  }
+  // Ranks and extents beyond 12 digits are far past any limit; saying
+  // "too large" is truer than "not an integer".
+  if (s.size() > 12 || !absl::SimpleAtoi(s, out)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "malformed placement ", QuotedInput(text), ": ", QuotedInput(s),
+        " is too large (a placement has at most ", Placement::kMaxParallelNum, " ranks)"));
+  }
+  return absl::OkStatus();
+}
+
+// "0-3,6,8-9" of the placement `text`, ranges expanded in the order written.
+absl::StatusOr<std::vector<int64_t>> ParseRankList(absl::string_view text,
+                                                   absl::string_view rank_text) {
+  if (rank_text.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("malformed placement ", QuotedInput(text), ": no ranks after ':'"));
+  }
+  std::vector<int64_t> ranks;
+  for (absl::string_view item : absl::StrSplit(rank_text, ',')) {
+    std::vector<absl::string_view> ends = absl::StrSplit(item, '-');
+    if (ends.size() > 2) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "malformed placement ", QuotedInput(text), ": bad rank range ", QuotedInput(item)));
+    }
+    int64_t lo = 0;
+    int64_t hi = 0;
+    absl::Status s = ParsePlacementInt(text, ends[0], &lo);
+    if (!s.ok()) return s;
+    hi = lo;
+    if (ends.size() == 2) {
+      s = ParsePlacementInt(text, ends[1], &hi);
+      if (!s.ok()) return s;
+      if (hi < lo) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "malformed placement ", QuotedInput(text), ": rank range ", QuotedInput(item),
+            " runs backwards"));
+      }
+    }
+    if (hi - lo + 1 + static_cast<int64_t>(ranks.size()) > Placement::kMaxParallelNum) {
+      return absl::InvalidArgumentError(absl::StrCat("placement ", QuotedInput(text),
+                                                     " has more than ",
+                                                     Placement::kMaxParallelNum, " ranks"));
+    }
+    for (int64_t r = lo; r <= hi; ++r) ranks.push_back(r);
+  }
+  return ranks;
+}
+
+// "2,4" of the placement `text`; Placement::Make checks the extents.
+absl::StatusOr<std::vector<int64_t>> ParseHierarchy(absl::string_view text,
+                                                    absl::string_view hierarchy_text) {
+  const std::vector<absl::string_view> items = absl::StrSplit(hierarchy_text, ',');
+  if (items.size() > static_cast<size_t>(NdSbp::kMaxAxes)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "bad placement ", QuotedInput(text), ": hierarchy has ", items.size(),
+        " axes; at most ", NdSbp::kMaxAxes, " are supported"));
+  }
+  std::vector<int64_t> hierarchy;
+  for (absl::string_view item : items) {
+    int64_t h = 0;
+    absl::Status s = ParsePlacementInt(text, item, &h);
+    if (!s.ok()) return s;
+    hierarchy.push_back(h);
+  }
+  return hierarchy;
+}
+
+}  // namespace
+
 absl::StatusOr<Placement> Placement::Parse(absl::string_view text) {
   absl::string_view body = absl::StripAsciiWhitespace(text);
   if (body.empty()) {
@@ -121,91 +237,17 @@ absl::StatusOr<Placement> Placement::Parse(absl::string_view text) {
     return absl::InvalidArgumentError(absl::StrCat(
         "malformed placement ", QuotedInput(text), ": ", type.status().message()));
   }
-  absl::string_view rest = body.substr(colon + 1);
-  absl::string_view rank_text = rest;
-  absl::string_view hierarchy_text;
-  const size_t bracket = rest.find('[');
-  if (bracket != absl::string_view::npos) {
-    rank_text = rest.substr(0, bracket);
-    const size_t close = rest.find(']', bracket);
-    if (close == absl::string_view::npos) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "malformed placement ", QuotedInput(text), ": hierarchy lacks a closing ']'"));
-    }
-    hierarchy_text = rest.substr(bracket + 1, close - bracket - 1);
-    const absl::string_view trailing = absl::StripAsciiWhitespace(rest.substr(close + 1));
-    if (!trailing.empty()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "malformed placement ", QuotedInput(text), ": trailing characters ",
-          QuotedInput(trailing), " after the hierarchy's ']'"));
-    }
-  }
-  rank_text = absl::StripAsciiWhitespace(rank_text);
-  if (rank_text.empty()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("malformed placement ", QuotedInput(text), ": no ranks after ':'"));
-  }
-  auto parse_int = [&](absl::string_view s, int64_t* out) -> absl::Status {
-    s = absl::StripAsciiWhitespace(s);
-    bool digits = !s.empty();
-    for (char c : s) digits = digits && absl::ascii_isdigit(c);
-    if (!digits) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "malformed placement ", QuotedInput(text), ": ", QuotedInput(s),
-          " is not a non-negative integer"));
-    }
-    // Ranks and extents beyond 12 digits are far past any limit; saying
-    // "too large" is truer than "not an integer".
-    if (s.size() > 12 || !absl::SimpleAtoi(s, out)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "malformed placement ", QuotedInput(text), ": ", QuotedInput(s),
-          " is too large (a placement has at most ", kMaxParallelNum, " ranks)"));
-    }
-    return absl::OkStatus();
-  };
-  std::vector<int64_t> ranks;
-  for (absl::string_view item : absl::StrSplit(rank_text, ',')) {
-    std::vector<absl::string_view> ends = absl::StrSplit(item, '-');
-    if (ends.size() > 2) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "malformed placement ", QuotedInput(text), ": bad rank range ", QuotedInput(item)));
-    }
-    int64_t lo = 0;
-    int64_t hi = 0;
-    absl::Status s = parse_int(ends[0], &lo);
-    if (!s.ok()) return s;
-    hi = lo;
-    if (ends.size() == 2) {
-      s = parse_int(ends[1], &hi);
-      if (!s.ok()) return s;
-      if (hi < lo) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "malformed placement ", QuotedInput(text), ": rank range ", QuotedInput(item),
-            " runs backwards"));
-      }
-    }
-    if (hi - lo + 1 + static_cast<int64_t>(ranks.size()) > kMaxParallelNum) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "placement ", QuotedInput(text), " has more than ", kMaxParallelNum, " ranks"));
-    }
-    for (int64_t r = lo; r <= hi; ++r) ranks.push_back(r);
-  }
+  absl::StatusOr<PlacementBody> parts = SplitPlacementBody(text, body.substr(colon + 1));
+  if (!parts.ok()) return parts.status();
+  absl::StatusOr<std::vector<int64_t>> ranks = ParseRankList(text, parts->rank_text);
+  if (!ranks.ok()) return ranks.status();
   std::vector<int64_t> hierarchy;
-  if (bracket != absl::string_view::npos) {
-    const std::vector<absl::string_view> items = absl::StrSplit(hierarchy_text, ',');
-    if (items.size() > static_cast<size_t>(NdSbp::kMaxAxes)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "bad placement ", QuotedInput(text), ": hierarchy has ", items.size(),
-          " axes; at most ", NdSbp::kMaxAxes, " are supported"));
-    }
-    for (absl::string_view item : items) {
-      int64_t h = 0;
-      absl::Status s = parse_int(item, &h);
-      if (!s.ok()) return s;
-      hierarchy.push_back(h);
-    }
+  if (parts->hierarchy_text.has_value()) {
+    absl::StatusOr<std::vector<int64_t>> parsed = ParseHierarchy(text, *parts->hierarchy_text);
+    if (!parsed.ok()) return parsed.status();
+    hierarchy = *std::move(parsed);
   }
-  absl::StatusOr<Placement> placement = Make(*type, ranks, hierarchy);
+  absl::StatusOr<Placement> placement = Make(*type, *ranks, hierarchy);
   if (!placement.ok()) {
     return absl::InvalidArgumentError(absl::StrCat(
         "bad placement ", QuotedInput(text), ": ", placement.status().message()));

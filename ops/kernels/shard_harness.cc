@@ -245,142 +245,216 @@ absl::StatusOr<LocalTensor> AssembleTensor(absl::Span<const LocalTensor> locals,
   return LocalTensor::FromDoubles(logical.dtype, logical.shape.dims(), acc);
 }
 
-absl::StatusOr<std::vector<LocalTensor>> RunSharded(std::shared_ptr<const OpCall> call,
-                                                    absl::Span<const LocalTensor> full_inputs,
-                                                    const Placement& placement,
-                                                    const NdSbpSignature& signature,
-                                                    const HarnessOptions& options) {
-  if (call == nullptr) return absl::InvalidArgumentError("RunSharded: no op call");
-  const std::string& op = call->type_name();
-  if (static_cast<int>(full_inputs.size()) != call->num_inputs() ||
-      static_cast<int>(signature.size()) != call->num_blobs()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        op, ": ", full_inputs.size(), " inputs and a signature of ", signature.size(),
-        " blobs for ", call->ToString()));
-  }
+namespace {
+
+// The logical desc of every blob: the full inputs', then the outputs the
+// op infers from them.
+absl::StatusOr<std::vector<TensorDesc>> LogicalBlobDescs(
+    const OpCall& call, absl::Span<const LocalTensor> full_inputs) {
+  const std::string& op = call.type_name();
   std::vector<TensorDesc> descs;
-  for (int b = 0; b < call->num_inputs(); ++b) {
+  for (int b = 0; b < call.num_inputs(); ++b) {
     OFS_ASSIGN_OR_RETURN(Shape shape,
-                         LogicalShapeOf(full_inputs[b], absl::StrCat(op, " input ", call->bn(b))));
+                         LogicalShapeOf(full_inputs[b], absl::StrCat(op, " input ", call.bn(b))));
     descs.push_back(TensorDesc{shape, full_inputs[b].dtype()});
   }
-  OFS_ASSIGN_OR_RETURN(std::vector<TensorDesc> out_descs, call->InferOutputDescs(descs));
+  OFS_ASSIGN_OR_RETURN(std::vector<TensorDesc> out_descs, call.InferOutputDescs(descs));
   descs.insert(descs.end(), out_descs.begin(), out_descs.end());
+  return descs;
+}
 
-  // locals[b][pid]: input b on rank pid.
+// locals[b][pid]: input b on rank pid, laid out as `signature` gives it.
+absl::StatusOr<std::vector<std::vector<LocalTensor>>> DistributeInputs(
+    const OpCall& call, absl::Span<const LocalTensor> full_inputs, const Placement& placement,
+    const NdSbpSignature& signature, const HarnessOptions& options) {
   std::vector<std::vector<LocalTensor>> locals;
-  for (int b = 0; b < call->num_inputs(); ++b) {
+  for (int b = 0; b < call.num_inputs(); ++b) {
     HarnessOptions blob_options = options;
     blob_options.seed = SplitMix64(options.seed + static_cast<uint64_t>(b));
     absl::StatusOr<std::vector<LocalTensor>> l =
         DistributeTensor(full_inputs[b], signature[b], placement, blob_options);
     if (!l.ok()) {
-      return absl::Status(l.status().code(), absl::StrCat(op, " input ", call->bn(b), ": ",
+      return absl::Status(l.status().code(), absl::StrCat(call.type_name(), " input ",
+                                                          call.bn(b), ": ",
                                                           l.status().message()));
     }
-    if (call->is_mutable_input(b)) {
+    if (call.is_mutable_input(b)) {
       // B layouts share the full tensor's storage; a kernel writing in
       // place must see a rank-private copy.
       for (LocalTensor& t : *l) t = t.Clone();
     }
     locals.push_back(*std::move(l));
   }
-  const KernelRegistry& registry =
-      options.registry != nullptr ? *options.registry : KernelRegistry::Global();
+  return locals;
+}
+
+// One RunSharded call: what every rank reads, and where the ranks leave
+// their results. Each rank writes only its own [pid] entries, so ranks run
+// as threads need no locking.
+struct ShardedRun {
+  std::shared_ptr<const OpCall> call;
+  // The caller's: distribution, assembly and error messages use it.
+  const Placement& placement;
+  // The same ranks on options.device: what the kernels see.
+  const Placement& kernel_placement;
+  const NdSbpSignature& signature;
+  const HarnessOptions& options;
+  const KernelRegistry& registry;
+  std::vector<TensorDesc> descs;
+  // locals[b][pid]: input b on rank pid.
+  std::vector<std::vector<LocalTensor>> locals;
   // outs[i][pid]: output i of rank pid.
-  std::vector<std::vector<LocalTensor>> outs(call->num_outputs(),
-                                             std::vector<LocalTensor>(placement.parallel_num()));
-  // The kernels see the placement on options.device; distribution,
-  // assembly and error messages keep the caller's.
-  OFS_ASSIGN_OR_RETURN(const Placement kernel_placement, OnDevice(placement, options.device));
-  const DeviceType device = options.device;
-  auto run_rank = [&](int64_t pid, comm::Communicator* world) -> absl::Status {
-    OFS_ASSIGN_OR_RETURN(std::vector<BlobLayout> layouts,
-                         MakeBlobLayouts(*call, placement, pid, descs, signature));
-    // Poisoned on the host, then moved: Poison writes elements directly.
-    OFS_ASSIGN_OR_RETURN(
-        std::vector<LocalTensor> outputs,
-        AllocateLocalOutputs(absl::MakeConstSpan(layouts).subspan(call->num_inputs())));
-    for (int i = 0; i < call->num_outputs(); ++i) {
-      if (options.poison_outputs) Poison(outputs[i]);
-      OFS_ASSIGN_OR_RETURN(outputs[i], MoveForKernel(outputs[i], device,
-                                                     call->bn(call->num_inputs() + i)));
+  std::vector<std::vector<LocalTensor>> outs;
+};
+
+// Runs the kernel of rank `pid` (with `world` when ranks run as threads).
+absl::Status RunRank(ShardedRun& run, int64_t pid, comm::Communicator* world) {
+  const OpCall& call = *run.call;
+  const DeviceType device = run.options.device;
+  OFS_ASSIGN_OR_RETURN(std::vector<BlobLayout> layouts,
+                       MakeBlobLayouts(call, run.placement, pid, run.descs, run.signature));
+  // Poisoned on the host, then moved: Poison writes elements directly.
+  OFS_ASSIGN_OR_RETURN(
+      std::vector<LocalTensor> outputs,
+      AllocateLocalOutputs(absl::MakeConstSpan(layouts).subspan(call.num_inputs())));
+  for (int i = 0; i < call.num_outputs(); ++i) {
+    if (run.options.poison_outputs) Poison(outputs[i]);
+    OFS_ASSIGN_OR_RETURN(outputs[i],
+                         MoveForKernel(outputs[i], device, call.bn(call.num_inputs() + i)));
+  }
+  // Handles to the kernel's inputs: on a device, the mutated inputs are
+  // read back through them.
+  std::vector<LocalTensor> inputs;
+  for (int b = 0; b < call.num_inputs(); ++b) {
+    OFS_ASSIGN_OR_RETURN(LocalTensor t, MoveForKernel(run.locals[b][pid], device, call.bn(b)));
+    inputs.push_back(std::move(t));
+  }
+  OFS_ASSIGN_OR_RETURN(KernelContext ctx,
+                       KernelContext::MakeWithLayouts(run.call, run.kernel_placement, pid,
+                                                      std::move(layouts), inputs, outputs));
+  OFS_RETURN_IF_ERROR(ctx.SetWorld(world));
+  OFS_RETURN_IF_ERROR(RunKernel(ctx, run.registry));
+  for (int i = 0; i < call.num_outputs(); ++i) {
+    OFS_ASSIGN_OR_RETURN(run.outs[i][pid], MoveForKernel(outputs[i], DeviceType::kCpu,
+                                                         call.bn(call.num_inputs() + i)));
+  }
+  for (int b = 0; device != DeviceType::kCpu && b < call.num_inputs(); ++b) {
+    if (!call.is_mutable_input(b)) continue;
+    OFS_ASSIGN_OR_RETURN(run.locals[b][pid],
+                         MoveForKernel(inputs[b], DeviceType::kCpu, call.bn(b)));
+  }
+  return absl::OkStatus();
+}
+
+// `s`, the failure of rank `pid`, naming the rank where there are several.
+absl::Status WithRank(const ShardedRun& run, int64_t pid, const absl::Status& s) {
+  if (run.placement.parallel_num() == 1) return s;
+  return absl::Status(s.code(), absl::StrCat("rank ", pid, " of ", run.placement.ToString(),
+                                             " (", SignatureToString(*run.call, run.signature),
+                                             "): ", s.message()));
+}
+
+// The parallel id whose rank failed first on its own: the lowest that
+// failed, unless it only saw the world aborted (because of another's
+// failure), which says less than a rank with its own error; -1 if none
+// failed. `statuses` is indexed by world rank.
+int64_t FirstOwnFailure(const Placement& placement, const std::vector<absl::Status>& statuses) {
+  int64_t first = -1;
+  for (int64_t pid = 0; pid < placement.parallel_num(); ++pid) {
+    const absl::Status& s = statuses[placement.RankOf(pid)];
+    if (s.ok()) continue;
+    if (first < 0 || (statuses[placement.RankOf(first)].code() == absl::StatusCode::kAborted &&
+                      s.code() != absl::StatusCode::kAborted)) {
+      first = pid;
     }
-    // Handles to the kernel's inputs: on a device, the mutated inputs are
-    // read back through them.
-    std::vector<LocalTensor> inputs;
-    for (int b = 0; b < call->num_inputs(); ++b) {
-      OFS_ASSIGN_OR_RETURN(LocalTensor t, MoveForKernel(locals[b][pid], device, call->bn(b)));
-      inputs.push_back(std::move(t));
-    }
-    OFS_ASSIGN_OR_RETURN(KernelContext ctx,
-                         KernelContext::MakeWithLayouts(call, kernel_placement, pid,
-                                                        std::move(layouts), inputs, outputs));
-    OFS_RETURN_IF_ERROR(ctx.SetWorld(world));
-    OFS_RETURN_IF_ERROR(RunKernel(ctx, registry));
-    for (int i = 0; i < call->num_outputs(); ++i) {
-      OFS_ASSIGN_OR_RETURN(outs[i][pid], MoveForKernel(outputs[i], DeviceType::kCpu,
-                                                       call->bn(call->num_inputs() + i)));
-    }
-    for (int b = 0; device != DeviceType::kCpu && b < call->num_inputs(); ++b) {
-      if (!call->is_mutable_input(b)) continue;
-      OFS_ASSIGN_OR_RETURN(locals[b][pid], MoveForKernel(inputs[b], DeviceType::kCpu, call->bn(b)));
+  }
+  return first;
+}
+
+// Every rank's kernel, one after another or as threads of a fresh
+// in-process world.
+absl::Status RunAllRanks(ShardedRun& run) {
+  const Placement& placement = run.placement;
+  if (!run.options.ranks_as_threads) {
+    for (int64_t pid = 0; pid < placement.parallel_num(); ++pid) {
+      const absl::Status s = RunRank(run, pid, nullptr);
+      if (!s.ok()) return WithRank(run, pid, s);
     }
     return absl::OkStatus();
-  };
-  auto with_rank = [&](int64_t pid, const absl::Status& s) {
-    if (placement.parallel_num() == 1) return s;
-    return absl::Status(s.code(), absl::StrCat("rank ", pid, " of ", placement.ToString(), " (",
-                                               SignatureToString(*call, signature),
-                                               "): ", s.message()));
-  };
-  if (!options.ranks_as_threads) {
-    for (int64_t pid = 0; pid < placement.parallel_num(); ++pid) {
-      const absl::Status s = run_rank(pid, nullptr);
-      if (!s.ok()) return with_rank(pid, s);
-    }
-  } else {
-    // World rank == device rank; world ranks outside the placement idle.
-    comm::InProcessOptions world_options;
-    world_options.default_timeout = options.collective_timeout;
-    OFS_ASSIGN_OR_RETURN(
-        std::vector<absl::Status> statuses,
-        comm::RunRanks(
-            static_cast<int>(placement.ranks().back() + 1),
-            [&](comm::Communicator& world) -> absl::Status {
-              absl::StatusOr<int64_t> pid = placement.ParallelIdOf(world.rank());
-              return pid.ok() ? run_rank(*pid, &world) : absl::OkStatus();
-            },
-            world_options));
-    // The lowest rank that failed on its own; a rank that only saw the
-    // world aborted (because of another's failure) says less.
-    int64_t first = -1;
-    for (int64_t pid = 0; pid < placement.parallel_num(); ++pid) {
-      const absl::Status& s = statuses[placement.RankOf(pid)];
-      if (s.ok()) continue;
-      if (first < 0 || (statuses[placement.RankOf(first)].code() == absl::StatusCode::kAborted &&
-                        s.code() != absl::StatusCode::kAborted)) {
-        first = pid;
-      }
-    }
-    if (first >= 0) return with_rank(first, statuses[placement.RankOf(first)]);
   }
+  // World rank == device rank; world ranks outside the placement idle.
+  comm::InProcessOptions world_options;
+  world_options.default_timeout = run.options.collective_timeout;
+  OFS_ASSIGN_OR_RETURN(
+      std::vector<absl::Status> statuses,
+      comm::RunRanks(
+          static_cast<int>(placement.ranks().back() + 1),
+          [&](comm::Communicator& world) -> absl::Status {
+            absl::StatusOr<int64_t> pid = placement.ParallelIdOf(world.rank());
+            return pid.ok() ? RunRank(run, *pid, &world) : absl::OkStatus();
+          },
+          world_options));
+  const int64_t first = FirstOwnFailure(placement, statuses);
+  if (first >= 0) return WithRank(run, first, statuses[placement.RankOf(first)]);
+  return absl::OkStatus();
+}
+
+// The full outputs, then (if asked) the mutable inputs, from every rank's.
+absl::StatusOr<std::vector<LocalTensor>> AssembleResults(const ShardedRun& run) {
+  const OpCall& call = *run.call;
   std::vector<LocalTensor> assembled;
-  for (int i = 0; i < call->num_outputs(); ++i) {
-    const int b = call->num_inputs() + i;
-    OFS_ASSIGN_OR_RETURN(LocalTensor t, AssembleTensor(outs[i], descs[b], signature[b],
-                                                       placement, call->bn(b)));
+  for (int i = 0; i < call.num_outputs(); ++i) {
+    const int b = call.num_inputs() + i;
+    OFS_ASSIGN_OR_RETURN(LocalTensor t, AssembleTensor(run.outs[i], run.descs[b],
+                                                       run.signature[b], run.placement,
+                                                       call.bn(b)));
     assembled.push_back(std::move(t));
   }
   // Mutable inputs (optimizer state) are results too: the kernel wrote
   // each rank's shard in place; assembling checks that B copies agree.
-  for (int b = 0; options.return_mutable_inputs && b < call->num_inputs(); ++b) {
-    if (!call->is_mutable_input(b)) continue;
-    OFS_ASSIGN_OR_RETURN(LocalTensor t, AssembleTensor(locals[b], descs[b], signature[b],
-                                                       placement, call->bn(b)));
+  for (int b = 0; run.options.return_mutable_inputs && b < call.num_inputs(); ++b) {
+    if (!call.is_mutable_input(b)) continue;
+    OFS_ASSIGN_OR_RETURN(LocalTensor t, AssembleTensor(run.locals[b], run.descs[b],
+                                                       run.signature[b], run.placement,
+                                                       call.bn(b)));
     assembled.push_back(std::move(t));
   }
   return assembled;
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<LocalTensor>> RunSharded(std::shared_ptr<const OpCall> call,
+                                                    absl::Span<const LocalTensor> full_inputs,
+                                                    const Placement& placement,
+                                                    const NdSbpSignature& signature,
+                                                    const HarnessOptions& options) {
+  if (call == nullptr) return absl::InvalidArgumentError("RunSharded: no op call");
+  if (static_cast<int>(full_inputs.size()) != call->num_inputs() ||
+      static_cast<int>(signature.size()) != call->num_blobs()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        call->type_name(), ": ", full_inputs.size(), " inputs and a signature of ",
+        signature.size(), " blobs for ", call->ToString()));
+  }
+  OFS_ASSIGN_OR_RETURN(std::vector<TensorDesc> descs, LogicalBlobDescs(*call, full_inputs));
+  OFS_ASSIGN_OR_RETURN(std::vector<std::vector<LocalTensor>> locals,
+                       DistributeInputs(*call, full_inputs, placement, signature, options));
+  const KernelRegistry& registry =
+      options.registry != nullptr ? *options.registry : KernelRegistry::Global();
+  OFS_ASSIGN_OR_RETURN(const Placement kernel_placement, OnDevice(placement, options.device));
+  const int num_outputs = call->num_outputs();
+  ShardedRun run{std::move(call),
+                 placement,
+                 kernel_placement,
+                 signature,
+                 options,
+                 registry,
+                 std::move(descs),
+                 std::move(locals),
+                 std::vector<std::vector<LocalTensor>>(
+                     num_outputs, std::vector<LocalTensor>(placement.parallel_num()))};
+  OFS_RETURN_IF_ERROR(RunAllRanks(run));
+  return AssembleResults(run);
 }
 
 absl::StatusOr<std::vector<LocalTensor>> RunReference(std::shared_ptr<const OpCall> call,

@@ -107,98 +107,144 @@ std::string SweepResult::Report() const {
                       absl::StrJoin(lines, "\n  "));
 }
 
-SweepResult SweepSignatures(std::shared_ptr<const OpCall> call,
-                            absl::Span<const LocalTensor> inputs, const SweepOptions& options) {
-  SweepResult result;
-  result.op = call->type_name();
-  auto fail_op = [&](const std::string& what) {
-    SweepFailure f;
-    f.detail = what;
-    result.failures.push_back(std::move(f));
-  };
-  const std::vector<TensorDesc> in_descs = DescsOf(inputs);
-  absl::StatusOr<std::vector<TensorDesc>> out_descs = call->InferOutputDescs(in_descs);
-  if (!out_descs.ok()) {
-    fail_op(absl::StrCat("shape: ", out_descs.status().message()));
-    return result;
-  }
-  HarnessOptions harness = options.harness;
-  harness.return_mutable_inputs = true;
-  // Blob index of each result RunSharded returns: outputs, then the
-  // mutable inputs.
-  std::vector<int> result_blobs;
-  for (int i = 0; i < call->num_outputs(); ++i) result_blobs.push_back(call->num_inputs() + i);
-  for (int b = 0; b < call->num_inputs(); ++b) {
-    if (call->is_mutable_input(b)) result_blobs.push_back(b);
-  }
-  absl::StatusOr<std::vector<LocalTensor>> want = RunReference(call, inputs, harness);
-  if (!want.ok()) {
-    fail_op(absl::StrCat("reference: ", want.status().message()));
-    return result;
-  }
-  auto check = [&](const Placement& placement, const NdSbpSignature& sig) {
-    for (int b = 0; b < call->num_inputs(); ++b) {
-      if (in_descs[b].dtype == DataType::kBool && sig[b].any_partial_sum()) {
-        ++result.skipped;
-        return;
-      }
+namespace {
+
+// One sweep of `call` on `inputs`: the reference result once, then every
+// signature checked against it; TakeResult() hands over the failures.
+class Sweeper {
+ public:
+  Sweeper(std::shared_ptr<const OpCall> call, absl::Span<const LocalTensor> inputs,
+          const SweepOptions& options)
+      : call_(std::move(call)), inputs_(inputs), options_(options), in_descs_(DescsOf(inputs)) {
+    result_.op = call_->type_name();
+    harness_ = options_.harness;
+    harness_.return_mutable_inputs = true;
+    // Blob index of each result RunSharded returns: outputs, then the
+    // mutable inputs.
+    for (int i = 0; i < call_->num_outputs(); ++i) {
+      result_blobs_.push_back(call_->num_inputs() + i);
     }
-    ++result.checked;
-    SweepFailure base;
-    base.placement = placement.ToString();
-    base.signature = SignatureToString(*call, sig);
-    absl::StatusOr<std::vector<LocalTensor>> got =
-        RunSharded(call, inputs, placement, sig, harness);
-    if (!got.ok()) {
-      base.detail = got.status().ToString();
-      result.failures.push_back(std::move(base));
-      return;
+    for (int b = 0; b < call_->num_inputs(); ++b) {
+      if (call_->is_mutable_input(b)) result_blobs_.push_back(b);
     }
-    for (size_t i = 0; i < got->size() && i < want->size(); ++i) {
-      const Tolerance tol =
-          options.tolerance ? *options.tolerance : DefaultTolerance((*want)[i].dtype());
-      const std::string diff = CompareTensors((*got)[i], (*want)[i], tol);
-      if (diff.empty()) continue;
-      SweepFailure f = base;
-      f.blob = call->bn(result_blobs[i]);
-      f.max_error = MaxAbsError((*got)[i], (*want)[i]);
-      f.detail = diff;
-      result.failures.push_back(std::move(f));
+  }
+
+  // The output descs and the reference result; false (with the failure
+  // recorded) when the op cannot get that far.
+  bool Prepare() {
+    absl::StatusOr<std::vector<TensorDesc>> out_descs = call_->InferOutputDescs(in_descs_);
+    if (!out_descs.ok()) {
+      FailOp(absl::StrCat("shape: ", out_descs.status().message()));
+      return false;
     }
-  };
-  for (const std::string& text : options.placements_1d) {
+    out_descs_ = *std::move(out_descs);
+    absl::StatusOr<std::vector<LocalTensor>> want = RunReference(call_, inputs_, harness_);
+    if (!want.ok()) {
+      FailOp(absl::StrCat("reference: ", want.status().message()));
+      return false;
+    }
+    want_ = *std::move(want);
+    return true;
+  }
+
+  // The 1-D candidates on the placement `text`, and all-B.
+  void Sweep1d(const std::string& text) {
     absl::StatusOr<Placement> placement = Placement::Parse(text);
     if (!placement.ok()) {
-      fail_op(absl::StrCat("placement '", text, "': ", placement.status().message()));
-      continue;
+      FailOp(absl::StrCat("placement '", text, "': ", placement.status().message()));
+      return;
     }
     const int64_t n = placement->parallel_num();
     absl::StatusOr<std::vector<SbpSignature>> list =
-        GetSbpCandidates(*call, in_descs, *out_descs, n, n, placement->device_type());
+        GetSbpCandidates(*call_, in_descs_, out_descs_, n, n, placement->device_type());
     if (!list.ok()) {
-      fail_op(absl::StrCat("candidates on ", text, ": ", list.status().message()));
-      continue;
+      FailOp(absl::StrCat("candidates on ", text, ": ", list.status().message()));
+      return;
     }
-    list->push_back(SbpSignature(call->num_blobs(), SbpParallel::Broadcast()));
-    for (const SbpSignature& sig : *list) check(*placement, ToNdSignature(sig));
+    list->push_back(SbpSignature(call_->num_blobs(), SbpParallel::Broadcast()));
+    for (const SbpSignature& sig : *list) Check(*placement, ToNdSignature(sig));
   }
-  auto sweep_nd = [&](const std::string& text, bool sampled) {
+
+  // The N-D candidates inference keeps on the placement `text`, or a
+  // seeded sample of them.
+  void SweepNd(const std::string& text, bool sampled) {
     absl::StatusOr<Placement> placement = Placement::Parse(text);
     if (!placement.ok()) {
-      fail_op(absl::StrCat("placement '", text, "': ", placement.status().message()));
+      FailOp(absl::StrCat("placement '", text, "': ", placement.status().message()));
       return;
     }
-    absl::StatusOr<std::vector<NdSbpSignature>> list = NdCandidates(call, in_descs, *placement);
+    absl::StatusOr<std::vector<NdSbpSignature>> list = NdCandidates(call_, in_descs_, *placement);
     if (!list.ok()) {
-      fail_op(absl::StrCat("inference on ", text, ": ", list.status().message()));
+      FailOp(absl::StrCat("inference on ", text, ": ", list.status().message()));
       return;
     }
-    if (sampled) *list = Sample(*std::move(list), options.nd_sample_size, options.sample_seed);
-    for (const NdSbpSignature& sig : *list) check(*placement, sig);
-  };
-  for (const std::string& text : options.placements_nd) sweep_nd(text, false);
-  for (const std::string& text : options.placements_nd_sampled) sweep_nd(text, true);
-  return result;
+    if (sampled) *list = Sample(*std::move(list), options_.nd_sample_size, options_.sample_seed);
+    for (const NdSbpSignature& sig : *list) Check(*placement, sig);
+  }
+
+  SweepResult TakeResult() { return std::move(result_); }
+
+ private:
+  // A failure of the op as a whole, not of one signature.
+  void FailOp(const std::string& what) {
+    SweepFailure f;
+    f.detail = what;
+    result_.failures.push_back(std::move(f));
+  }
+
+  // `sig` on `placement` against the reference; bool inputs cannot be P.
+  void Check(const Placement& placement, const NdSbpSignature& sig) {
+    for (int b = 0; b < call_->num_inputs(); ++b) {
+      if (in_descs_[b].dtype == DataType::kBool && sig[b].any_partial_sum()) {
+        ++result_.skipped;
+        return;
+      }
+    }
+    ++result_.checked;
+    SweepFailure base;
+    base.placement = placement.ToString();
+    base.signature = SignatureToString(*call_, sig);
+    absl::StatusOr<std::vector<LocalTensor>> got =
+        RunSharded(call_, inputs_, placement, sig, harness_);
+    if (!got.ok()) {
+      base.detail = got.status().ToString();
+      result_.failures.push_back(std::move(base));
+      return;
+    }
+    for (size_t i = 0; i < got->size() && i < want_.size(); ++i) {
+      const Tolerance tol =
+          options_.tolerance ? *options_.tolerance : DefaultTolerance(want_[i].dtype());
+      const std::string diff = CompareTensors((*got)[i], want_[i], tol);
+      if (diff.empty()) continue;
+      SweepFailure f = base;
+      f.blob = call_->bn(result_blobs_[i]);
+      f.max_error = MaxAbsError((*got)[i], want_[i]);
+      f.detail = diff;
+      result_.failures.push_back(std::move(f));
+    }
+  }
+
+  const std::shared_ptr<const OpCall> call_;
+  const absl::Span<const LocalTensor> inputs_;
+  const SweepOptions& options_;
+  const std::vector<TensorDesc> in_descs_;
+  HarnessOptions harness_;
+  std::vector<int> result_blobs_;
+  std::vector<TensorDesc> out_descs_;
+  std::vector<LocalTensor> want_;
+  SweepResult result_;
+};
+
+}  // namespace
+
+SweepResult SweepSignatures(std::shared_ptr<const OpCall> call,
+                            absl::Span<const LocalTensor> inputs, const SweepOptions& options) {
+  Sweeper sweeper(std::move(call), inputs, options);
+  if (!sweeper.Prepare()) return sweeper.TakeResult();
+  for (const std::string& text : options.placements_1d) sweeper.Sweep1d(text);
+  for (const std::string& text : options.placements_nd) sweeper.SweepNd(text, false);
+  for (const std::string& text : options.placements_nd_sampled) sweeper.SweepNd(text, true);
+  return sweeper.TakeResult();
 }
 
 }  // namespace oneflow_sbp::kernels
