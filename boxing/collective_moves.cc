@@ -154,11 +154,11 @@ bool Tiles(const std::vector<TensorSlice>& slices, const std::vector<int64_t>& g
   return total == box.elem_cnt() && PairwiseDisjoint(slices, group);
 }
 
-}  // namespace
-
-std::optional<BoxingStep> CollectiveMove(LayoutSpace& space, const NdSbp& layout,
-                                         MeshAxisMask axes, SbpParallel to,
-                                         const Calibration& calibration, bool detailed) {
+// The SBP every axis of `axes` carries in `layout`, when changing them all
+// to `to` is a well-formed move: they agree, the SBP changes, and a split
+// over a flattened group equals the nested one. Nullopt otherwise.
+std::optional<SbpParallel> MoveSource(const LayoutSpace& space, const NdSbp& layout,
+                                      MeshAxisMask axes, SbpParallel to) {
   const absl::Span<const int64_t> h = space.placement().hierarchy();
   SbpParallel from;
   int64_t flat = 1;
@@ -179,19 +179,121 @@ std::optional<BoxingStep> CollectiveMove(LayoutSpace& space, const NdSbp& layout
       }
     }
   }
+  return from;
+}
+
+StepKind MoveKind(SbpParallel from, SbpParallel to) {
+  if (from.is_split() && to.is_broadcast()) return StepKind::kAllGather;
+  if (from.is_partial_sum() && to.is_split()) return StepKind::kReduceScatter;
+  if (from.is_partial_sum() && to.is_broadcast()) return StepKind::kAllReduce;
+  if (from.is_split() && to.is_split()) return StepKind::kAllToAll;
+  if (from.is_broadcast() && to.is_split()) return StepKind::kLocalSlice;
+  if (from.is_broadcast() && to.is_partial_sum()) return StepKind::kLocalPartial;
+  return StepKind::kLocalScatter;  // S -> P
+}
+
+// One mesh group of a collective move: its members (parallel ids), their
+// slices before and after, and the box the old slices span.
+struct GroupMove {
+  StepKind kind;
+  const std::vector<TensorSlice>& old_slices;
+  const std::vector<TensorSlice>& new_slices;
+  const std::vector<int64_t>& members;
+  TensorSlice box;
+};
+
+// Whether the move is exact on the group. Validity per the table in the
+// header.
+bool IsExact(const GroupMove& group) {
+  const std::vector<int64_t>& g = group.members;
+  const bool old_copies = AllEqual(group.old_slices, g);
+  const bool old_tiles = Tiles(group.old_slices, g, group.box);
+  switch (group.kind) {
+    case StepKind::kAllGather:
+      return old_tiles && AllEqual(group.new_slices, g) && group.new_slices[g[0]] == group.box;
+    case StepKind::kReduceScatter:
+      return old_copies && Tiles(group.new_slices, g, group.box);
+    case StepKind::kAllReduce:
+      return old_copies && AllEqual(group.new_slices, g) && group.new_slices[g[0]] == group.box;
+    case StepKind::kAllToAll:
+      return old_tiles && Tiles(group.new_slices, g, group.box);
+    case StepKind::kLocalSlice: {
+      bool exact = old_copies;
+      for (int64_t member : g) exact = exact && Contains(group.box, group.new_slices[member]);
+      return exact;
+    }
+    case StepKind::kLocalPartial:
+      return old_copies && AllEqual(group.new_slices, g) && group.new_slices[g[0]] == group.box;
+    case StepKind::kLocalScatter:
+      return old_tiles && AllEqual(group.new_slices, g) && group.new_slices[g[0]] == group.box;
+    case StepKind::kPointToPoint:
+      return false;
+  }
+  return false;
+}
+
+struct MemberBytes {
+  int64_t sent = 0;
+  int64_t received = 0;
+};
+
+// What member k of the group sends and receives, where `total` is the
+// box's bytes; nothing for local steps.
+MemberBytes MemberTraffic(const GroupMove& group, int64_t element_bytes, int64_t total, int k) {
+  const std::vector<int64_t>& g = group.members;
+  const int n = static_cast<int>(g.size());
+  auto chunk = [&](const std::vector<TensorSlice>& s, int j) {
+    return MulBytes(s[g[(j % n + n) % n]].elem_cnt(), element_bytes);
+  };
+  MemberBytes bytes;
+  switch (group.kind) {
+    case StepKind::kAllGather:  // ring: forward all but the next rank's chunk
+      bytes.sent = total - chunk(group.old_slices, k + 1);
+      bytes.received = total - chunk(group.old_slices, k);
+      break;
+    case StepKind::kReduceScatter:  // ring: rank k ends with its own chunk
+      bytes.sent = total - chunk(group.new_slices, k);
+      bytes.received = total - chunk(group.new_slices, k - 1);
+      break;
+    case StepKind::kAllReduce: {
+      // Reduce-scatter then all-gather over n balanced chunks of the
+      // group's elements.
+      auto part = [&](int j) {
+        const int jj = (j % n + n) % n;
+        return MulBytes(BalancedPart(IndexRange{0, group.box.elem_cnt()}, n, jj).size(),
+                        element_bytes);
+      };
+      bytes.sent = AddBytes(total - part(k), total - part(k + 1));
+      bytes.received = AddBytes(total - part(k - 1), total - part(k));
+      break;
+    }
+    case StepKind::kAllToAll: {
+      // Both layouts tile the box (checked by IsExact), so what rank k sends
+      // to the others is its old slice less what it keeps, and what it
+      // receives its new slice less the same: no pass over the group.
+      const int64_t kept = OverlapCount(group.old_slices[g[k]], group.new_slices[g[k]]);
+      bytes.sent = MulBytes(group.old_slices[g[k]].elem_cnt() - kept, element_bytes);
+      bytes.received = MulBytes(group.new_slices[g[k]].elem_cnt() - kept, element_bytes);
+      break;
+    }
+    default:
+      break;
+  }
+  return bytes;
+}
+
+}  // namespace
+
+std::optional<BoxingStep> CollectiveMove(LayoutSpace& space, const NdSbp& layout,
+                                         MeshAxisMask axes, SbpParallel to,
+                                         const Calibration& calibration, bool detailed) {
+  const std::optional<SbpParallel> from = MoveSource(space, layout, axes, to);
+  if (!from) return std::nullopt;
   NdSbp next = layout;
   for (int i = 0; i < layout.size(); ++i) {
     if (axes & AxisBit(i)) next.set(i, to);
   }
-
-  StepKind kind;
-  if (from.is_split() && to.is_broadcast()) kind = StepKind::kAllGather;
-  else if (from.is_partial_sum() && to.is_split()) kind = StepKind::kReduceScatter;
-  else if (from.is_partial_sum() && to.is_broadcast()) kind = StepKind::kAllReduce;
-  else if (from.is_split() && to.is_split()) kind = StepKind::kAllToAll;
-  else if (from.is_broadcast() && to.is_split()) kind = StepKind::kLocalSlice;
-  else if (from.is_broadcast() && to.is_partial_sum()) kind = StepKind::kLocalPartial;
-  else kind = StepKind::kLocalScatter;  // S -> P
+  const StepKind kind = MoveKind(*from, to);
 
   const std::vector<TensorSlice>& old_slices = space.Slices(layout);
   const std::vector<TensorSlice>& new_slices = space.Slices(next);
@@ -201,7 +303,7 @@ std::optional<BoxingStep> CollectiveMove(LayoutSpace& space, const NdSbp& layout
   BoxingStep step;
   step.kind = kind;
   step.axes = axes;
-  step.from = from;
+  step.from = *from;
   step.to = to;
   step.result = next;
   if (detailed) {
@@ -211,88 +313,22 @@ std::optional<BoxingStep> CollectiveMove(LayoutSpace& space, const NdSbp& layout
   int64_t max_rank_bytes = 0;
 
   for (const std::vector<int64_t>& g : groups) {
-    const TensorSlice box = BoundingBox(old_slices, g);
-    const bool old_copies = AllEqual(old_slices, g);
-    const bool old_tiles = Tiles(old_slices, g, box);
-    // Validity per the table in the header.
-    bool exact = false;
-    switch (kind) {
-      case StepKind::kAllGather:
-        exact = old_tiles && AllEqual(new_slices, g) && new_slices[g[0]] == box;
-        break;
-      case StepKind::kReduceScatter:
-        exact = old_copies && Tiles(new_slices, g, box);
-        break;
-      case StepKind::kAllReduce:
-        exact = old_copies && AllEqual(new_slices, g) && new_slices[g[0]] == box;
-        break;
-      case StepKind::kAllToAll:
-        exact = old_tiles && Tiles(new_slices, g, box);
-        break;
-      case StepKind::kLocalSlice: {
-        exact = old_copies;
-        for (int64_t m : g) exact = exact && Contains(box, new_slices[m]);
-        break;
-      }
-      case StepKind::kLocalPartial:
-        exact = old_copies && AllEqual(new_slices, g) && new_slices[g[0]] == box;
-        break;
-      case StepKind::kLocalScatter:
-        exact = old_tiles && AllEqual(new_slices, g) && new_slices[g[0]] == box;
-        break;
-      case StepKind::kPointToPoint:
-        break;
-    }
-    if (!exact) return std::nullopt;
+    const GroupMove move{kind, old_slices, new_slices, g, BoundingBox(old_slices, g)};
+    if (!IsExact(move)) return std::nullopt;
 
-    const int n = static_cast<int>(g.size());
     // Byte counts saturate (byte_count.h); a saturated total makes every
     // count of the step saturated, so the planner refuses the plan.
-    const int64_t total = MulBytes(box.elem_cnt(), es);
-    auto chunk = [&](const std::vector<TensorSlice>& s, int k) {
-      return MulBytes(s[g[(k % n + n) % n]].elem_cnt(), es);
-    };
-    for (int k = 0; k < n; ++k) {
+    const int64_t total = MulBytes(move.box.elem_cnt(), es);
+    for (int k = 0; k < static_cast<int>(g.size()); ++k) {
       const int p = detailed ? space.participant(g[k]) : 0;
-      int64_t sent = 0;
-      int64_t recv = 0;
-      switch (kind) {
-        case StepKind::kAllGather:  // ring: forward all but the next rank's chunk
-          sent = total - chunk(old_slices, k + 1);
-          recv = total - chunk(old_slices, k);
-          break;
-        case StepKind::kReduceScatter:  // ring: rank k ends with its own chunk
-          sent = total - chunk(new_slices, k);
-          recv = total - chunk(new_slices, k - 1);
-          break;
-        case StepKind::kAllReduce: {
-          // Reduce-scatter then all-gather over n balanced chunks of the
-          // group's elements.
-          auto part = [&](int j) {
-            const int jj = (j % n + n) % n;
-            return MulBytes(BalancedPart(IndexRange{0, box.elem_cnt()}, n, jj).size(), es);
-          };
-          sent = AddBytes(total - part(k), total - part(k + 1));
-          recv = AddBytes(total - part(k - 1), total - part(k));
-          break;
-        }
-        case StepKind::kAllToAll: {
-          // Both layouts tile the box (checked above), so what rank k sends
-          // to the others is its old slice less what it keeps, and what it
-          // receives its new slice less the same: no pass over the group.
-          const int64_t kept = OverlapCount(old_slices[g[k]], new_slices[g[k]]);
-          sent = MulBytes(old_slices[g[k]].elem_cnt() - kept, es);
-          recv = MulBytes(new_slices[g[k]].elem_cnt() - kept, es);
-          break;
-        }
-        default:
-          break;
+      MemberBytes bytes = MemberTraffic(move, es, total, k);
+      if (total >= kSaturatedBytes && !IsLocal(kind)) {
+        bytes.sent = bytes.received = kSaturatedBytes;
       }
-      if (total >= kSaturatedBytes && !IsLocal(kind)) sent = recv = kSaturatedBytes;
-      max_rank_bytes = std::max({max_rank_bytes, sent, recv});
+      max_rank_bytes = std::max({max_rank_bytes, bytes.sent, bytes.received});
       if (detailed) {
-        step.bytes_sent[p] = AddBytes(step.bytes_sent[p], sent);
-        step.bytes_received[p] = AddBytes(step.bytes_received[p], recv);
+        step.bytes_sent[p] = AddBytes(step.bytes_sent[p], bytes.sent);
+        step.bytes_received[p] = AddBytes(step.bytes_received[p], bytes.received);
       }
     }
     if (detailed) {

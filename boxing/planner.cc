@@ -1,6 +1,7 @@
 #include "boxing/planner.h"
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <queue>
 #include <tuple>
@@ -188,193 +189,259 @@ int64_t EstimatePlanWork(const PlanRequest& r) {
 
 namespace {
 
-absl::StatusOr<BoxingPlan> Search(const PlanRequest& r, const Calibration& cal,
-                                  PartialOwnership ownership) {
+// Refuses a request that is invalid, or whose search would take more than
+// kMaxPlanWork steps (a request that moves nothing needs no search).
+absl::Status CheckSearchable(const PlanRequest& r) {
   absl::Status valid = ValidatePlanRequest(r);
   if (!valid.ok()) return valid;
-  if (!(r.src_placement == r.dst_placement && r.src == r.dst)) {
-    const int64_t work = EstimatePlanWork(r);
-    if (work > kMaxPlanWork) {
-      return absl::ResourceExhaustedError(absl::StrCat(
-          "boxing ", r.src.ToString(), " on ", r.src_placement.ToString(), " -> ",
-          r.dst.ToString(), " on ", r.dst_placement.ToString(), " for ", r.shape.ToString(),
-          ": the plan search would take ~", work, " steps, over the limit of ", kMaxPlanWork,
-          " (fewer mesh axes, fewer ranks or a lower-rank tensor stay within it)"));
-    }
+  if (r.src_placement == r.dst_placement && r.src == r.dst) return absl::OkStatus();
+  const int64_t work = EstimatePlanWork(r);
+  if (work > kMaxPlanWork) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "boxing ", r.src.ToString(), " on ", r.src_placement.ToString(), " -> ", r.dst.ToString(),
+        " on ", r.dst_placement.ToString(), " for ", r.shape.ToString(),
+        ": the plan search would take ~", work, " steps, over the limit of ", kMaxPlanWork,
+        " (fewer mesh axes, fewer ranks or a lower-rank tensor stay within it)"));
   }
-  Spaces sp = MakeSpaces(r);
-  BoxingPlan plan = EmptyPlan(r, sp);
-  const int goal_side = sp.same ? 0 : 1;
-  if (sp.same && r.src == r.dst) return plan;
+  return absl::OkStatus();
+}
 
-  // How a node was reached: a collective on `axes` to `to`, or a p2p
-  // exchange. The search keeps only this; the detailed steps (groups,
-  // per-rank bytes) are rebuilt for the winning path alone.
-  struct Edge {
-    bool p2p = false;
-    MeshAxisMask axes = 0;
-    SbpParallel to;
-  };
-  struct Node {
-    int side;
-    NdSbp nd;
-    double g;
-    int comm;  // communication steps (p2p counts even when it moves nothing)
-    int steps;
-    int prev;
-    Edge via;
-    bool settled;
-  };
-  std::vector<Node> nodes;
-  std::map<std::pair<int, uint64_t>, int> index;  // ordered: no hash order anywhere
-  struct Entry {
-    double f;
-    double g;
-    int comm;
-    int steps;
-    int64_t seq;
-    int node;
-    bool operator>(const Entry& o) const {
-      return std::tie(f, g, comm, steps, seq) > std::tie(o.f, o.g, o.comm, o.steps, o.seq);
-    }
-  };
-  std::priority_queue<Entry, std::vector<Entry>, std::greater<Entry>> queue;
-  int64_t seq = 0;
-  const bool dst_partial = r.dst.any_partial_sum();
-  // Admissible lower bound on the time still needed from (side, nd):
-  // a rank missing bytes must receive them (one step at the fastest link);
-  // partial sums on an axis where the destination has none must be
-  // reduced, which takes at least one communication step.
-  auto bound = [&](int side, const NdSbp& nd) {
-    if (!sp.same || side != goal_side || dst_partial || nd == r.dst) return 0.0;
-    bool must_reduce = false;
-    for (int i = 0; i < nd.size(); ++i) {
-      must_reduce = must_reduce || (nd[i].is_partial_sum() && !r.dst[i].is_partial_sum() &&
-                                    r.src_placement.hierarchy()[i] > 1);
-    }
-    const int64_t missing = MissingBytesLowerBound(sp.side(side), nd, r.dst);
-    if (missing == 0 && !must_reduce) return 0.0;
-    return cal.MinLatency() + static_cast<double>(missing) / cal.MaxBandwidth();
-  };
-  auto relax = [&](int from, const BoxingStep& step, Edge edge, int side) {
-    const double g = nodes[from].g + step.time_s;
-    const int comm = nodes[from].comm + (IsLocal(step.kind) ? 0 : 1);
-    const int steps = nodes[from].steps + 1;
-    const auto key = std::make_pair(side, step.result.packed());
-    auto it = index.find(key);
-    if (it != index.end()) {
-      Node& n = nodes[it->second];
-      if (n.settled || std::tie(g, comm, steps) >= std::tie(n.g, n.comm, n.steps)) return;
-      n.g = g;
-      n.comm = comm;
-      n.steps = steps;
-      n.prev = from;
-      n.via = edge;
-      queue.push(Entry{g + bound(side, n.nd), g, comm, steps, seq++, it->second});
-      return;
-    }
-    const int id = static_cast<int>(nodes.size());
-    index.emplace(key, id);
-    NdSbp nd = step.result;
-    nodes.push_back(Node{side, nd, g, comm, steps, from, edge, false});
-    queue.push(Entry{g + bound(side, nd), g, comm, steps, seq++, id});
-  };
-
-  // A p2p exchange costs O(source x destination ranks), most of a search
-  // on a large mesh. Before pricing the one from `from` to the goal, a
-  // lower bound on its time (the bytes some rank lacks, as in `bound`)
-  // tells whether it could beat the path the goal already has; if not,
-  // relax would reject it, so it is not computed at all (plans are
-  // unchanged; only work is saved).
-  auto P2pToGoalCannotWin = [&](int from) {
-    if (!sp.same || dst_partial) return false;
-    auto it = index.find(std::make_pair(goal_side, r.dst.packed()));
-    if (it == index.end()) return false;
-    const Node& goal_node = nodes[it->second];
-    const double low = nodes[from].g + cal.P2pTime(P2pBytesLowerBound(*sp.src, nodes[from].nd,
-                                                                       r.dst));
-    // As relax compares: a p2p step adds one communication and one step.
-    const int comm = nodes[from].comm + 1;
-    const int steps = nodes[from].steps + 1;
-    return std::tie(low, comm, steps) >= std::tie(goal_node.g, goal_node.comm, goal_node.steps);
-  };
-  nodes.push_back(Node{0, r.src, 0, 0, 0, -1, Edge(), false});
-  index.emplace(std::make_pair(0, r.src.packed()), 0);
-  queue.push(Entry{bound(0, r.src), 0, 0, 0, seq++, 0});
-  const std::vector<SbpParallel> values = AxisValues(r.shape.rank());
-  const std::vector<MeshAxisMask> axis_sets = AxisSets(r.src.size());
-  const std::vector<MeshAxisMask> dst_axis_sets = AxisSets(r.dst.size());
-  int goal = -1;
-  while (!queue.empty()) {
-    const Entry e = queue.top();
-    queue.pop();
-    if (nodes[e.node].settled) continue;
-    nodes[e.node].settled = true;
-    const int side = nodes[e.node].side;
-    const NdSbp nd = nodes[e.node].nd;
-    if (side == goal_side && nd == r.dst) {
-      goal = e.node;
-      break;
-    }
-    LayoutSpace& space = sp.side(side);
-    for (MeshAxisMask axes : side == 0 ? axis_sets : dst_axis_sets) {
-      for (SbpParallel to : values) {
-        std::optional<BoxingStep> step =
-            CollectiveMove(space, nd, axes, to, cal, /*detailed=*/false);
-        if (step) relax(e.node, *step, Edge{false, axes, to}, side);
+// Every layout of `axes` mesh axes without partial sums, each axis taking
+// `values` in order, the first axis slowest.
+std::vector<NdSbp> LayoutsWithoutPartialSums(const std::vector<SbpParallel>& values, int axes) {
+  std::vector<NdSbp> layouts = {NdSbp()};
+  for (int i = 0; i < axes; ++i) {
+    std::vector<NdSbp> longer;
+    for (const NdSbp& prefix : layouts) {
+      for (SbpParallel v : values) {
+        if (v.is_partial_sum()) continue;
+        NdSbp l = prefix;
+        l.push_back(v);
+        longer.push_back(l);
       }
     }
-    if (side == 0 && !P2pToGoalCannotWin(e.node)) {
-      relax(e.node, PointToPointExchange(*sp.src, nd, sp.side(1), r.dst, cal, false, ownership),
-            Edge{true}, goal_side);
-    }
-    if (side == 0) {
-      if (!sp.same && e.node == 0) {
-        // Move first, convert on the destination: every layout there
-        // without partial sums.
-        std::vector<NdSbp> layouts = {NdSbp()};
-        for (int i = 0; i < r.dst.size(); ++i) {
-          std::vector<NdSbp> longer;
-          for (const NdSbp& prefix : layouts) {
-            for (SbpParallel v : values) {
-              if (v.is_partial_sum()) continue;
-              NdSbp l = prefix;
-              l.push_back(v);
-              longer.push_back(l);
-            }
-          }
-          layouts = std::move(longer);
-        }
-        for (const NdSbp& d : layouts) {
-          if (d == r.dst) continue;
-          relax(e.node, PointToPointExchange(*sp.src, nd, *sp.dst, d, cal, false, ownership),
-                Edge{true},
-                1);
-        }
-      }
+    layouts = std::move(longer);
+  }
+  return layouts;
+}
+
+// How a node was reached: a collective on `axes` to `to`, or a p2p
+// exchange. The search keeps only this; the detailed steps (groups,
+// per-rank bytes) are rebuilt for the winning path alone.
+struct SearchEdge {
+  bool p2p = false;
+  MeshAxisMask axes = 0;
+  SbpParallel to;
+};
+
+struct SearchNode {
+  int side;
+  NdSbp nd;
+  double g;
+  int comm;  // communication steps (p2p counts even when it moves nothing)
+  int steps;
+  int prev;
+  SearchEdge via;
+  bool settled;
+};
+
+struct QueueEntry {
+  double f;
+  double g;
+  int comm;
+  int steps;
+  int64_t seq;
+  int node;
+  bool operator>(const QueueEntry& o) const {
+    return std::tie(f, g, comm, steps, seq) > std::tie(o.f, o.g, o.comm, o.steps, o.seq);
+  }
+};
+
+// A best-first (A*) search from the source layout to the destination one
+// over (side, layout) nodes: side 0 is the source placement, side 1 the
+// destination placement (the source's when they are equal). Paths compare
+// by time, then communication steps, then steps.
+class PlanSearch {
+ public:
+  PlanSearch(const PlanRequest& r, const Calibration& cal, PartialOwnership ownership, Spaces& sp)
+      : r_(r),
+        cal_(cal),
+        ownership_(ownership),
+        sp_(sp),
+        goal_side_(sp.same ? 0 : 1),
+        dst_partial_(r.dst.any_partial_sum()),
+        values_(AxisValues(r.shape.rank())),
+        axis_sets_(AxisSets(r.src.size())),
+        dst_axis_sets_(AxisSets(r.dst.size())) {}
+
+  // The detailed steps of the best path.
+  std::vector<BoxingStep> Run() {
+    const int goal = FindGoal();
+    OFS_CHECK(goal >= 0) << "the p2p edge always reaches the destination";
+    return RebuildPath(goal);
+  }
+
+ private:
+  int FindGoal();
+  void Expand(int from);
+  double Bound(int side, const NdSbp& nd);
+  void Relax(int from, const BoxingStep& step, SearchEdge edge, int side);
+  bool P2pToGoalCannotWin(int from);
+  std::vector<BoxingStep> RebuildPath(int goal);
+
+  const PlanRequest& r_;
+  const Calibration& cal_;
+  const PartialOwnership ownership_;
+  Spaces& sp_;
+  const int goal_side_;
+  const bool dst_partial_;
+  const std::vector<SbpParallel> values_;
+  const std::vector<MeshAxisMask> axis_sets_;
+  const std::vector<MeshAxisMask> dst_axis_sets_;
+  std::vector<SearchNode> nodes_;
+  std::map<std::pair<int, uint64_t>, int> index_;  // ordered: no hash order anywhere
+  std::priority_queue<QueueEntry, std::vector<QueueEntry>, std::greater<QueueEntry>> queue_;
+  int64_t seq_ = 0;
+};
+
+// The goal node, or -1 if the queue runs dry first.
+int PlanSearch::FindGoal() {
+  nodes_.push_back(SearchNode{0, r_.src, 0, 0, 0, -1, SearchEdge(), false});
+  index_.emplace(std::make_pair(0, r_.src.packed()), 0);
+  queue_.push(QueueEntry{Bound(0, r_.src), 0, 0, 0, seq_++, 0});
+  while (!queue_.empty()) {
+    const QueueEntry e = queue_.top();
+    queue_.pop();
+    if (nodes_[e.node].settled) continue;
+    nodes_[e.node].settled = true;
+    if (nodes_[e.node].side == goal_side_ && nodes_[e.node].nd == r_.dst) return e.node;
+    Expand(e.node);
+  }
+  return -1;
+}
+
+// Relaxes every move out of a settled node.
+void PlanSearch::Expand(int from) {
+  // Copies: relaxing may grow nodes_.
+  const int side = nodes_[from].side;
+  const NdSbp nd = nodes_[from].nd;
+  LayoutSpace& space = sp_.side(side);
+  for (MeshAxisMask axes : side == 0 ? axis_sets_ : dst_axis_sets_) {
+    for (SbpParallel to : values_) {
+      std::optional<BoxingStep> step =
+          CollectiveMove(space, nd, axes, to, cal_, /*detailed=*/false);
+      if (step) Relax(from, *step, SearchEdge{false, axes, to}, side);
     }
   }
-  OFS_CHECK(goal >= 0) << "the p2p edge always reaches the destination";
+  if (side != 0) return;
+  if (!P2pToGoalCannotWin(from)) {
+    Relax(from, PointToPointExchange(*sp_.src, nd, sp_.side(1), r_.dst, cal_, false, ownership_),
+          SearchEdge{true}, goal_side_);
+  }
+  if (!sp_.same && from == 0) {
+    // Move first, convert on the destination: every layout there
+    // without partial sums.
+    for (const NdSbp& d : LayoutsWithoutPartialSums(values_, r_.dst.size())) {
+      if (d == r_.dst) continue;
+      Relax(from, PointToPointExchange(*sp_.src, nd, *sp_.dst, d, cal_, false, ownership_),
+            SearchEdge{true}, 1);
+    }
+  }
+}
+
+// Admissible lower bound on the time still needed from (side, nd):
+// a rank missing bytes must receive them (one step at the fastest link);
+// partial sums on an axis where the destination has none must be
+// reduced, which takes at least one communication step.
+double PlanSearch::Bound(int side, const NdSbp& nd) {
+  if (!sp_.same || side != goal_side_ || dst_partial_ || nd == r_.dst) return 0.0;
+  bool must_reduce = false;
+  for (int i = 0; i < nd.size(); ++i) {
+    must_reduce = must_reduce || (nd[i].is_partial_sum() && !r_.dst[i].is_partial_sum() &&
+                                  r_.src_placement.hierarchy()[i] > 1);
+  }
+  const int64_t missing = MissingBytesLowerBound(sp_.side(side), nd, r_.dst);
+  if (missing == 0 && !must_reduce) return 0.0;
+  return cal_.MinLatency() + static_cast<double>(missing) / cal_.MaxBandwidth();
+}
+
+void PlanSearch::Relax(int from, const BoxingStep& step, SearchEdge edge, int side) {
+  const double g = nodes_[from].g + step.time_s;
+  const int comm = nodes_[from].comm + (IsLocal(step.kind) ? 0 : 1);
+  const int steps = nodes_[from].steps + 1;
+  const auto key = std::make_pair(side, step.result.packed());
+  auto it = index_.find(key);
+  if (it != index_.end()) {
+    SearchNode& n = nodes_[it->second];
+    if (n.settled || std::tie(g, comm, steps) >= std::tie(n.g, n.comm, n.steps)) return;
+    n.g = g;
+    n.comm = comm;
+    n.steps = steps;
+    n.prev = from;
+    n.via = edge;
+    queue_.push(QueueEntry{g + Bound(side, n.nd), g, comm, steps, seq_++, it->second});
+    return;
+  }
+  const int id = static_cast<int>(nodes_.size());
+  index_.emplace(key, id);
+  NdSbp nd = step.result;
+  nodes_.push_back(SearchNode{side, nd, g, comm, steps, from, edge, false});
+  queue_.push(QueueEntry{g + Bound(side, nd), g, comm, steps, seq_++, id});
+}
+
+// A p2p exchange costs O(source x destination ranks), most of a search
+// on a large mesh. Before pricing the one from `from` to the goal, a
+// lower bound on its time (the bytes some rank lacks, as in Bound)
+// tells whether it could beat the path the goal already has; if not,
+// Relax would reject it, so it is not computed at all (plans are
+// unchanged; only work is saved).
+bool PlanSearch::P2pToGoalCannotWin(int from) {
+  if (!sp_.same || dst_partial_) return false;
+  auto it = index_.find(std::make_pair(goal_side_, r_.dst.packed()));
+  if (it == index_.end()) return false;
+  const SearchNode& goal_node = nodes_[it->second];
+  const double low =
+      nodes_[from].g + cal_.P2pTime(P2pBytesLowerBound(*sp_.src, nodes_[from].nd, r_.dst));
+  // As Relax compares: a p2p step adds one communication and one step.
+  const int comm = nodes_[from].comm + 1;
+  const int steps = nodes_[from].steps + 1;
+  return std::tie(low, comm, steps) >= std::tie(goal_node.g, goal_node.comm, goal_node.steps);
+}
+
+// The steps from the source to `goal`, rebuilt in detail.
+std::vector<BoxingStep> PlanSearch::RebuildPath(int goal) {
   std::vector<int> path;
-  for (int n = goal; nodes[n].prev >= 0; n = nodes[n].prev) path.push_back(n);
+  for (int n = goal; nodes_[n].prev >= 0; n = nodes_[n].prev) path.push_back(n);
   std::reverse(path.begin(), path.end());
+  std::vector<BoxingStep> steps;
   for (int n : path) {
-    const Node& prev = nodes[nodes[n].prev];
-    const Edge& edge = nodes[n].via;
+    const SearchNode& prev = nodes_[nodes_[n].prev];
+    const SearchEdge& edge = nodes_[n].via;
     BoxingStep step;
     if (edge.p2p) {
-      step = PointToPointExchange(sp.side(prev.side), prev.nd, sp.side(nodes[n].side),
-                                  nodes[n].nd, cal, /*detailed=*/true, ownership);
-      MapP2pGroup(sp, &step);
+      step = PointToPointExchange(sp_.side(prev.side), prev.nd, sp_.side(nodes_[n].side),
+                                  nodes_[n].nd, cal_, /*detailed=*/true, ownership_);
+      MapP2pGroup(sp_, &step);
     } else {
       std::optional<BoxingStep> s =
-          CollectiveMove(sp.side(prev.side), prev.nd, edge.axes, edge.to, cal);
+          CollectiveMove(sp_.side(prev.side), prev.nd, edge.axes, edge.to, cal_);
       OFS_CHECK(s.has_value()) << "a searched move is valid when rebuilt";
       step = *std::move(s);
     }
-    step.on_destination = nodes[n].side == goal_side;
-    plan.steps.push_back(std::move(step));
+    step.on_destination = nodes_[n].side == goal_side_;
+    steps.push_back(std::move(step));
   }
+  return steps;
+}
+
+absl::StatusOr<BoxingPlan> Search(const PlanRequest& r, const Calibration& cal,
+                                  PartialOwnership ownership) {
+  absl::Status searchable = CheckSearchable(r);
+  if (!searchable.ok()) return searchable;
+  Spaces sp = MakeSpaces(r);
+  BoxingPlan plan = EmptyPlan(r, sp);
+  if (sp.same && r.src == r.dst) return plan;
+  plan.steps = PlanSearch(r, cal, ownership, sp).Run();
   return plan;
 }
 

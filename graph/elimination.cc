@@ -1,7 +1,10 @@
 #include "graph/elimination.h"
 
 #include <deque>
+#include <iterator>
 #include <map>
+#include <utility>
+#include <vector>
 
 #include "oneflow_sbp/check.h"
 
@@ -88,6 +91,96 @@ class WorkGraph {
   std::vector<Edge> edges_;
 };
 
+// The cheapest candidate of a node without edges (ties: the lowest index).
+int CheapestCandidate(const std::vector<double>& unary) {
+  int best = 0;
+  for (int j = 1; j < static_cast<int>(unary.size()); ++j) {
+    if (unary[j] < unary[best]) best = j;
+  }
+  return best;
+}
+
+// Folds leaf `v` into the unary costs of its only neighbour `a` (over
+// `edge`); returns v's minimising choice per choice of a.
+std::vector<int> FoldLeaf(WorkGraph& w, int v, int a, int edge) {
+  const std::vector<double>& uv = w.unary(v);
+  const std::vector<double> cav = w.Oriented(edge, a);  // K_a x K_v
+  const int ka = w.k(a), kv = w.k(v);
+  std::vector<int> best_choice(ka, 0);
+  std::vector<double>& ua = w.unary(a);
+  for (int i = 0; i < ka; ++i) {
+    double best = kInfeasible;
+    for (int j = 0; j < kv; ++j) {
+      const double c = uv[j] + cav[i * kv + j];
+      if (c < best) {
+        best = c;
+        best_choice[i] = j;
+      }
+    }
+    ua[i] += best;
+  }
+  return best_choice;
+}
+
+// The degree-2 node whose elimination costs the least work, at most
+// `max_chain_work` (ties: the lowest id); -1 if there is none.
+int CheapestChain(const WorkGraph& w, int num_nodes, int64_t max_chain_work) {
+  int chosen = -1;
+  int64_t chosen_work = 0;
+  for (int v = 0; v < num_nodes; ++v) {
+    if (!w.alive(v) || w.degree(v) != 2) continue;
+    auto it = w.neighbours(v).begin();
+    const int a = it->first;
+    const int b = std::next(it)->first;
+    const int64_t work = int64_t{w.k(a)} * w.k(v) * w.k(b);
+    if (work > max_chain_work) continue;
+    if (chosen < 0 || work < chosen_work) {
+      chosen = v;
+      chosen_work = work;
+    }
+  }
+  return chosen;
+}
+
+// What eliminating the chain node between `a` and `b` leaves: the a-b
+// costs that replace it and its minimising choice per (a, b) choice pair,
+// both K_a x K_b row-major.
+struct ChainFold {
+  int a;
+  int b;
+  std::vector<double> cost;
+  std::vector<int> best;
+};
+
+ChainFold FoldChain(WorkGraph& w, int v) {
+  auto it = w.neighbours(v).begin();
+  const int a = it->first, ea = it->second;
+  const int b = std::next(it)->first, eb = std::next(it)->second;
+  const int ka = w.k(a), kv = w.k(v), kb = w.k(b);
+  const std::vector<double> cav = w.Oriented(ea, a);  // K_a x K_v
+  const std::vector<double> cvb = w.Oriented(eb, v);  // K_v x K_b
+  const std::vector<double>& uv = w.unary(v);
+  ChainFold fold{a, b, std::vector<double>(static_cast<size_t>(ka) * kb, kInfeasible),
+                 std::vector<int>(static_cast<size_t>(ka) * kb, 0)};
+  for (int i = 0; i < ka; ++i) {
+    double* row = &fold.cost[static_cast<size_t>(i) * kb];
+    int* arg = &fold.best[static_cast<size_t>(i) * kb];
+    for (int j = 0; j < kv; ++j) {
+      const double base = uv[j] + cav[i * kv + j];
+      if (!(base < kInfeasible)) continue;
+      const double* to_b = &cvb[static_cast<size_t>(j) * kb];
+      for (int k = 0; k < kb; ++k) {
+        const double c = base + to_b[k];
+        if (c < row[k]) {
+          row[k] = c;
+          arg[k] = j;
+        }
+      }
+    }
+  }
+  return fold;
+}
+
 }  // namespace
 
 ReducedGraph ReducedGraph::Reduce(const CostGraph& graph, const ReductionOptions& options) {
@@ -110,87 +203,31 @@ ReducedGraph ReducedGraph::Reduce(const CostGraph& graph, const ReductionOptions
       queue.pop_front();
       queued[v] = false;
       if (!w.alive(v) || w.degree(v) > 1) continue;
-      const std::vector<double>& uv = w.unary(v);
       if (w.degree(v) == 0) {
-        int best = 0;
-        for (int j = 1; j < w.k(v); ++j) {
-          if (uv[j] < uv[best]) best = j;
-        }
-        r.offset_ += uv[best];
+        const int best = CheapestCandidate(w.unary(v));
+        r.offset_ += w.unary(v)[best];
         r.records_.push_back(Record{Kind::kIsolated, v, -1, -1, 0, {best}});
         ++r.stats_.isolated;
         w.Kill(v);
         continue;
       }
       const auto [a, edge] = *w.neighbours(v).begin();
-      const std::vector<double> cav = w.Oriented(edge, a);  // K_a x K_v
-      const int ka = w.k(a), kv = w.k(v);
-      Record rec{Kind::kLeaf, v, a, -1, 0, std::vector<int>(ka, 0)};
-      std::vector<double>& ua = w.unary(a);
-      for (int i = 0; i < ka; ++i) {
-        double best = kInfeasible;
-        for (int j = 0; j < kv; ++j) {
-          const double c = uv[j] + cav[i * kv + j];
-          if (c < best) {
-            best = c;
-            rec.best[i] = j;
-          }
-        }
-        ua[i] += best;
-      }
-      r.records_.push_back(std::move(rec));
+      r.records_.push_back(Record{Kind::kLeaf, v, a, -1, 0, FoldLeaf(w, v, a, edge)});
       ++r.stats_.leaves;
       w.Kill(v);
       enqueue(a);
     }
     // The cheapest chain elimination, if any is allowed.
-    int chosen = -1;
-    int64_t chosen_work = 0;
-    for (int v = 0; v < graph.num_nodes(); ++v) {
-      if (!w.alive(v) || w.degree(v) != 2) continue;
-      auto it = w.neighbours(v).begin();
-      const int a = it->first;
-      const int b = std::next(it)->first;
-      const int64_t work = int64_t{w.k(a)} * w.k(v) * w.k(b);
-      if (work > options.max_chain_work) continue;
-      if (chosen < 0 || work < chosen_work) {
-        chosen = v;
-        chosen_work = work;
-      }
-    }
-    if (chosen < 0) break;
-    const int v = chosen;
-    auto it = w.neighbours(v).begin();
-    const int a = it->first, ea = it->second;
-    const int b = std::next(it)->first, eb = std::next(it)->second;
-    const int ka = w.k(a), kv = w.k(v), kb = w.k(b);
-    const std::vector<double> cav = w.Oriented(ea, a);  // K_a x K_v
-    const std::vector<double> cvb = w.Oriented(eb, v);  // K_v x K_b
-    const std::vector<double>& uv = w.unary(v);
-    std::vector<double> cab(static_cast<size_t>(ka) * kb, kInfeasible);
-    Record rec{Kind::kChain, v, a, b, kb, std::vector<int>(static_cast<size_t>(ka) * kb, 0)};
-    for (int i = 0; i < ka; ++i) {
-      double* row = &cab[static_cast<size_t>(i) * kb];
-      int* arg = &rec.best[static_cast<size_t>(i) * kb];
-      for (int j = 0; j < kv; ++j) {
-        const double base = uv[j] + cav[i * kv + j];
-        if (!(base < kInfeasible)) continue;
-        const double* to_b = &cvb[static_cast<size_t>(j) * kb];
-        for (int k = 0; k < kb; ++k) {
-          const double c = base + to_b[k];
-          if (c < row[k]) {
-            row[k] = c;
-            arg[k] = j;
-          }
-        }
-      }
-    }
+    const int v = CheapestChain(w, graph.num_nodes(), options.max_chain_work);
+    if (v < 0) break;
+    ChainFold fold = FoldChain(w, v);
     w.Kill(v);
-    if (w.AddCost(a, b, cab)) ++r.stats_.merged_edges;
-    r.records_.push_back(std::move(rec));
+    if (w.AddCost(fold.a, fold.b, fold.cost)) ++r.stats_.merged_edges;
+    r.records_.push_back(
+        Record{Kind::kChain, v, fold.a, fold.b, w.k(fold.b), std::move(fold.best)});
     ++r.stats_.chains;
-    enqueue(a);
-    enqueue(b);
+    enqueue(fold.a);
+    enqueue(fold.b);
   }
 
   std::vector<int> core_index(graph.num_nodes(), -1);

@@ -139,60 +139,73 @@ absl::StatusOr<std::vector<double>> PriceTable(const TableKey& k, BoxingPrices& 
   return table;
 }
 
-// The boxing part of the costs: every read (a fixed tensor's into the
-// reader's unary costs, others onto the edge from the owner node) and
-// every program output (into the owner's unary costs). Tables are listed
-// first and their pairs priced at once on `threads` threads.
-absl::Status AddBoxingCosts(const Program& program, const std::vector<int>& free_node,
-                            BoxingPrices& prices, int threads, SelectionProblem& p) {
-  // The layouts a tensor's owner gives it per candidate (a producer op's
-  // output blob, or a free tensor's layouts), and the owner's node.
-  auto owner_layouts = [&](int t) -> std::vector<NdSbp> {
-    const ProgramTensor& tensor = program.tensors()[t];
-    if (tensor.role == TensorRole::kFixed) return {tensor.nd_sbp};
-    if (tensor.role == TensorRole::kActivation) {
-      return BlobLayouts(p.op_candidates[tensor.producer], tensor.producer_blob);
-    }
-    return p.free_layouts[free_node[t] - p.num_ops];
-  };
-  auto owner_node = [&](int t) {
-    const ProgramTensor& tensor = program.tensors()[t];
-    return tensor.role == TensorRole::kActivation ? tensor.producer : free_node[t];
-  };
-  // Every read and output as (key, from index per owner candidate, to
-  // index per reader candidate, reader or -1, tensor).
-  struct Use {
-    int key;
-    std::vector<int> from_index;
-    std::vector<int> to_index;
-    int reader;
-    int tensor;
-  };
+// The layouts a tensor's owner gives it per candidate (a producer op's
+// output blob, or a free tensor's layouts).
+std::vector<NdSbp> OwnerLayouts(const Program& program, const std::vector<int>& free_node,
+                                const SelectionProblem& p, int t) {
+  const ProgramTensor& tensor = program.tensors()[t];
+  if (tensor.role == TensorRole::kFixed) return {tensor.nd_sbp};
+  if (tensor.role == TensorRole::kActivation) {
+    return BlobLayouts(p.op_candidates[tensor.producer], tensor.producer_blob);
+  }
+  return p.free_layouts[free_node[t] - p.num_ops];
+}
+
+// The node of a tensor's owner: its producer op, or its free-tensor node.
+int OwnerNode(const Program& program, const std::vector<int>& free_node, int t) {
+  const ProgramTensor& tensor = program.tensors()[t];
+  return tensor.role == TensorRole::kActivation ? tensor.producer : free_node[t];
+}
+
+// A read or an output as (key, from index per owner candidate, to index
+// per reader candidate, reader or -1, tensor).
+struct Use {
+  int key;
+  std::vector<int> from_index;
+  std::vector<int> to_index;
+  int reader;
+  int tensor;
+};
+
+// Every read and output, and the distinct tables they price (`keys`, in
+// first-use order, which Use::key indexes).
+struct BoxingUses {
   std::vector<TableKey> keys;
-  absl::flat_hash_map<TableKey, int> key_ids;
   std::vector<Use> uses;
+};
+
+BoxingUses ListBoxingUses(const Program& program, const std::vector<int>& free_node,
+                          const SelectionProblem& p) {
+  BoxingUses out;
+  absl::flat_hash_map<TableKey, int> key_ids;
   auto add_use = [&](TableKey key, Distinct from, Distinct to, int reader, int tensor) {
-    auto [it, inserted] = key_ids.emplace(key, static_cast<int>(keys.size()));
-    if (inserted) keys.push_back(std::move(key));
-    uses.push_back(Use{it->second, std::move(from.index), std::move(to.index), reader, tensor});
+    auto [it, inserted] = key_ids.emplace(key, static_cast<int>(out.keys.size()));
+    if (inserted) out.keys.push_back(std::move(key));
+    out.uses.push_back(Use{it->second, std::move(from.index), std::move(to.index), reader, tensor});
   };
   for (int v = 0; v < p.num_ops; ++v) {
     const ProgramOp& op = program.ops()[v];
     for (int b = 0; b < op.call->num_inputs(); ++b) {
       const int t = op.inputs[b];
-      Distinct from = MakeDistinct(owner_layouts(t));
+      Distinct from = MakeDistinct(OwnerLayouts(program, free_node, p, t));
       Distinct to = MakeDistinct(BlobLayouts(p.op_candidates[v], b));
-      TableKey key{program.tensors()[t].desc, from.values, to.values,
-                   op.call->is_mutable_input(b), nullptr};
+      TableKey key{program.tensors()[t].desc, from.values, to.values, op.call->is_mutable_input(b),
+                   nullptr};
       add_use(std::move(key), std::move(from), std::move(to), v, t);
     }
   }
-  for (const ProgramOutput& out : program.outputs()) {
-    Distinct from = MakeDistinct(owner_layouts(out.tensor));
-    TableKey key{program.tensors()[out.tensor].desc, from.values, {}, false, &out};
-    add_use(std::move(key), std::move(from), Distinct(), -1, out.tensor);
+  for (const ProgramOutput& output : program.outputs()) {
+    Distinct from = MakeDistinct(OwnerLayouts(program, free_node, p, output.tensor));
+    TableKey key{program.tensors()[output.tensor].desc, from.values, {}, false, &output};
+    add_use(std::move(key), std::move(from), Distinct(), -1, output.tensor);
   }
+  return out;
+}
 
+// Prices every pair of every table at once on `threads` threads, then
+// reads each table from the memo.
+absl::StatusOr<std::vector<std::vector<double>>> PriceTables(const std::vector<TableKey>& keys,
+                                                             BoxingPrices& prices, int threads) {
   std::vector<BoxingPrices::Request> requests;
   for (const TableKey& k : keys) {
     if (k.mutable_input) continue;
@@ -208,8 +221,17 @@ absl::Status AddBoxingCosts(const Program& program, const std::vector<int>& free
     if (!table.ok()) return table.status();
     tables.push_back(*std::move(table));
   }
+  return tables;
+}
 
-  for (const Use& use : uses) {
+// Adds each use's priced table to the problem: a fixed tensor's into the
+// reader's unary costs (a program output's into the constant), other
+// outputs into the owner's unary costs, other reads onto the edge from the
+// owner node to the reader.
+void AddUseCosts(const Program& program, const std::vector<int>& free_node,
+                 const BoxingUses& boxing, const std::vector<std::vector<double>>& tables,
+                 SelectionProblem& p) {
+  for (const Use& use : boxing.uses) {
     const std::vector<double>& table = tables[use.key];
     const ProgramTensor& tensor = program.tensors()[use.tensor];
     if (use.reader < 0) {  // a program output
@@ -217,11 +239,11 @@ absl::Status AddBoxingCosts(const Program& program, const std::vector<int>& free
         p.constant_time_s += table[0];
         continue;
       }
-      std::vector<double>& unary = p.graph.mutable_unary(owner_node(use.tensor));
+      std::vector<double>& unary = p.graph.mutable_unary(OwnerNode(program, free_node, use.tensor));
       for (size_t c = 0; c < unary.size(); ++c) unary[c] += table[use.from_index[c]];
       continue;
     }
-    const size_t width = keys[use.key].to.size();
+    const size_t width = boxing.keys[use.key].to.size();
     if (tensor.role == TensorRole::kFixed) {
       std::vector<double>& unary = p.graph.mutable_unary(use.reader);
       for (size_t c = 0; c < unary.size(); ++c) unary[c] += table[use.to_index[c]];
@@ -233,8 +255,21 @@ absl::Status AddBoxingCosts(const Program& program, const std::vector<int>& free
       const double* row = &table[use.from_index[cu] * width];
       for (size_t cv = 0; cv < kv; ++cv) cost[cu * kv + cv] = row[use.to_index[cv]];
     }
-    p.graph.AddEdgeCost(owner_node(use.tensor), use.reader, cost);
+    p.graph.AddEdgeCost(OwnerNode(program, free_node, use.tensor), use.reader, cost);
   }
+}
+
+// The boxing part of the costs: every read (a fixed tensor's into the
+// reader's unary costs, others onto the edge from the owner node) and
+// every program output (into the owner's unary costs). Tables are listed
+// first and their pairs priced at once on `threads` threads.
+absl::Status AddBoxingCosts(const Program& program, const std::vector<int>& free_node,
+                            BoxingPrices& prices, int threads, SelectionProblem& p) {
+  const BoxingUses boxing = ListBoxingUses(program, free_node, p);
+  absl::StatusOr<std::vector<std::vector<double>>> tables =
+      PriceTables(boxing.keys, prices, threads);
+  if (!tables.ok()) return tables.status();
+  AddUseCosts(program, free_node, boxing, *tables, p);
   return absl::OkStatus();
 }
 
