@@ -1,6 +1,7 @@
 #include "io/infer_proto.h"
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -94,6 +95,150 @@ int ArgOfName(const OpDef& def, const std::string& name, int* index) {
   return arg;
 }
 
+absl::StatusOr<AttrMap> AttrsFromProto(const oneflow::InferRequestProto& proto,
+                                       absl::string_view op) {
+  AttrMap attrs;
+  std::map<std::string, oneflow::AttrValueProto> sorted(proto.attr().begin(),
+                                                        proto.attr().end());
+  for (const auto& [name, value] : sorted) {
+    absl::StatusOr<AttrValue> v = FromProto(value, op, name);
+    if (!v.ok()) return v.status();
+    attrs.Set(name, *v);
+  }
+  return attrs;
+}
+
+absl::StatusOr<Placement> PlacementFromRequest(const oneflow::InferRequestProto& proto,
+                                               absl::string_view op) {
+  if (proto.has_parallel_conf()) return oneflow_sbp::FromProto(proto.parallel_conf());
+  if (proto.has_placement()) return Placement::Parse(proto.placement());
+  return absl::InvalidArgumentError(
+      absl::StrCat(op, ": request has no placement (e.g. \"cpu:0-3 [2,2]\")"));
+}
+
+// The inputs in blob order, and how many of them each declared arg has.
+struct OrderedInputs {
+  std::vector<InferInput> inputs;
+  std::vector<int> counts;
+};
+
+absl::StatusOr<OrderedInputs> UnnamedInputs(const oneflow::InferRequestProto& proto,
+                                            const OpDef& def, absl::string_view op) {
+  const int n = proto.input_size();
+  absl::StatusOr<std::vector<int>> counts = OpCall::DeduceInputCounts(def, n);
+  if (!counts.ok()) return counts.status();
+  OrderedInputs ordered{std::vector<InferInput>(n), *counts};
+  for (int i = 0; i < n; ++i) {
+    absl::StatusOr<InferInput> in = InputFromProto(proto.input(i), op, i);
+    if (!in.ok()) return in.status();
+    ordered.inputs[i] = *in;
+  }
+  return ordered;
+}
+
+// Per declared arg, its named inputs keyed by their index within the arg.
+using InputsByArg = std::vector<std::map<int, InferInput>>;
+
+absl::StatusOr<InputsByArg> GroupInputsByArg(const oneflow::InferRequestProto& proto,
+                                             const OpDef& def, absl::string_view op) {
+  InputsByArg by_arg(def.inputs().size());
+  for (int i = 0; i < proto.input_size(); ++i) {
+    int index = -1;
+    const int arg = ArgOfName(def, proto.input(i).bn(), &index);
+    if (arg < 0) {
+      std::vector<std::string> names;
+      for (const ArgDef& a : def.inputs()) names.push_back(a.name);
+      return absl::InvalidArgumentError(absl::StrCat(op, ": no input named '", proto.input(i).bn(),
+                                                     "'; inputs are ", absl::StrJoin(names, ", ")));
+    }
+    if (index < 0) index = static_cast<int>(by_arg[arg].size());
+    absl::StatusOr<InferInput> in = InputFromProto(proto.input(i), op, i);
+    if (!in.ok()) return in.status();
+    if (!by_arg[arg].emplace(index, *in).second) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(op, ": input ", def.inputs()[arg].name, "_", index, " is given twice"));
+    }
+  }
+  return by_arg;
+}
+
+absl::StatusOr<OrderedInputs> NamedInputs(const oneflow::InferRequestProto& proto, const OpDef& def,
+                                          absl::string_view op) {
+  // Group by arg, then order by declared arg and index.
+  absl::StatusOr<InputsByArg> by_arg = GroupInputsByArg(proto, def, op);
+  if (!by_arg.ok()) return by_arg.status();
+  OrderedInputs ordered;
+  for (size_t a = 0; a < by_arg->size(); ++a) {
+    int expect = 0;
+    for (const auto& [index, in] : (*by_arg)[a]) {
+      if (index != expect++) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(op, ": inputs of ", def.inputs()[a].name, " must be numbered 0, 1, ..."));
+      }
+      ordered.inputs.push_back(in);
+    }
+    ordered.counts.push_back(static_cast<int>((*by_arg)[a].size()));
+  }
+  return ordered;
+}
+
+absl::StatusOr<OrderedInputs> InputsFromRequest(const oneflow::InferRequestProto& proto,
+                                                const OpDef& def, absl::string_view op) {
+  // Inputs: either all named or none.
+  const int n = proto.input_size();
+  int named = 0;
+  for (const auto& in : proto.input()) named += in.has_bn() ? 1 : 0;
+  if (named != 0 && named != n) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        op, ": name every input (bn=...) or none; ", named, " of ", n, " are named"));
+  }
+  return named == 0 ? UnnamedInputs(proto, def, op) : NamedInputs(proto, def, op);
+}
+
+// Empty when the request constrains nothing, else one entry per blob of `call`.
+absl::StatusOr<std::vector<std::optional<NdSbp>>> ConstraintsFromRequest(
+    const oneflow::InferRequestProto& proto, const OpCall& call, absl::string_view op) {
+  std::vector<std::optional<NdSbp>> constraints;
+  if (proto.constraint().empty()) return constraints;
+  constraints.resize(call.num_blobs());
+  std::map<std::string, oneflow::NdSbp> sorted_constraints(proto.constraint().begin(),
+                                                           proto.constraint().end());
+  for (const auto& [bn, nd_proto] : sorted_constraints) {
+    const int b = call.BlobIndexOf(bn);
+    if (b < 0) {
+      std::vector<std::string> bns;
+      for (int i = 0; i < call.num_blobs(); ++i) bns.push_back(call.bn(i));
+      return absl::InvalidArgumentError(absl::StrCat(op, ": constraint on unknown blob '", bn,
+                                                     "'; blobs are ", absl::StrJoin(bns, ", ")));
+    }
+    absl::StatusOr<NdSbp> nd = oneflow_sbp::FromProto(nd_proto);
+    if (!nd.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(op, ": constraint on ", bn, ": ", nd.status().message()));
+    }
+    constraints[b] = *nd;
+  }
+  return constraints;
+}
+
+absl::StatusOr<CostOptions> CostFromRequest(const oneflow::InferRequestProto& proto,
+                                            absl::string_view op) {
+  CostOptions cost;
+  // The name is resolved by the Engine, which knows the registered policies.
+  if (proto.has_cost_policy()) {
+    if (proto.cost_policy().empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(op, ": cost_policy is empty"));
+    }
+    cost.policy = PolicyName::Of(proto.cost_policy());
+  }
+  absl::StatusOr<PartialPenalty> penalty = PartialPenaltyFromNumber(proto.partial_penalty_policy());
+  if (!penalty.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(op, ": ", penalty.status().message()));
+  }
+  cost.partial_penalty = *penalty;
+  return cost;
+}
+
 }  // namespace
 
 absl::StatusOr<InferRequest> InferRequestFromProto(const oneflow::InferRequestProto& proto,
@@ -105,121 +250,26 @@ absl::StatusOr<InferRequest> InferRequestFromProto(const oneflow::InferRequestPr
   if (!def.ok()) return def.status();
   const std::string& op = (*def)->type_name();
 
-  AttrMap attrs;
-  std::map<std::string, oneflow::AttrValueProto> sorted(proto.attr().begin(),
-                                                        proto.attr().end());
-  for (const auto& [name, value] : sorted) {
-    absl::StatusOr<AttrValue> v = FromProto(value, op, name);
-    if (!v.ok()) return v.status();
-    attrs.Set(name, *v);
-  }
-
+  absl::StatusOr<AttrMap> attrs = AttrsFromProto(proto, op);
+  if (!attrs.ok()) return attrs.status();
   InferRequest req;
-  if (proto.has_parallel_conf()) {
-    absl::StatusOr<Placement> p = oneflow_sbp::FromProto(proto.parallel_conf());
-    if (!p.ok()) return p.status();
-    req.placement = *p;
-  } else if (proto.has_placement()) {
-    absl::StatusOr<Placement> p = Placement::Parse(proto.placement());
-    if (!p.ok()) return p.status();
-    req.placement = *p;
-  } else {
-    return absl::InvalidArgumentError(
-        absl::StrCat(op, ": request has no placement (e.g. \"cpu:0-3 [2,2]\")"));
-  }
-
-  // Inputs: either all named or none.
-  const int n = proto.input_size();
-  int named = 0;
-  for (const auto& in : proto.input()) named += in.has_bn() ? 1 : 0;
-  if (named != 0 && named != n) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        op, ": name every input (bn=...) or none; ", named, " of ", n, " are named"));
-  }
-  std::vector<int> counts;
-  std::vector<InferInput> inputs(n);
-  if (named == 0) {
-    absl::StatusOr<std::vector<int>> c = OpCall::DeduceInputCounts(**def, n);
-    if (!c.ok()) return c.status();
-    counts = *c;
-    for (int i = 0; i < n; ++i) {
-      absl::StatusOr<InferInput> in = InputFromProto(proto.input(i), op, i);
-      if (!in.ok()) return in.status();
-      inputs[i] = *in;
-    }
-  } else {
-    // Group by arg, then order by declared arg and index.
-    const int num_args = static_cast<int>((*def)->inputs().size());
-    std::vector<std::map<int, InferInput>> by_arg(num_args);
-    for (int i = 0; i < n; ++i) {
-      int index = -1;
-      const int arg = ArgOfName(**def, proto.input(i).bn(), &index);
-      if (arg < 0) {
-        std::vector<std::string> names;
-        for (const ArgDef& a : (*def)->inputs()) names.push_back(a.name);
-        return absl::InvalidArgumentError(absl::StrCat(
-            op, ": no input named '", proto.input(i).bn(), "'; inputs are ",
-            absl::StrJoin(names, ", ")));
-      }
-      if (index < 0) index = static_cast<int>(by_arg[arg].size());
-      absl::StatusOr<InferInput> in = InputFromProto(proto.input(i), op, i);
-      if (!in.ok()) return in.status();
-      if (!by_arg[arg].emplace(index, *in).second) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            op, ": input ", (*def)->inputs()[arg].name, "_", index, " is given twice"));
-      }
-    }
-    inputs.clear();
-    for (int a = 0; a < num_args; ++a) {
-      int expect = 0;
-      for (const auto& [index, in] : by_arg[a]) {
-        if (index != expect++) {
-          return absl::InvalidArgumentError(absl::StrCat(
-              op, ": inputs of ", (*def)->inputs()[a].name, " must be numbered 0, 1, ..."));
-        }
-        inputs.push_back(in);
-      }
-      counts.push_back(static_cast<int>(by_arg[a].size()));
-    }
-  }
-  absl::StatusOr<std::shared_ptr<const OpCall>> call = OpCall::Make(*def, counts, attrs);
+  absl::StatusOr<Placement> placement = PlacementFromRequest(proto, op);
+  if (!placement.ok()) return placement.status();
+  req.placement = *placement;
+  absl::StatusOr<OrderedInputs> inputs = InputsFromRequest(proto, **def, op);
+  if (!inputs.ok()) return inputs.status();
+  absl::StatusOr<std::shared_ptr<const OpCall>> call = OpCall::Make(*def, inputs->counts, *attrs);
   if (!call.ok()) return call.status();
   req.op = *call;
-  req.inputs = std::move(inputs);
+  req.inputs = std::move(inputs->inputs);
 
-  if (!proto.constraint().empty()) {
-    req.constraints.resize(req.op->num_blobs());
-    std::map<std::string, oneflow::NdSbp> sorted_constraints(proto.constraint().begin(),
-                                                             proto.constraint().end());
-    for (const auto& [bn, nd_proto] : sorted_constraints) {
-      const int b = req.op->BlobIndexOf(bn);
-      if (b < 0) {
-        std::vector<std::string> bns;
-        for (int i = 0; i < req.op->num_blobs(); ++i) bns.push_back(req.op->bn(i));
-        return absl::InvalidArgumentError(absl::StrCat(
-            op, ": constraint on unknown blob '", bn, "'; blobs are ",
-            absl::StrJoin(bns, ", ")));
-      }
-      absl::StatusOr<NdSbp> nd = oneflow_sbp::FromProto(nd_proto);
-      if (!nd.ok()) {
-        return absl::InvalidArgumentError(
-            absl::StrCat(op, ": constraint on ", bn, ": ", nd.status().message()));
-      }
-      req.constraints[b] = *nd;
-    }
-  }
-  // The name is resolved by the Engine, which knows the registered policies.
-  if (proto.has_cost_policy()) {
-    if (proto.cost_policy().empty()) {
-      return absl::InvalidArgumentError(absl::StrCat(op, ": cost_policy is empty"));
-    }
-    req.cost.policy = PolicyName::Of(proto.cost_policy());
-  }
-  absl::StatusOr<PartialPenalty> penalty = PartialPenaltyFromNumber(proto.partial_penalty_policy());
-  if (!penalty.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat(op, ": ", penalty.status().message()));
-  }
-  req.cost.partial_penalty = *penalty;
+  absl::StatusOr<std::vector<std::optional<NdSbp>>> constraints =
+      ConstraintsFromRequest(proto, *req.op, op);
+  if (!constraints.ok()) return constraints.status();
+  req.constraints = *std::move(constraints);
+  absl::StatusOr<CostOptions> cost = CostFromRequest(proto, op);
+  if (!cost.ok()) return cost.status();
+  req.cost = *cost;
   req.explain = proto.explain();
   return req;
 }

@@ -61,6 +61,91 @@ absl::StatusOr<LocalTensor> On(const LocalTensor& t, DeviceType device) {
   return t.CopyTo(device);
 }
 
+// This rank's shard of `full` laid out as the plan's source, on `device`
+// (undefined where the rank holds none).
+absl::StatusOr<LocalTensor> SourceShard(const boxing::BoxingPlan& plan, const LocalTensor& full,
+                                        int rank, uint64_t seed, DeviceType device) {
+  kernels::HarnessOptions ho;
+  ho.seed = seed;
+  absl::StatusOr<std::vector<LocalTensor>> src =
+      kernels::DistributeTensor(full, plan.src, plan.src_placement, ho);
+  if (!src.ok()) return src.status();
+  absl::StatusOr<int64_t> src_id = plan.src_placement.ParallelIdOf(rank);
+  return On(src_id.ok() ? (*src)[*src_id] : LocalTensor(), device);
+}
+
+// Fills summary->measured and ->seconds with every rank's traffic and times,
+// and clears bytes_as_planned where the traffic is not the planned one.
+absl::Status GatherStepReports(const boxing::BoxingPlan& plan,
+                               const boxing::ExecutionReport& report, comm::Communicator& world,
+                               DeviceType device, ExecutionSummary* summary) {
+  // Traffic and times of every rank: 3 numbers per step.
+  const int steps = static_cast<int>(plan.steps.size());
+  std::vector<double> local(3 * steps, 0);
+  for (int k = 0; k < steps && k < static_cast<int>(report.steps.size()); ++k) {
+    local[3 * k] = static_cast<double>(report.steps[k].traffic.bytes_sent);
+    local[3 * k + 1] = static_cast<double>(report.steps[k].traffic.bytes_received);
+    local[3 * k + 2] = report.steps[k].seconds;
+  }
+  std::vector<double> all(local.size() * world.size());
+  std::vector<int64_t> counts(world.size(), static_cast<int64_t>(local.size()));
+  absl::Status s =
+      HostAllGatherV(world, device, local.data(), all.data(), counts, DataType::kFloat64);
+  if (!s.ok()) return s;
+  summary->measured.assign(steps, std::vector<comm::Traffic>(plan.ranks.size()));
+  summary->seconds.assign(steps, std::vector<double>(plan.ranks.size(), 0));
+  for (int r = 0; r < world.size(); ++r) {
+    const int p = ParticipantOf(plan, r);
+    if (p < 0) continue;
+    for (int k = 0; k < steps; ++k) {
+      const double* v = &all[r * local.size() + 3 * k];
+      summary->measured[k][p] =
+          comm::Traffic{static_cast<int64_t>(v[0]), static_cast<int64_t>(v[1])};
+      summary->seconds[k][p] = v[2];
+      if (summary->measured[k][p] != boxing::PlannedTraffic(plan, k, r)) {
+        summary->bytes_as_planned = false;
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+// Elements of the destination shard each rank of the world holds.
+std::vector<int64_t> DestinationShardCounts(const boxing::BoxingPlan& plan, int world_size) {
+  std::vector<int64_t> shard_counts(world_size, 0);
+  for (int64_t id = 0; id < plan.dst_placement.parallel_num(); ++id) {
+    const TensorSlice sl = SliceAt(plan.shape, plan.dst, plan.dst_placement.hierarchy(),
+                                   plan.dst_placement.CoordinateOf(id));
+    shard_counts[plan.dst_placement.RankOf(id)] = sl.elem_cnt();
+  }
+  return shard_counts;
+}
+
+// Cuts the gathered destination shards (in rank order) into one tensor per
+// parallel id.
+std::vector<LocalTensor> SplitDestinationShards(const boxing::BoxingPlan& plan,
+                                                const LocalTensor& gathered,
+                                                const std::vector<int64_t>& shard_counts) {
+  std::vector<LocalTensor> shards;
+  const char* at = static_cast<const char*>(gathered.raw_data());
+  for (int64_t id = 0; id < plan.dst_placement.parallel_num(); ++id) {
+    const TensorSlice sl = SliceAt(plan.shape, plan.dst, plan.dst_placement.hierarchy(),
+                                   plan.dst_placement.CoordinateOf(id));
+    LocalDims dims;
+    for (const IndexRange& r : sl.ranges()) dims.push_back(r.size());
+    LocalTensor t = *LocalTensor::Empty(plan.dtype, dims);
+    int64_t offset = 0;
+    for (int64_t rank = 0; rank < plan.dst_placement.RankOf(id); ++rank) {
+      offset += shard_counts[rank];
+    }
+    std::copy(at + offset * ByteSizeOf(plan.dtype),
+              at + (offset + t.elem_cnt()) * ByteSizeOf(plan.dtype),
+              static_cast<char*>(t.raw_data()));
+    shards.push_back(std::move(t));
+  }
+  return shards;
+}
+
 }  // namespace
 
 absl::StatusOr<ExecutionSummary> ExecuteAndVerify(const boxing::BoxingPlan& plan,
@@ -68,13 +153,7 @@ absl::StatusOr<ExecutionSummary> ExecuteAndVerify(const boxing::BoxingPlan& plan
                                                   DeviceType device) {
   const int me = world.rank();
   const LocalTensor full = SeededFull(plan, seed);
-  kernels::HarnessOptions ho;
-  ho.seed = seed;
-  absl::StatusOr<std::vector<LocalTensor>> src =
-      kernels::DistributeTensor(full, plan.src, plan.src_placement, ho);
-  if (!src.ok()) return src.status();
-  absl::StatusOr<int64_t> src_id = plan.src_placement.ParallelIdOf(me);
-  absl::StatusOr<LocalTensor> mine = On(src_id.ok() ? (*src)[*src_id] : LocalTensor(), device);
+  absl::StatusOr<LocalTensor> mine = SourceShard(plan, full, me, seed, device);
   if (!mine.ok()) return mine.status();
 
   absl::Status s = world.Barrier();
@@ -89,41 +168,11 @@ absl::StatusOr<ExecutionSummary> ExecuteAndVerify(const boxing::BoxingPlan& plan
   if (!s.ok()) return s;
   ExecutionSummary summary;
   summary.wall_s = absl::ToDoubleSeconds(absl::Now() - start);
-
-  // Traffic and times of every rank: 3 numbers per step.
-  const int steps = static_cast<int>(plan.steps.size());
-  std::vector<double> local(3 * steps, 0);
-  for (int k = 0; k < steps && k < static_cast<int>(report.steps.size()); ++k) {
-    local[3 * k] = static_cast<double>(report.steps[k].traffic.bytes_sent);
-    local[3 * k + 1] = static_cast<double>(report.steps[k].traffic.bytes_received);
-    local[3 * k + 2] = report.steps[k].seconds;
-  }
-  std::vector<double> all(local.size() * world.size());
-  std::vector<int64_t> counts(world.size(), static_cast<int64_t>(local.size()));
-  s = HostAllGatherV(world, device, local.data(), all.data(), counts, DataType::kFloat64);
+  s = GatherStepReports(plan, report, world, device, &summary);
   if (!s.ok()) return s;
-  summary.measured.assign(steps, std::vector<comm::Traffic>(plan.ranks.size()));
-  summary.seconds.assign(steps, std::vector<double>(plan.ranks.size(), 0));
-  for (int r = 0; r < world.size(); ++r) {
-    const int p = ParticipantOf(plan, r);
-    if (p < 0) continue;
-    for (int k = 0; k < steps; ++k) {
-      const double* v = &all[r * local.size() + 3 * k];
-      summary.measured[k][p] = comm::Traffic{static_cast<int64_t>(v[0]), static_cast<int64_t>(v[1])};
-      summary.seconds[k][p] = v[2];
-      if (summary.measured[k][p] != boxing::PlannedTraffic(plan, k, r)) {
-        summary.bytes_as_planned = false;
-      }
-    }
-  }
 
   // Every destination shard to every rank, then assemble and compare.
-  std::vector<int64_t> shard_counts(world.size(), 0);
-  for (int64_t id = 0; id < plan.dst_placement.parallel_num(); ++id) {
-    const TensorSlice sl = SliceAt(plan.shape, plan.dst, plan.dst_placement.hierarchy(),
-                                   plan.dst_placement.CoordinateOf(id));
-    shard_counts[plan.dst_placement.RankOf(id)] = sl.elem_cnt();
-  }
+  const std::vector<int64_t> shard_counts = DestinationShardCounts(plan, world.size());
   int64_t total = 0;
   for (int64_t c : shard_counts) total += c;
   absl::StatusOr<LocalTensor> gathered = LocalTensor::Empty(plan.dtype, {total});
@@ -132,21 +181,7 @@ absl::StatusOr<ExecutionSummary> ExecuteAndVerify(const boxing::BoxingPlan& plan
   s = HostAllGatherV(world, device, send, gathered->raw_data(), shard_counts, plan.dtype);
   if (!s.ok()) return s;
   if (me != 0) return summary;
-  std::vector<LocalTensor> shards;
-  const char* at = static_cast<const char*>(gathered->raw_data());
-  for (int64_t id = 0; id < plan.dst_placement.parallel_num(); ++id) {
-    const TensorSlice sl = SliceAt(plan.shape, plan.dst, plan.dst_placement.hierarchy(),
-                                   plan.dst_placement.CoordinateOf(id));
-    LocalDims dims;
-    for (const IndexRange& r : sl.ranges()) dims.push_back(r.size());
-    LocalTensor t = *LocalTensor::Empty(plan.dtype, dims);
-    int64_t offset = 0;
-    for (int64_t rank = 0; rank < plan.dst_placement.RankOf(id); ++rank) offset += shard_counts[rank];
-    std::copy(at + offset * ByteSizeOf(plan.dtype),
-              at + (offset + t.elem_cnt()) * ByteSizeOf(plan.dtype),
-              static_cast<char*>(t.raw_data()));
-    shards.push_back(std::move(t));
-  }
+  const std::vector<LocalTensor> shards = SplitDestinationShards(plan, *gathered, shard_counts);
   absl::StatusOr<LocalTensor> assembled = kernels::AssembleTensor(
       shards, TensorDesc{plan.shape, plan.dtype}, plan.dst, plan.dst_placement);
   summary.mismatch = assembled.ok() ? DescribeMismatch(*assembled, full)

@@ -39,22 +39,16 @@ Kind Classify(absl::string_view value) {
   return Kind::kNdSbp;
 }
 
-}  // namespace
-
-absl::StatusOr<std::string> RunParse(const ParseOptions& options) {
-  absl::StatusOr<OutputFormat> format =
-      ParseOutputFormat(options.format, "text|json|textproto");
-  if (!format.ok()) return format.status();
-
-  ParseOptions o = options;
-  for (const std::string& value : options.positional) {
+// Files each positional value under the option its form names.
+absl::Status FilePositionalValues(const std::vector<std::string>& positional, ParseOptions* o) {
+  for (const std::string& value : positional) {
     std::optional<std::string>* slot = nullptr;
     const char* what = "";
     switch (Classify(value)) {
-      case Kind::kNdSbp: slot = &o.nd_sbp; what = "nd_sbp"; break;
-      case Kind::kPlacement: slot = &o.placement; what = "placement"; break;
-      case Kind::kShape: slot = &o.shape; what = "shape"; break;
-      case Kind::kDType: slot = &o.dtype; what = "dtype"; break;
+      case Kind::kNdSbp: slot = &o->nd_sbp; what = "nd_sbp"; break;
+      case Kind::kPlacement: slot = &o->placement; what = "placement"; break;
+      case Kind::kShape: slot = &o->shape; what = "shape"; break;
+      case Kind::kDType: slot = &o->dtype; what = "dtype"; break;
     }
     // One value of each kind per call: a second one would silently replace
     // the first (and a flag), printing only the last.
@@ -65,6 +59,79 @@ absl::StatusOr<std::string> RunParse(const ParseOptions& options) {
     }
     *slot = value;
   }
+  return absl::OkStatus();
+}
+
+// Each Add* parses one value into `result` and appends its line to `text`.
+
+absl::Status AddSbp(const std::string& value, oneflow::ParsedValues* result, std::string* text) {
+  absl::StatusOr<SbpParallel> sbp = SbpParallel::Parse(value);
+  if (!sbp.ok()) return sbp.status();
+  *result->mutable_sbp() = ToProto(*sbp);
+  result->set_sbp_str(sbp->ToString());
+  absl::StrAppend(text, "sbp:       ", sbp->ToString(), "\n");
+  return absl::OkStatus();
+}
+
+absl::Status AddNdSbp(const std::string& value, bool sbp_given, oneflow::ParsedValues* result,
+                      std::string* text) {
+  absl::StatusOr<NdSbp> nd = DecodeNdSbp(value);
+  if (!nd.ok()) return nd.status();
+  *result->mutable_nd_sbp() = ToProto(*nd);
+  result->set_nd_sbp_str(nd->ToString());
+  if (nd->size() == 1 && !sbp_given) {
+    // A 1-entry nd_sbp is also a plain SBP (1-D placements write S(0)).
+    *result->mutable_sbp() = ToProto((*nd)[0]);
+    result->set_sbp_str((*nd)[0].ToString());
+    absl::StrAppend(text, "sbp:       ", (*nd)[0].ToString(), "\n");
+  }
+  absl::StrAppend(text, "nd_sbp:    ", nd->ToString(), "   (long form ", nd->ToLongString(), ", ",
+                  nd->size(), nd->size() == 1 ? " mesh axis" : " mesh axes", ")\n");
+  return absl::OkStatus();
+}
+
+absl::Status AddPlacement(const std::string& value, oneflow::ParsedValues* result,
+                          std::string* text) {
+  absl::StatusOr<Placement> p = DecodePlacement(value);
+  if (!p.ok()) return p.status();
+  *result->mutable_parallel_conf() = ToProto(*p);
+  result->set_placement_str(p->ToString());
+  std::string hierarchy;
+  for (int i = 0; i < p->num_axes(); ++i) {
+    absl::StrAppend(&hierarchy, i ? "," : "", p->hierarchy()[i]);
+  }
+  absl::StrAppend(text, "placement: ", p->ToString(), "   (", p->parallel_num(),
+                  p->parallel_num() == 1 ? " rank" : " ranks", ", hierarchy [", hierarchy, "])\n");
+  return absl::OkStatus();
+}
+
+absl::Status AddShape(const std::string& value, oneflow::ParsedValues* result, std::string* text) {
+  absl::StatusOr<Shape> s = Shape::Parse(value);
+  if (!s.ok()) return s.status();
+  *result->mutable_shape() = ToProto(*s);
+  result->set_shape_str(s->ToString());
+  absl::StrAppend(text, "shape:     ", s->ToString(), "   (rank ", s->rank(), ", ", s->elem_cnt(),
+                  " elements)\n");
+  return absl::OkStatus();
+}
+
+absl::Status AddDType(const std::string& value, oneflow::ParsedValues* result, std::string* text) {
+  absl::StatusOr<DataType> d = ParseDataType(value);
+  if (!d.ok()) return d.status();
+  result->set_data_type(ToProto(*d));
+  result->set_data_type_str(std::string(DataTypeName(*d)));
+  absl::StrAppend(text, "dtype:     ", DataTypeName(*d), "   (", ByteSizeOf(*d), " bytes)\n");
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> RunParse(const ParseOptions& options) {
+  absl::StatusOr<OutputFormat> format = ParseOutputFormat(options.format, "text|json|textproto");
+  if (!format.ok()) return format.status();
+
+  ParseOptions o = options;
+  if (absl::Status s = FilePositionalValues(options.positional, &o); !s.ok()) return s;
   if (!o.sbp && !o.nd_sbp && !o.placement && !o.shape && !o.dtype) {
     return absl::InvalidArgumentError(
         "nothing to parse: give --sbp, --nd_sbp, --placement, --shape, --dtype "
@@ -73,56 +140,13 @@ absl::StatusOr<std::string> RunParse(const ParseOptions& options) {
 
   oneflow::ParsedValues result;
   std::string text;
-  if (o.sbp) {
-    absl::StatusOr<SbpParallel> sbp = SbpParallel::Parse(*o.sbp);
-    if (!sbp.ok()) return sbp.status();
-    *result.mutable_sbp() = ToProto(*sbp);
-    result.set_sbp_str(sbp->ToString());
-    absl::StrAppend(&text, "sbp:       ", sbp->ToString(), "\n");
-  }
-  if (o.nd_sbp) {
-    absl::StatusOr<NdSbp> nd = DecodeNdSbp(*o.nd_sbp);
-    if (!nd.ok()) return nd.status();
-    *result.mutable_nd_sbp() = ToProto(*nd);
-    result.set_nd_sbp_str(nd->ToString());
-    if (nd->size() == 1 && !o.sbp) {
-      // A 1-entry nd_sbp is also a plain SBP (1-D placements write S(0)).
-      *result.mutable_sbp() = ToProto((*nd)[0]);
-      result.set_sbp_str((*nd)[0].ToString());
-      absl::StrAppend(&text, "sbp:       ", (*nd)[0].ToString(), "\n");
-    }
-    absl::StrAppend(&text, "nd_sbp:    ", nd->ToString(), "   (long form ",
-                    nd->ToLongString(), ", ", nd->size(), nd->size() == 1 ? " mesh axis" : " mesh axes", ")\n");
-  }
-  if (o.placement) {
-    absl::StatusOr<Placement> p = DecodePlacement(*o.placement);
-    if (!p.ok()) return p.status();
-    *result.mutable_parallel_conf() = ToProto(*p);
-    result.set_placement_str(p->ToString());
-    std::string hierarchy;
-    for (int i = 0; i < p->num_axes(); ++i) {
-      absl::StrAppend(&hierarchy, i ? "," : "", p->hierarchy()[i]);
-    }
-    absl::StrAppend(&text, "placement: ", p->ToString(), "   (", p->parallel_num(),
-                    p->parallel_num() == 1 ? " rank" : " ranks", ", hierarchy [", hierarchy,
-                    "])\n");
-  }
-  if (o.shape) {
-    absl::StatusOr<Shape> s = Shape::Parse(*o.shape);
-    if (!s.ok()) return s.status();
-    *result.mutable_shape() = ToProto(*s);
-    result.set_shape_str(s->ToString());
-    absl::StrAppend(&text, "shape:     ", s->ToString(), "   (rank ", s->rank(),
-                    ", ", s->elem_cnt(), " elements)\n");
-  }
-  if (o.dtype) {
-    absl::StatusOr<DataType> d = ParseDataType(*o.dtype);
-    if (!d.ok()) return d.status();
-    result.set_data_type(ToProto(*d));
-    result.set_data_type_str(std::string(DataTypeName(*d)));
-    absl::StrAppend(&text, "dtype:     ", DataTypeName(*d), "   (", ByteSizeOf(*d),
-                    " bytes)\n");
-  }
+  absl::Status s;
+  if (o.sbp) s = AddSbp(*o.sbp, &result, &text);
+  if (s.ok() && o.nd_sbp) s = AddNdSbp(*o.nd_sbp, o.sbp.has_value(), &result, &text);
+  if (s.ok() && o.placement) s = AddPlacement(*o.placement, &result, &text);
+  if (s.ok() && o.shape) s = AddShape(*o.shape, &result, &text);
+  if (s.ok() && o.dtype) s = AddDType(*o.dtype, &result, &text);
+  if (!s.ok()) return s;
   return Render(*format, result, text);
 }
 

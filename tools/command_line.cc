@@ -29,95 +29,127 @@ bool ReadsOutside(absl::string_view name) {
   return name == "flagfile" || name == "fromenv" || name == "tryfromenv" || name == "undefok";
 }
 
-}  // namespace
+// One pass over the arguments into a CommandLine. The first error is kept;
+// after it only the command word is still wanted.
+class CommandLineParser {
+ public:
+  CommandLineParser(absl::Span<const std::string> args,
+                    absl::FunctionRef<bool(const absl::CommandLineFlag&)> allowed, CommandLine* out)
+      : args_(args), allowed_(allowed), out_(out) {}
 
-absl::Status ParseCommandLine(absl::Span<const std::string> args,
-                              absl::FunctionRef<bool(const absl::CommandLineFlag&)> allowed,
-                              CommandLine* out) {
-  absl::Status first_error;
-  std::string unknown;  // an unknown flag's name; its message needs the command
-  auto fail = [&](std::string why) {
-    if (first_error.ok()) first_error = absl::InvalidArgumentError(std::move(why));
-  };
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& arg = args[i];
-    if (arg == "--") {  // what follows belongs to a launched command
-      out->positional.insert(out->positional.end(), args.begin() + i + 1, args.end());
-      break;
-    }
-    if (!absl::StartsWith(arg, "-") || arg == "-") {
-      if (out->command.empty()) {
-        out->command = arg;
-      } else {
-        out->positional.push_back(arg);
+  absl::Status Parse() {
+    for (i_ = 0; i_ < args_.size(); ++i_) {
+      const std::string& arg = args_[i_];
+      if (arg == "--") {  // what follows belongs to a launched command
+        out_->positional.insert(out_->positional.end(), args_.begin() + i_ + 1, args_.end());
+        break;
       }
-      continue;
+      if (!absl::StartsWith(arg, "-") || arg == "-") {
+        if (out_->command.empty()) {
+          out_->command = arg;
+        } else {
+          out_->positional.push_back(arg);
+        }
+        continue;
+      }
+      ParseFlag(arg);
     }
+    if (!unknown_.empty()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("unknown flag --", Abbreviated(unknown_, kMaxQuotedChars), "; see `sbp help",
+                       out_->command.empty() ? "" : " ", out_->command, "`"));
+    }
+    return first_error_;
+  }
+
+ private:
+  // The flag `arg` (args_[i_]); may consume the next argument as its value.
+  void ParseFlag(const std::string& arg) {
     absl::string_view body = absl::StripPrefix(absl::StripPrefix(arg, "-"), "-");
     const size_t eq = body.find('=');
     const std::string name(body.substr(0, eq));
     std::optional<std::string> value;
     if (eq != absl::string_view::npos) value = std::string(body.substr(eq + 1));
-    if (!first_error.ok()) {
+    if (!first_error_.ok()) {
       // Only the command word is still wanted; skip a separate value.
-      if (!value && i + 1 < args.size() && !absl::StartsWith(args[i + 1], "-")) {
+      if (!value && i_ + 1 < args_.size() && !absl::StartsWith(args_[i_ + 1], "-")) {
         const absl::CommandLineFlag* f = absl::FindCommandLineFlag(name);
-        if (IsRepeated(name) || (f != nullptr && !f->IsOfType<bool>())) ++i;
+        if (IsRepeated(name) || (f != nullptr && !f->IsOfType<bool>())) ++i_;
       }
-      continue;
+      return;
     }
     if (ReadsOutside(name)) {
-      fail(absl::StrCat("--", name, " is not supported; give the flags on the command line"));
-      continue;
+      Fail(absl::StrCat("--", name, " is not supported; give the flags on the command line"));
+      return;
     }
-    auto take_value = [&]() -> bool {
-      if (value) return true;
-      if (i + 1 >= args.size()) {
-        fail(absl::StrCat("--", name, " needs a value"));
-        return false;
-      }
-      value = args[++i];
-      return true;
-    };
     if (IsRepeated(name)) {
-      if (!take_value()) continue;
-      (name == "input" ? out->input : name == "attr" ? out->attr : out->constraint)
+      if (!TakeValue(name, &value)) return;
+      (name == "input" ? out_->input : name == "attr" ? out_->attr : out_->constraint)
           .push_back(*value);
-      out->given.insert(name);
-      continue;
+      out_->given.insert(name);
+      return;
     }
+    SetFlag(name, std::move(value));
+  }
+
+  // Sets the registered flag `name` (or, for --noNAME, the bool flag NAME).
+  void SetFlag(const std::string& name, std::optional<std::string> value) {
     absl::CommandLineFlag* flag = absl::FindCommandLineFlag(name);
     std::string flag_name = name;
-    if ((flag == nullptr || !allowed(*flag)) && absl::StartsWith(name, "no") && !value) {
+    if ((flag == nullptr || !allowed_(*flag)) && absl::StartsWith(name, "no") && !value) {
       // --noexplain: a bool flag set to false.
       absl::CommandLineFlag* positive = absl::FindCommandLineFlag(name.substr(2));
-      if (positive != nullptr && allowed(*positive) && positive->IsOfType<bool>()) {
+      if (positive != nullptr && allowed_(*positive) && positive->IsOfType<bool>()) {
         flag = positive;
         flag_name = name.substr(2);
         value = "false";
       }
     }
-    if (flag == nullptr || !allowed(*flag)) {
-      unknown = name;
-      fail("unknown flag");
-      continue;
+    if (flag == nullptr || !allowed_(*flag)) {
+      unknown_ = name;
+      Fail("unknown flag");
+      return;
     }
     if (!value && flag->IsOfType<bool>()) value = "true";
-    if (!take_value()) continue;
+    if (!TakeValue(name, &value)) return;
     std::string error;
     if (!flag->ParseFrom(*value, &error)) {
-      fail(absl::StrCat("bad value ", QuotedInput(*value), " for --", flag_name, ": expected ",
+      Fail(absl::StrCat("bad value ", QuotedInput(*value), " for --", flag_name, ": expected ",
                         Expected(*flag)));
-      continue;
+      return;
     }
-    out->given.insert(flag_name);
+    out_->given.insert(flag_name);
   }
-  if (!unknown.empty()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("unknown flag --", Abbreviated(unknown, kMaxQuotedChars), "; see `sbp help",
-                     out->command.empty() ? "" : " ", out->command, "`"));
+
+  // Leaves `*value` as given after '=', or takes the next argument.
+  bool TakeValue(const std::string& name, std::optional<std::string>* value) {
+    if (*value) return true;
+    if (i_ + 1 >= args_.size()) {
+      Fail(absl::StrCat("--", name, " needs a value"));
+      return false;
+    }
+    *value = args_[++i_];
+    return true;
   }
-  return first_error;
+
+  void Fail(std::string why) {
+    if (first_error_.ok()) first_error_ = absl::InvalidArgumentError(std::move(why));
+  }
+
+  const absl::Span<const std::string> args_;
+  const absl::FunctionRef<bool(const absl::CommandLineFlag&)> allowed_;
+  CommandLine* const out_;
+  size_t i_ = 0;  // the argument being read
+  absl::Status first_error_;
+  std::string unknown_;  // an unknown flag's name; its message needs the command
+};
+
+}  // namespace
+
+absl::Status ParseCommandLine(absl::Span<const std::string> args,
+                              absl::FunctionRef<bool(const absl::CommandLineFlag&)> allowed,
+                              CommandLine* out) {
+  return CommandLineParser(args, allowed, out).Parse();
 }
 
 }  // namespace oneflow_sbp::cli

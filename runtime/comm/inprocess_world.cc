@@ -52,6 +52,77 @@ std::string Describe(const P2POp& op) {
                       " (", op.bytes, " B)");
 }
 
+absl::Status CheckOps(int rank, int world_size, absl::Span<const P2POp> ops) {
+  for (const P2POp& op : ops) {
+    if (op.peer < 0 || op.peer >= world_size || op.peer == rank || op.bytes < 0 ||
+        (op.data == nullptr && op.bytes > 0)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("in-process rank ", rank, ": invalid ", Describe(op), " in a world of ",
+                       world_size, (op.data == nullptr && op.bytes > 0) ? " (null buffer)" : ""));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// A matched pair whose sizes disagree.
+absl::Status SizeMismatchError(int rank, const P2POp& op, int64_t other_bytes) {
+  return absl::InvalidArgumentError(absl::StrCat("rank ", rank, " ", Describe(op),
+                                                 " met a message of ", other_bytes,
+                                                 " B (same tag, different size)"));
+}
+
+absl::Status DeadlineError(int rank, const std::vector<std::string>& pending) {
+  return absl::DeadlineExceededError(absl::StrCat(
+      "in-process rank ", rank, ": deadline passed waiting for ", absl::StrJoin(pending, ", ")));
+}
+
+// (send side, receive side) pairs one thread copies.
+using Copies = absl::InlinedVector<std::pair<Pending*, Pending*>, 4>;
+
+// Copies each matched pair; runs without the lock, so the ops must be in
+// kCopying. On a device the copies go to this thread's stream; they must be
+// complete before the owners learn they are done.
+absl::Status CopyMatched(const BufferOps& buffers, int rank, const Copies& copies) {
+  absl::Status copied;
+  for (const auto& [s, r] : copies) {
+    if (copied.ok()) {
+      copied = buffers.Copy(r->op->data, r->op->memory, s->op->data, s->op->memory, s->op->bytes);
+    }
+  }
+  if (copied.ok() && !copies.empty() && !buffers.host()) copied = buffers.Synchronize();
+  if (!copied.ok()) {
+    copied = absl::Status(copied.code(), absl::StrCat("in-process rank ", rank,
+                                                      ": copying a message: ", copied.message()));
+  }
+  return copied;
+}
+
+// Conditions an Exchange waits on, over the ops it posted (read under the
+// world's lock).
+struct ExchangeWait {
+  absl::Span<Pending> ops;
+  const absl::Status* aborted;
+  static bool Done(const ExchangeWait* w) {
+    for (const Pending& p : w->ops) {
+      if (p.stage != Pending::Stage::kDone) return false;
+    }
+    return true;
+  }
+  static bool Failed(const ExchangeWait* w) {
+    for (const Pending& p : w->ops) {
+      if (p.failed) return true;
+    }
+    return false;
+  }
+  static bool DoneOrAborted(const ExchangeWait* w) { return !w->aborted->ok() || Done(w); }
+  static bool NoneCopying(const ExchangeWait* w) {
+    for (const Pending& p : w->ops) {
+      if (p.stage == Pending::Stage::kCopying) return false;
+    }
+    return true;
+  }
+};
+
 }  // namespace
 
 class InProcessWorld::State {
@@ -134,14 +205,7 @@ class InProcessWorld::State {
 
 absl::Status InProcessWorld::State::Exchange(int rank, absl::Span<const P2POp> ops,
                                              absl::Time deadline) {
-  for (const P2POp& op : ops) {
-    if (op.peer < 0 || op.peer >= size_ || op.peer == rank || op.bytes < 0 ||
-        (op.data == nullptr && op.bytes > 0)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("in-process rank ", rank, ": invalid ", Describe(op), " in a world of ",
-                       size_, (op.data == nullptr && op.bytes > 0) ? " (null buffer)" : ""));
-    }
-  }
+  if (absl::Status s = CheckOps(rank, size_, ops); !s.ok()) return s;
   // A device rank's earlier kernels (on its own stream) must have written
   // its send buffers, and finished with its receive buffers, before
   // another thread may copy them.
@@ -152,8 +216,8 @@ absl::Status InProcessWorld::State::Exchange(int rank, absl::Span<const P2POp> o
     }
   }
   absl::InlinedVector<Pending, 4> mine(ops.size());
-  // (send side, receive side) pairs this thread copies.
-  absl::InlinedVector<std::pair<Pending*, Pending*>, 4> copies;
+  // The pairs this thread copies.
+  Copies copies;
   absl::Status mismatch;
   {
     absl::MutexLock lock(&mu_);
@@ -165,9 +229,7 @@ absl::Status InProcessWorld::State::Exchange(int rank, absl::Span<const P2POp> o
       if (match->op->bytes != ops[i].bytes) {
         // Both sides are failed through the abort; the counterpart, taken
         // out of its table, is simply never completed.
-        mismatch = absl::InvalidArgumentError(
-            absl::StrCat("rank ", rank, " ", Describe(ops[i]), " met a message of ",
-                         match->op->bytes, " B (same tag, different size)"));
+        mismatch = SizeMismatchError(rank, ops[i], match->op->bytes);
         AbortLocked(mismatch);
         break;
       }
@@ -181,19 +243,7 @@ absl::Status InProcessWorld::State::Exchange(int rank, absl::Span<const P2POp> o
   }
   // Copy without the lock so that ranks copy in parallel; both ops are in
   // kCopying, so neither owner returns until this thread marks them done.
-  // On a device the copies go to this thread's stream; they must be
-  // complete before the owners learn they are done.
-  absl::Status copied;
-  for (const auto& [s, r] : copies) {
-    if (copied.ok()) {
-      copied = buffers_.Copy(r->op->data, r->op->memory, s->op->data, s->op->memory, s->op->bytes);
-    }
-  }
-  if (copied.ok() && !copies.empty() && !buffers_.host()) copied = buffers_.Synchronize();
-  if (!copied.ok()) {
-    copied = absl::Status(copied.code(), absl::StrCat("in-process rank ", rank,
-                                                      ": copying a message: ", copied.message()));
-  }
+  const absl::Status copied = CopyMatched(buffers_, rank, copies);
   absl::MutexLock lock(&mu_);
   if (!copied.ok()) AbortLocked(copied);
   for (const auto& [s, r] : copies) {
@@ -201,33 +251,10 @@ absl::Status InProcessWorld::State::Exchange(int rank, absl::Span<const P2POp> o
     s->failed = r->failed = !copied.ok();
   }
 
-  struct Wait {
-    absl::Span<Pending> ops;
-    const absl::Status* aborted;
-    static bool Done(const Wait* w) {
-      for (const Pending& p : w->ops) {
-        if (p.stage != Pending::Stage::kDone) return false;
-      }
-      return true;
-    }
-    static bool Failed(const Wait* w) {
-      for (const Pending& p : w->ops) {
-        if (p.failed) return true;
-      }
-      return false;
-    }
-    static bool DoneOrAborted(const Wait* w) { return !w->aborted->ok() || Done(w); }
-    static bool NoneCopying(const Wait* w) {
-      for (const Pending& p : w->ops) {
-        if (p.stage == Pending::Stage::kCopying) return false;
-      }
-      return true;
-    }
-  };
-  const Wait wait{absl::MakeSpan(mine), &aborted_};
+  const ExchangeWait wait{absl::MakeSpan(mine), &aborted_};
   if (mismatch.ok()) {
-    mu_.AwaitWithDeadline(absl::Condition(&Wait::DoneOrAborted, &wait), deadline);
-    if (Wait::Done(&wait) && !Wait::Failed(&wait)) return absl::OkStatus();
+    mu_.AwaitWithDeadline(absl::Condition(&ExchangeWait::DoneOrAborted, &wait), deadline);
+    if (ExchangeWait::Done(&wait) && !ExchangeWait::Failed(&wait)) return absl::OkStatus();
   }
 
   // Failed: take back what is still posted, and wait out copies another
@@ -240,13 +267,11 @@ absl::Status InProcessWorld::State::Exchange(int rank, absl::Span<const P2POp> o
       pending.push_back(Describe(*p.op));
     }
   }
-  mu_.Await(absl::Condition(&Wait::NoneCopying, &wait));
+  mu_.Await(absl::Condition(&ExchangeWait::NoneCopying, &wait));
   if (!mismatch.ok()) return mismatch;
   if (!copied.ok()) return copied;
   if (!aborted_.ok()) return aborted_;
-  absl::Status timeout = absl::DeadlineExceededError(
-      absl::StrCat("in-process rank ", rank, ": deadline passed waiting for ",
-                   absl::StrJoin(pending, ", ")));
+  absl::Status timeout = DeadlineError(rank, pending);
   AbortLocked(timeout);
   return timeout;
 }

@@ -304,6 +304,83 @@ absl::StatusOr<int> Spawn(const std::string& path, std::vector<char*>& argv,
   return pid;
 }
 
+absl::StatusOr<int> MasterPort(const LaunchOptions& options) {
+  if (options.master_port != 0) return options.master_port;
+  return net::PickFreePort(options.master_addr);
+}
+
+// With prefix_output: two prefixed streams per rank, stopped (once the
+// ranks have ended) by `stop_copying`.
+struct RankOutput {
+  absl::Mutex write_mu;
+  std::atomic<bool> stop_copying{false};
+  std::vector<std::unique_ptr<PrefixedStream>> streams;
+};
+
+// Spawns local rank `local`; with prefix_output its stdout and stderr go
+// through two new streams of `output`.
+absl::StatusOr<int> SpawnRank(const LaunchOptions& options, const std::string& path,
+                              std::vector<char*>& cargs, int master_port, int local,
+                              RankOutput& output) {
+  std::vector<std::string> env = RankEnvironment(options, master_port, local);
+  std::vector<char*> cenv = CStrings(env);
+  PrefixedStream* out = nullptr;
+  PrefixedStream* err = nullptr;
+  if (options.prefix_output) {
+    const int rank = options.node_rank * options.nproc + local;
+    absl::Status open_error;
+    for (int to : {STDOUT_FILENO, STDERR_FILENO}) {
+      output.streams.push_back(std::make_unique<PrefixedStream>(rank, to, &output.write_mu));
+      if (absl::Status s = output.streams.back()->Open(); !s.ok()) open_error = s;
+    }
+    if (!open_error.ok()) return open_error;
+    out = output.streams[output.streams.size() - 2].get();
+    err = output.streams.back().get();
+  }
+  absl::StatusOr<int> pid =
+      Spawn(path, cargs, cenv, out ? out->write_fd() : -1, err ? err->write_fd() : -1);
+  if (out != nullptr) {
+    out->Start(&output.stop_copying);
+    err->Start(&output.stop_copying);
+  }
+  return pid;
+}
+
+struct RanksEnded {
+  bool failed;     // a rank failed (before the others were terminated)
+  bool timed_out;  // the deadline passed with ranks still running
+};
+
+// Waits for the ranks (unless spawning failed), gives the others
+// failure_grace after a failure, then terminates whatever still runs.
+RanksEnded AwaitRanks(const LaunchOptions& options, absl::Time deadline, bool all_spawned,
+                      Children& children) {
+  if (all_spawned) children.Await(deadline, /*stop_on_failure=*/true);
+  const bool failed = children.first_failure() >= 0;
+  const bool timed_out = all_spawned && !failed && !children.AllDone();
+  if (failed && options.failure_grace > absl::ZeroDuration()) {
+    children.Await(std::min(deadline, absl::Now() + options.failure_grace),
+                   /*stop_on_failure=*/false);
+  }
+  if (!children.AllDone()) {
+    children.Signal(SIGTERM);
+    children.Await(absl::Now() + options.term_timeout, /*stop_on_failure=*/false);
+    children.Signal(SIGKILL);
+  }
+  return RanksEnded{failed, timed_out};
+}
+
+absl::Status LaunchFailure(const std::vector<RankExit>& ranks, int first_failure) {
+  std::vector<int> terminated;
+  for (const RankExit& e : ranks) {
+    if (e.terminated) terminated.push_back(e.rank);
+  }
+  return absl::AbortedError(absl::StrCat(
+      "launch failed: ", DescribeExit(ranks[first_failure]),
+      terminated.empty() ? ""
+                         : absl::StrCat("; terminated ranks ", absl::StrJoin(terminated, ","))));
+}
+
 }  // namespace
 
 absl::StatusOr<LaunchResult> Launch(const LaunchOptions& options,
@@ -312,12 +389,9 @@ absl::StatusOr<LaunchResult> Launch(const LaunchOptions& options,
   absl::StatusOr<std::string> path = ResolveCommand(argv[0]);
   if (!path.ok()) return path.status();
   LaunchResult result;
-  result.master_port = options.master_port;
-  if (result.master_port == 0) {
-    absl::StatusOr<int> port = net::PickFreePort(options.master_addr);
-    if (!port.ok()) return port.status();
-    result.master_port = *port;
-  }
+  absl::StatusOr<int> port = MasterPort(options);
+  if (!port.ok()) return port.status();
+  result.master_port = *port;
   const absl::Time deadline = absl::Now() + options.timeout;
 
   std::vector<std::string> args(argv.begin(), argv.end());
@@ -325,32 +399,9 @@ absl::StatusOr<LaunchResult> Launch(const LaunchOptions& options,
   Children children;
   std::vector<std::thread> waiters;
   absl::Status spawn_error;
-  // With prefix_output: two prefixed streams per rank, stopped (once the
-  // ranks have ended) by `stop_copying`.
-  absl::Mutex write_mu;
-  std::atomic<bool> stop_copying{false};
-  std::vector<std::unique_ptr<PrefixedStream>> streams;
+  RankOutput output;
   for (int local = 0; local < options.nproc; ++local) {
-    std::vector<std::string> env = RankEnvironment(options, result.master_port, local);
-    std::vector<char*> cenv = CStrings(env);
-    PrefixedStream* out = nullptr;
-    PrefixedStream* err = nullptr;
-    if (options.prefix_output) {
-      const int rank = options.node_rank * options.nproc + local;
-      for (int to : {STDOUT_FILENO, STDERR_FILENO}) {
-        streams.push_back(std::make_unique<PrefixedStream>(rank, to, &write_mu));
-        if (absl::Status s = streams.back()->Open(); !s.ok()) spawn_error = s;
-      }
-      if (!spawn_error.ok()) break;
-      out = streams[streams.size() - 2].get();
-      err = streams.back().get();
-    }
-    absl::StatusOr<int> pid = Spawn(*path, cargs, cenv, out ? out->write_fd() : -1,
-                                    err ? err->write_fd() : -1);
-    if (out != nullptr) {
-      out->Start(&stop_copying);
-      err->Start(&stop_copying);
-    }
+    absl::StatusOr<int> pid = SpawnRank(options, *path, cargs, result.master_port, local, output);
     if (!pid.ok()) {
       spawn_error = pid.status();
       break;
@@ -364,34 +415,15 @@ absl::StatusOr<LaunchResult> Launch(const LaunchOptions& options,
     });
   }
 
-  if (spawn_error.ok()) children.Await(deadline, /*stop_on_failure=*/true);
-  const bool failed = children.first_failure() >= 0;
-  const bool timed_out = spawn_error.ok() && !failed && !children.AllDone();
-  if (failed && options.failure_grace > absl::ZeroDuration()) {
-    children.Await(std::min(deadline, absl::Now() + options.failure_grace),
-                   /*stop_on_failure=*/false);
-  }
-  if (!children.AllDone()) {
-    children.Signal(SIGTERM);
-    children.Await(absl::Now() + options.term_timeout, /*stop_on_failure=*/false);
-    children.Signal(SIGKILL);
-  }
+  const RanksEnded ended = AwaitRanks(options, deadline, spawn_error.ok(), children);
   for (std::thread& t : waiters) t.join();
-  stop_copying.store(true);
-  streams.clear();  // joins the copying threads once they have drained
+  output.stop_copying.store(true);
+  output.streams.clear();  // joins the copying threads once they have drained
   result.ranks = children.exits();
 
   if (!spawn_error.ok()) return spawn_error;
-  if (failed) {
-    std::vector<int> terminated;
-    for (const RankExit& e : result.ranks) {
-      if (e.terminated) terminated.push_back(e.rank);
-    }
-    return absl::AbortedError(absl::StrCat(
-        "launch failed: ", DescribeExit(result.ranks[children.first_failure()]),
-        terminated.empty() ? "" : absl::StrCat("; terminated ranks ", absl::StrJoin(terminated, ","))));
-  }
-  if (timed_out) {
+  if (ended.failed) return LaunchFailure(result.ranks, children.first_failure());
+  if (ended.timed_out) {
     return absl::DeadlineExceededError(absl::StrCat("launch timed out after ",
                                                     absl::FormatDuration(options.timeout),
                                                     "; every rank was terminated"));
