@@ -181,9 +181,6 @@ class Children {
   int first_failure_ ABSL_GUARDED_BY(mu_) = -1;
 };
 
-// Forks and execs one rank. The child reports an exec failure's errno
-// through a close-on-exec pipe, so a bad command is an error here rather
-// than a mysterious exit code 127.
 // Copies the lines a rank writes to one of its streams onto the launcher's
 // (`to`: 1 or 2), each prefixed "[rank N] ", one write(2) per line under a
 // lock shared by every rank's readers, so lines never interleave.
@@ -263,7 +260,9 @@ class PrefixedStream {
 };
 
 // Forks and execs one rank; with out_fd/err_fd >= 0 its stdout/stderr are
-// those descriptors.
+// those descriptors. The child reports an exec failure's errno through a
+// close-on-exec pipe, so a bad command is an error here rather than a
+// mysterious exit code 127.
 absl::StatusOr<int> Spawn(const std::string& path, std::vector<char*>& argv,
                           std::vector<char*>& envp, int out_fd = -1, int err_fd = -1) {
   int fds[2];
