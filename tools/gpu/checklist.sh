@@ -88,7 +88,7 @@ if [ "$what" = sanitize ] || [ "$what" = all ]; then
 fi
 
 if [ "$what" = bench ] || [ "$what" = all ]; then
-  timeout -k 5 120 "$b/bin/cuda_benchmark" --benchmark_min_time=0.05 \
+  timeout -k 5 120 "$b/bin/cuda_benchmark" --benchmark_min_time=0.2 \
     >"$out/bench.txt" 2>&1
   echo "bench rc=$?"
   tail -45 "$out/bench.txt"
