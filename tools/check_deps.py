@@ -15,7 +15,7 @@ import sys
 RULE = re.compile(r'^(\w+)\(\n(.*?)^\)', re.M | re.S)
 LIST_VAR = re.compile(r'^(\w+) = \[(.*?)\]', re.M | re.S)
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
-KINDS = {'cc_library', 'cc_binary', 'cc_test', 'cuda_library'}
+KINDS = {'cc_library', 'cc_binary', 'cc_test', 'cuda_library', 'area_test'}
 
 
 def strings(text):
