@@ -301,6 +301,111 @@ Grads CastGrad(BackwardContext& c) {
   return std::vector<GlobalTensor>{dx};
 }
 
+// ------------------------------------------------ unary elementwise ops --
+// Each dx is dy times f'(x), written with the catalog ops on the op's input
+// x or output y (whichever gives f' with the fewest ops), in double where
+// the tensors are: the rules add no arithmetic of their own.
+
+absl::StatusOr<GlobalTensor> Mul(EagerContext& ctx, const GlobalTensor& a, const GlobalTensor& b) {
+  return Apply1(ctx, "broadcast_mul", {a, b});
+}
+
+absl::StatusOr<GlobalTensor> Scale(EagerContext& ctx, const GlobalTensor& a, double factor) {
+  return Apply1(ctx, "scalar_mul", {a}, Attrs({{"float_operand", AttrValue(factor)}}));
+}
+
+// 1 - t, as scalar_add(scalar_mul(t, -1), 1).
+absl::StatusOr<GlobalTensor> OneMinus(EagerContext& ctx, const GlobalTensor& t) {
+  OFS_ASSIGN_OR_RETURN(GlobalTensor negated, Scale(ctx, t, -1.0));
+  return Apply1(ctx, "scalar_add", {negated}, Attrs({{"float_operand", AttrValue(1.0)}}));
+}
+
+// d/dx exp(x) = exp(x) = y.
+Grads ExpGrad(BackwardContext& c) {
+  OFS_ASSIGN_OR_RETURN(GlobalTensor dx, Mul(c.ctx(), c.output_grad(0), c.output(0)));
+  return std::vector<GlobalTensor>{dx};
+}
+
+// d/dx log(x) = 1 / x.
+Grads LogGrad(BackwardContext& c) {
+  OFS_ASSIGN_OR_RETURN(GlobalTensor dx,
+                       Apply1(c.ctx(), "broadcast_div", {c.output_grad(0), c.input(0)}));
+  return std::vector<GlobalTensor>{dx};
+}
+
+// d/dx sigmoid(x) = y (1 - y).
+Grads SigmoidGrad(BackwardContext& c) {
+  EagerContext& ctx = c.ctx();
+  OFS_ASSIGN_OR_RETURN(GlobalTensor one_minus_y, OneMinus(ctx, c.output(0)));
+  OFS_ASSIGN_OR_RETURN(GlobalTensor slope, Mul(ctx, c.output(0), one_minus_y));
+  OFS_ASSIGN_OR_RETURN(GlobalTensor dx, Mul(ctx, c.output_grad(0), slope));
+  return std::vector<GlobalTensor>{dx};
+}
+
+// d/dx tanh(x) = 1 - y^2.
+Grads TanhGrad(BackwardContext& c) {
+  EagerContext& ctx = c.ctx();
+  OFS_ASSIGN_OR_RETURN(GlobalTensor y2, Mul(ctx, c.output(0), c.output(0)));
+  OFS_ASSIGN_OR_RETURN(GlobalTensor slope, OneMinus(ctx, y2));
+  OFS_ASSIGN_OR_RETURN(GlobalTensor dx, Mul(ctx, c.output_grad(0), slope));
+  return std::vector<GlobalTensor>{dx};
+}
+
+// d/dx sin(x) = cos(x); d/dx cos(x) = -sin(x).
+Grads SinGrad(BackwardContext& c) {
+  OFS_ASSIGN_OR_RETURN(GlobalTensor cos_x, Apply1(c.ctx(), "cos", {Detach(c.input(0))}));
+  OFS_ASSIGN_OR_RETURN(GlobalTensor dx, Mul(c.ctx(), c.output_grad(0), cos_x));
+  return std::vector<GlobalTensor>{dx};
+}
+
+Grads CosGrad(BackwardContext& c) {
+  OFS_ASSIGN_OR_RETURN(GlobalTensor sin_x, Apply1(c.ctx(), "sin", {Detach(c.input(0))}));
+  OFS_ASSIGN_OR_RETURN(GlobalTensor product, Mul(c.ctx(), c.output_grad(0), sin_x));
+  OFS_ASSIGN_OR_RETURN(GlobalTensor dx, Apply1(c.ctx(), "negative", {product}));
+  return std::vector<GlobalTensor>{dx};
+}
+
+// d/dx sqrt(x) = 1 / (2 y).
+Grads SqrtGrad(BackwardContext& c) {
+  OFS_ASSIGN_OR_RETURN(GlobalTensor ratio,
+                       Apply1(c.ctx(), "broadcast_div", {c.output_grad(0), c.output(0)}));
+  OFS_ASSIGN_OR_RETURN(GlobalTensor dx, Scale(c.ctx(), ratio, 0.5));
+  return std::vector<GlobalTensor>{dx};
+}
+
+// d/dx x^-1/2 = -y^3 / 2.
+Grads RsqrtGrad(BackwardContext& c) {
+  EagerContext& ctx = c.ctx();
+  OFS_ASSIGN_OR_RETURN(GlobalTensor y2, Mul(ctx, c.output(0), c.output(0)));
+  OFS_ASSIGN_OR_RETURN(GlobalTensor y3, Mul(ctx, y2, c.output(0)));
+  OFS_ASSIGN_OR_RETURN(GlobalTensor product, Mul(ctx, c.output_grad(0), y3));
+  OFS_ASSIGN_OR_RETURN(GlobalTensor dx, Scale(ctx, product, -0.5));
+  return std::vector<GlobalTensor>{dx};
+}
+
+// d/dx x^2 = 2 x.
+Grads SquareGrad(BackwardContext& c) {
+  OFS_ASSIGN_OR_RETURN(GlobalTensor product, Mul(c.ctx(), c.output_grad(0), Detach(c.input(0))));
+  OFS_ASSIGN_OR_RETURN(GlobalTensor dx, Scale(c.ctx(), product, 2.0));
+  return std::vector<GlobalTensor>{dx};
+}
+
+// d/dx 1/x = -y^2.
+Grads ReciprocalGrad(BackwardContext& c) {
+  EagerContext& ctx = c.ctx();
+  OFS_ASSIGN_OR_RETURN(GlobalTensor y2, Mul(ctx, c.output(0), c.output(0)));
+  OFS_ASSIGN_OR_RETURN(GlobalTensor product, Mul(ctx, c.output_grad(0), y2));
+  OFS_ASSIGN_OR_RETURN(GlobalTensor dx, Apply1(ctx, "negative", {product}));
+  return std::vector<GlobalTensor>{dx};
+}
+
+// d/dx |x| = sign(x) (0 at 0, as PyTorch).
+Grads AbsGrad(BackwardContext& c) {
+  OFS_ASSIGN_OR_RETURN(GlobalTensor sign, Apply1(c.ctx(), "sign", {Detach(c.input(0))}));
+  OFS_ASSIGN_OR_RETURN(GlobalTensor dx, Mul(c.ctx(), c.output_grad(0), sign));
+  return std::vector<GlobalTensor>{dx};
+}
+
 }  // namespace
 
 absl::Status RegisterBuiltinBackwardRules() {
@@ -331,6 +436,17 @@ absl::Status RegisterBuiltinBackwardRules() {
       {"transpose", TransposeGrad},
       {"reduce_sum", [](BackwardContext& c) { return ReduceSumGrad(c, false); }},
       {"reduce_mean", [](BackwardContext& c) { return ReduceSumGrad(c, true); }},
+      {"exp", ExpGrad},
+      {"log", LogGrad},
+      {"sigmoid", SigmoidGrad},
+      {"tanh", TanhGrad},
+      {"sin", SinGrad},
+      {"cos", CosGrad},
+      {"sqrt", SqrtGrad},
+      {"rsqrt", RsqrtGrad},
+      {"square", SquareGrad},
+      {"reciprocal", ReciprocalGrad},
+      {"abs", AbsGrad},
       {"rms_norm", RmsNormGrad},
       {"layer_norm", LayerNormGrad},
       {"sparse_softmax_cross_entropy",

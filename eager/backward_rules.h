@@ -1,4 +1,6 @@
-// The built-in backward rules (autograd.h): matmul family, elementwise and
+// The built-in backward rules (autograd.h): matmul family, unary elementwise
+// math (exp, log, sigmoid, tanh, sin, cos, sqrt, rsqrt, square, reciprocal,
+// abs), elementwise and
 // broadcast binary ops, views, reductions, norms, cross-entropy, rotary
 // embedding, attention, embedding, dropout, cast. Each rule is catalog
 // ops run through Apply.
