@@ -1,9 +1,9 @@
-// The built-in backward rules (autograd.h): matmul family, unary elementwise
-// math (exp, log, sigmoid, tanh, sin, cos, sqrt, rsqrt, square, reciprocal,
-// abs), elementwise and
-// broadcast binary ops, views, reductions, norms, cross-entropy, rotary
-// embedding, attention, embedding, dropout, cast. Each rule is catalog
-// ops run through Apply.
+// The built-in backward rules (autograd.h): matmul family, unary
+// elementwise math (exp, log, sigmoid, tanh, sin, cos, sqrt, rsqrt, square,
+// reciprocal, abs), elementwise and broadcast binary ops, views,
+// reductions, norms, cross-entropy, rotary embedding, attention, embedding,
+// dropout, cast. Each rule is catalog ops run through Apply. Ops without a
+// rule are listed, with the reason, in tests/op_completeness_test.cc.
 #ifndef EAGER_BACKWARD_RULES_H_
 #define EAGER_BACKWARD_RULES_H_
 
