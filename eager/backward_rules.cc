@@ -406,6 +406,78 @@ Grads AbsGrad(BackwardContext& c) {
   return std::vector<GlobalTensor>{dx};
 }
 
+// d/dx softplus(x) = sigmoid(x).
+Grads SoftplusGrad(BackwardContext& c) {
+  OFS_ASSIGN_OR_RETURN(GlobalTensor slope, Apply1(c.ctx(), "sigmoid", {Detach(c.input(0))}));
+  OFS_ASSIGN_OR_RETURN(GlobalTensor dx, Mul(c.ctx(), c.output_grad(0), slope));
+  return std::vector<GlobalTensor>{dx};
+}
+
+// d/dx erf(x) = 2 / sqrt(pi) * exp(-x^2).
+Grads ErfGrad(BackwardContext& c) {
+  EagerContext& ctx = c.ctx();
+  OFS_ASSIGN_OR_RETURN(GlobalTensor x2, Apply1(ctx, "square", {Detach(c.input(0))}));
+  OFS_ASSIGN_OR_RETURN(GlobalTensor minus_x2, Scale(ctx, x2, -1.0));
+  OFS_ASSIGN_OR_RETURN(GlobalTensor gauss, Apply1(ctx, "exp", {minus_x2}));
+  OFS_ASSIGN_OR_RETURN(GlobalTensor slope, Scale(ctx, gauss, 1.1283791670955126));  // 2/sqrt(pi)
+  OFS_ASSIGN_OR_RETURN(GlobalTensor dx, Mul(ctx, c.output_grad(0), slope));
+  return std::vector<GlobalTensor>{dx};
+}
+
+// d/dx x^p = p x^(p-1), p the op's operand (int or float).
+Grads ScalarPowGrad(BackwardContext& c) {
+  EagerContext& ctx = c.ctx();
+  const double p = c.Attr<bool>("has_int_operand") ? static_cast<double>(c.Attr<int64_t>("int_operand"))
+                                                   : c.Attr<double>("float_operand");
+  OFS_ASSIGN_OR_RETURN(GlobalTensor power,
+                       Apply1(ctx, "scalar_pow", {Detach(c.input(0))},
+                              Attrs({{"float_operand", AttrValue(p - 1.0)}})));
+  OFS_ASSIGN_OR_RETURN(GlobalTensor slope, Scale(ctx, power, p));
+  OFS_ASSIGN_OR_RETURN(GlobalTensor dx, Mul(ctx, c.output_grad(0), slope));
+  return std::vector<GlobalTensor>{dx};
+}
+
+// out = a + b along `axis`: da = dy; db = dy summed over every other dim.
+Grads BiasAddGrad(BackwardContext& c) {
+  std::vector<GlobalTensor> grads(2);
+  const GlobalTensor& dy = c.output_grad(0);
+  if (c.needs_input_grad(0)) grads[0] = dy;
+  if (c.needs_input_grad(1)) {
+    int64_t axis = c.Attr<int64_t>("axis");
+    const int rank = dy.shape().rank();
+    if (axis < 0) axis += rank;
+    std::vector<int64_t> others;
+    for (int64_t d = 0; d < rank; ++d) {
+      if (d != axis) others.push_back(d);
+    }
+    if (others.empty()) {
+      grads[1] = dy;
+    } else {
+      OFS_ASSIGN_OR_RETURN(grads[1], Apply1(c.ctx(), "reduce_sum", {dy},
+                                            Attrs({{"axis", AttrValue(others)}})));
+    }
+  }
+  return grads;
+}
+
+// z = x / y: dx = dy / y; dy_ = -dy z / y, each summed to its operand's shape.
+Grads BroadcastDivGrad(BackwardContext& c) {
+  EagerContext& ctx = c.ctx();
+  std::vector<GlobalTensor> grads(2);
+  const GlobalTensor& dz = c.output_grad(0);
+  const GlobalTensor y = Detach(c.input(1));
+  OFS_ASSIGN_OR_RETURN(GlobalTensor dz_over_y, Apply1(ctx, "broadcast_div", {dz, y}));
+  if (c.needs_input_grad(0)) {
+    OFS_ASSIGN_OR_RETURN(grads[0], ReduceToShape(ctx, dz_over_y, c.input(0)));
+  }
+  if (c.needs_input_grad(1)) {
+    OFS_ASSIGN_OR_RETURN(GlobalTensor product, Mul(ctx, dz_over_y, c.output(0)));
+    OFS_ASSIGN_OR_RETURN(GlobalTensor negated, Apply1(ctx, "negative", {product}));
+    OFS_ASSIGN_OR_RETURN(grads[1], ReduceToShape(ctx, negated, c.input(1)));
+  }
+  return grads;
+}
+
 }  // namespace
 
 absl::Status RegisterBuiltinBackwardRules() {
@@ -447,6 +519,11 @@ absl::Status RegisterBuiltinBackwardRules() {
       {"square", SquareGrad},
       {"reciprocal", ReciprocalGrad},
       {"abs", AbsGrad},
+      {"softplus", SoftplusGrad},
+      {"erf", ErfGrad},
+      {"scalar_pow", ScalarPowGrad},
+      {"bias_add", BiasAddGrad},
+      {"broadcast_div", BroadcastDivGrad},
       {"rms_norm", RmsNormGrad},
       {"layer_norm", LayerNormGrad},
       {"sparse_softmax_cross_entropy",

@@ -26,6 +26,7 @@ struct UnaryCase {
   std::string op;
   double lo, hi;                          // x's range (the op's domain)
   std::function<double(double)> slope;    // f'(x)
+  AttrMap attrs = AttrMap();
 };
 
 std::vector<UnaryCase> Cases() {
@@ -42,6 +43,13 @@ std::vector<UnaryCase> Cases() {
       {"square", -2, 2, [](double x) { return 2 * x; }},
       {"reciprocal", 0.5, 3, [](double x) { return -1 / (x * x); }},
       {"abs", -2, 2, [](double x) { return x > 0 ? 1.0 : x < 0 ? -1.0 : 0.0; }},
+      {"softplus", -3, 3, sig},
+      {"erf", -2, 2, [](double x) { return 2 / std::sqrt(M_PI) * std::exp(-x * x); }},
+      {"scalar_pow", 0.5, 2, [](double x) { return 2.5 * std::pow(x, 1.5); },
+       Attrs({{"float_operand", AttrValue(2.5)}})},
+      {"scalar_pow", -2, 2, [](double x) { return 3 * x * x; },
+       Attrs({{"has_int_operand", AttrValue(true)}, {"has_float_operand", AttrValue(false)},
+              {"int_operand", AttrValue(int64_t{3})}})},
   };
 }
 
@@ -58,7 +66,7 @@ absl::Status Gradient(EagerContext& ctx, const UnaryCase& c, const LocalTensor& 
   OFS_ASSIGN_OR_RETURN(GlobalTensor x, FromFull(ctx, xs, p, Nd("S(0)")));
   OFS_ASSIGN_OR_RETURN(GlobalTensor w, FromFull(ctx, ws, p, Nd("B")));
   x.set_requires_grad(true);
-  OFS_ASSIGN_OR_RETURN(GlobalTensor y, Apply1(ctx, c.op, {x}));
+  OFS_ASSIGN_OR_RETURN(GlobalTensor y, Apply1(ctx, c.op, {x}, c.attrs));
   OFS_ASSIGN_OR_RETURN(GlobalTensor wy, Apply1(ctx, "broadcast_mul", {y, w}));
   OFS_ASSIGN_OR_RETURN(
       GlobalTensor loss,
@@ -90,6 +98,71 @@ TEST(BackwardRules, UnaryElementwiseGradientsAreTheDerivatives) {
       EXPECT_NEAR(grads[0].GetDouble(i), want, 1e-12 * std::max(1.0, std::abs(want)))
           << "x = " << x;
     }
+  }
+}
+
+// Binary ops: loss = sum(w * f(a, b)) with a [5,3] split over rows and b [3]
+// replicated (broadcast along the rows), so b's gradient sums over rows.
+struct BinaryGrads {
+  LocalTensor da, db;
+};
+
+absl::Status BinaryGradients(EagerContext& ctx, const std::string& op, const LocalTensor& as,
+                             const LocalTensor& bs, const LocalTensor& ws, BinaryGrads* out) {
+  const Placement p = P("cpu:0-1");
+  OFS_ASSIGN_OR_RETURN(GlobalTensor a, FromFull(ctx, as, p, Nd("S(0)")));
+  OFS_ASSIGN_OR_RETURN(GlobalTensor b, FromFull(ctx, bs, p, Nd("B")));
+  OFS_ASSIGN_OR_RETURN(GlobalTensor w, FromFull(ctx, ws, p, Nd("S(0)")));
+  a.set_requires_grad(true);
+  b.set_requires_grad(true);
+  OFS_ASSIGN_OR_RETURN(GlobalTensor z, Apply1(ctx, op, {a, b}));
+  OFS_ASSIGN_OR_RETURN(GlobalTensor wz, Apply1(ctx, "broadcast_mul", {z, w}));
+  OFS_ASSIGN_OR_RETURN(
+      GlobalTensor loss,
+      Apply1(ctx, "reduce_sum", {wz}, Attrs({{"axis", AttrValue(std::vector<int64_t>{0, 1})}})));
+  OFS_RETURN_IF_ERROR(Backward(ctx, loss));
+  OFS_ASSIGN_OR_RETURN(out->da, ToFull(ctx, a.grad()));
+  OFS_ASSIGN_OR_RETURN(out->db, ToFull(ctx, b.grad()));
+  return absl::OkStatus();
+}
+
+LocalTensor Matrix(int64_t rows, int64_t cols, double lo, double hi) {
+  const LocalTensor flat = Spread(rows * cols, lo, hi);
+  return *LocalTensor::FromDoubles(DataType::kFloat64, {rows, cols}, flat.ToDoubles());
+}
+
+TEST(BackwardRules, BiasAddAndBroadcastDivGradients) {
+  static Engine* engine = Engine::Create()->release();
+  const LocalTensor as = Matrix(5, 3, -2, 2);
+  const LocalTensor bs = Spread(3, 0.5, 2);
+  const LocalTensor ws = Matrix(5, 3, -1, 1.5);
+  // d/da, d/db of w * f(a, b), per element; b's are summed over rows.
+  struct Case {
+    std::string op;
+    std::function<double(double, double)> dfa, dfb;
+  };
+  const std::vector<Case> cases = {
+      {"bias_add", [](double, double) { return 1.0; }, [](double, double) { return 1.0; }},
+      {"broadcast_div", [](double, double b) { return 1 / b; },
+       [](double a, double b) { return -a / (b * b); }},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.op);
+    std::vector<BinaryGrads> grads(2);
+    absl::StatusOr<std::vector<absl::Status>> ran =
+        comm::RunRanks(2, [&](comm::Communicator& world) {
+          EagerContext ctx(*engine, world);
+          return BinaryGradients(ctx, c.op, as, bs, ws, &grads[world.rank()]);
+        });
+    ASSERT_TRUE(ran.ok()) << ran.status();
+    for (const absl::Status& s : *ran) ASSERT_TRUE(s.ok()) << s;
+    std::vector<double> want_db(3, 0.0);
+    for (int64_t i = 0; i < 15; ++i) {
+      const double a = as.GetDouble(i), b = bs.GetDouble(i % 3), w = ws.GetDouble(i);
+      EXPECT_NEAR(grads[0].da.GetDouble(i), w * c.dfa(a, b), 1e-12) << "a " << i;
+      want_db[i % 3] += w * c.dfb(a, b);
+    }
+    for (int64_t j = 0; j < 3; ++j) EXPECT_NEAR(grads[0].db.GetDouble(j), want_db[j], 1e-12) << j;
   }
 }
 
