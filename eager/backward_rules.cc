@@ -478,6 +478,63 @@ Grads BroadcastDivGrad(BackwardContext& c) {
   return grads;
 }
 
+// ----------------------------------------------- slicing and joining --
+
+// narrow and slice: their gradient ops scatter dy into zeros shaped like x.
+BackwardFn ScatterIntoLike(const std::string& grad_op) {
+  return [grad_op](BackwardContext& c) -> Grads {
+    OFS_ASSIGN_OR_RETURN(GlobalTensor dx, Apply1(c.ctx(), grad_op,
+                                                 {c.output_grad(0), Detach(c.input(0))},
+                                                 c.op().attrs()));
+    return std::vector<GlobalTensor>{dx};
+  };
+}
+
+// expand broadcasts (NumPy right alignment): dx sums dy back to x's shape.
+Grads ExpandGrad(BackwardContext& c) {
+  OFS_ASSIGN_OR_RETURN(GlobalTensor dx, ReduceToShape(c.ctx(), c.output_grad(0), c.input(0)));
+  return std::vector<GlobalTensor>{dx};
+}
+
+// cat along `axis`: each input's gradient is its stretch of dy.
+Grads CatGrad(BackwardContext& c) {
+  const int rank = c.output_grad(0).shape().rank();
+  int64_t axis = c.Attr<int64_t>("axis");
+  if (axis < 0) axis += rank;
+  std::vector<GlobalTensor> grads(c.num_inputs());
+  int64_t start = 0;
+  for (int i = 0; i < c.num_inputs(); ++i) {
+    const int64_t length = c.input(i).shape().dim(static_cast<int>(axis));
+    if (c.needs_input_grad(i)) {
+      OFS_ASSIGN_OR_RETURN(grads[i], Apply1(c.ctx(), "narrow", {c.output_grad(0)},
+                                            Attrs({{"dim", AttrValue(axis)},
+                                                   {"start", AttrValue(start)},
+                                                   {"length", AttrValue(length)}})));
+    }
+    start += length;
+  }
+  return grads;
+}
+
+// where(condition, x, y): dy flows to x where the condition holds and to y
+// elsewhere, each summed to its operand's shape; the condition gets none.
+Grads WhereGrad(BackwardContext& c) {
+  EagerContext& ctx = c.ctx();
+  const GlobalTensor& dout = c.output_grad(0);
+  const GlobalTensor condition = Detach(c.input(0));
+  OFS_ASSIGN_OR_RETURN(GlobalTensor zeros, Apply1(ctx, "zeros_like", {Detach(dout)}));
+  std::vector<GlobalTensor> grads(3);
+  if (c.needs_input_grad(1)) {
+    OFS_ASSIGN_OR_RETURN(GlobalTensor kept, Apply1(ctx, "where", {condition, dout, zeros}));
+    OFS_ASSIGN_OR_RETURN(grads[1], ReduceToShape(ctx, kept, c.input(1)));
+  }
+  if (c.needs_input_grad(2)) {
+    OFS_ASSIGN_OR_RETURN(GlobalTensor kept, Apply1(ctx, "where", {condition, zeros, dout}));
+    OFS_ASSIGN_OR_RETURN(grads[2], ReduceToShape(ctx, kept, c.input(2)));
+  }
+  return grads;
+}
+
 }  // namespace
 
 absl::Status RegisterBuiltinBackwardRules() {
@@ -524,6 +581,11 @@ absl::Status RegisterBuiltinBackwardRules() {
       {"scalar_pow", ScalarPowGrad},
       {"bias_add", BiasAddGrad},
       {"broadcast_div", BroadcastDivGrad},
+      {"narrow", ScatterIntoLike("narrow_grad")},
+      {"slice", ScatterIntoLike("slice_grad")},
+      {"expand", ExpandGrad},
+      {"cat", CatGrad},
+      {"where", WhereGrad},
       {"rms_norm", RmsNormGrad},
       {"layer_norm", LayerNormGrad},
       {"sparse_softmax_cross_entropy",

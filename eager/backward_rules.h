@@ -1,7 +1,7 @@
-// The built-in backward rules (autograd.h): matmul family, unary
+// The built-in backward rules (autograd.h): matmul family; unary
 // elementwise math (exp, log, sigmoid, tanh, sin, cos, sqrt, rsqrt, square,
-// reciprocal, abs, softplus, erf, scalar_pow), bias_add, elementwise and
-// broadcast binary ops (add, sub, mul, div), views,
+// reciprocal, abs, softplus, erf, scalar_pow); bias_add; broadcast add,
+// sub, mul and div; where; views, narrow, slice, expand and cat;
 // reductions, norms, cross-entropy, rotary embedding, attention, embedding,
 // dropout, cast. Each rule is catalog ops run through Apply. Ops without a
 // rule are listed, with the reason, in tests/op_completeness_test.cc.

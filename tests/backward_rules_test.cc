@@ -166,5 +166,120 @@ TEST(BackwardRules, BiasAddAndBroadcastDivGradients) {
   }
 }
 
+// loss = sum(w * op(inputs)), w replicated: the full gradient of every
+// input marked in `wants`, on 2 rank threads.
+struct Input {
+  LocalTensor value;
+  std::string nd_sbp;
+  bool wants_grad;
+};
+
+std::vector<LocalTensor> GradientsOf(const std::string& op, const AttrMap& attrs,
+                                     const std::vector<Input>& inputs, const LocalTensor& w) {
+  static Engine* engine = Engine::Create()->release();
+  std::vector<LocalTensor> grads(inputs.size());
+  absl::StatusOr<std::vector<absl::Status>> ran =
+      comm::RunRanks(2, [&](comm::Communicator& world) -> absl::Status {
+        EagerContext ctx(*engine, world);
+        const Placement p = P("cpu:0-1");
+        std::vector<GlobalTensor> ins;
+        for (const Input& in : inputs) {
+          OFS_ASSIGN_OR_RETURN(GlobalTensor t, FromFull(ctx, in.value, p, Nd(in.nd_sbp)));
+          t.set_requires_grad(in.wants_grad);
+          ins.push_back(t);
+        }
+        OFS_ASSIGN_OR_RETURN(GlobalTensor weights, FromFull(ctx, w, p, Nd("B")));
+        OFS_ASSIGN_OR_RETURN(GlobalTensor out, Apply1(ctx, op, ins, attrs));
+        OFS_ASSIGN_OR_RETURN(GlobalTensor weighted, Apply1(ctx, "broadcast_mul", {out, weights}));
+        std::vector<int64_t> all(out.shape().rank());
+        for (size_t d = 0; d < all.size(); ++d) all[d] = static_cast<int64_t>(d);
+        OFS_ASSIGN_OR_RETURN(GlobalTensor loss, Apply1(ctx, "reduce_sum", {weighted},
+                                                       Attrs({{"axis", AttrValue(all)}})));
+        OFS_RETURN_IF_ERROR(Backward(ctx, loss));
+        for (size_t i = 0; i < inputs.size(); ++i) {
+          if (!inputs[i].wants_grad) continue;
+          if (!ins[i].grad().defined()) return absl::InternalError(absl::StrCat("no grad ", i));
+          OFS_ASSIGN_OR_RETURN(LocalTensor g, ToFull(ctx, ins[i].grad()));
+          if (world.rank() == 0) grads[i] = g;
+        }
+        return absl::OkStatus();
+      });
+  EXPECT_TRUE(ran.ok()) << ran.status();
+  if (ran.ok()) {
+    for (const absl::Status& st : *ran) EXPECT_TRUE(st.ok()) << st;
+  }
+  return grads;
+}
+
+void ExpectValues(const LocalTensor& got, const std::vector<double>& want, const std::string& what) {
+  ASSERT_EQ(got.elem_cnt(), static_cast<int64_t>(want.size())) << what;
+  for (size_t i = 0; i < want.size(); ++i) {
+    EXPECT_NEAR(got.GetDouble(static_cast<int64_t>(i)), want[i], 1e-12) << what << " at " << i;
+  }
+}
+
+TEST(BackwardRules, NarrowSliceExpandCatAndWhereGradients) {
+  const LocalTensor w33 = Matrix(3, 3, -1, 2);
+  const LocalTensor w53 = Matrix(5, 3, -1, 2);
+  auto w = [](const LocalTensor& t, int64_t r, int64_t c) { return t.GetDouble(r * 3 + c); };
+  {  // narrow rows [1, 4) of [6,3]: the rows it kept get w, the others 0.
+    const std::vector<LocalTensor> g = GradientsOf(
+        "narrow",
+        Attrs({{"dim", AttrValue(int64_t{0})}, {"start", AttrValue(int64_t{1})},
+               {"length", AttrValue(int64_t{3})}}),
+        {{Matrix(6, 3, -2, 2), "S(0)", true}}, w33);
+    std::vector<double> want(18, 0.0);
+    for (int64_t r = 1; r < 4; ++r)
+      for (int64_t c = 0; c < 3; ++c) want[r * 3 + c] = w(w33, r - 1, c);
+    ExpectValues(g[0], want, "narrow");
+  }
+  {  // slice rows 1, 3, 5 of [7,3].
+    const std::vector<LocalTensor> g = GradientsOf(
+        "slice",
+        Attrs({{"start", AttrValue(std::vector<int64_t>{1, 0})},
+               {"stop", AttrValue(std::vector<int64_t>{7, 3})},
+               {"step", AttrValue(std::vector<int64_t>{2, 1})}}),
+        {{Matrix(7, 3, -2, 2), "S(0)", true}}, w33);
+    std::vector<double> want(21, 0.0);
+    for (int64_t k = 0; k < 3; ++k)
+      for (int64_t c = 0; c < 3; ++c) want[(1 + 2 * k) * 3 + c] = w(w33, k, c);
+    ExpectValues(g[0], want, "slice");
+  }
+  {  // expand [1,3] to [5,3]: the column sums of w.
+    const std::vector<LocalTensor> g =
+        GradientsOf("expand", Attrs({{"expand_shape", AttrValue(std::vector<int64_t>{5, 3})}}),
+                    {{Matrix(1, 3, -2, 2), "B", true}}, w53);
+    std::vector<double> want(3, 0.0);
+    for (int64_t r = 0; r < 5; ++r)
+      for (int64_t c = 0; c < 3; ++c) want[c] += w(w53, r, c);
+    ExpectValues(g[0], want, "expand");
+  }
+  {  // cat [2,3] and [3,3] along rows: each gets its rows of w.
+    const std::vector<LocalTensor> g = GradientsOf(
+        "cat", Attrs({{"axis", AttrValue(int64_t{0})}}),
+        {{Matrix(2, 3, -2, 2), "S(0)", true}, {Matrix(3, 3, -1, 1), "S(0)", true}}, w53);
+    std::vector<double> top, bottom;
+    for (int64_t i = 0; i < 15; ++i) (i < 6 ? top : bottom).push_back(w53.GetDouble(i));
+    ExpectValues(g[0], top, "cat input 0");
+    ExpectValues(g[1], bottom, "cat input 1");
+  }
+  {  // where(c, x [5,3], y [3]): w where c holds to x, elsewhere summed into y.
+    std::vector<double> cond(15);
+    for (int64_t i = 0; i < 15; ++i) cond[i] = (i % 4 == 1 || i % 3 == 0) ? 1 : 0;
+    const LocalTensor c = *LocalTensor::FromDoubles(DataType::kBool, {5, 3}, cond);
+    const std::vector<LocalTensor> g = GradientsOf(
+        "where", AttrMap(),
+        {{c, "B", false}, {Matrix(5, 3, -2, 2), "S(0)", true}, {Spread(3, -1, 1), "B", true}},
+        w53);
+    std::vector<double> want_x(15), want_y(3, 0.0);
+    for (int64_t i = 0; i < 15; ++i) {
+      want_x[i] = cond[i] != 0 ? w53.GetDouble(i) : 0.0;
+      if (cond[i] == 0) want_y[i % 3] += w53.GetDouble(i);
+    }
+    ExpectValues(g[1], want_x, "where x");
+    ExpectValues(g[2], want_y, "where y");
+  }
+}
+
 }  // namespace
 }  // namespace oneflow_sbp::eager
