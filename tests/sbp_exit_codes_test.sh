@@ -92,6 +92,7 @@ expect 2 "calibrate bad --nproc" calibrate --nproc=2x
 expect 0 "launch" launch --nproc=2 -- /bin/true
 expect 1 "launch failing rank" launch --nproc=2 -- /bin/false
 expect 2 "launch bad --nproc" launch --nproc=many -- /bin/true
+expect 1 "launch failing rank, prefixed" launch --nproc=2 --rank_prefix=yes -- /bin/false
 expect 1 "launch no ranks" launch --nproc=0 -- /bin/true
 expect 1 "launch negative ranks" launch --nproc_per_node=-2 -- /bin/true
 expect 1 "launch disagreeing counts" launch --nproc=2 --nproc_per_node=3 -- /bin/true

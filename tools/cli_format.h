@@ -27,6 +27,10 @@ absl::StatusOr<OutputFormat> ParseOutputFormat(absl::string_view text,
 std::string Render(OutputFormat format, const google::protobuf::Message& message,
                    const std::string& text);
 
+// `s` as a JSON string literal, quotes included, for the reports written as
+// JSON by hand rather than through a message (verify, demo).
+std::string JsonQuote(absl::string_view s);
+
 }  // namespace oneflow_sbp::cli
 
 #endif  // TOOLS_CLI_FORMAT_H_

@@ -21,32 +21,13 @@ using kernels::VerifyOutcome;
 // JSON is written here rather than through a proto message: the report is
 // flat, and its only non-JSON number (an infinite max error) is written as
 // the string "inf".
-std::string Quote(absl::string_view s) {
-  std::string out = "\"";
-  for (char c : s) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          absl::StrAppendFormat(&out, "\\u%04x", static_cast<int>(c));
-        } else {
-          out += c;
-        }
-    }
-  }
-  return out + "\"";
-}
-
 std::string Number(double v) {
   return std::isfinite(v) ? absl::StrFormat("%.6g", v) : "\"inf\"";
 }
 
 std::string QuotedList(const std::vector<std::string>& items) {
   std::vector<std::string> q;
-  for (const std::string& s : items) q.push_back(Quote(s));
+  for (const std::string& s : items) q.push_back(JsonQuote(s));
   return absl::StrCat("[", absl::StrJoin(q, ", "), "]");
 }
 
@@ -64,19 +45,19 @@ std::string ReportToJson(const kernels::VerifyReport& r) {
     std::vector<std::string> failures;
     for (const kernels::SweepFailure& f : v.failures) {
       failures.push_back(absl::StrCat(
-          "{\"placement\": ", Quote(f.placement), ", \"signature\": ", Quote(f.signature),
-          ", \"blob\": ", Quote(f.blob), ", \"max_error\": ", Number(f.max_error),
-          ", \"detail\": ", Quote(f.detail), "}"));
+          "{\"placement\": ", JsonQuote(f.placement), ", \"signature\": ", JsonQuote(f.signature),
+          ", \"blob\": ", JsonQuote(f.blob), ", \"max_error\": ", Number(f.max_error),
+          ", \"detail\": ", JsonQuote(f.detail), "}"));
     }
     ops.push_back(absl::StrCat(
-        "    {\"op\": ", Quote(v.op), ", \"outcome\": ", Quote(kernels::VerifyOutcomeName(v.outcome)),
-        ", \"inputs\": ", Quote(v.inputs), ", \"checked\": ", v.checked,
+        "    {\"op\": ", JsonQuote(v.op), ", \"outcome\": ", JsonQuote(kernels::VerifyOutcomeName(v.outcome)),
+        ", \"inputs\": ", JsonQuote(v.inputs), ", \"checked\": ", v.checked,
         ", \"skipped\": ", v.skipped, ", \"seconds\": ", Number(v.seconds),
-        v.reason.empty() ? "" : absl::StrCat(", \"reason\": ", Quote(v.reason)),
+        v.reason.empty() ? "" : absl::StrCat(", \"reason\": ", JsonQuote(v.reason)),
         ", \"failures\": [", absl::StrJoin(failures, ", "), "]}"));
   }
   return absl::StrCat(
-      "{\n  \"device\": ", Quote(DeviceTypeName(r.device)), ",\n  \"meshes\": ", Quote(r.meshes),
+      "{\n  \"device\": ", JsonQuote(DeviceTypeName(r.device)), ",\n  \"meshes\": ", JsonQuote(r.meshes),
       ",\n  \"ok\": ", r.ok() ? "true" : "false",
       ",\n  \"checked\": ", r.checked(), ",\n  \"seconds\": ", Number(r.seconds),
       ",\n  \"passed\": ", r.count(VerifyOutcome::kPassed),

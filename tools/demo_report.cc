@@ -5,24 +5,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "tools/cli_format.h"
 
 namespace oneflow_sbp::cli {
 namespace {
-
-std::string Quoted(const std::string& s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      absl::StrAppendFormat(&out, "\\u%04x", static_cast<int>(c));
-    } else {
-      out += c;
-    }
-  }
-  return out + "\"";
-}
 
 // JSON has no NaN or infinity: a loss that overflowed is null.
 std::string Number(double v) {
@@ -40,10 +26,10 @@ std::string OpJson(const eager::OpEvent& e) {
   for (const eager::BoxingEvent& b : e.boxing_steps) {
     boxing.push_back(absl::StrFormat(
         "{\"blob\": %s, \"step\": %s, \"planned_bytes_received\": %d, \"bytes_received\": %d}",
-        Quoted(b.blob), Quoted(b.step), b.planned_received, b.received));
+        JsonQuote(b.blob), JsonQuote(b.step), b.planned_received, b.received));
   }
   return absl::StrFormat("{\"op\": %s, \"backward\": %s, \"signature\": %s, \"boxing\": [%s]}",
-                         Quoted(e.op), e.backward ? "true" : "false", Quoted(e.signature),
+                         JsonQuote(e.op), e.backward ? "true" : "false", JsonQuote(e.signature),
                          absl::StrJoin(boxing, ", "));
 }
 
@@ -93,13 +79,13 @@ std::string DemoReportJson(const DemoReport& r) {
   for (const DemoReport::Collective& c : r.collectives) {
     collectives.push_back(absl::StrFormat(
         "%s: {\"steps\": %d, \"bytes_received\": %d, \"planned_bytes_received\": %d}",
-        Quoted(c.kind), c.steps, c.bytes, c.planned_bytes));
+        JsonQuote(c.kind), c.steps, c.bytes, c.planned_bytes));
   }
   for (const eager::OpEvent& e : r.ops) ops.push_back("    " + OpJson(e));
   std::string out = "{\n";
-  absl::StrAppend(&out, "  \"placement\": ", Quoted(r.placement), ",\n");
-  absl::StrAppend(&out, "  \"backend\": ", Quoted(r.backend), ",\n");
-  absl::StrAppend(&out, "  \"cost_policy\": ", Quoted(r.cost_policy), ",\n");
+  absl::StrAppend(&out, "  \"placement\": ", JsonQuote(r.placement), ",\n");
+  absl::StrAppend(&out, "  \"backend\": ", JsonQuote(r.backend), ",\n");
+  absl::StrAppend(&out, "  \"cost_policy\": ", JsonQuote(r.cost_policy), ",\n");
   absl::StrAppend(&out, "  \"steps\": ", r.steps, ",\n");
   absl::StrAppend(&out, "  \"losses\": ", Numbers(r.losses), ",\n");
   absl::StrAppend(&out, "  \"reference_losses\": ", Numbers(r.reference_losses), ",\n");
@@ -111,8 +97,8 @@ std::string DemoReportJson(const DemoReport& r) {
       r.passed() ? "true" : "false", r.loss_matches ? "true" : "false",
       Number(r.loss_max_rel_err), r.gradients, r.gradients_match ? "true" : "false",
       Number(r.grad_max_rel_err), r.loss_went_down ? "true" : "false"));
-  if (!r.record.empty()) absl::StrAppend(&out, "  \"record\": ", Quoted(r.record), ",\n");
-  if (!r.trace.empty()) absl::StrAppend(&out, "  \"trace\": ", Quoted(r.trace), ",\n");
+  if (!r.record.empty()) absl::StrAppend(&out, "  \"record\": ", JsonQuote(r.record), ",\n");
+  if (!r.trace.empty()) absl::StrAppend(&out, "  \"trace\": ", JsonQuote(r.trace), ",\n");
   absl::StrAppend(&out, "  \"ops\": [\n", absl::StrJoin(ops, ",\n"), "\n  ]\n}\n");
   return out;
 }

@@ -11,6 +11,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <memory>
+#include <optional>
 #include <string>
 #include <cstring>
 #include <thread>
@@ -22,6 +23,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/time/clock.h"
 #include "runtime/comm/gloo_communicator.h"
 #include "runtime/comm/net.h"
 
@@ -219,7 +221,15 @@ class PrefixedStream {
   void Copy(const std::atomic<bool>* stop) {
     std::string pending;
     char buf[4096];
+    // Once the ranks have ended, at most a second more of copying: a
+    // grandchild that keeps the pipe open and keeps writing must not hold
+    // the launcher.
+    std::optional<absl::Time> drain_until;
     while (true) {
+      if (stop->load()) {
+        if (!drain_until) drain_until = absl::Now() + absl::Seconds(1);
+        if (absl::Now() >= *drain_until) break;
+      }
       pollfd p{read_fd_, POLLIN, 0};
       const int ready = poll(&p, 1, 100);
       if (ready == 0) {

@@ -37,12 +37,11 @@ cublasHandle_t Handle() {
   // The thread's stream first: thread-locals are destroyed in the reverse
   // order of their construction, so the handles (bound to the streams) go
   // before the streams do.
-  if (Stream() == nullptr && ::oneflow_sbp::cuda::CurrentDevice() < 0) return nullptr;
+  (void)Stream();
   thread_local ::oneflow_sbp::cuda::ThreadDeviceSlots<cublasHandle_t, MakeHandle, FreeHandle>
       handles;
   const int d = ::oneflow_sbp::cuda::CurrentDevice();
-  if (d < 0) return nullptr;
-  return handles.Get(d);
+  return d < 0 ? nullptr : handles.Get(d);
 }
 
 }  // namespace
