@@ -58,6 +58,9 @@ class EagerContext {
   comm::Communicator& world() { return world_; }
   int64_t rank() const { return world_.rank(); }
   const EagerOptions& options() const { return options_; }
+  // Later op calls infer under `policy` (a driver that reuses one context
+  // across calls switches policies this way).
+  void set_cost_policy(PolicyName policy) { options_.cost_policy = policy; }
   const kernels::KernelRegistry& kernels() const { return *kernels_; }
   comm::CallOptions call_options() const;
 

@@ -1,0 +1,230 @@
+#include "python/native/conversions.h"
+
+#include <algorithm>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+
+namespace oneflow_sbp::python {
+
+void ThrowIfError(const absl::Status& status) {
+  if (status.ok()) return;
+  const std::string message(status.message());
+  switch (status.code()) {
+    case absl::StatusCode::kInvalidArgument:
+    case absl::StatusCode::kOutOfRange:
+      throw py::value_error(message);
+    case absl::StatusCode::kUnimplemented:
+      PyErr_SetString(PyExc_NotImplementedError, message.c_str());
+      throw py::error_already_set();
+    case absl::StatusCode::kNotFound:
+      throw py::key_error(message);
+    case absl::StatusCode::kDeadlineExceeded:
+      PyErr_SetString(PyExc_TimeoutError, message.c_str());
+      throw py::error_already_set();
+    case absl::StatusCode::kCancelled:
+      // The interrupt check left KeyboardInterrupt pending; raise it.
+      if (PyErr_Occurred() != nullptr) throw py::error_already_set();
+      PyErr_SetString(PyExc_KeyboardInterrupt, message.c_str());
+      throw py::error_already_set();
+    default:
+      throw std::runtime_error(message);
+  }
+}
+
+absl::StatusOr<DataType> DataTypeFromName(const std::string& name) {
+  static const std::pair<const char*, DataType> kNumpyNames[] = {
+      {"float16", DataType::kFloat16}, {"half", DataType::kFloat16},
+      {"bfloat16", DataType::kBFloat16}, {"float32", DataType::kFloat32},
+      {"float", DataType::kFloat32},   {"float64", DataType::kFloat64},
+      {"double", DataType::kFloat64},  {"int8", DataType::kInt8},
+      {"int32", DataType::kInt32},     {"int64", DataType::kInt64},
+      {"long", DataType::kInt64},      {"uint8", DataType::kUInt8},
+      {"bool", DataType::kBool},
+  };
+  for (const auto& [n, t] : kNumpyNames) {
+    if (name == n) return t;
+  }
+  absl::StatusOr<DataType> t = ParseDataType(name);
+  if (t.ok()) return t;
+  return absl::InvalidArgumentError(absl::StrCat(
+      "unknown dtype '", name, "'; use f16, bf16, f32, f64, i8, i32, i64, u8, bool or numpy's "
+      "names (float32, int64, ...)"));
+}
+
+py::dtype NumpyDtypeOf(DataType dtype) {
+  switch (dtype) {
+    case DataType::kFloat16: return py::dtype("float16");
+    case DataType::kBFloat16: return py::dtype("float32");
+    case DataType::kFloat32: return py::dtype("float32");
+    case DataType::kFloat64: return py::dtype("float64");
+    case DataType::kInt8: return py::dtype("int8");
+    case DataType::kInt32: return py::dtype("int32");
+    case DataType::kInt64: return py::dtype("int64");
+    case DataType::kUInt8: return py::dtype("uint8");
+    case DataType::kBool: return py::dtype("bool");
+  }
+  return py::dtype("float32");
+}
+
+absl::StatusOr<DataType> DataTypeOfNumpy(const py::dtype& dtype) {
+  // Through Python attributes: Debian's pybind11 2.10 reads the descriptor
+  // struct directly, whose layout numpy 2 changed (elsize moved).
+  const std::string kind_text = py::str(dtype.attr("kind"));
+  const char kind = kind_text.empty() ? '?' : kind_text[0];
+  const ssize_t size = dtype.attr("itemsize").cast<ssize_t>();
+  if (kind == 'f' && size == 2) return DataType::kFloat16;
+  if (kind == 'f' && size == 4) return DataType::kFloat32;
+  if (kind == 'f' && size == 8) return DataType::kFloat64;
+  if (kind == 'i' && size == 1) return DataType::kInt8;
+  if (kind == 'i' && size == 4) return DataType::kInt32;
+  if (kind == 'i' && size == 8) return DataType::kInt64;
+  if (kind == 'u' && size == 1) return DataType::kUInt8;
+  if (kind == 'b') return DataType::kBool;
+  return absl::InvalidArgumentError(absl::StrCat(
+      "numpy dtype ", std::string(py::str(py::reinterpret_borrow<py::object>(dtype))), " has no engine dtype (f16, f32, f64, i8, i32, "
+      "i64, u8, bool; bf16 from float32 with dtype='bf16')"));
+}
+
+absl::StatusOr<LocalTensor> LocalFromNumpy(const py::array& array, std::optional<DataType> dtype) {
+  absl::StatusOr<DataType> own = DataTypeOfNumpy(array.dtype());
+  if (!own.ok()) return own.status();
+  const DataType want = dtype.value_or(*own);
+  std::vector<int64_t> dims(array.shape(), array.shape() + array.ndim());
+  // C-contiguous in the array's own type; a no-op for the usual array.
+  py::array c = py::array::ensure(array, py::array::c_style);
+  if (!c) return absl::InvalidArgumentError("could not read the array as a C-ordered buffer");
+  if (want == *own) {
+    absl::StatusOr<LocalTensor> t = LocalTensor::Empty(want, dims);
+    if (!t.ok()) return t.status();
+    if (t->byte_size() > 0) std::memcpy(t->raw_data(), c.data(), t->byte_size());
+    return t;
+  }
+  // A different dtype: element-wise conversion through double.
+  py::array_t<double, py::array::c_style | py::array::forcecast> d(c);
+  return LocalTensor::FromDoubles(want, dims, absl::MakeConstSpan(d.data(), d.size()));
+}
+
+py::array NumpyView(const LocalTensor& t, bool writable) {
+  std::vector<ssize_t> dims(t.dims().begin(), t.dims().end());
+  if (t.dtype() == DataType::kBFloat16) {
+    py::array_t<float> out(dims);
+    float* p = out.mutable_data();
+    for (int64_t i = 0; i < t.elem_cnt(); ++i) p[i] = static_cast<float>(t.GetDouble(i));
+    if (!writable) out.attr("flags").attr("writeable") = false;
+    return out;
+  }
+  // The capsule owns a handle to the storage; numpy keeps it as the base.
+  auto* keep = new LocalTensor(t);
+  py::capsule owner(keep, [](void* p) { delete static_cast<LocalTensor*>(p); });
+  // Explicit strides: pybind11 2.10 would compute them from the descriptor
+  // struct (see DataTypeOfNumpy).
+  std::vector<ssize_t> strides(dims.size());
+  ssize_t stride = ByteSizeOf(t.dtype());
+  for (size_t i = dims.size(); i-- > 0;) {
+    strides[i] = stride;
+    stride *= std::max<ssize_t>(dims[i], 1);
+  }
+  py::array out(NumpyDtypeOf(t.dtype()), dims, strides, const_cast<void*>(t.raw_data()), owner);
+  if (!writable) out.attr("flags").attr("writeable") = false;
+  return out;
+}
+
+absl::StatusOr<Shape> ShapeFromPython(const py::handle& dims) {
+  std::vector<int64_t> v;
+  try {
+    for (py::handle d : dims) v.push_back(d.cast<int64_t>());
+  } catch (const py::cast_error&) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("shape ", std::string(py::repr(dims)), " must be a sequence of ints"));
+  }
+  return Shape::Make(v);
+}
+
+py::tuple ShapeToPython(absl::Span<const int64_t> dims) {
+  py::tuple t(dims.size());
+  for (size_t i = 0; i < dims.size(); ++i) t[i] = py::int_(dims[i]);
+  return t;
+}
+
+absl::StatusOr<AttrValue> AttrFromPython(const std::string& name, const py::handle& value) {
+  if (py::isinstance<py::bool_>(value) || py::isinstance(value, py::module_::import("numpy").attr("bool_"))) {
+    return AttrValue(value.cast<bool>());
+  }
+  if (PyLong_Check(value.ptr()) || py::hasattr(value, "__index__")) {
+    if (!PyFloat_Check(value.ptr())) return AttrValue(py::reinterpret_borrow<py::object>(value).cast<int64_t>());
+  }
+  if (PyFloat_Check(value.ptr()) || py::isinstance(value, py::module_::import("numpy").attr("floating"))) {
+    return AttrValue(value.cast<double>());
+  }
+  if (py::isinstance<py::str>(value)) return AttrValue(value.cast<std::string>());
+  if (py::isinstance<py::sequence>(value)) {
+    std::vector<int64_t> ints;
+    for (py::handle e : value) {
+      if (!PyLong_Check(e.ptr()) && !py::hasattr(e, "__index__")) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "attribute '", name, "': ", std::string(py::repr(value)),
+            " must be a bool, int, float, str or a sequence of ints"));
+      }
+      ints.push_back(py::reinterpret_borrow<py::object>(e).cast<int64_t>());
+    }
+    return AttrValue(std::move(ints));
+  }
+  return absl::InvalidArgumentError(absl::StrCat("attribute '", name, "': ",
+                                                 std::string(py::repr(value)),
+                                                 " must be a bool, int, float, str or a sequence "
+                                                 "of ints"));
+}
+
+absl::StatusOr<AttrMap> AttrsFromPython(const py::dict& attrs) {
+  AttrMap map;
+  for (auto [k, v] : attrs) {
+    const std::string name = py::str(k);
+    absl::StatusOr<AttrValue> value = AttrFromPython(name, v);
+    if (!value.ok()) return value.status();
+    map.Set(name, *std::move(value));
+  }
+  return map;
+}
+
+py::object AttrToPython(const AttrValue& value) {
+  switch (value.type()) {
+    case AttrType::kInt: return py::int_(value.i());
+    case AttrType::kFloat: return py::float_(value.f());
+    case AttrType::kBool: return py::bool_(value.b());
+    case AttrType::kString: return py::str(value.s());
+    case AttrType::kInts: {
+      py::list l;
+      for (int64_t x : value.ints()) l.append(x);
+      return std::move(l);
+    }
+  }
+  return py::none();
+}
+
+py::dict AttrsToPython(const AttrMap& attrs) {
+  py::dict d;
+  for (const auto& [name, value] : attrs.entries()) d[py::str(name)] = AttrToPython(value);
+  return d;
+}
+
+absl::Status StatusFromPythonError(py::error_already_set& error, const std::string& where) {
+  std::string type = "Exception";
+  try {
+    type = py::str(error.type().attr("__name__"));
+  } catch (...) {
+  }
+  std::string text;
+  try {
+    text = py::str(error.value());
+  } catch (...) {
+  }
+  const std::string message = absl::StrCat(where, " raised ", type, ": ", text);
+  error.restore();
+  PyErr_Clear();
+  return absl::InternalError(message);
+}
+
+}  // namespace oneflow_sbp::python

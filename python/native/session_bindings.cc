@@ -1,0 +1,454 @@
+// Session and Tensor: global tensors driven from Python.
+//
+// A Session owns a Controller (controller.h): every rank of an in-process
+// world as a thread (embedded), or this process's rank of a launched Gloo
+// world. A Tensor holds one eager::GlobalTensor per local rank; every
+// method runs the same step on each local rank with the GIL released, as
+// an SPMD program would, and wraps the results.
+//
+// An embedded world grows on demand: a placement naming rank 7 in a world
+// of 4 rebuilds the world with 8 rank threads (tensors hold shards, not
+// communicators, so they survive; ranks a tensor never had hold its
+// metadata and no shard, as ranks outside a placement always do).
+#include <algorithm>
+#include <memory>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "eager/apply.h"
+#include "eager/autograd.h"
+#include "eager/tensor_layout.h"
+#include "oneflow_sbp/nd_sbp_validation.h"
+#include "python/native/bindings.h"
+#include "python/native/controller.h"
+#include "python/native/conversions.h"
+
+namespace oneflow_sbp::python {
+namespace {
+
+using eager::EagerContext;
+using eager::GlobalTensor;
+
+class Session;
+
+struct Tensor {
+  std::shared_ptr<Session> session;
+  // One per local rank of the session's world when the tensor was made.
+  std::vector<GlobalTensor> ranks;
+
+  const GlobalTensor& meta() const { return ranks[0]; }
+  // Local rank i's handle; a metadata-only handle for ranks added later.
+  GlobalTensor At(size_t i) const {
+    if (i < ranks.size()) return ranks[i];
+    const GlobalTensor& m = meta();
+    return GlobalTensor(m.desc(), m.placement(), m.nd_sbp(), LocalTensor());
+  }
+};
+
+bool Interrupted() {
+  py::gil_scoped_acquire gil;
+  return PyErr_CheckSignals() != 0;
+}
+
+class Session : public std::enable_shared_from_this<Session> {
+ public:
+  Session(int world_size, double timeout_s, bool launched) {
+    eager::EagerOptions o;
+    o.timeout = absl::Seconds(timeout_s);
+    if (!(timeout_s > 0)) throw py::value_error(absl::StrCat("timeout=", timeout_s, " must be > 0"));
+    options_ = o;
+    if (launched) {
+      absl::StatusOr<std::unique_ptr<Controller>> c;
+      {
+        py::gil_scoped_release release;
+        c = Controller::Launched(SharedEngine(), o);
+      }
+      controller_ = Unwrap(std::move(c));
+    } else {
+      controller_ = Unwrap(Controller::Embedded(SharedEngine(), std::max(world_size, 1), o));
+    }
+  }
+
+  Controller& controller() {
+    if (controller_ == nullptr) throw std::runtime_error("this session is closed");
+    return *controller_;
+  }
+
+  void Close() {
+    py::gil_scoped_release release;
+    controller_.reset();
+  }
+
+  // Runs `step` on every local rank; raises on failure.
+  void Run(const Controller::Step& step) {
+    Controller& c = controller();
+    absl::Status s;
+    {
+      py::gil_scoped_release release;
+      s = c.Run(step, &Interrupted);
+    }
+    ThrowIfError(s);
+  }
+
+  // Grows an embedded world to hold every rank of `p`; a launched world
+  // must already.
+  void EnsureRanks(const Placement& p) {
+    int64_t max_rank = 0;
+    for (int64_t id = 0; id < p.parallel_num(); ++id) max_rank = std::max(max_rank, p.RankOf(id));
+    Controller& c = controller();
+    if (max_rank < c.world_size()) return;
+    if (c.launched()) {
+      throw py::value_error(absl::StrCat("placement ", p.ToString(), " names rank ", max_rank,
+                                         " but the launched world has ", c.world_size(),
+                                         " ranks (WORLD_SIZE)"));
+    }
+    const bool grad = c.grad_enabled();
+    const PolicyName policy = c.options().cost_policy;
+    std::unique_ptr<Controller> bigger;
+    eager::EagerOptions o = options_;
+    o.cost_policy = policy;
+    {
+      py::gil_scoped_release release;
+      controller_.reset();
+      absl::StatusOr<std::unique_ptr<Controller>> made =
+          Controller::Embedded(SharedEngine(), static_cast<int>(max_rank + 1), o);
+      py::gil_scoped_acquire acquire;
+      bigger = Unwrap(std::move(made));
+    }
+    controller_ = std::move(bigger);
+    controller_->set_grad_enabled(grad);
+  }
+
+  int num_local() { return controller().num_local_ranks(); }
+
+  Tensor Wrap(std::vector<GlobalTensor> ranks) {
+    return Tensor{shared_from_this(), std::move(ranks)};
+  }
+
+  std::shared_ptr<const OpCall> Call(const std::string& op, int num_inputs, const AttrMap& attrs) {
+    auto key = std::make_tuple(op, num_inputs, attrs);
+    auto it = calls_.find(key);
+    if (it != calls_.end()) return it->second;
+    std::shared_ptr<const OpCall> call = Unwrap(SharedEngine().MakeCall(op, num_inputs, attrs));
+    if (calls_.size() > 4096) calls_.clear();
+    calls_.emplace(std::move(key), call);
+    return call;
+  }
+
+ private:
+  eager::EagerOptions options_;
+  std::unique_ptr<Controller> controller_;
+  absl::flat_hash_map<std::tuple<std::string, int, AttrMap>, std::shared_ptr<const OpCall>> calls_;
+};
+
+Placement ParsePlacement(const std::string& text) { return Unwrap(Placement::Parse(text)); }
+NdSbp ParseNdSbp(const std::string& text) {
+  absl::StatusOr<NdSbp> nd = NdSbp::Parse(text);
+  if (!nd.ok()) throw py::value_error(std::string(nd.status().message()));
+  return *nd;
+}
+
+void CheckSameSession(const std::shared_ptr<Session>& s, const Tensor& t) {
+  if (t.session != s) {
+    throw py::value_error(
+        "the tensor belongs to another session (made before oneflow_sbp.init(...) was called "
+        "again?)");
+  }
+}
+
+Tensor FromFull(std::shared_ptr<Session> s, const py::array& array, const std::string& placement,
+                const std::string& sbp, bool requires_grad, const std::optional<std::string>& dtype) {
+  std::optional<DataType> want;
+  if (dtype) want = Unwrap(DataTypeFromName(*dtype));
+  const LocalTensor full = Unwrap(LocalFromNumpy(array, want));
+  const Placement p = ParsePlacement(placement);
+  const NdSbp nd = ParseNdSbp(sbp);
+  s->EnsureRanks(p);
+  std::vector<GlobalTensor> out(s->num_local());
+  s->Run([&](EagerContext& ctx, int i) -> absl::Status {
+    absl::StatusOr<GlobalTensor> t = eager::FromFull(ctx, full, p, nd);
+    if (!t.ok()) return t.status();
+    out[i] = *std::move(t);
+    if (requires_grad) out[i].set_requires_grad(true);
+    return absl::OkStatus();
+  });
+  return s->Wrap(std::move(out));
+}
+
+// Local shards -> a global tensor. `arrays` has one entry per local rank
+// (embedded: every rank of the world, None outside the placement);
+// `shape` None: the logical shape assuming even splits.
+Tensor FromLocal(std::shared_ptr<Session> s, const py::list& arrays, const std::string& placement,
+                 const std::string& sbp, const py::object& shape, bool requires_grad) {
+  const Placement p = ParsePlacement(placement);
+  const NdSbp nd = ParseNdSbp(sbp);
+  s->EnsureRanks(p);
+  const int n = s->num_local();
+  if (static_cast<int>(py::len(arrays)) != n) {
+    throw py::value_error(absl::StrCat("from_local: got ", py::len(arrays),
+                                       " local arrays; this process runs ", n,
+                                       " rank(s): give one per rank (None outside the placement)"));
+  }
+  std::vector<LocalTensor> locals(n);
+  for (int i = 0; i < n; ++i) {
+    if (!arrays[i].is_none()) locals[i] = Unwrap(LocalFromNumpy(arrays[i].cast<py::array>()));
+  }
+  Shape logical;
+  if (!shape.is_none()) {
+    logical = Unwrap(ShapeFromPython(shape));
+  } else {
+    const LocalTensor* first = nullptr;
+    for (const LocalTensor& l : locals) {
+      if (l.defined()) {
+        first = &l;
+        break;
+      }
+    }
+    if (first == nullptr) throw py::value_error("from_local: no rank holds a local array");
+    std::vector<int64_t> dims(first->dims().begin(), first->dims().end());
+    for (int a = 0; a < nd.size(); ++a) {
+      if (!nd[a].is_split()) continue;
+      const int axis = nd[a].split_axis();
+      if (axis >= static_cast<int>(dims.size())) {
+        throw py::value_error(absl::StrCat("from_local: ", nd.ToString(), " splits dim ", axis,
+                                           " of a rank-", dims.size(), " local tensor"));
+      }
+      dims[axis] *= p.hierarchy()[a];
+    }
+    logical = Unwrap(Shape::Make(dims));
+  }
+  std::vector<GlobalTensor> out(n);
+  s->Run([&](EagerContext& ctx, int i) -> absl::Status {
+    if (!locals[i].defined()) {
+      absl::StatusOr<int64_t> id = p.ParallelIdOf(ctx.rank());
+      if (!id.ok()) {
+        DataType dt = DataType::kFloat32;
+        for (const LocalTensor& l : locals) {
+          if (l.defined()) dt = l.dtype();
+        }
+        out[i] = GlobalTensor(TensorDesc{logical, dt}, p, nd, LocalTensor());
+        return absl::OkStatus();
+      }
+    }
+    absl::StatusOr<GlobalTensor> t = eager::ToGlobal(ctx, locals[i], logical, p, nd);
+    if (!t.ok()) return t.status();
+    out[i] = *std::move(t);
+    if (requires_grad) out[i].set_requires_grad(true);
+    return absl::OkStatus();
+  });
+  return s->Wrap(std::move(out));
+}
+
+std::vector<std::vector<GlobalTensor>> PerRankInputs(const std::shared_ptr<Session>& s,
+                                                     const std::vector<Tensor*>& tensors) {
+  const int n = s->num_local();
+  std::vector<std::vector<GlobalTensor>> in(n);
+  for (int i = 0; i < n; ++i) {
+    in[i].reserve(tensors.size());
+    for (const Tensor* t : tensors) in[i].push_back(t->At(i));
+  }
+  return in;
+}
+
+py::list Apply(std::shared_ptr<Session> s, const std::string& op, const std::vector<Tensor*>& tensors,
+               const py::dict& attrs) {
+  for (const Tensor* t : tensors) CheckSameSession(s, *t);
+  const AttrMap attr_map = Unwrap(AttrsFromPython(attrs));
+  std::shared_ptr<const OpCall> call = s->Call(op, static_cast<int>(tensors.size()), attr_map);
+  for (const Tensor* t : tensors) s->EnsureRanks(t->meta().placement());
+  const std::vector<std::vector<GlobalTensor>> in = PerRankInputs(s, tensors);
+  const int n = s->num_local();
+  std::vector<std::vector<GlobalTensor>> out(n);
+  s->Run([&](EagerContext& ctx, int i) -> absl::Status {
+    absl::StatusOr<std::vector<GlobalTensor>> r = eager::Apply(ctx, call, in[i]);
+    if (!r.ok()) return r.status();
+    out[i] = *std::move(r);
+    return absl::OkStatus();
+  });
+  py::list result;
+  for (int o = 0; o < call->num_outputs(); ++o) {
+    std::vector<GlobalTensor> ranks(n);
+    for (int i = 0; i < n; ++i) ranks[i] = out[i][o];
+    result.append(s->Wrap(std::move(ranks)));
+  }
+  return result;
+}
+
+// One local rank's index for device rank `rank`; raises when this process
+// does not run it.
+int LocalIndexOf(Session& s, int rank) {
+  const std::vector<int>& local = s.controller().local_ranks();
+  for (size_t i = 0; i < local.size(); ++i) {
+    if (local[i] == rank) return static_cast<int>(i);
+  }
+  throw py::value_error(absl::StrCat("rank ", rank, " is not run by this process (it runs ",
+                                     local.size() == 1 ? "rank " : "ranks 0-",
+                                     local.size() == 1 ? local[0] : local.back(), ")"));
+}
+
+py::array ToNumpy(const Tensor& t) {
+  std::shared_ptr<Session> s = t.session;
+  const int n = s->num_local();
+  std::vector<LocalTensor> fulls(n);
+  s->Run([&](EagerContext& ctx, int i) -> absl::Status {
+    absl::StatusOr<LocalTensor> f = eager::ToFull(ctx, t.At(i));
+    if (!f.ok()) return f.status();
+    fulls[i] = *std::move(f);
+    return absl::OkStatus();
+  });
+  for (int i = 0; i < n; ++i) {
+    if (!fulls[i].defined()) continue;
+    // An all-B tensor's full value is its own shard: hand out a copy so
+    // writing the array never changes the tensor.
+    const bool shares = fulls[i].SharesStorageWith(t.At(i).local());
+    return NumpyView(shares ? fulls[i].Clone() : fulls[i], /*writable=*/true);
+  }
+  throw py::value_error(absl::StrCat("numpy(): no rank of this process is in ",
+                                     t.meta().placement().ToString(),
+                                     "; call it on a rank of the placement"));
+}
+
+Tensor Redistribute(const Tensor& t, const std::string& placement, const std::string& sbp) {
+  std::shared_ptr<Session> s = t.session;
+  const Placement p = ParsePlacement(placement);
+  const NdSbp nd = ParseNdSbp(sbp);
+  s->EnsureRanks(p);
+  const int n = s->num_local();
+  std::vector<GlobalTensor> out(n);
+  s->Run([&](EagerContext& ctx, int i) -> absl::Status {
+    absl::StatusOr<GlobalTensor> r = eager::Redistribute(ctx, t.At(i), p, nd);
+    if (!r.ok()) return r.status();
+    out[i] = *std::move(r);
+    return absl::OkStatus();
+  });
+  return s->Wrap(std::move(out));
+}
+
+void Backward(const Tensor& loss, const std::optional<Tensor>& grad) {
+  std::shared_ptr<Session> s = loss.session;
+  if (grad) CheckSameSession(s, *grad);
+  s->Run([&](EagerContext& ctx, int i) -> absl::Status {
+    return eager::Backward(ctx, loss.At(i), grad ? grad->At(i) : GlobalTensor());
+  });
+}
+
+std::optional<Tensor> Grad(const Tensor& t) {
+  if (!t.meta().grad().defined()) return std::nullopt;
+  std::vector<GlobalTensor> g;
+  for (const GlobalTensor& r : t.ranks) g.push_back(r.grad());
+  return t.session->Wrap(std::move(g));
+}
+
+// Google-Benchmark-style timing from C++ for the Python overhead
+// comparison: `iters` calls of `op` on `x` through the same controller,
+// no Python in the loop. Seconds per call.
+double TimeCppApply(const Tensor& x, const std::string& op, int iters) {
+  std::shared_ptr<Session> s = x.session;
+  std::shared_ptr<const OpCall> call = s->Call(op, 1, AttrMap());
+  const int n = s->num_local();
+  std::vector<std::vector<GlobalTensor>> in(n);
+  for (int i = 0; i < n; ++i) in[i] = {x.At(i)};
+  Controller& c = s->controller();
+  absl::Status status;
+  absl::Time start;
+  {
+    py::gil_scoped_release release;
+    start = absl::Now();
+    for (int k = 0; k < iters && status.ok(); ++k) {
+      status = c.Run(
+          [&](EagerContext& ctx, int i) -> absl::Status {
+            return eager::Apply(ctx, call, in[i]).status();
+          },
+          nullptr);
+    }
+  }
+  ThrowIfError(status);
+  return absl::ToDoubleSeconds(absl::Now() - start) / std::max(iters, 1);
+}
+
+}  // namespace
+
+void BindSession(py::module_& m) {
+  py::class_<Tensor>(m, "Tensor")
+      .def_property_readonly("shape", [](const Tensor& t) {
+        return ShapeToPython(t.meta().shape().dims());
+      })
+      .def_property_readonly("dtype", [](const Tensor& t) {
+        return std::string(DataTypeName(t.meta().dtype()));
+      })
+      .def_property_readonly("_nd_sbp", [](const Tensor& t) { return t.meta().nd_sbp().ToString(); })
+      .def_property_readonly("_placement", [](const Tensor& t) {
+        return t.meta().placement().ToString();
+      })
+      .def_property("requires_grad",
+                    [](const Tensor& t) { return t.meta().requires_grad(); },
+                    [](Tensor& t, bool on) {
+                      for (GlobalTensor& r : t.ranks) r.set_requires_grad(on);
+                    })
+      .def_property_readonly("is_leaf", [](const Tensor& t) {
+        return t.meta().autograd().grad_fn == nullptr;
+      })
+      .def_property(
+          "grad", &Grad,
+          [](Tensor& t, const std::optional<Tensor>& g) {
+            if (g) {
+              CheckSameSession(t.session, *g);
+              if (g->meta().desc() != t.meta().desc()) {
+                throw py::value_error(absl::StrCat("grad ", g->meta().desc().ToString(),
+                                                   " does not match the tensor's ",
+                                                   t.meta().desc().ToString()));
+              }
+            }
+            for (size_t i = 0; i < t.ranks.size(); ++i) {
+              t.ranks[i].autograd().grad = g ? g->At(i) : GlobalTensor();
+            }
+          })
+      .def("detach", [](const Tensor& t) {
+        std::vector<GlobalTensor> d;
+        for (const GlobalTensor& r : t.ranks) d.push_back(eager::Detach(r));
+        return t.session->Wrap(std::move(d));
+      })
+      .def("numpy", &ToNumpy)
+      .def("_to_local", [](const Tensor& t, int rank) {
+        const int i = LocalIndexOf(*t.session, rank);
+        const GlobalTensor g = t.At(i);
+        if (!g.local().defined()) return py::object(py::none());
+        return py::object(NumpyView(g.local(), /*writable=*/false));
+      })
+      .def("_redistribute", &Redistribute)
+      .def("_backward", &Backward)
+      .def("_same", [](const Tensor& a, const Tensor& b) { return a.meta().SameTensorAs(b.meta()); })
+      .def("__repr__", [](const Tensor& t) { return absl::StrCat("tensor(", t.meta().ToString(), ")"); });
+
+  py::class_<Session, std::shared_ptr<Session>>(m, "Session")
+      .def(py::init<int, double, bool>(), py::arg("world_size"), py::arg("timeout_s"),
+           py::arg("launched"))
+      .def_property_readonly("world_size", [](Session& s) { return s.controller().world_size(); })
+      .def_property_readonly("local_ranks", [](Session& s) { return s.controller().local_ranks(); })
+      .def_property_readonly("launched", [](Session& s) { return s.controller().launched(); })
+      .def_property_readonly("rebuilds", [](Session& s) { return s.controller().rebuilds(); })
+      .def_property("grad_enabled", [](Session& s) { return s.controller().grad_enabled(); },
+                    [](Session& s, bool on) { s.controller().set_grad_enabled(on); })
+      .def("set_cost_policy", [](Session& s, const std::string& name) {
+        ThrowIfError(s.controller().set_cost_policy(name));
+      })
+      .def_property_readonly("cost_policy", [](Session& s) {
+        return s.controller().options().cost_policy.str();
+      })
+      .def("tensor", &FromFull, py::arg("array"), py::arg("placement"), py::arg("sbp"),
+           py::arg("requires_grad") = false, py::arg("dtype") = std::nullopt)
+      .def("from_local", &FromLocal, py::arg("arrays"), py::arg("placement"), py::arg("sbp"),
+           py::arg("shape") = py::none(), py::arg("requires_grad") = false)
+      .def("apply", &Apply)
+      .def("time_cpp_apply", [](Session&, const Tensor& x, const std::string& op, int iters) {
+        return TimeCppApply(x, op, iters);
+      })
+      .def("close", &Session::Close);
+}
+
+}  // namespace oneflow_sbp::python
