@@ -21,7 +21,24 @@ packages=(
   libtsan2            # --config=tsan
   clang-14            # --config=fuzz (fuzz/, tools/fuzz.sh)
   libclang-rt-14-dev  # libFuzzer, ASan and UBSan runtimes for clang-14
+  pybind11-dev        # pybind11 2.10: the Python package's native module (python/)
 )
+
+# The Python package builds against the python3 on PATH and its tests run
+# under it: numpy (the package's one dependency) and pytest for that
+# interpreter, from the package index.
+python_packages=(numpy pytest)
+python_ready() {
+  python3 -c "import numpy, pytest" 2>/dev/null
+}
+install_python_packages() {
+  if python_ready; then
+    echo "bootstrap: python3 has ${python_packages[*]}"
+    return
+  fi
+  echo "bootstrap: pip install ${python_packages[*]} for $(command -v python3)"
+  python3 -m pip install -q "${python_packages[@]}"
+}
 
 missing=()
 for p in "${packages[@]}"; do
@@ -32,6 +49,7 @@ done
 
 if [ ${#missing[@]} -eq 0 ]; then
   echo "bootstrap: all ${#packages[@]} packages present"
+  install_python_packages
   exit 0
 fi
 
@@ -41,4 +59,5 @@ if [ "$(id -u)" -ne 0 ]; then sudo_cmd=(sudo); fi
 export DEBIAN_FRONTEND=noninteractive
 "${sudo_cmd[@]}" apt-get update -qq
 "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+install_python_packages
 echo "bootstrap: done"

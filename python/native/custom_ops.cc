@@ -123,9 +123,9 @@ absl::Status RegisterPythonOp(const std::string& name, const std::vector<std::st
                 "custom op '", name, "': sbp rule names ", is_input ? "input" : "output", " '",
                 arg, "', which the op does not declare"));
           }
-          const std::string kind = e[2].cast<std::string>();
+          const std::string kind = e[3].cast<std::string>();
           if (kind == "S") {
-            builder.Split(*found, e[3].cast<int>());
+            builder.Split(*found, e[4].cast<int>());
           } else if (kind == "B") {
             builder.Broadcast(*found);
           } else {
@@ -137,9 +137,10 @@ absl::Status RegisterPythonOp(const std::string& name, const std::vector<std::st
       return ctx.status();
     } catch (py::error_already_set& e) {
       return StatusFromPythonError(e, absl::StrCat("custom op '", name, "': sbp rule"));
-    } catch (const py::cast_error&) {
+    } catch (const py::cast_error& e) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "custom op '", name, "': the sbp rule must return signatures built with ctx.builder()"));
+          "custom op '", name, "': the sbp rule must return signatures built with ctx.builder() (",
+          e.what(), ")"));
     }
   });
   absl::Status s = OpRegistry::Global().Register(b);

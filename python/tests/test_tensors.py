@@ -1,0 +1,185 @@
+import numpy as np
+import pytest
+
+import oneflow_sbp as ofs
+from oneflow_sbp import Replicate, Shard, sbp
+
+
+def arange(*shape, dtype=np.float32):
+    n = int(np.prod(shape))
+    return (np.arange(n, dtype=np.float64) * 0.37 - n / 7).astype(dtype).reshape(shape)
+
+
+def test_scatter_gather_and_metadata(session, mesh22):
+    a = arange(8, 6)
+    x = ofs.tensor(a, placement=mesh22, sbp=[sbp.split(0), sbp.broadcast])
+    assert x.shape == (8, 6) and x.dtype == "f32" and x.ndim == 2
+    assert x.sbp == (Shard(0), Replicate()) and x.placement == mesh22
+    np.testing.assert_array_equal(x.numpy(), a)
+    # Rank 2 is mesh coordinate (1, 0): the second half of the rows.
+    np.testing.assert_array_equal(x.to_local(2), a[4:])
+    assert not x.to_local(2).flags.writeable
+
+
+def test_numpy_is_never_an_alias_of_a_shard(session, mesh22):
+    x = ofs.tensor(arange(4, 4), placement=mesh22, sbp="(B, B)")
+    out = x.numpy()
+    out[0, 0] = 1e6
+    assert x.numpy()[0, 0] != 1e6
+
+
+def test_dtypes_round_trip(session):
+    p = ofs.placement("cpu", ranks=[0, 1])
+    for dt in (np.float64, np.float16, np.int64, np.int32, np.int8, np.uint8, np.bool_):
+        a = (arange(4, 3) > 0) if dt is np.bool_ else arange(4, 3).astype(dt)
+        x = ofs.tensor(a, placement=p, sbp=sbp.split(0))
+        assert x.numpy().dtype == a.dtype
+        np.testing.assert_array_equal(x.numpy(), a)
+    b = ofs.tensor(arange(4, 3), placement=p, sbp=sbp.broadcast, dtype="bf16")
+    assert b.dtype == "bf16"
+    np.testing.assert_allclose(b.numpy(), arange(4, 3), rtol=1e-2, atol=1e-2)
+
+
+def test_to_global_boxes_with_the_planner(session, mesh22):
+    a = arange(8, 6)
+    x = ofs.tensor(a, placement=mesh22, sbp=[Shard(0), Replicate()])
+    y = x.to_global(sbp=[Replicate(), Shard(1)])
+    assert y.sbp == (Replicate(), Shard(1))
+    np.testing.assert_array_equal(y.to_local(1), a[:, 3:])
+    z = x.to_global(placement=ofs.placement("cpu:4-5"), sbp=sbp.split(1))  # grows the world
+    assert ofs.world_size() == 6
+    np.testing.assert_array_equal(z.numpy(), a)
+
+
+def test_from_local_shards(session):
+    p = ofs.placement("cpu", ranks=[0, 1, 2, 3])
+    shards = [arange(2, 3) + i for i in range(4)]
+    x = ofs.from_local(shards, placement=p, sbp=sbp.split(0))
+    assert x.shape == (8, 3)
+    np.testing.assert_array_equal(x.numpy(), np.concatenate(shards))
+    with pytest.raises(ValueError, match="one per rank"):
+        ofs.from_local(shards[:3], placement=p, sbp=sbp.split(0))
+    with pytest.raises(ValueError, match="dims"):
+        ofs.from_local([arange(2, 3)] * 3 + [arange(3, 3)], placement=p, sbp=sbp.split(0),
+                       shape=(8, 3))
+
+
+def test_ops_match_numpy_and_layouts_are_the_engines(session, mesh22):
+    a, w = arange(8, 6), arange(6, 4)
+    x = ofs.tensor(a, placement=mesh22, sbp=[Shard(0), Replicate()])
+    m = ofs.tensor(w, placement=mesh22, sbp=[Replicate(), Shard(1)])
+    y = ofs.matmul(x, m)
+    np.testing.assert_allclose(y.numpy(), a @ w, rtol=1e-5, atol=1e-5)
+    assert y.sbp == (Shard(0), Shard(1))
+    np.testing.assert_allclose(ofs.relu(x).numpy(), np.maximum(a, 0))
+    np.testing.assert_allclose(ofs.softmax(x).numpy(),
+                               np.exp(a) / np.exp(a).sum(-1, keepdims=True), rtol=1e-5)
+    np.testing.assert_allclose(ofs.sum(x, dim=1).numpy(), a.sum(1), rtol=1e-5)
+    np.testing.assert_allclose(ofs.mean(x).numpy(), a.mean(), rtol=1e-5)
+    np.testing.assert_array_equal(ofs.reshape(x, (4, 12)).numpy(), a.reshape(4, 12))
+    np.testing.assert_array_equal(ofs.transpose(x, 0, 1).numpy(), a.T)
+    np.testing.assert_allclose(((x + 1.5) * x - x / 2.0).numpy(), (a + 1.5) * a - a / 2.0,
+                               rtol=1e-5)
+    np.testing.assert_allclose((x @ m).numpy(), a @ w, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(ofs.nn.functional.gelu(x).numpy().shape, (8, 6))
+    s = ofs.apply("scalar_mul", x, has_float_operand=True, float_operand=2.0)
+    np.testing.assert_allclose(s.numpy(), 2 * a)
+
+
+def test_op_errors(session, mesh22):
+    x = ofs.tensor(arange(8, 6), placement=mesh22, sbp=[Shard(0), Replicate()])
+    y = ofs.tensor(arange(5, 4), placement=mesh22, sbp=[Replicate(), Replicate()])
+    with pytest.raises(ValueError, match="matmul"):
+        ofs.matmul(x, y)  # 6 != 5
+    with pytest.raises(KeyError, match="relux"):
+        ofs.apply("relux", x)
+    with pytest.raises(ValueError, match="reshape"):
+        ofs.reshape(x, (5, 5))
+    z = ofs.tensor(arange(8, 6), placement=ofs.placement("cpu:0-1"), sbp=sbp.split(0))
+    with pytest.raises(ValueError, match="placement"):
+        ofs.add(x, z)
+    with pytest.raises(ValueError):
+        ofs.tensor(arange(8, 6), placement=mesh22, sbp=[Shard(7), Replicate()])
+    with pytest.raises(ValueError):
+        ofs.tensor(arange(8, 6), placement=mesh22, sbp="(S(0))")
+    with pytest.raises(ValueError, match="placement="):
+        ofs.tensor(arange(2))
+    # The session still works after every error.
+    np.testing.assert_array_equal(ofs.relu(x).numpy(), np.maximum(arange(8, 6), 0))
+
+
+def test_autograd_and_no_grad(session, mesh22):
+    a, w = arange(8, 6), arange(6, 4)
+    x = ofs.tensor(a, placement=mesh22, sbp=[Shard(0), Replicate()])
+    m = ofs.tensor(w, placement=mesh22, sbp=[Replicate(), Shard(1)], requires_grad=True)
+    assert m.requires_grad and m.is_leaf and m.grad is None
+    loss = ofs.sum(ofs.relu(ofs.matmul(x, m)))
+    assert not loss.is_leaf
+    loss.backward()
+    g = m.grad
+    assert g.sbp == m.sbp and g.shape == m.shape
+    mask = (a @ w > 0).astype(np.float32)
+    np.testing.assert_allclose(g.numpy(), a.T @ mask, rtol=1e-4, atol=1e-4)
+    m.grad = None
+    assert m.grad is None
+    with ofs.no_grad():
+        assert not ofs.is_grad_enabled()
+        out = ofs.sum(ofs.matmul(x, m))
+    assert ofs.is_grad_enabled()
+    with pytest.raises(ValueError):
+        out.backward()  # nothing recorded: no leaf requires grad
+    assert m.grad is None
+    assert not m.detach().requires_grad
+
+
+def test_optimizers_update_in_place(session, mesh22):
+    w0 = arange(6, 4)
+    for opt_cls, kwargs in ((ofs.optim.SGD, dict(lr=0.1)), (ofs.optim.Adam, dict(lr=0.01))):
+        w = ofs.tensor(w0, placement=mesh22, sbp=[Replicate(), Shard(1)], requires_grad=True)
+        opt = opt_cls([w], **kwargs)
+        ofs.sum(w * w).backward()
+        opt.step()
+        opt.zero_grad()
+        assert w.grad is None
+        if opt_cls is ofs.optim.SGD:
+            np.testing.assert_allclose(w.numpy(), w0 - 0.1 * 2 * w0, rtol=1e-5)
+        else:  # Adam's first step moves each weight by lr against its gradient's sign
+            np.testing.assert_allclose(w.numpy(), w0 - 0.01 * np.sign(w0), rtol=1e-4, atol=1e-6)
+    with pytest.raises(ValueError):
+        ofs.optim.SGD([])
+
+
+def test_cost_policy_switch(session):
+    ofs.set_cost_policy("planned")
+    assert ofs.get_cost_policy() == "planned"
+    x = ofs.tensor(arange(8, 6), placement=ofs.placement("cpu:0-1"), sbp=sbp.split(0))
+    np.testing.assert_allclose(ofs.relu(x).numpy(), np.maximum(arange(8, 6), 0))
+    ofs.set_cost_policy("oneflow")
+    with pytest.raises(ValueError, match="unknown cost policy"):
+        ofs.set_cost_policy("fastest")
+
+
+def test_dlpack_in_and_out(session):
+    p = ofs.placement("cpu:0-1")
+    a = arange(4, 6)
+    x = ofs.from_dlpack(a, placement=p, sbp=sbp.split(1))
+    np.testing.assert_array_equal(x.numpy(), a)
+    back = np.from_dlpack(x)
+    np.testing.assert_array_equal(back, a)
+    np.testing.assert_array_equal(np.asarray(x), a)
+
+
+def test_tensor_is_not_picklable(session):
+    import pickle
+    x = ofs.tensor(arange(2, 2), placement=ofs.placement("cpu:0"), sbp=sbp.broadcast)
+    with pytest.raises(TypeError):
+        pickle.dumps(x)
+
+
+def test_tensors_of_another_session_are_refused(mesh22):
+    ofs.init(world_size=4)
+    x = ofs.tensor(arange(8, 6), placement=mesh22, sbp="(S(0), B)")
+    ofs.init(world_size=4)
+    with pytest.raises(ValueError, match="another session"):
+        ofs.relu(x)
+    ofs.shutdown()
