@@ -103,16 +103,19 @@ absl::StatusOr<LocalTensor> LocalFromNumpy(const py::array& array, std::optional
     return t;
   }
   // A different dtype: element-wise conversion through double.
-  py::array_t<double, py::array::c_style | py::array::forcecast> d(c);
-  return LocalTensor::FromDoubles(want, dims, absl::MakeConstSpan(d.data(), d.size()));
+  py::array d = py::module_::import("numpy").attr("ascontiguousarray")(c, "float64");
+  int64_t n = 1;
+  for (int64_t x : dims) n *= x;
+  return LocalTensor::FromDoubles(want, dims,
+                                  absl::MakeConstSpan(static_cast<const double*>(d.data()), n));
 }
 
 py::array NumpyView(const LocalTensor& t, bool writable) {
   std::vector<ssize_t> dims(t.dims().begin(), t.dims().end());
   if (t.dtype() == DataType::kBFloat16) {
-    py::array_t<float> out(dims);
-    float* p = out.mutable_data();
-    for (int64_t i = 0; i < t.elem_cnt(); ++i) p[i] = static_cast<float>(t.GetDouble(i));
+    std::vector<float> f(t.elem_cnt());
+    for (int64_t i = 0; i < t.elem_cnt(); ++i) f[i] = static_cast<float>(t.GetDouble(i));
+    py::array out = CopyToNumpy(DataType::kFloat32, t.dims(), f.data());
     if (!writable) out.attr("flags").attr("writeable") = false;
     return out;
   }
@@ -130,6 +133,15 @@ py::array NumpyView(const LocalTensor& t, bool writable) {
   py::array out(NumpyDtypeOf(t.dtype()), dims, strides, const_cast<void*>(t.raw_data()), owner);
   if (!writable) out.attr("flags").attr("writeable") = false;
   return out;
+}
+
+py::array CopyToNumpy(DataType dtype, absl::Span<const int64_t> dims, const void* data) {
+  int64_t n = 1;
+  for (int64_t d : dims) n *= d;
+  py::bytes bytes(static_cast<const char*>(data), n * ByteSizeOf(dtype));
+  py::module_ np = py::module_::import("numpy");
+  py::object flat = np.attr("frombuffer")(bytes, NumpyDtypeOf(dtype));
+  return flat.attr("reshape")(ShapeToPython(dims)).attr("copy")();
 }
 
 absl::StatusOr<Shape> ShapeFromPython(const py::handle& dims) {

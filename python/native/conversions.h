@@ -56,6 +56,11 @@ absl::StatusOr<LocalTensor> LocalFromNumpy(const py::array& array,
 // alive); read-only unless `writable`. bf16 converts to a float32 copy.
 py::array NumpyView(const LocalTensor& t, bool writable);
 
+// A fresh numpy array of `dtype` holding a copy of `data` (row-major
+// `dims`). Made by numpy itself (frombuffer + copy): Debian's pybind11
+// 2.10 computes strides from the descriptor struct that numpy 2 changed.
+py::array CopyToNumpy(DataType dtype, absl::Span<const int64_t> dims, const void* data);
+
 absl::StatusOr<Shape> ShapeFromPython(const py::handle& dims);
 py::tuple ShapeToPython(absl::Span<const int64_t> dims);
 

@@ -279,19 +279,19 @@ void BindRules(py::module_& m) {
   m.def("ops", &Ops);
   m.def("cost_policies", [] { return SharedEngine().CostPolicyNames(); });
   m.def("seeded_uniform", [](uint64_t seed, const std::string& name, int64_t n) {
+    if (n < 0) throw py::value_error("seeded_uniform: n must be >= 0");
     SeededStream s(seed, name);
-    py::array_t<double> out(n);
-    double* p = out.mutable_data();
-    for (int64_t i = 0; i < n; ++i) p[i] = s.Next();
-    return out;
+    std::vector<double> v(n);
+    for (int64_t i = 0; i < n; ++i) v[i] = s.Next();
+    return CopyToNumpy(DataType::kFloat64, {n}, v.data());
   });
   m.def("seeded_ints", [](uint64_t seed, const std::string& name, int64_t n, uint64_t bound) {
     if (bound == 0) throw py::value_error("seeded_ints: bound must be >= 1");
+    if (n < 0) throw py::value_error("seeded_ints: n must be >= 0");
     SeededStream s(seed, name);
-    py::array_t<int64_t> out(n);
-    int64_t* p = out.mutable_data();
-    for (int64_t i = 0; i < n; ++i) p[i] = static_cast<int64_t>(s.NextInt(bound));
-    return out;
+    std::vector<int64_t> v(n);
+    for (int64_t i = 0; i < n; ++i) v[i] = static_cast<int64_t>(s.NextInt(bound));
+    return CopyToNumpy(DataType::kInt64, {n}, v.data());
   });
 }
 

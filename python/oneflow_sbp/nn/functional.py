@@ -40,7 +40,7 @@ def layer_norm(x, normalized_shape, weight=None, bias=None, eps=1e-5):
     return outs[0] if isinstance(outs, tuple) else outs
 
 
-def rms_norm(x, weight, normalized_shape, eps=1e-6):
+def rms_norm(x, weight, normalized_shape, eps=1e-5):
     outs = apply("rms_norm", x, weight, normalized_shape=list(normalized_shape), epsilon=float(eps))
     return outs[0] if isinstance(outs, tuple) else outs
 
