@@ -182,6 +182,7 @@ absl::Status Controller::Run(const Step& step, const std::function<bool()>& inte
       return absl::CancelledError("interrupted while the previous (interrupted) call finished");
     }
     pending_ = nullptr;
+    RebuildIfAborted();
   }
   if (launched_ && !launched_abort_.ok()) {
     return absl::FailedPreconditionError(absl::StrCat(
@@ -207,11 +208,19 @@ absl::Status Controller::Run(const Step& step, const std::function<bool()>& inte
     rt->task = batch;
   }
   if (!WaitBatch(*batch, interrupted)) {
+    // Collectives of the step end at once; compute already running ends
+    // in the background (the next Run waits for it, then rebuilds).
+    const absl::Status reason = absl::CancelledError("interrupted (KeyboardInterrupt)");
+    if (world_ != nullptr) {
+      world_->Abort(reason);
+    } else {
+      threads_[0]->comm->Abort(reason);
+      launched_abort_ = reason;
+    }
     pending_ = batch;
-    return absl::CancelledError("interrupted (KeyboardInterrupt); the ranks finish the step "
-                                "in the background and the next call waits for them");
+    return reason;
   }
-  absl::MutexLock lock(&batch->mu);
+  absl::ReleasableMutexLock lock(&batch->mu);
   absl::Status first;
   for (size_t i = 0; i < batch->statuses.size(); ++i) {
     const absl::Status& s = batch->statuses[i];
@@ -223,18 +232,19 @@ absl::Status Controller::Run(const Step& step, const std::function<bool()>& inte
       first = absl::Status(s.code(), absl::StrCat(s.message(), " [rank ", local_ranks_[i], "]"));
     }
   }
-  if (!first.ok()) {
-    if (launched_) {
-      launched_abort_ = first;
-    } else if (!world_->health().ok()) {
-      // Ranks and communicators of an aborted world are done; the next
-      // step gets fresh ones.
-      StopThreads();
-      world_ = nullptr;
-      ++rebuilds_;
-    }
-  }
+  if (!first.ok() && launched_) launched_abort_ = first;
+  lock.Release();
+  RebuildIfAborted();
   return first;
+}
+
+void Controller::RebuildIfAborted() {
+  if (launched_ || world_ == nullptr || world_->health().ok()) return;
+  // Ranks and communicators of an aborted world are done; the next step
+  // gets fresh ones (StartEmbedded in Run).
+  StopThreads();
+  world_ = nullptr;
+  ++rebuilds_;
 }
 
 }  // namespace oneflow_sbp::python

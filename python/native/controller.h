@@ -25,9 +25,12 @@
 // rebuild a world that spans processes: it reports the abort and stays
 // aborted.
 //
-// Interrupts: Run polls `interrupted` every few milliseconds while the
-// ranks work; when it returns true Run returns kCancelled at once and the
-// ranks' step finishes in the background (the next Run waits for it).
+// Interrupts: Run polls `interrupted` every 20 ms while the ranks work;
+// when it returns true Run aborts the world (collectives of the step end at
+// once) and returns kCancelled; compute already running finishes in the
+// background, and the next Run waits for it and rebuilds the world. A step
+// must therefore own what it touches (capture shared state by value): it
+// may outlive the Run that started it.
 //
 // Run is not reentrant and not thread-safe: one driving thread at a time.
 #ifndef PYTHON_NATIVE_CONTROLLER_H_
@@ -101,6 +104,9 @@ class Controller {
   // launched communicator.
   absl::Status StartEmbedded();
   void StopThreads();
+  // An embedded world aborted by a failure or an interrupt is replaced by
+  // a fresh one before the next step.
+  void RebuildIfAborted();
   // Blocks until the batch in flight (if any) is done; returns whether it
   // ended (false: interrupted).
   bool WaitBatch(Batch& batch, const std::function<bool()>& interrupted);

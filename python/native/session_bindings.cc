@@ -169,15 +169,15 @@ Tensor FromFull(std::shared_ptr<Session> s, const py::array& array, const std::s
   const Placement p = ParsePlacement(placement);
   const NdSbp nd = ParseNdSbp(sbp);
   s->EnsureRanks(p);
-  std::vector<GlobalTensor> out(s->num_local());
-  s->Run([&](EagerContext& ctx, int i) -> absl::Status {
+  auto out = std::make_shared<std::vector<GlobalTensor>>(s->num_local());
+  s->Run([full, p, nd, requires_grad, out](EagerContext& ctx, int i) -> absl::Status {
     absl::StatusOr<GlobalTensor> t = eager::FromFull(ctx, full, p, nd);
     if (!t.ok()) return t.status();
-    out[i] = *std::move(t);
-    if (requires_grad) out[i].set_requires_grad(true);
+    (*out)[i] = *std::move(t);
+    if (requires_grad) (*out)[i].set_requires_grad(true);
     return absl::OkStatus();
   });
-  return s->Wrap(std::move(out));
+  return s->Wrap(std::move(*out));
 }
 
 // Local shards -> a global tensor. `arrays` has one entry per local rank
@@ -222,8 +222,8 @@ Tensor FromLocal(std::shared_ptr<Session> s, const py::list& arrays, const std::
     }
     logical = Unwrap(Shape::Make(dims));
   }
-  std::vector<GlobalTensor> out(n);
-  s->Run([&](EagerContext& ctx, int i) -> absl::Status {
+  auto out = std::make_shared<std::vector<GlobalTensor>>(n);
+  s->Run([locals, logical, p, nd, requires_grad, out](EagerContext& ctx, int i) -> absl::Status {
     if (!locals[i].defined()) {
       absl::StatusOr<int64_t> id = p.ParallelIdOf(ctx.rank());
       if (!id.ok()) {
@@ -231,17 +231,17 @@ Tensor FromLocal(std::shared_ptr<Session> s, const py::list& arrays, const std::
         for (const LocalTensor& l : locals) {
           if (l.defined()) dt = l.dtype();
         }
-        out[i] = GlobalTensor(TensorDesc{logical, dt}, p, nd, LocalTensor());
+        (*out)[i] = GlobalTensor(TensorDesc{logical, dt}, p, nd, LocalTensor());
         return absl::OkStatus();
       }
     }
     absl::StatusOr<GlobalTensor> t = eager::ToGlobal(ctx, locals[i], logical, p, nd);
     if (!t.ok()) return t.status();
-    out[i] = *std::move(t);
-    if (requires_grad) out[i].set_requires_grad(true);
+    (*out)[i] = *std::move(t);
+    if (requires_grad) (*out)[i].set_requires_grad(true);
     return absl::OkStatus();
   });
-  return s->Wrap(std::move(out));
+  return s->Wrap(std::move(*out));
 }
 
 std::vector<std::vector<GlobalTensor>> PerRankInputs(const std::shared_ptr<Session>& s,
@@ -261,19 +261,23 @@ py::list Apply(std::shared_ptr<Session> s, const std::string& op, const std::vec
   const AttrMap attr_map = Unwrap(AttrsFromPython(attrs));
   std::shared_ptr<const OpCall> call = s->Call(op, static_cast<int>(tensors.size()), attr_map);
   for (const Tensor* t : tensors) s->EnsureRanks(t->meta().placement());
-  const std::vector<std::vector<GlobalTensor>> in = PerRankInputs(s, tensors);
   const int n = s->num_local();
-  std::vector<std::vector<GlobalTensor>> out(n);
-  s->Run([&](EagerContext& ctx, int i) -> absl::Status {
-    absl::StatusOr<std::vector<GlobalTensor>> r = eager::Apply(ctx, call, in[i]);
+  struct State {
+    std::vector<std::vector<GlobalTensor>> in, out;
+  };
+  auto st = std::make_shared<State>();
+  st->in = PerRankInputs(s, tensors);
+  st->out.resize(n);
+  s->Run([call, st](EagerContext& ctx, int i) -> absl::Status {
+    absl::StatusOr<std::vector<GlobalTensor>> r = eager::Apply(ctx, call, st->in[i]);
     if (!r.ok()) return r.status();
-    out[i] = *std::move(r);
+    st->out[i] = *std::move(r);
     return absl::OkStatus();
   });
   py::list result;
   for (int o = 0; o < call->num_outputs(); ++o) {
     std::vector<GlobalTensor> ranks(n);
-    for (int i = 0; i < n; ++i) ranks[i] = out[i][o];
+    for (int i = 0; i < n; ++i) ranks[i] = st->out[i][o];
     result.append(s->Wrap(std::move(ranks)));
   }
   return result;
@@ -294,19 +298,22 @@ int LocalIndexOf(Session& s, int rank) {
 py::array ToNumpy(const Tensor& t) {
   std::shared_ptr<Session> s = t.session;
   const int n = s->num_local();
-  std::vector<LocalTensor> fulls(n);
-  s->Run([&](EagerContext& ctx, int i) -> absl::Status {
-    absl::StatusOr<LocalTensor> f = eager::ToFull(ctx, t.At(i));
+  std::vector<GlobalTensor> ranks(n);
+  for (int i = 0; i < n; ++i) ranks[i] = t.At(i);
+  auto fulls = std::make_shared<std::vector<LocalTensor>>(n);
+  s->Run([ranks, fulls](EagerContext& ctx, int i) -> absl::Status {
+    absl::StatusOr<LocalTensor> f = eager::ToFull(ctx, ranks[i]);
     if (!f.ok()) return f.status();
-    fulls[i] = *std::move(f);
+    (*fulls)[i] = *std::move(f);
     return absl::OkStatus();
   });
   for (int i = 0; i < n; ++i) {
-    if (!fulls[i].defined()) continue;
+    const LocalTensor& f = (*fulls)[i];
+    if (!f.defined()) continue;
     // An all-B tensor's full value is its own shard: hand out a copy so
     // writing the array never changes the tensor.
-    const bool shares = fulls[i].SharesStorageWith(t.At(i).local());
-    return NumpyView(shares ? fulls[i].Clone() : fulls[i], /*writable=*/true);
+    const bool shares = f.SharesStorageWith(ranks[i].local());
+    return NumpyView(shares ? f.Clone() : f, /*writable=*/true);
   }
   throw py::value_error(absl::StrCat("numpy(): no rank of this process is in ",
                                      t.meta().placement().ToString(),
@@ -319,21 +326,29 @@ Tensor Redistribute(const Tensor& t, const std::string& placement, const std::st
   const NdSbp nd = ParseNdSbp(sbp);
   s->EnsureRanks(p);
   const int n = s->num_local();
-  std::vector<GlobalTensor> out(n);
-  s->Run([&](EagerContext& ctx, int i) -> absl::Status {
-    absl::StatusOr<GlobalTensor> r = eager::Redistribute(ctx, t.At(i), p, nd);
+  std::vector<GlobalTensor> in(n);
+  for (int i = 0; i < n; ++i) in[i] = t.At(i);
+  auto out = std::make_shared<std::vector<GlobalTensor>>(n);
+  s->Run([in, p, nd, out](EagerContext& ctx, int i) -> absl::Status {
+    absl::StatusOr<GlobalTensor> r = eager::Redistribute(ctx, in[i], p, nd);
     if (!r.ok()) return r.status();
-    out[i] = *std::move(r);
+    (*out)[i] = *std::move(r);
     return absl::OkStatus();
   });
-  return s->Wrap(std::move(out));
+  return s->Wrap(std::move(*out));
 }
 
 void Backward(const Tensor& loss, const std::optional<Tensor>& grad) {
   std::shared_ptr<Session> s = loss.session;
   if (grad) CheckSameSession(s, *grad);
-  s->Run([&](EagerContext& ctx, int i) -> absl::Status {
-    return eager::Backward(ctx, loss.At(i), grad ? grad->At(i) : GlobalTensor());
+  const int n = s->num_local();
+  std::vector<GlobalTensor> losses(n), grads(n);
+  for (int i = 0; i < n; ++i) {
+    losses[i] = loss.At(i);
+    if (grad) grads[i] = grad->At(i);
+  }
+  s->Run([losses, grads](EagerContext& ctx, int i) -> absl::Status {
+    return eager::Backward(ctx, losses[i], grads[i]);
   });
 }
 
