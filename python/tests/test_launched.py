@@ -6,7 +6,7 @@ import sys
 import pytest
 
 import oneflow_sbp
-from test_llama_block import sbp_binary
+from build_paths import sbp_binary
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SCRIPT = os.path.join(os.path.dirname(HERE), "examples", "spmd_launch.py")

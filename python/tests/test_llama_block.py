@@ -12,13 +12,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "examples"))
 
 import llama_block  # noqa: E402
-
-
-def sbp_binary():
-    """The sbp tool of this build: $OFS_SBP, else tools/sbp in the test's runfiles."""
-    if os.environ.get("OFS_SBP"):
-        return os.environ["OFS_SBP"]
-    return os.path.join(os.path.dirname(os.path.dirname(HERE)), "tools", "sbp")
+from build_paths import sbp_binary  # noqa: E402
 
 
 def test_seeded_streams_are_the_engines():

@@ -1,0 +1,22 @@
+"""Where this build's files are: under `bazel test` the runfiles tree
+(TEST_SRCDIR/TEST_WORKSPACE), in a developer's checkout the environment
+($OFS_SBP, $OFS_WHEEL) or bazel-bin."""
+import glob
+import os
+
+_ROOT = (os.path.join(os.environ["TEST_SRCDIR"], os.environ.get("TEST_WORKSPACE", "oneflow_sbp"))
+         if os.environ.get("TEST_SRCDIR")
+         else os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+                           "bazel-bin"))
+
+
+def sbp_binary():
+    return os.environ.get("OFS_SBP") or os.path.join(_ROOT, "tools", "sbp")
+
+
+def wheel():
+    if os.environ.get("OFS_WHEEL"):
+        return os.environ["OFS_WHEEL"]
+    found = glob.glob(os.path.join(_ROOT, "python", "oneflow_sbp-*.whl"))
+    assert len(found) == 1, found
+    return found[0]
