@@ -1,5 +1,6 @@
 #include "python/native/controller.h"
 
+#include <atomic>
 #include <exception>
 #include <utility>
 
@@ -19,6 +20,8 @@ struct Controller::Batch {
   std::shared_ptr<comm::InProcessWorld> world;
   absl::Mutex mu;
   int remaining ABSL_GUARDED_BY(mu) = 0;
+  // remaining == 0, readable without the lock (the waiter's spin phase).
+  std::atomic<bool> done{false};
   std::vector<absl::Status> statuses ABSL_GUARDED_BY(mu);
 };
 
@@ -29,6 +32,8 @@ struct Controller::RankThread {
   absl::Mutex mu;
   std::shared_ptr<Batch> task ABSL_GUARDED_BY(mu);
   bool stop ABSL_GUARDED_BY(mu) = false;
+  // task != nullptr || stop, readable without the lock (the spin phase).
+  std::atomic<bool> signalled{false};
   std::thread thread;
 };
 
@@ -98,6 +103,7 @@ void Controller::StopThreads() {
   for (auto& rt : threads_) {
     absl::MutexLock lock(&rt->mu);
     rt->stop = true;
+    rt->signalled.store(true, std::memory_order_release);
   }
   for (auto& rt : threads_) {
     if (rt->thread.joinable()) rt->thread.join();
@@ -119,9 +125,33 @@ absl::Status Controller::set_cost_policy(const std::string& name) {
       absl::StrCat("unknown cost policy '", name, "'; known: ", list));
 }
 
+namespace {
+
+// Waking a sleeping thread costs tens of microseconds on a VM (futex wake,
+// then the scheduler), twice per step: once for the ranks, once for the
+// driver. A driver issuing ops back to back finds its ranks still spinning
+// and is itself woken by spinning, so a step of a small op costs the work
+// plus a handful of cache-line transfers. Spinning yields the CPU on every
+// turn, so ranks that outnumber the cores still make progress, and stops
+// after kSpin so idle ranks sleep.
+constexpr absl::Duration kSpin = absl::Microseconds(100);
+
+template <typename Ready>
+bool SpinUntil(const Ready& ready) {
+  const absl::Time end = absl::Now() + kSpin;
+  while (!ready()) {
+    if (absl::Now() > end) return false;
+    std::this_thread::yield();
+  }
+  return true;
+}
+
+}  // namespace
+
 void Controller::RankLoop(RankThread* rt) {
   while (true) {
     std::shared_ptr<Batch> batch;
+    SpinUntil([rt] { return rt->signalled.load(std::memory_order_acquire); });
     {
       absl::MutexLock lock(&rt->mu);
       rt->mu.Await(absl::Condition(
@@ -132,6 +162,7 @@ void Controller::RankLoop(RankThread* rt) {
       if (rt->task == nullptr) return;  // stop with nothing queued
       batch = std::move(rt->task);
       rt->task = nullptr;
+      rt->signalled.store(rt->stop, std::memory_order_release);
     }
     eager::EagerContext& ctx = *rt->ctx;
     ctx.set_grad_enabled(batch->grad_enabled);
@@ -155,11 +186,12 @@ void Controller::RankLoop(RankThread* rt) {
     }
     absl::MutexLock lock(&batch->mu);
     batch->statuses[rt->local_index] = std::move(s);
-    --batch->remaining;
+    if (--batch->remaining == 0) batch->done.store(true, std::memory_order_release);
   }
 }
 
 bool Controller::WaitBatch(Batch& batch, const std::function<bool()>& interrupted) {
+  SpinUntil([&batch] { return batch.done.load(std::memory_order_acquire); });
   absl::MutexLock lock(&batch.mu);
   auto done = [&batch]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(batch.mu) { return batch.remaining == 0; };
   while (!done()) {
@@ -206,6 +238,7 @@ absl::Status Controller::Run(const Step& step, const std::function<bool()>& inte
   for (auto& rt : threads_) {
     absl::MutexLock lock(&rt->mu);
     rt->task = batch;
+    rt->signalled.store(true, std::memory_order_release);
   }
   if (!WaitBatch(*batch, interrupted)) {
     // Collectives of the step end at once; compute already running ends

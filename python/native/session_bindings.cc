@@ -37,6 +37,16 @@ using eager::GlobalTensor;
 class Session;
 
 struct Tensor {
+  Tensor(std::shared_ptr<Session> s, std::vector<GlobalTensor> r)
+      : session(std::move(s)), ranks(std::move(r)) {}
+  Tensor(const Tensor&) = default;
+  Tensor(Tensor&&) = default;
+  Tensor& operator=(const Tensor&) = default;
+  Tensor& operator=(Tensor&&) = default;
+  // Hands the shards to the session, which frees each on the rank thread
+  // that made it (see Session::Bury).
+  ~Tensor();
+
   std::shared_ptr<Session> session;
   // One per local rank of the session's world when the tensor was made.
   std::vector<GlobalTensor> ranks;
@@ -82,17 +92,39 @@ class Session : public std::enable_shared_from_this<Session> {
   void Close() {
     py::gil_scoped_release release;
     controller_.reset();
+    graveyard_.clear();
   }
 
   // Runs `step` on every local rank; raises on failure.
   void Run(const Controller::Step& step) {
     Controller& c = controller();
     absl::Status s;
+    // Tensors Python dropped since the last step are released by the rank
+    // threads, each its own shards, before the step's work.
+    auto buried = std::make_shared<std::vector<std::vector<GlobalTensor>>>(std::move(graveyard_));
+    graveyard_.clear();
     {
       py::gil_scoped_release release;
-      s = c.Run(step, &Interrupted);
+      s = c.Run(
+          [step, buried](EagerContext& ctx, int i) {
+            for (std::vector<GlobalTensor>& t : *buried) {
+              if (static_cast<size_t>(i) < t.size()) t[i] = GlobalTensor();
+            }
+            return step(ctx, i);
+          },
+          &Interrupted);
     }
     ThrowIfError(s);
+  }
+
+  // A dropped tensor's handles. Freeing a shard on the thread that
+  // allocated it keeps the storage in that thread's buffer cache
+  // (local_tensor.h); freeing it here, on the driving thread, would move
+  // every output buffer across threads and put the ranks on the shared
+  // allocator lock. Bounded: beyond kMaxBuried the driver frees them.
+  void Bury(std::vector<GlobalTensor> ranks) {
+    if (controller_ == nullptr || graveyard_.size() >= kMaxBuried) return;
+    graveyard_.push_back(std::move(ranks));
   }
 
   // Grows an embedded world to hold every rank of `p`; a launched world
@@ -126,9 +158,7 @@ class Session : public std::enable_shared_from_this<Session> {
 
   int num_local() { return controller().num_local_ranks(); }
 
-  Tensor Wrap(std::vector<GlobalTensor> ranks) {
-    return Tensor{shared_from_this(), std::move(ranks)};
-  }
+  Tensor Wrap(std::vector<GlobalTensor> ranks) { return Tensor(shared_from_this(), std::move(ranks)); }
 
   std::shared_ptr<const OpCall> Call(const std::string& op, int num_inputs, const AttrMap& attrs) {
     auto key = std::make_tuple(op, num_inputs, attrs);
@@ -141,10 +171,16 @@ class Session : public std::enable_shared_from_this<Session> {
   }
 
  private:
+  static constexpr size_t kMaxBuried = 4096;
   eager::EagerOptions options_;
   std::unique_ptr<Controller> controller_;
+  std::vector<std::vector<GlobalTensor>> graveyard_;
   absl::flat_hash_map<std::tuple<std::string, int, AttrMap>, std::shared_ptr<const OpCall>> calls_;
 };
+
+Tensor::~Tensor() {
+  if (session != nullptr && !ranks.empty()) session->Bury(std::move(ranks));
+}
 
 Placement ParsePlacement(const std::string& text) { return Unwrap(Placement::Parse(text)); }
 NdSbp ParseNdSbp(const std::string& text) {
@@ -460,6 +496,25 @@ void BindSession(py::module_& m) {
       .def("from_local", &FromLocal, py::arg("arrays"), py::arg("placement"), py::arg("sbp"),
            py::arg("shape") = py::none(), py::arg("requires_grad") = false)
       .def("apply", &Apply)
+      // call(op, *tensors, **attrs): the package's hot path; one output
+      // comes back bare, several as a tuple.
+      .def("call", [](std::shared_ptr<Session> s, const py::args& args, const py::kwargs& kwargs) {
+        if (args.empty()) throw py::type_error("call(op, *tensors, **attrs): the op name is missing");
+        const std::string op = args[0].cast<std::string>();
+        std::vector<Tensor*> tensors;
+        tensors.reserve(args.size() - 1);
+        for (size_t i = 1; i < args.size(); ++i) {
+          if (!py::isinstance<Tensor>(args[i])) {
+            throw py::type_error(absl::StrCat(op, ": input ", i - 1, " is a ",
+                                              std::string(py::str(args[i].get_type().attr("__name__"))),
+                                              ", not a global tensor (oneflow_sbp.tensor(...))"));
+          }
+          tensors.push_back(args[i].cast<Tensor*>());
+        }
+        py::list r = Apply(s, op, tensors, kwargs);
+        if (r.size() == 1) return py::object(r[0]);
+        return py::object(py::tuple(r));
+      })
       .def("time_cpp_apply", [](Session&, const Tensor& x, const std::string& op, int iters) {
         return TimeCppApply(x, op, iters);
       })

@@ -40,10 +40,7 @@ def init(world_size=None, timeout=60.0, launched=None):
 
 
 def current_session():
-    global _session
-    if _session is None:
-        init()
-    return _session
+    return _session or init()
 
 
 def shutdown():

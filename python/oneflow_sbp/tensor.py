@@ -54,8 +54,7 @@ def from_dlpack(obj, placement, sbp, requires_grad=False):
 
 def apply(op, *tensors, **attrs):
     """Any catalog op by name; one output returns a Tensor, several a tuple."""
-    outs = current_session().apply(op, list(tensors), attrs)
-    return outs[0] if len(outs) == 1 else tuple(outs)
+    return current_session().call(op, *tensors, **attrs)
 
 
 def _numpy_name(dtype):

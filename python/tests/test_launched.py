@@ -17,7 +17,7 @@ def launch(*extra, nproc=4):
     # The package this test imports, for the rank processes too.
     package_root = os.path.dirname(os.path.dirname(os.path.abspath(oneflow_sbp.__file__)))
     env["PYTHONPATH"] = os.pathsep.join([package_root] + sys.path)
-    return subprocess.run([sbp_binary(), "launch", f"--nproc={nproc}", "--rank_prefix=no", "--",
+    return subprocess.run([sbp_binary(), "launch", f"--nproc={nproc}", "--rank_prefix=yes", "--",
                            sys.executable, SCRIPT, *extra],
                           capture_output=True, text=True, timeout=120, env=env)
 
@@ -25,7 +25,8 @@ def launch(*extra, nproc=4):
 def test_four_processes_run_one_script():
     r = launch()
     assert r.returncode == 0, r.stdout + r.stderr
-    lines = sorted(line for line in r.stdout.splitlines() if line.startswith("rank "))
+    # The launcher writes each rank's lines whole, prefixed "[rank N] ".
+    lines = sorted(line.split("] ", 1)[1] for line in r.stdout.splitlines() if "] rank " in line)
     assert len(lines) == 4, r.stdout
     assert all(line.endswith("ok") for line in lines), r.stdout
     # Every rank computed the same loss.

@@ -1,0 +1,66 @@
+#!/usr/bin/env python3
+"""Per-op overhead of the Python layer: relu on f32[8,8] laid out (S(0), B)
+on a [2,2] mesh of 4 rank threads, signature cached, next to the same loop
+driven from C++ through the same controller (Session.time_cpp_apply), in
+the same run. Each figure is the median of --repeats rounds of --iters calls,
+rounds interleaved so that both paths see the same machine.
+
+If torch is importable, DTensor's overhead for the same op (relu of a
+DTensor sharded on a [2,2] gloo mesh of one process... not possible with
+one process) is measured as torch's single-process eager relu on a plain
+tensor instead, labelled as such; DTensor needs one process per rank.
+
+    bazel run -c opt //python:overhead_benchmark -- --iters=2000 --repeats=7
+"""
+import argparse
+import statistics
+import time
+
+import numpy as np
+
+import oneflow_sbp as ofs
+from oneflow_sbp import sbp
+
+
+def per_call(fn, iters):
+    start = time.perf_counter()
+    for _ in range(iters):
+        fn()
+    return (time.perf_counter() - start) / iters
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--iters", type=int, default=2000)
+    ap.add_argument("--repeats", type=int, default=7)
+    a = ap.parse_args()
+    s = ofs.init(world_size=4)
+    p = ofs.placement("cpu", ranks=[[0, 1], [2, 3]])
+    x = ofs.tensor(np.arange(64, dtype=np.float32).reshape(8, 8) - 32, placement=p,
+                   sbp=[sbp.split(0), sbp.broadcast])
+    apply = s.apply
+    rows = {"C++ Apply through the controller": [], "Python: Session.apply (native call)": [],
+            "Python: oneflow_sbp.relu(x)": []}
+    for fn in (lambda: ofs.relu(x), lambda: apply("relu", [x], {})):
+        per_call(fn, 200)  # warm: signature and kernel cached
+    for _ in range(a.repeats):
+        rows["C++ Apply through the controller"].append(s.time_cpp_apply(x, "relu", a.iters))
+        rows["Python: Session.apply (native call)"].append(
+            per_call(lambda: apply("relu", [x], {}), a.iters))
+        rows["Python: oneflow_sbp.relu(x)"].append(per_call(lambda: ofs.relu(x), a.iters))
+    med = {k: statistics.median(v) * 1e6 for k, v in rows.items()}
+    base = med["C++ Apply through the controller"]
+    print(f"relu f32[8,8] (S(0), B) on cpu:0-3 [2,2], 4 rank threads, "
+          f"median of {a.repeats} x {a.iters} calls")
+    for k, v in med.items():
+        extra = "" if k.startswith("C++") else f"   (+{v - base:.2f} us over C++)"
+        print(f"  {k:<40} {v:8.2f} us/op{extra}")
+    try:
+        import torch  # noqa: F401 (never required)
+    except ImportError:
+        print("  torch not installed: no DTensor figure")
+    ofs.shutdown()
+
+
+if __name__ == "__main__":
+    main()
