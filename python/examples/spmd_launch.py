@@ -6,8 +6,10 @@
 Each process joins the Gloo world the launcher describes (``ofs.init()``),
 holds its own shards, and runs the same ops; boxing crosses processes.
 ``--fail_rank=K`` makes rank K raise midway (the launcher then stops the
-others and names K)."""
+others and names K); ``--slow_rank=K`` makes rank K arrive 3 s late at a
+collective, so the others' calls end with TimeoutError after --timeout."""
 import argparse
+import time
 
 import numpy as np
 
@@ -18,8 +20,10 @@ from oneflow_sbp import sbp
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--fail_rank", type=int, default=-1)
+    ap.add_argument("--slow_rank", type=int, default=-1)
+    ap.add_argument("--timeout", type=float, default=30)
     a = ap.parse_args()
-    ofs.init(timeout=30)
+    ofs.init(timeout=a.timeout)
     rank, n = ofs.rank(), ofs.world_size()
     p = ofs.placement("cpu", ranks=[[0, 1], [2, 3]])
     a_full = np.arange(48, dtype=np.float32).reshape(8, 6) / 10 - 2
@@ -32,6 +36,15 @@ def main():
     assert w.shape == (6, 4), w.shape
     if rank == a.fail_rank:
         raise SystemExit(f"rank {rank}: failing on purpose")
+    if a.slow_rank >= 0:
+        if rank == a.slow_rank:
+            time.sleep(3)
+            return
+        try:
+            x.to_global(sbp=[sbp.broadcast, sbp.broadcast])  # an all-gather the slow rank misses
+        except TimeoutError as e:
+            print(f"rank {rank}: TimeoutError: {e}", flush=True)
+        return
     y = ofs.relu(ofs.matmul(x, w))
     loss = ofs.sum(y)
     loss.backward()

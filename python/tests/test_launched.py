@@ -39,6 +39,13 @@ def test_a_failing_rank_is_named_and_nothing_hangs():
     assert "rank 2" in r.stdout + r.stderr
 
 
+def test_a_late_rank_is_a_timeout_error():
+    r = launch("--slow_rank=3", "--timeout=0.5")
+    lines = [line for line in r.stdout.splitlines() if "TimeoutError" in line]
+    assert len(lines) >= 1, r.stdout + r.stderr
+    assert "deadline" in lines[0].lower() or "timed out" in lines[0].lower() or "timeout" in lines[0].lower()
+
+
 def test_init_outside_a_launcher_is_embedded(monkeypatch):
     import oneflow_sbp as ofs
     for v in ("RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT"):

@@ -108,6 +108,17 @@ def test_op_errors(session, mesh22):
     np.testing.assert_array_equal(ofs.relu(x).numpy(), np.maximum(arange(8, 6), 0))
 
 
+def test_a_dtype_without_a_kernel_is_not_implemented(session):
+    x = ofs.tensor(np.ones((4, 4), bool), placement=ofs.placement("cpu:0-1"), sbp=sbp.split(0))
+    with pytest.raises(NotImplementedError, match="relu.*bool"):
+        ofs.relu(x)
+
+
+def test_inputs_must_be_global_tensors(session):
+    with pytest.raises(TypeError, match="not a global tensor"):
+        ofs.apply("relu", np.ones((2, 2), np.float32))
+
+
 def test_autograd_and_no_grad(session, mesh22):
     a, w = arange(8, 6), arange(6, 4)
     x = ofs.tensor(a, placement=mesh22, sbp=[Shard(0), Replicate()])
