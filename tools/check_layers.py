@@ -21,7 +21,7 @@ LAYERS = [
                     "ops/kernels/cuda", "ops/kernels/verify"]),
     (5, "engine facade", ["engine"]),
     (6, "eager and graph", ["eager", "graph"]),
-    (7, "fronts", ["io", "tools", "tools/bench", "tools/gpu", "python"]),
+    (7, "fronts", ["io", "tools", "tools/bench", "tools/gpu", "python", "python/native"]),
     (9, "tests", ["tests", "fuzz", "docs/examples"]),
 ]
 SOURCE = re.compile(r"\.(h|cc|cu|cuh)$")

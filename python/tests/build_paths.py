@@ -20,3 +20,12 @@ def wheel():
     found = glob.glob(os.path.join(_ROOT, "python", "oneflow_sbp-*.whl"))
     assert len(found) == 1, found
     return found[0]
+
+
+def readme():
+    """README.md: the runfiles copy under bazel test, else the checkout's."""
+    path = os.path.join(_ROOT, "README.md") if os.environ.get("TEST_SRCDIR") else None
+    if path and os.path.exists(path):
+        return path
+    return os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+                        "README.md")

@@ -194,3 +194,42 @@ def test_tensors_of_another_session_are_refused(mesh22):
     with pytest.raises(ValueError, match="another session"):
         ofs.relu(x)
     ofs.shutdown()
+
+
+def test_to_local_is_a_view_of_the_shard(session, mesh22):
+    w = ofs.tensor(arange(6, 4), placement=mesh22, sbp=[Replicate(), Shard(1)], requires_grad=True)
+    view = w.to_local(1)
+    assert np.shares_memory(view, w.to_local(1))  # no copy either time
+    before = view.copy()
+    ofs.sum(w * w).backward()
+    ofs.optim.SGD([w], lr=0.5).step()  # updates the shard in place
+    np.testing.assert_allclose(view, before - 0.5 * 2 * before, rtol=1e-6)
+
+
+def test_the_gil_is_released_while_the_engine_works(session):
+    import threading
+    import time
+    stamps = []
+    stop = threading.Event()
+
+    def count():
+        while not stop.is_set():
+            stamps.append(time.perf_counter())
+
+    p = ofs.placement("cpu:0-1")
+    a = ofs.tensor(np.ones((1024, 1024), np.float32), placement=p, sbp=sbp.split(0))
+    b = ofs.tensor(np.ones((1024, 1024), np.float32), placement=p, sbp=sbp.broadcast)
+    t = threading.Thread(target=count)
+    t.start()
+    try:
+        start = time.perf_counter()
+        c = ofs.matmul(a, b)  # one native call of a few hundred ms
+        end = time.perf_counter()
+    finally:
+        stop.set()
+        t.join()
+    assert c.numpy()[0, 0] == 1024
+    assert end - start > 0.02
+    # Python ran in the other thread strictly inside the call: the GIL was free.
+    inside = [x for x in stamps if start + 0.005 < x < end - 0.005]
+    assert len(inside) > 100
