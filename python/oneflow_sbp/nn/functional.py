@@ -32,12 +32,16 @@ def embedding(input, weight, padding_idx=None):  # noqa: A002 (OneFlow's argumen
 
 
 def layer_norm(x, normalized_shape, weight=None, bias=None, eps=1e-5):
-    if weight is None or bias is None:
-        raise NotImplementedError("layer_norm: the catalog op takes both weight and bias")
+    """flow.nn.functional.layer_norm; the catalog op takes (x, beta, gamma)."""
     begin = x.ndim - len(tuple(normalized_shape))
-    outs = apply("layer_norm", x, weight, bias, begin_norm_axis=begin, begin_params_axis=begin,
-                 epsilon=float(eps))
-    return outs[0] if isinstance(outs, tuple) else outs
+    attrs = dict(begin_norm_axis=begin, begin_params_axis=begin, epsilon=float(eps))
+    if weight is None and bias is None:
+        outs = apply("layer_norm", x, center=False, scale=False, **attrs)
+    elif weight is not None and bias is not None:
+        outs = apply("layer_norm", x, bias, weight, **attrs)
+    else:
+        raise NotImplementedError("layer_norm: give both weight and bias, or neither")
+    return outs[0]
 
 
 def rms_norm(x, weight, normalized_shape, eps=1e-5):
