@@ -5,16 +5,22 @@ driven from C++ through the same controller (Session.time_cpp_apply), in
 the same run. Each figure is the median of --repeats rounds of --iters calls,
 rounds interleaved so that both paths see the same machine.
 
-If torch is importable, DTensor's overhead for the same op (relu of a
-DTensor sharded on a [2,2] gloo mesh of one process... not possible with
-one process) is measured as torch's single-process eager relu on a plain
-tensor instead, labelled as such; DTensor needs one process per rank.
+DTensor needs one process per rank, so a same-run DTensor figure would
+come from a separate multi-process harness; without torch installed (as
+here) the script says so.
 
-    bazel run -c opt //python:overhead_benchmark -- --iters=2000 --repeats=7
+    bazel run //python:overhead_benchmark -- --iters=2000 --repeats=7
 """
 import argparse
+import os
 import statistics
+import sys
 import time
+
+# Under `bazel run` the built package sits next to this folder.
+_HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+if os.path.exists(os.path.join(_HERE, "oneflow_sbp", "_C.so")):
+    sys.path.insert(0, _HERE)
 
 import numpy as np
 

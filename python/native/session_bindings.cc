@@ -101,9 +101,13 @@ class Session : public std::enable_shared_from_this<Session> {
     absl::Status s;
     // Tensors Python dropped since the last step are released by the rank
     // threads, each its own shards, before the step's work.
-    auto buried = std::make_shared<std::vector<std::vector<GlobalTensor>>>(std::move(graveyard_));
-    graveyard_.clear();
-    {
+    if (graveyard_.empty()) {
+      py::gil_scoped_release release;
+      s = c.Run(step, &Interrupted);
+    } else {
+      auto buried =
+          std::make_shared<std::vector<std::vector<GlobalTensor>>>(std::move(graveyard_));
+      graveyard_.clear();
       py::gil_scoped_release release;
       s = c.Run(
           [step, buried](EagerContext& ctx, int i) {

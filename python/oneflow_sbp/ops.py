@@ -1,5 +1,6 @@
 """Ops with OneFlow's names over the catalog (``apply`` reaches every op)."""
 
+from . import session as _sessions
 from .tensor import Tensor, apply
 
 __all__ = [
@@ -14,8 +15,8 @@ _UNARY = ["relu", "gelu", "silu", "sigmoid", "tanh", "exp", "log", "sqrt", "rsqr
 
 
 def _unary(name):
-    def f(x):
-        return apply(name, x)
+    def f(x):  # the hot path: straight to the native call
+        return (_sessions._session or _sessions.init()).call(name, x)
     f.__name__ = name
     f.__doc__ = f"The catalog op '{name}' on a global tensor."
     return f

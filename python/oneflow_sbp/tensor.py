@@ -5,6 +5,7 @@ import numpy as np
 from . import _C
 from .placement import placement as _placement
 from .sbp import parse_nd_sbp, to_nd_sbp_text
+from . import session as _sessions
 from .session import current_session
 
 __all__ = ["Tensor", "tensor", "from_local", "from_dlpack", "apply"]
@@ -54,7 +55,7 @@ def from_dlpack(obj, placement, sbp, requires_grad=False):
 
 def apply(op, *tensors, **attrs):
     """Any catalog op by name; one output returns a Tensor, several a tuple."""
-    return current_session().call(op, *tensors, **attrs)
+    return (_sessions._session or _sessions.init()).call(op, *tensors, **attrs)
 
 
 def _numpy_name(dtype):
