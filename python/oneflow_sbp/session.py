@@ -65,26 +65,23 @@ def world_size():
 
 
 @contextlib.contextmanager
+def _grad_mode(on):
+    s = current_session()
+    prev = s.grad_enabled
+    s.grad_enabled = on
+    try:
+        yield
+    finally:
+        s.grad_enabled = prev
+
+
 def no_grad():
     """Ops inside record nothing for autograd (``torch.no_grad``/``flow.no_grad``)."""
-    s = current_session()
-    prev = s.grad_enabled
-    s.grad_enabled = False
-    try:
-        yield
-    finally:
-        s.grad_enabled = prev
+    return _grad_mode(False)
 
 
-@contextlib.contextmanager
 def enable_grad():
-    s = current_session()
-    prev = s.grad_enabled
-    s.grad_enabled = True
-    try:
-        yield
-    finally:
-        s.grad_enabled = prev
+    return _grad_mode(True)
 
 
 def is_grad_enabled():
