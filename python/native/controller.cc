@@ -148,7 +148,16 @@ bool SpinUntil(const Ready& ready) {
 
 }  // namespace
 
+namespace {
+// Set on rank threads: a step that calls Run again (a Python kernel that
+// calls an op) would wait for itself.
+thread_local bool on_rank_thread = false;
+}  // namespace
+
+bool Controller::OnRankThread() { return on_rank_thread; }
+
 void Controller::RankLoop(RankThread* rt) {
+  on_rank_thread = true;
   while (true) {
     std::shared_ptr<Batch> batch;
     SpinUntil([rt] { return rt->signalled.load(std::memory_order_acquire); });
@@ -209,6 +218,11 @@ bool Controller::WaitBatch(Batch& batch, const std::function<bool()>& interrupte
 }
 
 absl::Status Controller::Run(const Step& step, const std::function<bool()>& interrupted) {
+  if (on_rank_thread) {
+    return absl::FailedPreconditionError(
+        "an op was called from inside a rank's step (a Python kernel or rule calling "
+        "oneflow_sbp ops?); kernels must compute on their numpy shards only");
+  }
   if (pending_ != nullptr) {
     if (!WaitBatch(*pending_, interrupted)) {
       return absl::CancelledError("interrupted while the previous (interrupted) call finished");

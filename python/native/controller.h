@@ -89,8 +89,13 @@ class Controller {
   // Runs `step` on every local rank and waits. Returns OK, or the first
   // failing rank's status (lowest rank) with the rank named; kCancelled if
   // `interrupted` (may be null) said so; kFailedPrecondition for a
-  // launched controller whose world was aborted earlier.
+  // launched controller whose world was aborted earlier, or when called
+  // from a rank thread (a step may not start steps: it would wait for
+  // itself).
   absl::Status Run(const Step& step, const std::function<bool()>& interrupted);
+
+  // True on the threads that run ranks' steps (of any controller).
+  static bool OnRankThread();
 
   // How many times an embedded world was rebuilt after a failure.
   int rebuilds() const { return rebuilds_; }

@@ -86,6 +86,13 @@ class Session : public std::enable_shared_from_this<Session> {
 
   Controller& controller() {
     if (controller_ == nullptr) throw std::runtime_error("this session is closed");
+    if (Controller::OnRankThread()) {
+      // Before anything touches the session: a rank thread must not grow,
+      // rebuild or drive the world it runs in.
+      throw std::runtime_error(
+          "an op was called from inside a rank's step (a Python kernel or rule calling "
+          "oneflow_sbp ops?); kernels must compute on their numpy shards only");
+    }
     return *controller_;
   }
 

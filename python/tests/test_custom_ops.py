@@ -108,3 +108,14 @@ def test_kernel_returning_the_wrong_shape(session):
     x = ofs.tensor(np.zeros((4, 2), np.float32), placement=ofs.placement("cpu:0-1"), sbp=sbp.split(0))
     with pytest.raises(ValueError, match="dims"):
         ofs.apply("py_wrong_shape", x)
+
+
+def test_a_kernel_calling_ops_is_refused_not_a_deadlock(session):
+    def kernel(x):
+        return ofs.relu(ofs.tensor(x, placement=ofs.placement("cpu:0"), sbp=sbp.broadcast)).numpy()
+    _register_once("py_reentrant", inputs=["x"], outputs=["y"], infer_shape=_same_shape,
+                   sbp_rule=_elementwise_rule, kernel=kernel)
+    x = ofs.tensor(np.zeros((4, 2), np.float32), placement=ofs.placement("cpu:0-1"), sbp=sbp.split(0))
+    with pytest.raises(RuntimeError, match="inside a rank's step"):
+        ofs.apply("py_reentrant", x)
+    np.testing.assert_allclose(ofs.relu(x).numpy(), np.zeros((4, 2)))
