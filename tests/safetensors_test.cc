@@ -1,0 +1,208 @@
+// safetensors: round trips, ranged reads that read only their bytes, the
+// header validation (every rule, with the file, tensor and field named),
+// truncation as kDataLoss, and LoadGlobal on real rank threads.
+#include "io/safetensors.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "eager/eager_context.h"
+#include "gtest/gtest.h"
+#include "io/sharded_load.h"
+#include "oneflow_sbp/tensor_slice_view.h"
+#include "runtime/comm/inprocess_world.h"
+
+namespace oneflow_sbp::io {
+namespace {
+
+std::string TempPath(const std::string& name) {
+  return absl::StrCat(testing::TempDir(), "/", name);
+}
+
+LocalTensor Iota(DataType dtype, std::vector<int64_t> dims, double start = 0) {
+  LocalTensor t = *LocalTensor::Empty(dtype, dims);
+  for (int64_t i = 0; i < t.elem_cnt(); ++i) t.SetDouble(i, dtype == DataType::kBool ? (i % 3 == 0) : start + i);
+  return t;
+}
+
+// A file with this header and `data_bytes` zero bytes of data.
+std::string RawFile(const std::string& name, const std::string& json, int64_t data_bytes,
+                    int64_t claimed_len = -1) {
+  const std::string path = TempPath(name);
+  std::ofstream f(path, std::ios::binary);
+  uint64_t n = claimed_len >= 0 ? static_cast<uint64_t>(claimed_len) : json.size();
+  for (int i = 0; i < 8; ++i) f.put(static_cast<char>((n >> (8 * i)) & 0xff));
+  f << json << std::string(data_bytes, '\0');
+  return path;
+}
+
+absl::Status OpenStatus(const std::string& path) { return SafetensorsFile::Open(path).status(); }
+
+TEST(SafetensorsTest, RoundTripsEveryDtypeAndMetadata) {
+  std::vector<std::pair<std::string, LocalTensor>> ts;
+  for (DataType dt : {DataType::kFloat64, DataType::kFloat32, DataType::kFloat16, DataType::kBFloat16,
+                      DataType::kInt64, DataType::kInt32, DataType::kInt8, DataType::kUInt8,
+                      DataType::kBool}) {
+    ts.emplace_back(absl::StrCat("t_", DataTypeName(dt)), Iota(dt, {3, 5}));
+  }
+  ts.emplace_back("scalar", Iota(DataType::kFloat32, {}, 7));
+  ts.emplace_back("empty", Iota(DataType::kFloat32, {0, 4}));
+  const std::string path = TempPath("roundtrip.safetensors");
+  ASSERT_TRUE(WriteSafetensors(path, ts, {{"format", "pt"}, {"note", "quote \" and \\"}}).ok());
+  std::unique_ptr<SafetensorsFile> f = *SafetensorsFile::Open(path);
+  EXPECT_EQ(f->metadata().at("note"), "quote \" and \\");
+  ASSERT_EQ(f->entries().size(), ts.size());
+  for (const auto& [name, t] : ts) {
+    absl::StatusOr<LocalTensor> back = f->Read(name);
+    ASSERT_TRUE(back.ok()) << back.status();
+    EXPECT_TRUE(ExactlyEqual(*back, t)) << name << ": " << DescribeMismatch(*back, t);
+  }
+  for (const SafetensorsEntry& e : f->entries()) EXPECT_EQ((e.begin - f->header().data_start) % 8, 0);
+  EXPECT_EQ(f->Read("nope").status().code(), absl::StatusCode::kNotFound);
+}
+
+TEST(SafetensorsTest, ARegionReadsOnlyItsBytes) {
+  const std::string path = TempPath("region.safetensors");
+  const LocalTensor t = Iota(DataType::kFloat32, {6, 4, 5});
+  ASSERT_TRUE(WriteSafetensors(path, {{"x", t}}).ok());
+  std::unique_ptr<SafetensorsFile> f = *SafetensorsFile::Open(path);
+  TensorSlice region(Shape{6, 4, 5});
+  region.set_range(0, {2, 5});
+  region.set_range(2, {1, 4});
+  absl::StatusOr<LocalTensor> r = f->ReadRegion("x", region);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(f->bytes_read(), 3 * 4 * 3 * 4);
+  for (int64_t a = 0; a < 3; ++a)
+    for (int64_t b = 0; b < 4; ++b)
+      for (int64_t c = 0; c < 3; ++c)
+        EXPECT_EQ(r->GetDouble((a * 4 + b) * 3 + c), ((a + 2) * 4 + b) * 5 + c + 1);
+  region.set_range(0, {5, 7});
+  EXPECT_EQ(f->ReadRegion("x", region).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST(SafetensorsTest, HeaderValidation) {
+  struct Case {
+    std::string json;
+    int64_t data;
+    absl::StatusCode code;
+    std::string needle;
+  };
+  const std::vector<Case> cases = {
+      {"[1,2]", 0, absl::StatusCode::kInvalidArgument, "not a JSON object"},
+      {"{\"a\":{\"dtype\":\"F17\",\"shape\":[1],\"data_offsets\":[0,4]}}", 4,
+       absl::StatusCode::kInvalidArgument, "'a': field 'dtype'"},
+      {"{\"a\":{\"dtype\":\"F32\",\"shape\":[-1],\"data_offsets\":[0,4]}}", 4,
+       absl::StatusCode::kInvalidArgument, "'a': field 'shape'"},
+      {"{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,4]}}", 8,
+       absl::StatusCode::kInvalidArgument, "shape x itemsize is 8"},
+      {"{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[4,0]}}", 8,
+       absl::StatusCode::kInvalidArgument, "'a': field 'data_offsets'"},
+      {"{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]},"
+       "\"b\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[4,8]}}",
+       8, absl::StatusCode::kInvalidArgument, "overlaps"},
+      {"{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]}}", 4,
+       absl::StatusCode::kDataLoss, "truncated"},
+      {"{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4],\"x\":1}}", 4,
+       absl::StatusCode::kInvalidArgument, "unknown field 'x'"},
+      {"{\"a\":{\"dtype\":\"F32\",\"shape\":[1.5],\"data_offsets\":[0,4]}}", 4,
+       absl::StatusCode::kInvalidArgument, "integer"},
+      {"{\"__metadata__\":{\"k\":1}}", 0, absl::StatusCode::kInvalidArgument, "__metadata__"},
+      {"{\"a\":{\"dtype\":\"F32\",\"shape\":[1]}}", 4, absl::StatusCode::kInvalidArgument,
+       "data_offsets"},
+      {"{\"a\":3}", 0, absl::StatusCode::kInvalidArgument, "'a' must be an object"},
+  };
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const std::string path = RawFile(absl::StrCat("bad", i, ".safetensors"), cases[i].json, cases[i].data);
+    const absl::Status s = OpenStatus(path);
+    EXPECT_EQ(s.code(), cases[i].code) << cases[i].json << " -> " << s;
+    EXPECT_NE(s.message().find(cases[i].needle), std::string::npos) << s;
+    EXPECT_NE(s.message().find(path), std::string::npos) << s;
+  }
+  // I16 is a valid entry the engine cannot hold.
+  const std::string i16 =
+      RawFile("i16.safetensors", "{\"a\":{\"dtype\":\"I16\",\"shape\":[2],\"data_offsets\":[0,4]}}", 4);
+  std::unique_ptr<SafetensorsFile> f = *SafetensorsFile::Open(i16);
+  EXPECT_EQ(f->Read("a").status().code(), absl::StatusCode::kUnimplemented);
+}
+
+TEST(SafetensorsTest, LengthsAndTruncation) {
+  EXPECT_EQ(OpenStatus(TempPath("missing.safetensors")).code(), absl::StatusCode::kNotFound);
+  const std::string tiny = TempPath("tiny.safetensors");
+  std::ofstream(tiny) << "abc";
+  EXPECT_EQ(OpenStatus(tiny).code(), absl::StatusCode::kDataLoss);
+  EXPECT_EQ(OpenStatus(RawFile("huge.safetensors", "{}", 0, int64_t{200} << 20)).code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(OpenStatus(RawFile("short.safetensors", "{}", 0, 100)).code(), absl::StatusCode::kDataLoss);
+  // Cut a real file in the middle of its data.
+  const std::string path = TempPath("cut.safetensors");
+  ASSERT_TRUE(WriteSafetensors(path, {{"x", Iota(DataType::kFloat32, {100})}}).ok());
+  ASSERT_EQ(::truncate(path.c_str(), 200), 0);
+  const absl::Status s = OpenStatus(path);
+  EXPECT_EQ(s.code(), absl::StatusCode::kDataLoss) << s;
+  EXPECT_NE(s.message().find("'x'"), std::string::npos) << s;
+}
+
+TEST(SafetensorsTest, WriterRefusesBadInputAndLeavesTheOldFile) {
+  const std::string path = TempPath("keep.safetensors");
+  ASSERT_TRUE(WriteSafetensors(path, {{"a", Iota(DataType::kFloat32, {2})}}).ok());
+  EXPECT_EQ(WriteSafetensors(path, {{"a", Iota(DataType::kFloat32, {2})}, {"a", Iota(DataType::kFloat32, {2})}})
+                .code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(WriteSafetensors(path, {{"__metadata__", Iota(DataType::kFloat32, {2})}}).code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(SafetensorsFile::Open(path).ok());
+  EXPECT_EQ(WriteSafetensors("/nonexistent-dir/x.safetensors", {}).code(), absl::StatusCode::kNotFound);
+}
+
+TEST(SafetensorsTest, LoadGlobalReadsEachRanksSliceOnly) {
+  const std::string path = TempPath("global.safetensors");
+  const LocalTensor w = Iota(DataType::kFloat32, {10, 6});
+  ASSERT_TRUE(WriteSafetensors(path, {{"w", w}}).ok());
+  const Placement p = *Placement::Parse("cpu:0-3 [2,2]");
+  std::unique_ptr<Engine> engine = *Engine::Create();
+  for (const char* layout : {"(S(0), S(1))", "(B, S(0))", "(P, S(1))", "(B, B)"}) {
+    const NdSbp nd = *NdSbp::Parse(layout);
+    std::vector<std::unique_ptr<SafetensorsFile>> files(4);
+    for (auto& f : files) f = *SafetensorsFile::Open(path);
+    std::vector<eager::GlobalTensor> got(4);
+    absl::StatusOr<std::vector<absl::Status>> st = comm::RunRanks(4, [&](comm::Communicator& world) {
+      eager::EagerContext ctx(*engine, world);
+      absl::StatusOr<eager::GlobalTensor> t = LoadGlobal(ctx, *files[world.rank()], "w", p, nd);
+      if (!t.ok()) return t.status();
+      got[world.rank()] = *t;
+      return absl::OkStatus();
+    });
+    ASSERT_TRUE(st.ok());
+    for (int r = 0; r < 4; ++r) {
+      ASSERT_TRUE((*st)[r].ok()) << (*st)[r];
+      const TensorSlice slice = *RankSlice(Shape{10, 6}, nd, p, r);
+      const bool p_zero = nd[0].is_partial_sum() && p.CoordinateOf(r)[0] != 0;
+      EXPECT_EQ(files[r]->bytes_read(), p_zero ? 0 : slice.elem_cnt() * 4) << layout << " rank " << r;
+      const LocalTensor& local = got[r].local();
+      for (int64_t i = 0; i < slice.range(0).size(); ++i)
+        for (int64_t j = 0; j < slice.range(1).size(); ++j)
+          EXPECT_EQ(local.GetDouble(i * slice.range(1).size() + j),
+                    p_zero ? 0 : (slice.range(0).begin + i) * 6 + slice.range(1).begin + j);
+    }
+  }
+  // Errors: a missing tensor, a layout that does not fit.
+  absl::StatusOr<std::vector<absl::Status>> st = comm::RunRanks(1, [&](comm::Communicator& world) {
+    eager::EagerContext ctx(*engine, world);
+    std::unique_ptr<SafetensorsFile> f = *SafetensorsFile::Open(path);
+    EXPECT_EQ(LoadGlobal(ctx, *f, "nope", *Placement::Parse("cpu:0"), *NdSbp::Parse("B")).status().code(),
+              absl::StatusCode::kNotFound);
+    EXPECT_EQ(LoadGlobal(ctx, *f, "w", *Placement::Parse("cpu:0"), *NdSbp::Parse("S(2)")).status().code(),
+              absl::StatusCode::kInvalidArgument);
+    return absl::OkStatus();
+  });
+  ASSERT_TRUE(st.ok());
+}
+
+}  // namespace
+}  // namespace oneflow_sbp::io
