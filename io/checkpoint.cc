@@ -1,0 +1,643 @@
+#include "io/checkpoint.h"
+
+#include <dirent.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <cstring>
+#include <memory>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "eager/tensor_layout.h"
+#include "google/protobuf/struct.pb.h"
+#include "google/protobuf/util/json_util.h"
+#include "io/safetensors.h"
+#include "oneflow_sbp/nd_sbp_validation.h"
+#include "runtime/comm/reduce_op.h"
+#include "runtime/region_copy.h"
+
+namespace oneflow_sbp::io {
+namespace {
+
+using eager::GlobalTensor;
+namespace pb = google::protobuf;
+
+constexpr char kIndexFile[] = "index.json";
+constexpr char kFormat[] = "oneflow_sbp.checkpoint";
+
+// CRC-32C (Castagnoli), reflected, table-driven: the checksum of a piece's
+// bytes as written.
+uint32_t Crc32c(const void* data, int64_t size) {
+  static const std::array<uint32_t, 256> table = [] {
+    std::array<uint32_t, 256> t{};
+    for (uint32_t i = 0; i < 256; ++i) {
+      uint32_t c = i;
+      for (int k = 0; k < 8; ++k) c = (c & 1) ? (c >> 1) ^ 0x82F63B78u : c >> 1;
+      t[i] = c;
+    }
+    return t;
+  }();
+  uint32_t crc = 0xFFFFFFFFu;
+  const auto* p = static_cast<const unsigned char*>(data);
+  for (int64_t i = 0; i < size; ++i) crc = table[(crc ^ p[i]) & 0xFF] ^ (crc >> 8);
+  return crc ^ 0xFFFFFFFFu;
+}
+
+std::string RankFile(int64_t version, int64_t rank) {
+  return absl::StrCat("v", version, "-rank", rank, ".safetensors");
+}
+
+std::string CrcKey(const std::string& key) { return absl::StrCat("crc32c:", key); }
+
+bool IsSafetensorsFile(const std::string& source) {
+  struct stat st;
+  return ::stat(source.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+// Every rank learns whether any rank failed: the failing rank keeps its
+// own error, the others get one saying another rank failed.
+absl::Status Agree(eager::EagerContext& ctx, const absl::Status& mine, const std::string& what) {
+  int32_t flag = mine.ok() ? 0 : 1;
+  comm::CallOptions o = ctx.call_options();
+  o.reduce_op = comm::ReduceOp::kMax;
+  absl::Status s = ctx.world().AllReduce(&flag, &flag, 1, DataType::kInt32, o);
+  if (!s.ok()) return mine.ok() ? s : mine;
+  if (!mine.ok()) return mine;
+  if (flag != 0) {
+    return absl::AbortedError(absl::StrCat(what, ": another rank failed (its error names the "
+                                           "file and tensor)"));
+  }
+  return absl::OkStatus();
+}
+
+std::string RegionJson(const TensorSlice& r) {
+  std::vector<std::string> dims;
+  for (int d = 0; d < r.rank(); ++d) {
+    dims.push_back(absl::StrCat("[", r.range(d).begin, ",", r.range(d).end, "]"));
+  }
+  return absl::StrCat("[", absl::StrJoin(dims, ","), "]");
+}
+
+std::string IndexToJson(const CheckpointIndex& index) {
+  std::string out = absl::StrCat("{\n  \"format\": \"", kFormat, "\",\n  \"version\": ",
+                                 index.version, ",\n  \"metadata\": {");
+  bool first = true;
+  for (const auto& [k, v] : index.metadata) {
+    absl::StrAppend(&out, first ? "" : ", ", JsonString(k), ": ", JsonString(v));
+    first = false;
+  }
+  out += "},\n  \"tensors\": {";
+  for (size_t i = 0; i < index.tensors.size(); ++i) {
+    const CheckpointTensor& t = index.tensors[i];
+    std::vector<std::string> dims;
+    for (int64_t d : t.desc.shape.dims()) dims.push_back(absl::StrCat(d));
+    absl::StrAppend(&out, i ? "," : "", "\n    ", JsonString(t.name), ": {\"dtype\": \"",
+                    DataTypeName(t.desc.dtype), "\", \"shape\": [", absl::StrJoin(dims, ", "),
+                    "], \"nd_sbp\": ", JsonString(t.nd_sbp), ", \"placement\": ",
+                    JsonString(t.placement), ", \"pieces\": [");
+    for (size_t k = 0; k < t.pieces.size(); ++k) {
+      const CheckpointPiece& p = t.pieces[k];
+      absl::StrAppend(&out, k ? ", " : "", "\n      {\"file\": ", JsonString(p.file),
+                      ", \"key\": ", JsonString(p.key), ", \"region\": ", RegionJson(p.region),
+                      ", \"bytes\": ", p.bytes, ", \"crc32c\": ", p.crc32c.value_or(0), "}");
+    }
+    out += "]}";
+  }
+  out += "\n  }\n}\n";
+  return out;
+}
+
+absl::StatusOr<int64_t> JsonInt(const pb::Value& v, const std::string& where) {
+  if (v.kind_case() != pb::Value::kNumberValue || v.number_value() < 0 ||
+      v.number_value() > 9007199254740992.0 ||
+      static_cast<double>(static_cast<int64_t>(v.number_value())) != v.number_value()) {
+    return absl::InvalidArgumentError(absl::StrCat(where, " must be a non-negative integer"));
+  }
+  return static_cast<int64_t>(v.number_value());
+}
+
+absl::StatusOr<CheckpointIndex> ParseIndex(const std::string& json, const std::string& path) {
+  pb::Struct root;
+  const auto parsed =
+      pb::util::JsonStringToMessage(pb::StringPiece(json.data(), json.size()), &root);
+  if (!parsed.ok()) {
+    return absl::DataLossError(absl::StrCat(path, ": not a JSON object: ", parsed.ToString()));
+  }
+  const auto& f = root.fields();
+  auto bad = [&](const std::string& what) {
+    return absl::DataLossError(absl::StrCat(path, ": ", what));
+  };
+  auto format = f.find("format");
+  if (format == f.end() || format->second.string_value() != kFormat) {
+    return bad(absl::StrCat("field 'format' must be \"", kFormat, "\""));
+  }
+  CheckpointIndex index;
+  index.source = path;
+  auto version = f.find("version");
+  if (version == f.end()) return bad("field 'version' is missing");
+  absl::StatusOr<int64_t> v = JsonInt(version->second, "version");
+  if (!v.ok()) return bad(std::string(v.status().message()));
+  index.version = *v;
+  auto meta = f.find("metadata");
+  if (meta != f.end()) {
+    for (const auto& [k, val] : meta->second.struct_value().fields()) {
+      index.metadata[k] = val.string_value();
+    }
+  }
+  auto tensors = f.find("tensors");
+  if (tensors == f.end() || tensors->second.kind_case() != pb::Value::kStructValue) {
+    return bad("field 'tensors' must be an object");
+  }
+  for (const auto& [name, tv] : tensors->second.struct_value().fields()) {
+    const auto& tf = tv.struct_value().fields();
+    const std::string where = absl::StrCat("tensor '", name, "'");
+    CheckpointTensor t;
+    t.name = name;
+    auto dtype = tf.find("dtype");
+    if (dtype == tf.end()) return bad(where + ": field 'dtype' is missing");
+    absl::StatusOr<DataType> dt = ParseDataType(dtype->second.string_value());
+    if (!dt.ok()) return bad(absl::StrCat(where, ": ", dt.status().message()));
+    t.desc.dtype = *dt;
+    std::vector<int64_t> dims;
+    auto shape = tf.find("shape");
+    if (shape == tf.end()) return bad(where + ": field 'shape' is missing");
+    for (const auto& d : shape->second.list_value().values()) {
+      absl::StatusOr<int64_t> x = JsonInt(d, where + ": shape");
+      if (!x.ok()) return bad(std::string(x.status().message()));
+      dims.push_back(*x);
+    }
+    absl::StatusOr<Shape> s = Shape::Make(dims);
+    if (!s.ok()) return bad(absl::StrCat(where, ": ", s.status().message()));
+    t.desc.shape = *s;
+    auto nd = tf.find("nd_sbp");
+    auto pl = tf.find("placement");
+    t.nd_sbp = nd == tf.end() ? "" : nd->second.string_value();
+    t.placement = pl == tf.end() ? "" : pl->second.string_value();
+    auto pieces = tf.find("pieces");
+    if (pieces == tf.end()) return bad(where + ": field 'pieces' is missing");
+    for (const auto& pv : pieces->second.list_value().values()) {
+      const auto& pf = pv.struct_value().fields();
+      CheckpointPiece p;
+      auto file = pf.find("file");
+      auto key = pf.find("key");
+      auto region = pf.find("region");
+      auto bytes = pf.find("bytes");
+      auto crc = pf.find("crc32c");
+      if (file == pf.end() || key == pf.end() || region == pf.end() || bytes == pf.end() ||
+          crc == pf.end()) {
+        return bad(where + ": a piece lacks file, key, region, bytes or crc32c");
+      }
+      p.file = file->second.string_value();
+      if (p.file.empty() || p.file.find('/') != std::string::npos) {
+        return bad(absl::StrCat(where, ": piece file '", p.file, "' must be a plain file name"));
+      }
+      p.key = key->second.string_value();
+      p.region = TensorSlice(t.desc.shape);
+      const auto& ranges = region->second.list_value().values();
+      if (ranges.size() != static_cast<int>(dims.size())) {
+        return bad(where + ": a piece region has the wrong number of dims");
+      }
+      for (int d = 0; d < ranges.size(); ++d) {
+        const auto& r = ranges[d].list_value().values();
+        if (r.size() != 2) return bad(where + ": a region range must be [begin, end]");
+        absl::StatusOr<int64_t> b = JsonInt(r[0], where);
+        absl::StatusOr<int64_t> e = JsonInt(r[1], where);
+        if (!b.ok() || !e.ok() || *b > *e || *e > dims[d]) {
+          return bad(absl::StrCat(where, ": piece region out of the shape"));
+        }
+        p.region.set_range(d, {*b, *e});
+      }
+      absl::StatusOr<int64_t> nb = JsonInt(bytes->second, where);
+      absl::StatusOr<int64_t> c = JsonInt(crc->second, where);
+      if (!nb.ok() || !c.ok() || *c > 0xFFFFFFFFll) return bad(where + ": bad bytes or crc32c");
+      p.bytes = *nb;
+      p.crc32c = static_cast<uint32_t>(*c);
+      t.pieces.push_back(std::move(p));
+    }
+    index.tensors.push_back(std::move(t));
+  }
+  std::sort(index.tensors.begin(), index.tensors.end(),
+            [](const auto& a, const auto& b) { return a.name < b.name; });
+  return index;
+}
+
+absl::StatusOr<std::string> ReadWholeFile(const std::string& path) {
+  FILE* f = std::fopen(path.c_str(), "rb");
+  if (f == nullptr) {
+    if (errno == ENOENT) return absl::NotFoundError(absl::StrCat("no checkpoint at ", path));
+    return absl::UnavailableError(absl::StrCat("open ", path, ": ", std::strerror(errno)));
+  }
+  std::string out;
+  char buf[1 << 16];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof(buf), f)) > 0) {
+    out.append(buf, n);
+    if (out.size() > static_cast<size_t>(kMaxHeaderBytes)) {
+      std::fclose(f);
+      return absl::InvalidArgumentError(absl::StrCat(path, ": larger than ", kMaxHeaderBytes,
+                                                     " bytes"));
+    }
+  }
+  std::fclose(f);
+  return out;
+}
+
+// Files of this checkpoint directory that `index` does not name, and
+// temporaries of interrupted writes: what a committed save removes.
+void RemoveStaleFiles(const std::string& dir, const CheckpointIndex& index) {
+  DIR* d = ::opendir(dir.c_str());
+  if (d == nullptr) return;
+  std::vector<std::string> stale;
+  while (dirent* e = ::readdir(d)) {
+    const std::string name = e->d_name;
+    const bool ours = (absl::StartsWith(name, "v") && absl::StrContains(name, "-rank") &&
+                       absl::StrContains(name, ".safetensors")) ||
+                      absl::StartsWith(name, "index.json.tmp-");
+    if (!ours) continue;
+    bool used = false;
+    for (const CheckpointTensor& t : index.tensors) {
+      for (const CheckpointPiece& p : t.pieces) used = used || p.file == name;
+    }
+    if (!used) stale.push_back(name);
+  }
+  ::closedir(d);
+  for (const std::string& name : stale) ::unlink(absl::StrCat(dir, "/", name).c_str());
+}
+
+NdSbp WithoutPartials(const NdSbp& nd) {
+  NdSbp out = nd;
+  for (int i = 0; i < nd.size(); ++i) {
+    if (nd[i].is_partial_sum()) out.set(i, SbpParallel::Broadcast());
+  }
+  return out;
+}
+
+}  // namespace
+
+const CheckpointTensor* CheckpointIndex::Find(const std::string& name) const {
+  for (const CheckpointTensor& t : tensors) {
+    if (t.name == name) return &t;
+  }
+  return nullptr;
+}
+
+absl::StatusOr<CheckpointIndex> ReadCheckpointIndex(const std::string& source) {
+  if (IsSafetensorsFile(source)) {
+    absl::StatusOr<std::unique_ptr<SafetensorsFile>> f = SafetensorsFile::Open(source);
+    if (!f.ok()) return f.status();
+    CheckpointIndex index;
+    index.source = source;
+    index.metadata = (*f)->metadata();
+    const size_t slash = source.rfind('/');
+    const std::string file = slash == std::string::npos ? source : source.substr(slash + 1);
+    for (const SafetensorsEntry& e : (*f)->entries()) {
+      if (!e.data_type) continue;  // I16: listed by the reader, not loadable
+      absl::StatusOr<Shape> shape = Shape::Make(e.shape);
+      if (!shape.ok()) continue;  // zero-size: the engine has no such shape
+      CheckpointTensor t;
+      t.name = e.name;
+      t.desc = TensorDesc{*shape, *e.data_type};
+      t.nd_sbp = "(B)";
+      t.placement = "cpu:0";
+      t.pieces.push_back({file, e.name, TensorSlice(*shape), e.end - e.begin, std::nullopt});
+      index.tensors.push_back(std::move(t));
+    }
+    std::sort(index.tensors.begin(), index.tensors.end(),
+              [](const auto& a, const auto& b) { return a.name < b.name; });
+    return index;
+  }
+  const std::string path = absl::StrCat(source, "/", kIndexFile);
+  absl::StatusOr<std::string> json = ReadWholeFile(path);
+  if (!json.ok()) return json.status();
+  absl::StatusOr<CheckpointIndex> index = ParseIndex(*json, path);
+  if (index.ok()) index->source = source;
+  return index;
+}
+
+absl::Status SaveCheckpoint(eager::EagerContext& ctx, const std::string& dir,
+                            absl::Span<const NamedTensor> tensors,
+                            const std::map<std::string, std::string>& metadata) {
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    if (tensors[i].name.empty() || !tensors[i].tensor.defined()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("checkpoint ", dir, ": tensor ", i, " has no name or no value"));
+    }
+    for (size_t j = 0; j < i; ++j) {
+      if (tensors[j].name == tensors[i].name) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("checkpoint ", dir, ": tensor '", tensors[i].name, "' given twice"));
+      }
+    }
+  }
+  // Every rank reads the old version before anyone commits a new one.
+  int64_t version = 1;
+  if (absl::StatusOr<CheckpointIndex> old = ReadCheckpointIndex(dir); old.ok()) {
+    version = old->version + 1;
+  }
+  if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) {
+    return Agree(ctx, absl::UnavailableError(absl::StrCat("mkdir ", dir, ": ", std::strerror(errno))),
+                 "checkpoint save");
+  }
+  CheckpointIndex index;
+  index.version = version;
+  index.metadata = metadata;
+  std::vector<std::pair<std::string, LocalTensor>> mine;
+  std::map<std::string, std::string> my_crcs;
+  absl::Status status;
+  for (const NamedTensor& nt : tensors) {
+    GlobalTensor t = nt.tensor;
+    const NdSbp stored = WithoutPartials(t.nd_sbp());
+    if (stored != t.nd_sbp()) {
+      // Partial sums are reduced once, then saved like any other layout.
+      absl::StatusOr<GlobalTensor> r = eager::Redistribute(ctx, t, t.placement(), stored);
+      if (!r.ok()) return r.status();
+      t = *r;
+    }
+    CheckpointTensor ct;
+    ct.name = nt.name;
+    ct.desc = t.desc();
+    ct.nd_sbp = stored.ToString();
+    ct.placement = t.placement().ToString();
+    absl::StatusOr<std::vector<TensorSlice>> slices =
+        AllRankSlices(t.shape(), stored, t.placement());
+    if (!slices.ok()) return slices.status();
+    absl::StatusOr<int64_t> my_id = t.placement().ParallelIdOf(ctx.rank());
+    for (int64_t id = 0; id < static_cast<int64_t>(slices->size()); ++id) {
+      const TensorSlice& s = (*slices)[id];
+      if (s.elem_cnt() == 0) continue;
+      bool seen = false;  // owned by the lowest parallel_id holding it
+      for (int64_t j = 0; j < id && !seen; ++j) seen = (*slices)[j] == s;
+      if (seen) continue;
+      const int64_t owner = t.placement().RankOf(id);
+      CheckpointPiece p;
+      p.file = RankFile(version, owner);
+      p.key = absl::StrCat(nt.name, "@", ct.pieces.size());
+      p.region = s;
+      p.bytes = s.elem_cnt() * ByteSizeOf(t.dtype());
+      if (my_id.ok() && *my_id == id) {
+        LocalTensor local = t.local();
+        if (local.device() != DeviceType::kCpu) {
+          absl::StatusOr<LocalTensor> host = local.CopyTo(DeviceType::kCpu);
+          if (!host.ok()) return host.status();
+          local = *host;
+        }
+        my_crcs[CrcKey(p.key)] = absl::StrCat(Crc32c(local.raw_data(), local.byte_size()));
+        mine.emplace_back(p.key, local);
+      }
+      ct.pieces.push_back(std::move(p));
+    }
+    index.tensors.push_back(std::move(ct));
+  }
+  if (!mine.empty()) {
+    status = WriteSafetensors(absl::StrCat(dir, "/", RankFile(version, ctx.rank())), mine, my_crcs);
+  }
+  // No rank commits unless every rank's pieces are on disk.
+  absl::Status s = Agree(ctx, status, absl::StrCat("checkpoint save to ", dir));
+  if (!s.ok()) return s;
+  if (ctx.rank() == 0) {
+    // The checksums each owner computed travel in its file's metadata.
+    std::map<std::string, std::unique_ptr<SafetensorsFile>> files;
+    for (CheckpointTensor& t : index.tensors) {
+      for (CheckpointPiece& p : t.pieces) {
+        if (!status.ok()) break;
+        auto& f = files[p.file];
+        if (f == nullptr) {
+          absl::StatusOr<std::unique_ptr<SafetensorsFile>> opened =
+              SafetensorsFile::Open(absl::StrCat(dir, "/", p.file));
+          if (!opened.ok()) {
+            status = opened.status();
+            break;
+          }
+          f = *std::move(opened);
+        }
+        auto crc = f->metadata().find(CrcKey(p.key));
+        uint32_t value = 0;
+        if (crc == f->metadata().end() || !absl::SimpleAtoi(crc->second, &value)) {
+          status = absl::DataLossError(absl::StrCat(dir, "/", p.file, ": no checksum for '",
+                                                    p.key, "'"));
+          break;
+        }
+        p.crc32c = value;
+      }
+    }
+    std::sort(index.tensors.begin(), index.tensors.end(),
+              [](const auto& a, const auto& b) { return a.name < b.name; });
+    if (status.ok()) {
+      status = WriteFileAtomically(absl::StrCat(dir, "/", kIndexFile), IndexToJson(index));
+    }
+    if (status.ok()) RemoveStaleFiles(dir, index);
+  }
+  return Agree(ctx, status, absl::StrCat("checkpoint save to ", dir));
+}
+
+absl::StatusOr<std::vector<GlobalTensor>> LoadCheckpoint(eager::EagerContext& ctx,
+                                                         const std::string& source,
+                                                         absl::Span<const CheckpointTarget> targets,
+                                                         LoadStats* stats) {
+  std::vector<GlobalTensor> out;
+  absl::Status status;
+  absl::StatusOr<CheckpointIndex> index = ReadCheckpointIndex(source);
+  const bool plain = IsSafetensorsFile(source);
+  const std::string& dir = source;
+  std::map<std::string, std::unique_ptr<SafetensorsFile>> files;
+  auto open = [&](const std::string& file) -> absl::StatusOr<SafetensorsFile*> {
+    auto& f = files[file];
+    if (f == nullptr) {
+      absl::StatusOr<std::unique_ptr<SafetensorsFile>> opened =
+          SafetensorsFile::Open(plain ? source : absl::StrCat(dir, "/", file));
+      if (!opened.ok()) return opened.status();
+      f = *std::move(opened);
+    }
+    return f.get();
+  };
+  if (!index.ok()) status = index.status();
+  for (size_t i = 0; i < targets.size() && status.ok(); ++i) {
+    const CheckpointTarget& target = targets[i];
+    const CheckpointTensor* t = index->Find(target.name);
+    if (t == nullptr) {
+      std::vector<std::string> names;
+      for (const CheckpointTensor& x : index->tensors) names.push_back(x.name);
+      if (names.size() > 8) names.resize(8), names.push_back("...");
+      status = absl::NotFoundError(absl::StrCat("checkpoint ", source, ": no tensor '",
+                                                target.name, "' (it has ",
+                                                absl::StrJoin(names, ", "), ")"));
+      break;
+    }
+    if (target.expect && *target.expect != t->desc) {
+      status = absl::InvalidArgumentError(absl::StrCat(
+          "checkpoint ", source, ": tensor '", t->name, "' is ", t->desc.ToString(),
+          "; expected ", target.expect->ToString()));
+      break;
+    }
+    status = ValidateNdSbp(target.nd_sbp, t->desc.shape, target.placement.hierarchy());
+    if (!status.ok()) {
+      status = absl::InvalidArgumentError(
+          absl::StrCat("checkpoint ", source, ": tensor '", t->name, "': ", status.message()));
+      break;
+    }
+    absl::StatusOr<int64_t> id = target.placement.ParallelIdOf(ctx.rank());
+    if (!id.ok()) {
+      out.emplace_back(t->desc, target.placement, target.nd_sbp, LocalTensor());
+      continue;
+    }
+    const MeshCoord coord = target.placement.CoordinateOf(*id);
+    const TensorSlice slice =
+        SliceAt(t->desc.shape, target.nd_sbp, target.placement.hierarchy(), coord);
+    std::vector<int64_t> dims;
+    for (int d = 0; d < slice.rank(); ++d) dims.push_back(slice.range(d).size());
+    absl::StatusOr<LocalTensor> local = LocalTensor::Zeros(t->desc.dtype, dims);
+    if (!local.ok()) {
+      status = local.status();
+      break;
+    }
+    bool reads = true;  // on P axes only coordinate 0 holds the value
+    for (int a = 0; a < target.nd_sbp.size(); ++a) {
+      reads = reads && (!target.nd_sbp[a].is_partial_sum() || coord[a] == 0);
+    }
+    int64_t covered = 0;
+    for (const CheckpointPiece& p : t->pieces) {
+      if (!reads || !status.ok()) break;
+      const TensorSlice overlap = slice.Intersect(p.region);
+      if (overlap.elem_cnt() == 0) continue;
+      absl::StatusOr<SafetensorsFile*> f = open(p.file);
+      if (!f.ok()) {
+        status = f.status();
+        break;
+      }
+      const std::string where = absl::StrCat((*f)->path(), ": tensor '", t->name, "'");
+      absl::StatusOr<LocalTensor> data;
+      TensorSlice data_slice = p.region;
+      if (p.crc32c) {
+        data = (*f)->Read(p.key);  // the whole piece, so its checksum can be checked
+        if (data.ok() && Crc32c(data->raw_data(), data->byte_size()) != *p.crc32c) {
+          status = absl::DataLossError(absl::StrCat(where, ": piece '", p.key,
+                                                    "' fails its checksum (altered or damaged)"));
+          break;
+        }
+      } else {
+        data = (*f)->ReadRegion(p.key, overlap);  // a plain file: only the overlap's bytes
+        data_slice = overlap;
+      }
+      if (!data.ok()) {
+        status = data.status();
+        break;
+      }
+      if (data->dtype() != t->desc.dtype) {
+        status = absl::DataLossError(absl::StrCat(where, ": piece '", p.key, "' is ",
+                                                  DataTypeName(data->dtype()), ", the index says ",
+                                                  DataTypeName(t->desc.dtype)));
+        break;
+      }
+      status = boxing::CopyRegion(*data, data_slice, overlap, &*local, slice,
+                                  boxing::RegionOp::kCopy);
+      if (!status.ok()) {
+        status = absl::DataLossError(absl::StrCat(where, ": piece '", p.key, "': ",
+                                                  status.message()));
+        break;
+      }
+      covered += overlap.elem_cnt();
+      if (stats != nullptr) ++stats->pieces_read;
+    }
+    if (!status.ok()) break;
+    if (reads && covered != slice.elem_cnt()) {
+      status = absl::DataLossError(absl::StrCat("checkpoint ", source, ": tensor '", t->name,
+                                                "': its pieces cover ", covered, " of the ",
+                                                slice.elem_cnt(), " elements rank ", ctx.rank(),
+                                                " needs"));
+      break;
+    }
+    if (target.placement.device_type() != DeviceType::kCpu) {
+      local = local->CopyTo(target.placement.device_type());
+      if (!local.ok()) {
+        status = local.status();
+        break;
+      }
+    }
+    out.emplace_back(t->desc, target.placement, target.nd_sbp, *std::move(local));
+  }
+  if (stats != nullptr) {
+    for (const auto& [name, f] : files) stats->bytes_read += f->bytes_read();
+  }
+  absl::Status agreed = Agree(ctx, status, absl::StrCat("checkpoint load from ", source));
+  if (!agreed.ok()) return agreed;
+  return out;
+}
+
+absl::Status ExportCheckpoint(const std::string& source, const std::string& out_file) {
+  absl::StatusOr<CheckpointIndex> index = ReadCheckpointIndex(source);
+  if (!index.ok()) return index.status();
+  const bool plain = IsSafetensorsFile(source);
+  std::vector<std::pair<std::string, LocalTensor>> whole;
+  std::map<std::string, std::unique_ptr<SafetensorsFile>> files;
+  for (const CheckpointTensor& t : index->tensors) {
+    absl::StatusOr<LocalTensor> full = LocalTensor::Zeros(t.desc.dtype, t.desc.shape.dims());
+    if (!full.ok()) return full.status();
+    const TensorSlice all(t.desc.shape);
+    int64_t covered = 0;
+    for (const CheckpointPiece& p : t.pieces) {
+      auto& f = files[p.file];
+      if (f == nullptr) {
+        absl::StatusOr<std::unique_ptr<SafetensorsFile>> opened =
+            SafetensorsFile::Open(plain ? source : absl::StrCat(source, "/", p.file));
+        if (!opened.ok()) return opened.status();
+        f = *std::move(opened);
+      }
+      absl::StatusOr<LocalTensor> data = f->Read(p.key);
+      if (!data.ok()) return data.status();
+      if (p.crc32c && Crc32c(data->raw_data(), data->byte_size()) != *p.crc32c) {
+        return absl::DataLossError(absl::StrCat(f->path(), ": tensor '", t.name, "': piece '",
+                                                p.key, "' fails its checksum"));
+      }
+      absl::Status s =
+          boxing::CopyRegion(*data, p.region, p.region, &*full, all, boxing::RegionOp::kCopy);
+      if (!s.ok()) return s;
+      covered += p.region.elem_cnt();
+    }
+    if (covered != all.elem_cnt()) {
+      return absl::DataLossError(absl::StrCat(source, ": tensor '", t.name, "': pieces cover ",
+                                              covered, " of ", all.elem_cnt(), " elements"));
+    }
+    whole.emplace_back(t.name, *std::move(full));
+  }
+  return WriteSafetensors(out_file, whole, index->metadata);
+}
+
+std::string CheckpointIndexToText(const CheckpointIndex& index) {
+  int64_t bytes = 0;
+  std::map<std::string, int64_t> files;
+  for (const CheckpointTensor& t : index.tensors) {
+    for (const CheckpointPiece& p : t.pieces) {
+      bytes += p.bytes;
+      files[p.file] += p.bytes;
+    }
+  }
+  std::string out = absl::StrFormat("checkpoint %s: version %d, %d tensors, %d files, %d bytes\n",
+                                    index.source, index.version, index.tensors.size(),
+                                    files.size(), bytes);
+  if (!index.metadata.empty()) {
+    std::vector<std::string> kv;
+    for (const auto& [k, v] : index.metadata) kv.push_back(absl::StrCat(k, "=", v));
+    absl::StrAppend(&out, "metadata: ", absl::StrJoin(kv, " "), "\n");
+  }
+  for (const CheckpointTensor& t : index.tensors) {
+    absl::StrAppend(&out, absl::StrFormat("%s  %s  saved %s on %s  %d piece%s\n", t.name,
+                                          t.desc.ToString(), t.nd_sbp, t.placement,
+                                          t.pieces.size(), t.pieces.size() == 1 ? "" : "s"));
+    for (const CheckpointPiece& p : t.pieces) {
+      absl::StrAppend(&out, absl::StrFormat(
+                                "  %s  %s  %s  %d bytes%s\n", p.file, p.key, p.region.ToString(),
+                                p.bytes,
+                                p.crc32c ? absl::StrFormat("  crc32c %08x", *p.crc32c) : ""));
+    }
+  }
+  return out;
+}
+
+}  // namespace oneflow_sbp::io

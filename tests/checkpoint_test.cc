@@ -1,0 +1,230 @@
+// Distributed checkpoints on real rank threads: save from one mesh and
+// layout, load into others; pieces written once; each rank reads only the
+// pieces it needs; every failure clear, agreed by all ranks, nothing half
+// loaded; export and inspect.
+#include "io/checkpoint.h"
+
+#include <dirent.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <functional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "eager/tensor_layout.h"
+#include "gtest/gtest.h"
+#include "io/safetensors.h"
+#include "runtime/comm/inprocess_world.h"
+
+namespace oneflow_sbp::io {
+namespace {
+
+using eager::EagerContext;
+using eager::GlobalTensor;
+
+LocalTensor Values(std::vector<int64_t> dims, double scale) {
+  LocalTensor t = *LocalTensor::Empty(DataType::kFloat32, dims);
+  for (int64_t i = 0; i < t.elem_cnt(); ++i) t.SetDouble(i, scale * (i + 1));
+  return t;
+}
+
+std::string FreshDir(const std::string& name) {
+  return absl::StrCat(testing::TempDir(), "/", name, "-", ::getpid());
+}
+
+// Runs fn on `n` rank threads; returns each rank's status.
+std::vector<absl::Status> OnRanks(Engine& engine, int n,
+                                  const std::function<absl::Status(EagerContext&)>& fn) {
+  absl::StatusOr<std::vector<absl::Status>> st = comm::RunRanks(n, [&](comm::Communicator& w) {
+    EagerContext ctx(engine, w);
+    return fn(ctx);
+  });
+  EXPECT_TRUE(st.ok());
+  return *st;
+}
+
+const LocalTensor kW = Values({6, 4}, 1);
+const LocalTensor kB = Values({4}, 0.5);
+
+// Saves w as `w_layout` and b as `b_layout` from cpu:0-3 [2,2].
+void SaveFrom22(Engine& engine, const std::string& dir, const char* w_layout, const char* b_layout,
+                double scale = 1) {
+  const Placement p = *Placement::Parse("cpu:0-3 [2,2]");
+  std::vector<absl::Status> st = OnRanks(engine, 4, [&](EagerContext& ctx) -> absl::Status {
+    absl::StatusOr<GlobalTensor> w = eager::FromFull(ctx, Values({6, 4}, scale), p, *NdSbp::Parse(w_layout));
+    absl::StatusOr<GlobalTensor> b = eager::FromFull(ctx, kB, p, *NdSbp::Parse(b_layout));
+    if (!w.ok() || !b.ok()) return absl::InternalError("FromFull");
+    return SaveCheckpoint(ctx, dir, {{"w", *w}, {"b", *b}}, {{"step", "3"}});
+  });
+  for (const absl::Status& s : st) ASSERT_TRUE(s.ok()) << s;
+}
+
+TEST(CheckpointTest, SavesEachRegionOnceAndReshardsOnLoad) {
+  std::unique_ptr<Engine> engine = *Engine::Create();
+  const std::string dir = FreshDir("reshard");
+  SaveFrom22(*engine, dir, "(S(0), B)", "(P, B)");
+  CheckpointIndex index = *ReadCheckpointIndex(dir);
+  EXPECT_EQ(index.version, 1);
+  EXPECT_EQ(index.metadata.at("step"), "3");
+  ASSERT_EQ(index.tensors.size(), 2u);
+  // w: two row halves, each written once although two ranks hold it.
+  EXPECT_EQ(index.Find("w")->pieces.size(), 2u);
+  EXPECT_EQ(index.Find("w")->pieces[0].file, "v1-rank0.safetensors");
+  EXPECT_EQ(index.Find("w")->pieces[1].file, "v1-rank2.safetensors");
+  // b: partial sums reduced, then one broadcast piece.
+  EXPECT_EQ(index.Find("b")->nd_sbp, "(B, B)");
+  EXPECT_EQ(index.Find("b")->pieces.size(), 1u);
+
+  struct Target {
+    const char* placement;
+    const char* w_layout;
+    int ranks;
+  };
+  for (const Target& target : {Target{"cpu:0-3", "S(1)", 4}, Target{"cpu:0-2", "S(0)", 3},
+                               Target{"cpu:0", "B", 1}, Target{"cpu:0-3 [2,2]", "(S(1), S(0))", 4},
+                               Target{"cpu:0-1", "P", 2}}) {
+    const Placement p = *Placement::Parse(target.placement);
+    std::vector<LocalTensor> w_full(target.ranks), b_full(target.ranks);
+    std::vector<absl::Status> st = OnRanks(*engine, target.ranks, [&](EagerContext& ctx) -> absl::Status {
+      absl::StatusOr<std::vector<GlobalTensor>> t = LoadCheckpoint(
+          ctx, dir,
+          {{"w", p, *NdSbp::Parse(target.w_layout), TensorDesc{Shape{6, 4}, DataType::kFloat32}},
+           {"b", p, *NdSbp::Parse(p.num_axes() == 2 ? "(B, B)" : "B"), std::nullopt}});
+      if (!t.ok()) return t.status();
+      absl::StatusOr<LocalTensor> w = eager::ToFull(ctx, (*t)[0]);
+      absl::StatusOr<LocalTensor> b = eager::ToFull(ctx, (*t)[1]);
+      if (!w.ok() || !b.ok()) return absl::InternalError("ToFull");
+      w_full[ctx.rank()] = *w;
+      b_full[ctx.rank()] = *b;
+      return absl::OkStatus();
+    });
+    for (int r = 0; r < target.ranks; ++r) {
+      ASSERT_TRUE(st[r].ok()) << target.placement << " " << st[r];
+      EXPECT_TRUE(ExactlyEqual(w_full[r], kW)) << target.placement << ": " << DescribeMismatch(w_full[r], kW);
+      EXPECT_TRUE(ExactlyEqual(b_full[r], kB)) << DescribeMismatch(b_full[r], kB);
+    }
+  }
+}
+
+TEST(CheckpointTest, EachRankReadsOnlyThePiecesItNeeds) {
+  std::unique_ptr<Engine> engine = *Engine::Create();
+  const std::string dir = FreshDir("bytes");
+  SaveFrom22(*engine, dir, "(S(0), B)", "(B, B)");
+  const Placement p = *Placement::Parse("cpu:0-1");
+  std::vector<LoadStats> stats(2);
+  std::vector<absl::Status> st = OnRanks(*engine, 2, [&](EagerContext& ctx) -> absl::Status {
+    return LoadCheckpoint(ctx, dir, {{"w", p, *NdSbp::Parse("S(0)"), std::nullopt}},
+                          &stats[ctx.rank()])
+        .status();
+  });
+  for (int r = 0; r < 2; ++r) {
+    ASSERT_TRUE(st[r].ok()) << st[r];
+    EXPECT_EQ(stats[r].pieces_read, 1);
+    EXPECT_EQ(stats[r].bytes_read, 3 * 4 * 4);  // its own half of w, nothing of b
+  }
+}
+
+TEST(CheckpointTest, APlainSafetensorsFileIsASourceReadBySlice) {
+  std::unique_ptr<Engine> engine = *Engine::Create();
+  const std::string file = FreshDir("plain") + ".safetensors";
+  ASSERT_TRUE(WriteSafetensors(file, {{"w", kW}, {"b", kB}}).ok());
+  const Placement p = *Placement::Parse("cpu:0-1");
+  std::vector<LoadStats> stats(2);
+  std::vector<LocalTensor> full(2);
+  std::vector<absl::Status> st = OnRanks(*engine, 2, [&](EagerContext& ctx) -> absl::Status {
+    absl::StatusOr<std::vector<GlobalTensor>> t =
+        LoadCheckpoint(ctx, file, {{"w", p, *NdSbp::Parse("S(1)"), std::nullopt}}, &stats[ctx.rank()]);
+    if (!t.ok()) return t.status();
+    absl::StatusOr<LocalTensor> f = eager::ToFull(ctx, (*t)[0]);
+    if (f.ok()) full[ctx.rank()] = *f;
+    return f.status();
+  });
+  for (int r = 0; r < 2; ++r) {
+    ASSERT_TRUE(st[r].ok()) << st[r];
+    EXPECT_EQ(stats[r].bytes_read, 6 * 2 * 4);
+    EXPECT_TRUE(ExactlyEqual(full[r], kW));
+  }
+}
+
+std::vector<absl::Status> LoadW(Engine& engine, const std::string& dir, int ranks = 2,
+                                std::optional<TensorDesc> expect = std::nullopt,
+                                const std::string& name = "w") {
+  const Placement p = *Placement::Parse(ranks == 2 ? "cpu:0-1" : "cpu:0");
+  return OnRanks(engine, ranks, [&](EagerContext& ctx) {
+    return LoadCheckpoint(ctx, dir, {{name, p, *NdSbp::Parse("S(0)"), expect}}).status();
+  });
+}
+
+void FlipByte(const std::string& path, int64_t offset_from_end) {
+  std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+  f.seekg(-offset_from_end, std::ios::end);
+  char c = 0;
+  f.read(&c, 1);
+  f.seekp(-offset_from_end, std::ios::end);
+  c ^= 0x5a;
+  f.write(&c, 1);
+}
+
+TEST(CheckpointTest, FailuresAreClearAndAgreedByEveryRank) {
+  std::unique_ptr<Engine> engine = *Engine::Create();
+  const std::string missing = FreshDir("none");
+  for (const absl::Status& s : LoadW(*engine, missing)) EXPECT_EQ(s.code(), absl::StatusCode::kNotFound) << s;
+
+  const std::string dir = FreshDir("fail");
+  SaveFrom22(*engine, dir, "(S(0), B)", "(B, B)");
+  std::vector<absl::Status> st = LoadW(*engine, dir, 2, std::nullopt, "v");
+  EXPECT_EQ(st[0].code(), absl::StatusCode::kNotFound);
+  EXPECT_NE(st[0].message().find("no tensor 'v'"), std::string::npos) << st[0];
+  st = LoadW(*engine, dir, 2, TensorDesc{Shape{4, 6}, DataType::kFloat32});
+  EXPECT_EQ(st[1].code(), absl::StatusCode::kInvalidArgument) << st[1];
+  EXPECT_NE(st[1].message().find("f32[6,4]"), std::string::npos) << st[1];
+
+  // Alter one byte of w's second piece: only rank 1 reads it.
+  FlipByte(dir + "/v1-rank2.safetensors", 3);
+  st = LoadW(*engine, dir);
+  EXPECT_TRUE(st[0].code() == absl::StatusCode::kAborted) << st[0];
+  EXPECT_EQ(st[1].code(), absl::StatusCode::kDataLoss) << st[1];
+  EXPECT_NE(st[1].message().find("v1-rank2.safetensors"), std::string::npos) << st[1];
+  EXPECT_NE(st[1].message().find("'w'"), std::string::npos) << st[1];
+  EXPECT_NE(st[1].message().find("checksum"), std::string::npos) << st[1];
+  // Truncated piece file.
+  ASSERT_EQ(::truncate((dir + "/v1-rank2.safetensors").c_str(), 40), 0);
+  st = LoadW(*engine, dir);
+  EXPECT_EQ(st[1].code(), absl::StatusCode::kDataLoss) << st[1];
+  EXPECT_EQ(ExportCheckpoint(dir, dir + ".out.safetensors").code(), absl::StatusCode::kDataLoss);
+}
+
+TEST(CheckpointTest, ASecondSaveCommitsANewVersionAndRemovesTheOld) {
+  std::unique_ptr<Engine> engine = *Engine::Create();
+  const std::string dir = FreshDir("versions");
+  SaveFrom22(*engine, dir, "(S(0), B)", "(B, B)", 1);
+  SaveFrom22(*engine, dir, "(B, S(1))", "(B, B)", 2);
+  CheckpointIndex index = *ReadCheckpointIndex(dir);
+  EXPECT_EQ(index.version, 2);
+  std::set<std::string> files;
+  DIR* d = ::opendir(dir.c_str());
+  while (dirent* e = ::readdir(d)) {
+    if (e->d_name[0] != '.') files.insert(e->d_name);
+  }
+  ::closedir(d);
+  EXPECT_EQ(files, (std::set<std::string>{"index.json", "v2-rank0.safetensors",
+                                          "v2-rank1.safetensors"}));
+  // Export gives the second version's values whole.
+  const std::string out = dir + ".export.safetensors";
+  ASSERT_TRUE(ExportCheckpoint(dir, out).ok());
+  std::unique_ptr<SafetensorsFile> f = *SafetensorsFile::Open(out);
+  EXPECT_TRUE(ExactlyEqual(*f->Read("w"), Values({6, 4}, 2)));
+  EXPECT_EQ(f->metadata().at("step"), "3");
+  const std::string text = CheckpointIndexToText(index);
+  EXPECT_NE(text.find("w  f32[6,4]  saved (B, S(1)) on cpu:0-3 [2,2]  2 pieces"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("v2-rank1.safetensors  w@1  [0,6)x[2,4)  48 bytes  crc32c"), std::string::npos)
+      << text;
+}
+
+}  // namespace
+}  // namespace oneflow_sbp::io
