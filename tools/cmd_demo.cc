@@ -28,6 +28,8 @@ using eager::EagerContext;
 using eager::GlobalTensor;
 
 struct Run {
+  // Steps the run started after (a resumed checkpoint's count, else 0).
+  int first_step = 0;
   std::vector<double> losses;
   // Step 0's gradient of every parameter, as the full tensor.
   std::vector<LocalTensor> grads;
@@ -42,6 +44,9 @@ absl::StatusOr<Run> Train(EagerContext& ctx, const DemoOptions& o, const Placeme
   OFS_ASSIGN_OR_RETURN(LlamaModel model, LlamaModel::Create(ctx, o.model, placement, o.seed));
   OFS_RETURN_IF_ERROR(model.SetBatch(ctx, o.seed));
   Run run;
+  if (o.resume) {
+    OFS_ASSIGN_OR_RETURN(run.first_step, model.Restore(ctx, *o.resume));
+  }
   for (int step = 0; step < o.steps; ++step) {
     if (step == 0 && recorder != nullptr) {
       model.NameTensors(*recorder);
@@ -64,8 +69,9 @@ absl::StatusOr<Run> Train(EagerContext& ctx, const DemoOptions& o, const Placeme
         run.grads.push_back(g);
       }
     }
-    OFS_RETURN_IF_ERROR(model.AdamStep(ctx, step + 1));
+    OFS_RETURN_IF_ERROR(model.AdamStep(ctx, run.first_step + step + 1));
   }
+  if (o.save) OFS_RETURN_IF_ERROR(model.Save(ctx, *o.save, run.first_step + o.steps));
   return run;
 }
 
@@ -189,7 +195,9 @@ absl::StatusOr<Run> ReferenceRun(const DemoOptions& o, Engine& engine) {
                          eager::EagerOptions ref_options;
                          ref_options.kernels = o.kernels;
                          EagerContext ref_ctx(engine, one, ref_options);
-                         absl::StatusOr<Run> r = Train(ref_ctx, o, single);
+                         DemoOptions ref = o;
+                         ref.save.reset();  // the distributed run saves
+                         absl::StatusOr<Run> r = Train(ref_ctx, ref, single);
                          if (!r.ok()) return r.status();
                          reference = *std::move(r);
                          return absl::OkStatus();
@@ -283,8 +291,9 @@ absl::StatusOr<std::string> RunDemo(const DemoOptions& o, Engine& engine, int* e
     std::function<void(int, double)> on_step;
     if (world.rank() == 0) {
       on_step = [&](int step, double loss) {
-        progress(absl::StrFormat("  step %d/%d: loss %.6f (reference %.6f)\n", step + 1, o.steps,
-                                 loss, reference.losses[step]));
+        const int first = reference.first_step;
+        progress(absl::StrFormat("  step %d/%d: loss %.6f (reference %.6f)\n", first + step + 1,
+                                 first + o.steps, loss, reference.losses[step]));
       };
     }
     OFS_ASSIGN_OR_RETURN(Run run,
@@ -300,6 +309,8 @@ absl::StatusOr<std::string> RunDemo(const DemoOptions& o, Engine& engine, int* e
     report.backend = std::string(BackendName(setup.backend));
     report.cost_policy = std::string(setup.policy.str());
     report.steps = o.steps;
+    report.first_step = run.first_step;
+    if (o.save) report.saved = *o.save;
     report.ops = StepZeroOps(ctx.trace(), o.all_ops);
     AddCollectives(totals, &report);
     CheckAgainstReference(run, reference, &report);

@@ -30,6 +30,12 @@ struct DemoOptions {
   // Write step 0's forward as a program for `sbp plan` (parameters free),
   // and FILE's stem + ".marked.json" with the Megatron marking fixed.
   std::optional<std::string> record;
+  // Save the weights, Adam state, step count and seed to this checkpoint
+  // directory after the last step (io/checkpoint.h; any mesh can resume).
+  std::optional<std::string> save;
+  // Start from this checkpoint (saved by --save on any mesh): its weights
+  // and Adam state resharded onto this mesh; steps continue its count.
+  std::optional<std::string> resume;
   // The cost policy the interpreter infers with: "oneflow" (OneFlow's
   // choices, the default) or "planned" (rank by real boxing plans).
   std::string cost = "oneflow";

@@ -171,12 +171,13 @@ default) does so when stdout is a terminal.
   $ sbp launch --nproc=4 -- sbp boxing --execute=gloo --shape=8,6 \
         --placement='cpu:0-3 [2,2]' --from='(S(0),S(1))' --to='(B,B)')help"},
     {"demo", "train a LLaMA-style block on a mesh, checked against one rank",
-     "mesh backend batch seq hidden heads ffn vocab layers steps trace seed all_ops record cost device calibration format",
+     "mesh backend batch seq hidden heads ffn vocab layers steps trace seed all_ops record save resume cost device calibration format",
      "text|json", 0,
      R"help(sbp demo [--mesh=2,2] [--backend=threads|gloo] [--steps=3] [--layers=1]
          [--batch=4] [--seq=16] [--hidden=64] [--heads=4] [--ffn=128] [--vocab=128]
          [--trace=FILE.json] [--record=PROGRAM.json] [--all_ops] [--cost=oneflow|planned]
          [--device=cpu|cuda] [--seed=N] [--calibration=FILE] [--format=text|json]
+         [--save=DIR] [--resume=DIR]
 
 Trains a LLaMA-style decoder (RMSNorm, attention with rotary embedding and
 causal scaled dot-product attention, SwiGLU MLP, residual adds, and a
@@ -197,6 +198,11 @@ instead of OneFlow's copy-cost formulas (see `sbp help infer`).
 the current GPU and boxing on device memory (threads only; needs a
 --config=cuda build and a GPU); the single-rank reference stays on the CPU,
 so the check also compares the CUDA kernels with the CPU ones.
+--save=DIR writes a checkpoint after the last step (weights, Adam state,
+step count and seed; docs/CHECKPOINTS.md); --resume=DIR continues from one
+saved on any mesh, its tensors resharded onto this one (the reference
+resumes from it on one rank). Three steps saved on [2,2] and three resumed
+on [4] give the losses of six steps in one run.
 
 The header is printed at once and a line per step as training runs.
 --format=json prints one object instead: placement, backend, cost_policy,
@@ -247,6 +253,18 @@ and docs/GPU.md.)help"},
 
 Runs a few fixed examples of the other commands and prints them with their
 command lines: layouts, exact uneven slices, and signature inference.)help"},
+    {"ckpt", "inspect a checkpoint, or export it as one safetensors file",
+     "", "", 3,
+     R"help(sbp ckpt inspect DIR
+sbp ckpt export DIR OUT.safetensors
+
+A checkpoint is a directory of safetensors shard files and an index.json
+(docs/CHECKPOINTS.md), written by `sbp demo --save=DIR` or by
+oneflow_sbp.checkpoint.save. `inspect` lists every tensor with its dtype,
+shape, the layout and placement it was saved from, and its pieces: file,
+key, region of the logical tensor, bytes and CRC-32C. `export` verifies
+every piece and writes one file with every tensor whole, which any
+safetensors reader loads. DIR may also be a plain .safetensors file.)help"},
     {"ops", "list the registered ops, their args and attributes",
      "format",
      "text|json|textproto", 1,

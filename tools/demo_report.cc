@@ -68,6 +68,10 @@ std::string DemoReportText(const DemoReport& r) {
     absl::StrAppend(&out, "program: ", r.record, " (weights free) and its .marked.json twin "
                     "(Megatron marking); plan them with sbp plan --program=FILE\n");
   }
+  if (!r.saved.empty()) {
+    absl::StrAppend(&out, "checkpoint: ", r.saved, " (step ", r.first_step + r.steps,
+                    "; resume on any mesh with --resume=", r.saved, ")\n");
+  }
   if (!r.trace.empty()) {
     absl::StrAppend(&out, "trace: ", r.trace, " (open in ui.perfetto.dev or chrome://tracing)\n");
   }
@@ -87,6 +91,7 @@ std::string DemoReportJson(const DemoReport& r) {
   absl::StrAppend(&out, "  \"backend\": ", JsonQuote(r.backend), ",\n");
   absl::StrAppend(&out, "  \"cost_policy\": ", JsonQuote(r.cost_policy), ",\n");
   absl::StrAppend(&out, "  \"steps\": ", r.steps, ",\n");
+  absl::StrAppend(&out, "  \"first_step\": ", r.first_step, ",\n");
   absl::StrAppend(&out, "  \"losses\": ", Numbers(r.losses), ",\n");
   absl::StrAppend(&out, "  \"reference_losses\": ", Numbers(r.reference_losses), ",\n");
   absl::StrAppend(&out, "  \"collectives\": {", absl::StrJoin(collectives, ", "), "},\n");
@@ -99,6 +104,7 @@ std::string DemoReportJson(const DemoReport& r) {
       Number(r.grad_max_rel_err), r.loss_went_down ? "true" : "false"));
   if (!r.record.empty()) absl::StrAppend(&out, "  \"record\": ", JsonQuote(r.record), ",\n");
   if (!r.trace.empty()) absl::StrAppend(&out, "  \"trace\": ", JsonQuote(r.trace), ",\n");
+  if (!r.saved.empty()) absl::StrAppend(&out, "  \"saved\": ", JsonQuote(r.saved), ",\n");
   absl::StrAppend(&out, "  \"ops\": [\n", absl::StrJoin(ops, ",\n"), "\n  ]\n}\n");
   return out;
 }

@@ -17,6 +17,8 @@ struct DemoReport {
   std::string backend;
   std::string cost_policy;
   int steps = 0;
+  // Steps done before this run (a resumed checkpoint's count).
+  int first_step = 0;
   std::vector<double> losses;
   std::vector<double> reference_losses;
   // Per collective kind over the run, all ranks: steps, planned and
@@ -38,6 +40,7 @@ struct DemoReport {
   bool loss_went_down = false;
   std::string record;  // "" when not asked
   std::string trace;   // "" when not asked
+  std::string saved;   // the checkpoint written, "" when not asked
 
   bool passed() const { return loss_matches && gradients_match && loss_went_down; }
 };

@@ -2,10 +2,12 @@
 
 #include <cmath>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "eager/apply.h"
 #include "eager/autograd.h"
 #include "eager/tensor_layout.h"
+#include "io/checkpoint.h"
 #include "oneflow_sbp/seeded_stream.h"
 #include "oneflow_sbp/status_macros.h"
 
@@ -208,6 +210,66 @@ absl::StatusOr<GlobalTensor> LlamaModel::Loss(EagerContext& ctx) {
                        Apply(ctx, "sparse_softmax_cross_entropy_ms", {logits, labels_},
                              Attrs({{"depth", AttrValue(c.vocab)}})));
   return Apply1(ctx, "reduce_mean", {ce[1]}, Attrs({{"axis", AttrValue(Dims({0}))}}));
+}
+
+absl::Status LlamaModel::Save(EagerContext& ctx, const std::string& dir, int steps_done) const {
+  std::vector<io::NamedTensor> tensors;
+  for (size_t i = 0; i < params_.size(); ++i) {
+    const auto& [name, p] = params_[i];
+    tensors.push_back({name, eager::Detach(p)});
+    // Parameters that never had a gradient have no Adam state yet.
+    if (i < adam_state_.size() && adam_state_[i].first.defined()) {
+      tensors.push_back({"adam.m." + name, adam_state_[i].first});
+      tensors.push_back({"adam.v." + name, adam_state_[i].second});
+    }
+  }
+  // The demo draws nothing at random while it trains (the batch and the
+  // weights come from the seed), so the seed is all the RNG state there is.
+  return io::SaveCheckpoint(ctx, dir, tensors,
+                            {{"step", absl::StrCat(steps_done)},
+                             {"seed", absl::StrCat(seed_)},
+                             {"model", "llama_block"}});
+}
+
+absl::StatusOr<int> LlamaModel::Restore(EagerContext& ctx, const std::string& dir) {
+  OFS_ASSIGN_OR_RETURN(const io::CheckpointIndex index, io::ReadCheckpointIndex(dir));
+  int steps = 0;
+  uint64_t seed = 0;
+  auto step_it = index.metadata.find("step");
+  auto seed_it = index.metadata.find("seed");
+  if (step_it == index.metadata.end() || !absl::SimpleAtoi(step_it->second, &steps) ||
+      seed_it == index.metadata.end() || !absl::SimpleAtoi(seed_it->second, &seed)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(dir, ": not a demo checkpoint (no step or seed in its metadata)"));
+  }
+  if (seed != seed_) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        dir, ": saved with --seed=", seed, " (its batch comes from the seed); resume with it"));
+  }
+  std::vector<io::CheckpointTarget> targets;
+  std::vector<int> adam_of;  // param index of each Adam target pair
+  for (size_t i = 0; i < params_.size(); ++i) {
+    const auto& [name, p] = params_[i];
+    targets.push_back({name, placement_, p.nd_sbp(), p.desc()});
+  }
+  for (size_t i = 0; i < params_.size(); ++i) {
+    const auto& [name, p] = params_[i];
+    if (index.Find("adam.m." + name) == nullptr) continue;
+    targets.push_back({"adam.m." + name, placement_, p.nd_sbp(), p.desc()});
+    targets.push_back({"adam.v." + name, placement_, p.nd_sbp(), p.desc()});
+    adam_of.push_back(static_cast<int>(i));
+  }
+  OFS_ASSIGN_OR_RETURN(std::vector<GlobalTensor> loaded, io::LoadCheckpoint(ctx, dir, targets));
+  // All loaded: only now replace anything.
+  for (size_t i = 0; i < params_.size(); ++i) {
+    params_[i].second = loaded[i];
+    params_[i].second.set_requires_grad(true);
+  }
+  adam_state_.assign(params_.size(), {});
+  for (size_t k = 0; k < adam_of.size(); ++k) {
+    adam_state_[adam_of[k]] = {loaded[params_.size() + 2 * k], loaded[params_.size() + 2 * k + 1]};
+  }
+  return steps;
 }
 
 void LlamaModel::NameTensors(eager::ProgramRecorder& recorder) const {

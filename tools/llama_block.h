@@ -70,6 +70,17 @@ class LlamaModel {
   // then clears the gradients. `step` counts from 1.
   absl::Status AdamStep(eager::EagerContext& ctx, int step);
 
+  // Saves every parameter and its Adam state ("adam.m.<name>",
+  // "adam.v.<name>") with `steps_done` and the seed in the metadata, as a
+  // checkpoint (io/checkpoint.h). Every rank calls it.
+  absl::Status Save(eager::EagerContext& ctx, const std::string& dir, int steps_done) const;
+
+  // Replaces the parameters and the Adam state with a checkpoint's, laid
+  // out as this model's marking on its placement (any mesh the checkpoint
+  // came from); returns the steps it had done. kInvalidArgument when its
+  // shapes or seed do not match this model's configuration.
+  absl::StatusOr<int> Restore(eager::EagerContext& ctx, const std::string& dir);
+
   // Names every parameter and input for a program recorder.
   void NameTensors(eager::ProgramRecorder& recorder) const;
 

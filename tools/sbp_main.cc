@@ -36,6 +36,7 @@
 #include "tools/cmd_demo.h"
 #include "tools/cmd_infer.h"
 #include "tools/cmd_launch.h"
+#include "tools/cmd_ckpt.h"
 #include "tools/cmd_ops.h"
 #include "tools/cmd_parse.h"
 #include "tools/cmd_plan.h"
@@ -105,6 +106,10 @@ ABSL_FLAG(std::optional<std::string>, trace, std::nullopt,
 ABSL_FLAG(bool, all_ops, false, "demo: list backward ops too.");
 ABSL_FLAG(std::optional<std::string>, record, std::nullopt,
           "demo: write step 0's forward as a program for `sbp plan` (and a .marked twin).");
+ABSL_FLAG(std::optional<std::string>, save, std::nullopt,
+          "demo: save weights, Adam state and step count to this checkpoint directory.");
+ABSL_FLAG(std::optional<std::string>, resume, std::nullopt,
+          "demo: resume from this checkpoint directory (saved on any mesh).");
 ABSL_FLAG(std::optional<std::string>, request, std::nullopt,
           "Inference request file (JSON or text-format InferRequestProto); - for stdin.");
 ABSL_FLAG(std::optional<std::string>, program, std::nullopt,
@@ -350,6 +355,8 @@ absl::StatusOr<std::string> DemoCmd(const Invocation& in) {
   o.seed = absl::GetFlag(FLAGS_seed);
   o.all_ops = absl::GetFlag(FLAGS_all_ops);
   o.record = absl::GetFlag(FLAGS_record);
+  o.save = absl::GetFlag(FLAGS_save);
+  o.resume = absl::GetFlag(FLAGS_resume);
   o.cost = absl::GetFlag(FLAGS_cost).value_or("oneflow");
   o.device = absl::GetFlag(FLAGS_device);
   o.json = in.format == "json";
@@ -379,6 +386,17 @@ absl::StatusOr<std::string> TourCmd(const Invocation& in) {
   return oneflow_sbp::cli::RunTour(in.engine);
 }
 
+absl::StatusOr<std::string> CkptCmd(const Invocation& in) {
+  const std::vector<std::string>& words = in.cl.positional;
+  const bool inspect = words.size() == 2 && words[0] == "inspect";
+  const bool export_ = words.size() == 3 && words[0] == "export";
+  if (!inspect && !export_) {  // a wrong command line: exit 2, as the table's checks do
+    *in.exit_code = Usage("ckpt", "expected `inspect DIR` or `export DIR OUT.safetensors`");
+    return std::string();
+  }
+  return oneflow_sbp::cli::RunCkpt(words);
+}
+
 absl::StatusOr<std::string> OpsCmd(const Invocation& in) {
   return oneflow_sbp::cli::RunOps(in.cl.positional.empty() ? "" : in.cl.positional[0], in.format,
                                   in.engine.registry());
@@ -395,7 +413,7 @@ Runner RunnerOf(const std::string& command) {
       {"parse", ParseCmd}, {"slices", SlicesCmd},       {"infer", InferCmd},
       {"boxing", BoxingCmd}, {"plan", PlanCmd},         {"calibrate", CalibrateCmd},
       {"launch", LaunchCmd}, {"demo", DemoCmd},         {"verify", VerifyCmd},
-      {"tour", TourCmd},   {"ops", OpsCmd},
+      {"tour", TourCmd},   {"ops", OpsCmd},             {"ckpt", CkptCmd},
   };
   for (const Entry& e : kRunners) {
     if (command == e.name) return e.run;
