@@ -22,6 +22,7 @@ packages=(
   clang-14            # --config=fuzz (fuzz/, tools/fuzz.sh)
   libclang-rt-14-dev  # libFuzzer, ASan and UBSan runtimes for clang-14
   pybind11-dev        # pybind11 2.10: the Python package's native module (python/)
+  libicu-dev          # ICU 72: Unicode for the WordPiece tokenizer (io/)
 )
 
 # The Python package builds against the python3 on PATH and its tests run
