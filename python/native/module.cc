@@ -9,4 +9,5 @@ PYBIND11_MODULE(_C, m) {
   oneflow_sbp::python::BindRules(m);
   oneflow_sbp::python::BindSession(m);
   oneflow_sbp::python::BindCustomOps(m);
+  oneflow_sbp::python::BindIo(m);
 }

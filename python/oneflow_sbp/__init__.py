@@ -11,7 +11,8 @@
 """
 
 from . import _C  # noqa: F401
-from . import nn, optim, sbp  # noqa: F401
+from . import checkpoint, nn, optim, sbp  # noqa: F401
+from .checkpoint import load_safetensors
 from .custom_op import register_op, verify
 from .ops import *  # noqa: F401,F403
 from .placement import placement

@@ -1,0 +1,164 @@
+// Files from Python: safetensors (whole files as numpy, and global
+// tensors read rank by rank) and distributed checkpoints (io/checkpoint.h)
+// saved and loaded through the session's ranks.
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "io/checkpoint.h"
+#include "io/safetensors.h"
+#include "io/sharded_load.h"
+#include "python/native/bindings.h"
+#include "python/native/conversions.h"
+#include "python/native/session.h"
+
+namespace oneflow_sbp::python {
+namespace {
+
+std::shared_ptr<io::SafetensorsFile> OpenSafetensors(const std::string& path) {
+  absl::StatusOr<std::unique_ptr<io::SafetensorsFile>> f;
+  {
+    py::gil_scoped_release release;
+    f = io::SafetensorsFile::Open(path);
+  }
+  return std::shared_ptr<io::SafetensorsFile>(Unwrap(std::move(f)).release());
+}
+
+// {name: global tensor}: every rank reads only its slice of each tensor.
+py::dict LoadSafetensors(std::shared_ptr<Session> s, const std::string& path,
+                         const std::string& placement, const std::string& sbp,
+                         const std::optional<std::vector<std::string>>& names) {
+  std::shared_ptr<io::SafetensorsFile> file = OpenSafetensors(path);
+  std::vector<std::string> wanted;
+  if (names) {
+    wanted = *names;
+  } else {
+    for (const io::SafetensorsEntry& e : file->entries()) wanted.push_back(e.name);
+  }
+  const Placement p = ParsePlacement(placement);
+  const NdSbp nd = ParseNdSbp(sbp);
+  s->EnsureRanks(p);
+  const int n = s->num_local();
+  auto out = std::make_shared<std::vector<std::vector<GlobalTensor>>>(
+      wanted.size(), std::vector<GlobalTensor>(n));
+  s->Run([file, wanted, p, nd, out](EagerContext& ctx, int i) -> absl::Status {
+    for (size_t k = 0; k < wanted.size(); ++k) {
+      // A tensor a layout does not fit (a bias under S(1)) is broadcast
+      // instead: the layout names how matrices split.
+      NdSbp layout = nd;
+      const io::SafetensorsEntry* e = file->Find(wanted[k]);
+      if (e != nullptr) {
+        for (int a = 0; a < layout.size(); ++a) {
+          if (layout[a].is_split() && layout[a].split_axis() >= static_cast<int>(e->shape.size())) {
+            layout.set(a, SbpParallel::Broadcast());
+          }
+        }
+      }
+      absl::StatusOr<GlobalTensor> t = io::LoadGlobal(ctx, *file, wanted[k], p, layout);
+      if (!t.ok()) return t.status();
+      (*out)[k][i] = *std::move(t);
+    }
+    return absl::OkStatus();
+  });
+  py::dict d;
+  for (size_t k = 0; k < wanted.size(); ++k) d[py::str(wanted[k])] = s->Wrap((*out)[k]);
+  return d;
+}
+
+void SaveCheckpoint(std::shared_ptr<Session> s, const std::string& dir, const py::dict& tensors,
+                    const std::map<std::string, std::string>& metadata) {
+  std::vector<std::string> names;
+  std::vector<Tensor*> ts;
+  for (auto [k, v] : tensors) {
+    names.push_back(py::str(k));
+    if (!py::isinstance<Tensor>(v)) {
+      throw py::type_error(absl::StrCat("checkpoint.save: '", names.back(),
+                                        "' is not a global tensor"));
+    }
+    ts.push_back(v.cast<Tensor*>());
+    if (ts.back()->session != s) throw py::value_error("the tensor belongs to another session");
+  }
+  const int n = s->num_local();
+  std::vector<std::vector<io::NamedTensor>> per_rank(n);
+  for (int i = 0; i < n; ++i) {
+    for (size_t k = 0; k < ts.size(); ++k) per_rank[i].push_back({names[k], ts[k]->At(i)});
+  }
+  s->Run([dir, per_rank, metadata](EagerContext& ctx, int i) {
+    return io::SaveCheckpoint(ctx, dir, per_rank[i], metadata);
+  });
+}
+
+py::dict LoadCheckpoint(std::shared_ptr<Session> s, const std::string& source,
+                        const py::dict& targets) {
+  std::vector<io::CheckpointTarget> ts;
+  for (auto [k, v] : targets) {
+    py::tuple t = v.cast<py::tuple>();
+    const Placement p = ParsePlacement(t[0].cast<std::string>());
+    s->EnsureRanks(p);
+    ts.push_back({py::str(k), p, ParseNdSbp(t[1].cast<std::string>()), std::nullopt});
+  }
+  const int n = s->num_local();
+  auto out = std::make_shared<std::vector<std::vector<GlobalTensor>>>(n);
+  s->Run([source, ts, out](EagerContext& ctx, int i) -> absl::Status {
+    absl::StatusOr<std::vector<GlobalTensor>> r = io::LoadCheckpoint(ctx, source, ts);
+    if (!r.ok()) return r.status();
+    (*out)[i] = *std::move(r);
+    return absl::OkStatus();
+  });
+  py::dict d;
+  for (size_t k = 0; k < ts.size(); ++k) {
+    std::vector<GlobalTensor> ranks(n);
+    for (int i = 0; i < n; ++i) ranks[i] = (*out)[i][k];
+    d[py::str(ts[k].name)] = s->Wrap(std::move(ranks));
+  }
+  return d;
+}
+
+}  // namespace
+
+void BindIo(py::module_& m) {
+  m.def("read_safetensors", [](const std::string& path) {
+    std::shared_ptr<io::SafetensorsFile> f = OpenSafetensors(path);
+    py::dict d;
+    for (const io::SafetensorsEntry& e : f->entries()) {
+      absl::StatusOr<LocalTensor> t;
+      {
+        py::gil_scoped_release release;
+        t = f->Read(e.name);
+      }
+      d[py::str(e.name)] = NumpyView(Unwrap(std::move(t)), /*writable=*/true);
+    }
+    return py::make_tuple(d, f->metadata());
+  });
+  m.def("write_safetensors", [](const std::string& path, const py::dict& arrays,
+                                const std::map<std::string, std::string>& metadata) {
+    std::vector<std::pair<std::string, LocalTensor>> ts;
+    for (auto [k, v] : arrays) {
+      ts.emplace_back(py::str(k), Unwrap(LocalFromNumpy(py::array::ensure(v))));
+    }
+    py::gil_scoped_release release;
+    absl::Status s = io::WriteSafetensors(path, ts, metadata);
+    py::gil_scoped_acquire acquire;
+    ThrowIfError(s);
+  });
+  m.def("checkpoint_inspect", [](const std::string& source) {
+    return io::CheckpointIndexToText(Unwrap(io::ReadCheckpointIndex(source)));
+  });
+  m.def("checkpoint_export", [](const std::string& source, const std::string& out) {
+    absl::Status s;
+    {
+      py::gil_scoped_release release;
+      s = io::ExportCheckpoint(source, out);
+    }
+    ThrowIfError(s);
+  });
+  py::class_<Session, std::shared_ptr<Session>> session =
+      py::reinterpret_borrow<py::class_<Session, std::shared_ptr<Session>>>(m.attr("Session"));
+  session.def("load_safetensors", &LoadSafetensors)
+      .def("checkpoint_save", &SaveCheckpoint)
+      .def("checkpoint_load", &LoadCheckpoint);
+}
+
+}  // namespace oneflow_sbp::python
