@@ -37,6 +37,7 @@
 #include "tools/cmd_infer.h"
 #include "tools/cmd_launch.h"
 #include "tools/cmd_ckpt.h"
+#include "tools/cmd_embed.h"
 #include "tools/cmd_ops.h"
 #include "tools/cmd_parse.h"
 #include "tools/cmd_plan.h"
@@ -106,6 +107,7 @@ ABSL_FLAG(std::optional<std::string>, trace, std::nullopt,
 ABSL_FLAG(bool, all_ops, false, "demo: list backward ops too.");
 ABSL_FLAG(std::optional<std::string>, record, std::nullopt,
           "demo: write step 0's forward as a program for `sbp plan` (and a .marked twin).");
+ABSL_FLAG(std::string, model, "", "embed: the model directory (tools/fetch_model.sh).");
 ABSL_FLAG(std::optional<std::string>, save, std::nullopt,
           "demo: save weights, Adam state and step count to this checkpoint directory.");
 ABSL_FLAG(std::optional<std::string>, resume, std::nullopt,
@@ -386,6 +388,15 @@ absl::StatusOr<std::string> TourCmd(const Invocation& in) {
   return oneflow_sbp::cli::RunTour(in.engine);
 }
 
+absl::StatusOr<std::string> EmbedCmd(const Invocation& in) {
+  oneflow_sbp::cli::EmbedOptions o;
+  o.model = absl::GetFlag(FLAGS_model);
+  if (const std::optional<std::string> p = absl::GetFlag(FLAGS_placement)) o.placement = *p;
+  o.format = in.format;
+  o.texts = in.cl.positional;
+  return oneflow_sbp::cli::RunEmbed(o, in.engine);
+}
+
 absl::StatusOr<std::string> CkptCmd(const Invocation& in) {
   const std::vector<std::string>& words = in.cl.positional;
   const bool inspect = words.size() == 2 && words[0] == "inspect";
@@ -414,6 +425,7 @@ Runner RunnerOf(const std::string& command) {
       {"boxing", BoxingCmd}, {"plan", PlanCmd},         {"calibrate", CalibrateCmd},
       {"launch", LaunchCmd}, {"demo", DemoCmd},         {"verify", VerifyCmd},
       {"tour", TourCmd},   {"ops", OpsCmd},             {"ckpt", CkptCmd},
+      {"embed", EmbedCmd},
   };
   for (const Entry& e : kRunners) {
     if (command == e.name) return e.run;
