@@ -60,7 +60,8 @@ absl::StatusOr<std::string> RunEmbed(const EmbedOptions& o, Engine& engine) {
                         absl::StrJoin(toks, ", "), "], \"embeddings\": [",
                         absl::StrJoin(embs, ", "), "], \"load_seconds\": ",
                         absl::StrFormat("%.3f", r->load_seconds), ", \"embed_seconds\": ",
-                        absl::StrFormat("%.3f", r->embed_seconds), "}\n");
+                        absl::StrFormat("%.3f", r->embed_seconds), ", \"weight_bytes_read\": [",
+                        absl::StrJoin(r->bytes_read, ", "), "]}\n");
   }
   std::string out = absl::StrFormat(
       "%s (%d layers, hidden %d, %d heads) on %s: %d texts, %d tokens\n", r->config.name,

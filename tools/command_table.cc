@@ -266,7 +266,8 @@ BERT's WordPiece, runs the encoder, mean-pools over the real tokens and
 L2-normalises, as sentence-transformers does. Prints one unit vector per
 text (text: the first and last values; json: all of them) and, for several
 texts, their cosine similarities. JSON: {"model", "dim", "placement",
-"texts", "tokens", "embeddings", "load_seconds", "embed_seconds"}.)help"},
+"texts", "tokens", "embeddings", "load_seconds", "embed_seconds",
+"weight_bytes_read" (per rank)}.)help"},
     {"ckpt", "inspect a checkpoint, or export it as one safetensors file",
      "", "", 3,
      R"help(sbp ckpt inspect DIR
