@@ -92,8 +92,10 @@ absl::StatusOr<BertConfig> ReadBertConfig(const std::string& model_dir) {
     return absl::InvalidArgumentError(absl::StrCat(path, ": hidden_size ", c.hidden,
                                                    " does not divide into ", c.heads, " heads"));
   }
-  auto name = s.fields().find("_name_or_path");
-  c.name = name == s.fields().end() ? model_dir : name->second.string_value();
+  // config.json's _name_or_path names what the model was fine-tuned from
+  // (nreimers/MiniLM-L6-H384-uncased for all-MiniLM-L6-v2), not the model;
+  // the directory says which weights ran.
+  c.name = model_dir;
   c.max_seq_length = std::min<int64_t>(512, c.max_position);
   if (absl::StatusOr<pb::Struct> st = ReadJson(absl::StrCat(model_dir, "/sentence_bert_config.json"));
       st.ok()) {

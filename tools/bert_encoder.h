@@ -53,7 +53,7 @@ struct BertConfig {
   // max_seq_length when present (256 for all-MiniLM-L6-v2), else
   // min(512, max_position).
   int64_t max_seq_length = 512;
-  std::string name;  // _name_or_path, for reports
+  std::string name;  // the model directory, for reports
 };
 
 // kNotFound without config.json; kInvalidArgument naming the field for a
