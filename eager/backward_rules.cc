@@ -128,6 +128,17 @@ BackwardFn WithGradOp(const std::string& grad_op, bool use_output) {
   };
 }
 
+// dx of input 0 through grad_op(dy, input `saved`) with the op's
+// attributes; the other inputs (masked_mean_pool's mask) get none.
+BackwardFn WithDyGradOp(const std::string& grad_op, int saved) {
+  return [grad_op, saved](BackwardContext& c) -> Grads {
+    std::vector<GlobalTensor> grads(c.num_inputs());
+    OFS_ASSIGN_OR_RETURN(grads[0], Apply1(c.ctx(), grad_op, {c.output_grad(0), c.input(saved)},
+                                          c.op().attrs()));
+    return grads;
+  };
+}
+
 // The same op with the same attributes on dy (linear ops: scalar_mul, tril, ...).
 BackwardFn SameOpOnGrad() {
   return [](BackwardContext& c) -> Grads {
@@ -272,10 +283,15 @@ Grads RotaryGrad(BackwardContext& c) {
   return std::vector<GlobalTensor>{dx, Undefined(), Undefined()};
 }
 
+// The key_padding_mask, if the call has one, goes to the grad op as its
+// last input (detached: an int or bool mask has no gradient) and gets none.
 Grads AttentionGrad(BackwardContext& c) {
+  std::vector<GlobalTensor> in = {c.output_grad(0), c.input(0), c.input(1), c.input(2)};
+  const int mask = c.op().InputBlob("key_padding_mask", 0);
+  if (mask >= 0) in.push_back(Detach(c.input(mask)));
   OFS_ASSIGN_OR_RETURN(std::vector<GlobalTensor> g,
-                       Apply(c.ctx(), "scaled_dot_product_attention_grad",
-                             {c.output_grad(0), c.input(0), c.input(1), c.input(2)}, c.op().attrs()));
+                       Apply(c.ctx(), "scaled_dot_product_attention_grad", in, c.op().attrs()));
+  g.resize(c.num_inputs());
   return g;
 }
 
@@ -594,6 +610,8 @@ absl::Status RegisterBuiltinBackwardRules() {
        [](BackwardContext& c) { return SparseCrossEntropyGrad(c, "sparse_softmax_cross_entropy_ms_grad"); }},
       {"rotary_embedding", RotaryGrad},
       {"scaled_dot_product_attention", AttentionGrad},
+      {"masked_mean_pool", WithDyGradOp("masked_mean_pool_grad", /*saved=*/1)},
+      {"l2_normalize", WithDyGradOp("l2_normalize_grad", /*saved=*/0)},
       {"embedding", EmbeddingGrad},
       {"dropout", DropoutGrad},
       {"cast", CastGrad},

@@ -1,19 +1,29 @@
 // Attention ops (ours; OneFlow's fused attention ops differ in layout).
 //
-// scaled_dot_product_attention(query, key, value) -> (out)
+// scaled_dot_product_attention(query, key, value, opt key_padding_mask)
+//   -> (out)
 //   query [B, H, Sq, D], key [B, H, Sk, D], value [B, H, Sk, Dv] ->
-//   out [B, H, Sq, Dv]; out = softmax(q k^T * scale [+ causal mask]) v,
+//   out [B, H, Sq, Dv]; out = softmax(q k^T * scale [+ masks]) v,
 //   scale = attribute `scale`, or 1/sqrt(D) when 0. With `causal`, query
-//   row i (global) sees key columns j <= i + (Sk - Sq).
-//   Rules: batch and heads split everything alike (S(0), S(1)); query rows
-//   split alone with key and value broadcast (sequence parallelism: the
-//   causal mask uses global row indices); out is linear in value, so
-//   value:P with query, key broadcast gives out:P.
-// scaled_dot_product_attention_grad(dout, query, key, value) -> (dquery,
-//   dkey, dvalue): the same batch and head splits; query rows split with
-//   dout gives dquery split and partial dkey, dvalue (each rank's rows
-//   contribute addends); every grad is linear in dout, so dout:P with the
-//   rest broadcast gives all three as P.
+//   row i (global) sees key columns j <= i + (Sk - Sq). key_padding_mask
+//   [B, Sk] (bool, i32 or i64; nonzero = attend) hides the keys it zeroes
+//   from every query row of that batch (BERT's attention_mask): they get
+//   weight exactly 0, as HF BERT's additive large-negative mask gives in
+//   effect. A row that sees no key (every key padded or causally hidden)
+//   has no softmax: its out is 0, never NaN (the existing causal rule for
+//   Sq > Sk). Without the mask the op is exactly the 3-input op.
+//   Rules: batch and heads split everything alike (S(0), S(1)); the mask
+//   follows the batch split and stays whole (B) otherwise (it has no head
+//   dim, and every rank needs all Sk keys); query rows split alone with
+//   key, value and mask broadcast (sequence parallelism: the causal mask
+//   uses global row indices); out is linear in value, so value:P with
+//   query, key and mask broadcast gives out:P.
+// scaled_dot_product_attention_grad(dout, query, key, value, opt
+//   key_padding_mask) -> (dquery, dkey, dvalue): the same batch and head
+//   splits (mask as in the forward); query rows split with dout gives
+//   dquery split and partial dkey, dvalue (each rank's rows contribute
+//   addends); every grad is linear in dout, so dout:P with the rest
+//   broadcast gives all three as P. Padded keys get dkey = dvalue = 0.
 // rotary_embedding(x, cos, sin) -> (y), x [B, H, S, D], cos/sin [S, D]:
 //   y = x*cos + rotate_half(x)*sin, rotate_half(x) = (-x2, x1) over the two
 //   halves of D. Batch and heads split x alone; the sequence splits x with
@@ -39,15 +49,7 @@ const OpArg kQuery{"query", 0};
 const OpArg kKey{"key", 0};
 const OpArg kValue{"value", 0};
 const OpArg kDout{"dout", 0};
-
-absl::Status CheckFloat(const TensorDesc& d, absl::string_view bn) {
-  if (d.dtype == DataType::kFloat16 || d.dtype == DataType::kBFloat16 ||
-      d.dtype == DataType::kFloat32 || d.dtype == DataType::kFloat64) {
-    return absl::OkStatus();
-  }
-  return absl::InvalidArgumentError(
-      absl::StrCat(bn, " ", d.ToString(), " must have a floating-point dtype"));
-}
+const OpArg kMask{"key_padding_mask", 0};
 
 // Checks query/key/value and returns out's shape.
 absl::StatusOr<Shape> AttentionOutShape(const TensorDesc& q, const TensorDesc& k,
@@ -55,7 +57,7 @@ absl::StatusOr<Shape> AttentionOutShape(const TensorDesc& q, const TensorDesc& k
   OFS_RETURN_IF_ERROR(CheckRank(q, "query_0", 4));
   OFS_RETURN_IF_ERROR(CheckRank(k, "key_0", 4));
   OFS_RETURN_IF_ERROR(CheckRank(v, "value_0", 4));
-  OFS_RETURN_IF_ERROR(CheckFloat(q, "query_0"));
+  OFS_RETURN_IF_ERROR(CheckFloatingDtype(q, "query_0"));
   OFS_RETURN_IF_ERROR(CheckSameDtype(q, "query_0", k, "key_0"));
   OFS_RETURN_IF_ERROR(CheckSameDtype(q, "query_0", v, "value_0"));
   const Shape& qs = q.shape;
@@ -70,19 +72,48 @@ absl::StatusOr<Shape> AttentionOutShape(const TensorDesc& q, const TensorDesc& k
   return Shape({qs.dim(0), qs.dim(1), qs.dim(2), vs.dim(3)});
 }
 
+// The optional key_padding_mask, if the call has one: [B, Sk] of key_0
+// [B, H, Sk, D], dtype bool, i32 or i64 (HF tokenizers give int64, torch
+// masks are bool). A float mask is refused rather than guessed at: an
+// additive mask (0 / -inf) and a keep mask (1 / 0) would read alike.
+absl::Status CheckKeyPaddingMask(ShapeContext& ctx) {
+  if (!ctx.has_input("key_padding_mask")) return absl::OkStatus();
+  const TensorDesc& m = ctx.input("key_padding_mask");
+  const TensorDesc& k = ctx.input("key");
+  const Shape want({k.shape.dim(0), k.shape.dim(2)});
+  if (m.shape != want) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("key_padding_mask_0 ", m.ToString(), " must be [B, Sk] = ", want.ToString(),
+                     " for key_0 ", k.ToString(), " [B,H,Sk,D]"));
+  }
+  if (m.dtype != DataType::kBool && m.dtype != DataType::kInt32 &&
+      m.dtype != DataType::kInt64) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("key_padding_mask_0 ", m.ToString(),
+                     " must be bool, i32 or i64 (nonzero = attend to the key)"));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status AttentionShape(ShapeContext& ctx) {
   const TensorDesc& q = ctx.input("query");
   OFS_ASSIGN_OR_RETURN(Shape out, AttentionOutShape(q, ctx.input("key"), ctx.input("value")));
+  OFS_RETURN_IF_ERROR(CheckKeyPaddingMask(ctx));
   ctx.set_output("out", 0, TensorDesc{out, q.dtype});
   return absl::OkStatus();
 }
 
+// The mask [B, Sk] has the batch dim only: it splits with a batch split and
+// is whole (B) for every other candidate. An absent mask is skipped by the
+// builder, so 3-input calls get exactly the lists they had before it.
 absl::Status AttentionGetSbp(SbpContext& ctx) {
-  for (int axis : {0, 1}) {
-    ctx.NewBuilder().Split(ctx.inputs(), axis).Split(ctx.outputs(), axis).Build();
-  }
-  ctx.NewBuilder().Split(kQuery, 2).Broadcast({kKey, kValue}).Split(ctx.outputs(), 2).Build();
-  ctx.NewBuilder().Broadcast({kQuery, kKey}).PartialSum(kValue).PartialSum(ctx.outputs()).Build();
+  ctx.NewBuilder().Split(ctx.inputs(), 0).Split(ctx.outputs(), 0).Build();
+  ctx.NewBuilder().Split({kQuery, kKey, kValue}, 1).Broadcast(kMask)
+      .Split(ctx.outputs(), 1).Build();
+  ctx.NewBuilder().Split(kQuery, 2).Broadcast({kKey, kValue, kMask})
+      .Split(ctx.outputs(), 2).Build();
+  ctx.NewBuilder().Broadcast({kQuery, kKey, kMask}).PartialSum(kValue)
+      .PartialSum(ctx.outputs()).Build();
   return absl::OkStatus();
 }
 
@@ -92,19 +123,21 @@ absl::Status AttentionGradShape(ShapeContext& ctx) {
   const TensorDesc& v = ctx.input("value");
   OFS_ASSIGN_OR_RETURN(Shape out, AttentionOutShape(q, k, v));
   OFS_RETURN_IF_ERROR(CheckSameDesc(ctx.input("dout"), "dout_0", TensorDesc{out, q.dtype}, "out"));
+  OFS_RETURN_IF_ERROR(CheckKeyPaddingMask(ctx));
   ctx.set_output("dquery", 0, q);
   ctx.set_output("dkey", 0, k);
   ctx.set_output("dvalue", 0, v);
   return absl::OkStatus();
 }
 
+// As the forward's: the mask splits with the batch and is B otherwise.
 absl::Status AttentionGradGetSbp(SbpContext& ctx) {
-  for (int axis : {0, 1}) {
-    ctx.NewBuilder().Split(ctx.inputs(), axis).Split(ctx.outputs(), axis).Build();
-  }
-  ctx.NewBuilder().Split({kDout, kQuery}, 2).Broadcast({kKey, kValue})
+  ctx.NewBuilder().Split(ctx.inputs(), 0).Split(ctx.outputs(), 0).Build();
+  ctx.NewBuilder().Split({kDout, kQuery, kKey, kValue}, 1).Broadcast(kMask)
+      .Split(ctx.outputs(), 1).Build();
+  ctx.NewBuilder().Split({kDout, kQuery}, 2).Broadcast({kKey, kValue, kMask})
       .Split(OpArg{"dquery", 0}, 2).PartialSum({OpArg{"dkey", 0}, OpArg{"dvalue", 0}}).Build();
-  ctx.NewBuilder().PartialSum(kDout).Broadcast({kQuery, kKey, kValue})
+  ctx.NewBuilder().PartialSum(kDout).Broadcast({kQuery, kKey, kValue, kMask})
       .PartialSum(ctx.outputs()).Build();
   return absl::OkStatus();
 }
@@ -115,7 +148,7 @@ absl::Status RotaryShape(ShapeContext& ctx, absl::string_view x_arg, absl::strin
   const TensorDesc& sin = ctx.input("sin");
   const std::string xb = FirstBlob(x_arg);
   OFS_RETURN_IF_ERROR(CheckRank(x, xb, 4));
-  OFS_RETURN_IF_ERROR(CheckFloat(x, xb));
+  OFS_RETURN_IF_ERROR(CheckFloatingDtype(x, xb));
   OFS_RETURN_IF_ERROR(CheckSameDesc(cos, "cos_0", sin, "sin_0"));
   OFS_RETURN_IF_ERROR(CheckSameDtype(x, xb, cos, "cos_0"));
   const Shape want({x.shape.dim(2), x.shape.dim(3)});
@@ -168,13 +201,17 @@ absl::Status RegisterAttentionOps(OpRegistry* registry) {
       .SetShapeFn([](ShapeContext& ctx) { return RotaryShape(ctx, "dy", "dx"); })
       .SetGetSbpFn(RotaryGetSbp);
   ops.emplace_back("scaled_dot_product_attention");
-  ops.back().Input("query").Input("key").Input("value").Output("out")
+  ops.back().Input("query").Input("key").Input("value").OptionalInput("key_padding_mask")
+      .Output("out")
       .Attr("causal", AttrValue(false))
       .Attr("scale", AttrValue(0.0))
-      .Doc("softmax(q k^T * scale [+ causal mask]) v over [B,H,S,D]; scale 0 means 1/sqrt(D).")
+      .Doc("softmax(q k^T * scale [+ causal mask] [+ key padding mask]) v over [B,H,S,D]; "
+           "scale 0 means 1/sqrt(D); key_padding_mask [B,Sk] (bool/i32/i64, 0 = padded); "
+           "a row that sees no key gives 0.")
       .SetShapeFn(AttentionShape).SetGetSbpFn(AttentionGetSbp);
   ops.emplace_back("scaled_dot_product_attention_grad");
   ops.back().Input("dout").Input("query").Input("key").Input("value")
+      .OptionalInput("key_padding_mask")
       .Output("dquery").Output("dkey").Output("dvalue")
       .Attr("causal", AttrValue(false))
       .Attr("scale", AttrValue(0.0))

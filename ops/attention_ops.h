@@ -1,6 +1,7 @@
-// Attention building blocks of LLaMA-style decoders: scaled dot-product
-// attention, rotary position embedding and the causal (lower-triangular)
-// mask, with their grads. See attention_ops.cc for the rules.
+// Attention building blocks of LLaMA-style decoders and BERT-style
+// encoders: scaled dot-product attention (causal mask, optional key padding
+// mask), rotary position embedding and the causal (lower-triangular) mask,
+// with their grads. See attention_ops.cc for the rules.
 #ifndef OPS_ATTENTION_OPS_H_
 #define OPS_ATTENTION_OPS_H_
 

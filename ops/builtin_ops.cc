@@ -5,6 +5,7 @@
 #include "ops/binary_ops.h"
 #include "ops/concat_slice_ops.h"
 #include "ops/elementwise_ops.h"
+#include "ops/encoder_ops.h"
 #include "ops/index_ops.h"
 #include "ops/matmul_ops.h"
 #include "ops/nn_ops.h"
@@ -19,7 +20,8 @@ namespace oneflow_sbp::ops {
 absl::Status RegisterBuiltinOps(OpRegistry* registry) {
   for (auto family : {RegisterElementwiseOps, RegisterBinaryOps, RegisterMatmulOps,
                       RegisterReduceOps, RegisterShapeOps, RegisterReshapeOps, RegisterNnOps, RegisterNormOps, RegisterIndexOps,
-                      RegisterConcatSliceOps, RegisterAttentionOps, RegisterOptimizerOps}) {
+                      RegisterConcatSliceOps, RegisterAttentionOps, RegisterOptimizerOps,
+                      RegisterEncoderOps}) {
     absl::Status s = family(registry);
     if (!s.ok()) return s;
   }

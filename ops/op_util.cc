@@ -80,6 +80,16 @@ absl::StatusOr<int> NormalizeAxisOf(int64_t axis, const TensorDesc& desc, absl::
   return a;
 }
 
+absl::Status CheckFloatingDtype(const TensorDesc& desc, absl::string_view bn) {
+  const DataType t = desc.dtype;
+  if (t == DataType::kFloat16 || t == DataType::kBFloat16 || t == DataType::kFloat32 ||
+      t == DataType::kFloat64) {
+    return absl::OkStatus();
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat(bn, " ", desc.ToString(), " must have a floating-point dtype"));
+}
+
 absl::Status CheckIndexDtype(const TensorDesc& desc, absl::string_view bn,
                              absl::string_view what) {
   if (desc.dtype == DataType::kInt32 || desc.dtype == DataType::kInt64) {

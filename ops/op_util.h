@@ -43,6 +43,10 @@ absl::Status CheckRank(const TensorDesc& desc, absl::string_view name, int rank,
 absl::StatusOr<int> NormalizeAxisOf(int64_t axis, const TensorDesc& desc, absl::string_view bn,
                                     absl::string_view attr);
 
+// kInvalidArgument unless `desc` is f16, bf16, f32 or f64:
+// "<bn> i32[4] must have a floating-point dtype".
+absl::Status CheckFloatingDtype(const TensorDesc& desc, absl::string_view bn);
+
 // Index and label tensors must be i32 or i64 (OneFlow's IsIndexDataType).
 // `what` names the role in the error ("index", "label").
 absl::Status CheckIndexDtype(const TensorDesc& desc, absl::string_view bn,

@@ -34,11 +34,7 @@ namespace {
 // Every input must have model_0's shape and dtype.
 absl::Status UpdateShape(ShapeContext& ctx) {
   const TensorDesc& model = ctx.input("model");
-  if (model.dtype != DataType::kFloat32 && model.dtype != DataType::kFloat64 &&
-      model.dtype != DataType::kFloat16 && model.dtype != DataType::kBFloat16) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("model_0 ", model.ToString(), " must have a floating-point dtype"));
-  }
+  OFS_RETURN_IF_ERROR(CheckFloatingDtype(model, "model_0"));
   for (const OpArg& in : ctx.op().inputs()) {
     OFS_RETURN_IF_ERROR(CheckSameDesc(model, "model_0", ctx.input(in.name, in.index),
                                       absl::StrCat(in.name, "_", in.index)));

@@ -281,5 +281,132 @@ TEST(BackwardRules, NarrowSliceExpandCatAndWhereGradients) {
   }
 }
 
+// ------------------------------------------------ the encoder head's ops
+
+// Row-major [b, h, s, d] values in double, for the references below.
+double At(const LocalTensor& t, int64_t i) { return t.GetDouble(i); }
+
+// Non-causal attention with a key padding mask [B, Sk], in double: the
+// reference the masked attention's gradients are differenced from.
+std::vector<double> MaskedAttention(const LocalTensor& q, const LocalTensor& k,
+                                    const LocalTensor& v, const LocalTensor& mask) {
+  const int64_t b = q.dim(0), h = q.dim(1), sq = q.dim(2), sk = k.dim(2), d = q.dim(3);
+  std::vector<double> out(b * h * sq * d, 0.0);
+  for (int64_t bh = 0; bh < b * h; ++bh) {
+    for (int64_t i = 0; i < sq; ++i) {
+      std::vector<double> e(sk, 0.0);
+      double sum = 0;
+      for (int64_t j = 0; j < sk; ++j) {
+        if (mask.GetDouble(bh / h * sk + j) == 0) continue;
+        double dot = 0;
+        for (int64_t c = 0; c < d; ++c) {
+          dot += At(q, (bh * sq + i) * d + c) * At(k, (bh * sk + j) * d + c);
+        }
+        sum += e[j] = std::exp(dot / std::sqrt(static_cast<double>(d)));
+      }
+      for (int64_t j = 0; j < sk && sum > 0; ++j) {
+        for (int64_t c = 0; c < d; ++c) {
+          out[(bh * sq + i) * d + c] += e[j] / sum * At(v, (bh * sk + j) * d + c);
+        }
+      }
+    }
+  }
+  return out;
+}
+
+// d/dt of sum(w * f(t)) by central differences.
+std::vector<double> Numeric(const LocalTensor& t, const std::vector<double>& w,
+                            const std::function<std::vector<double>(const LocalTensor&)>& f) {
+  std::vector<double> g(t.elem_cnt());
+  for (int64_t i = 0; i < t.elem_cnt(); ++i) {
+    LocalTensor p = t.Clone(), m = t.Clone();
+    p.SetDouble(i, t.GetDouble(i) + 1e-6);
+    m.SetDouble(i, t.GetDouble(i) - 1e-6);
+    const std::vector<double> fp = f(p), fm = f(m);
+    for (size_t j = 0; j < w.size(); ++j) g[i] += w[j] * (fp[j] - fm[j]) / 2e-6;
+  }
+  return g;
+}
+
+void ExpectNear(const LocalTensor& got, const std::vector<double>& want, double tol,
+                const std::string& what) {
+  ASSERT_EQ(got.elem_cnt(), static_cast<int64_t>(want.size())) << what;
+  for (size_t i = 0; i < want.size(); ++i) {
+    EXPECT_NEAR(got.GetDouble(static_cast<int64_t>(i)), want[i], tol) << what << " at " << i;
+  }
+}
+
+// The rule passes the mask to the grad op (a rule that dropped it would
+// give the unmasked gradients, which differ here) and asks no gradient of
+// it (an i64 tensor). Batch 1 is all padding: its grads are 0, not NaN.
+TEST(BackwardRules, MaskedAttentionPassesTheMaskToItsGradOp) {
+  const LocalTensor q = Matrix(1, 24, -1, 1);
+  const LocalTensor k = Matrix(1, 24, -1.5, 1);
+  const LocalTensor v = Matrix(1, 24, -2, 2);
+  auto shaped = [](const LocalTensor& t) {
+    return *LocalTensor::FromDoubles(DataType::kFloat64, {2, 2, 3, 2}, t.ToDoubles());
+  };
+  const LocalTensor qs = shaped(q), ks = shaped(k), vs = shaped(v);
+  const LocalTensor mask =
+      *LocalTensor::FromDoubles(DataType::kInt64, {2, 3}, {1, 0, 1, 0, 0, 0});
+  const LocalTensor w = shaped(Matrix(1, 24, -1, 2));
+  const std::vector<LocalTensor> g = GradientsOf(
+      "scaled_dot_product_attention", AttrMap(),
+      {{qs, "S(0)", true}, {ks, "S(0)", true}, {vs, "S(0)", true}, {mask, "B", false}}, w);
+  const std::vector<double> wv = w.ToDoubles();
+  auto attention = [&](int which) {
+    return [&, which](const LocalTensor& t) {
+      return MaskedAttention(which == 0 ? t : qs, which == 1 ? t : ks, which == 2 ? t : vs, mask);
+    };
+  };
+  ExpectNear(g[0], Numeric(qs, wv, attention(0)), 1e-7, "dquery");
+  ExpectNear(g[1], Numeric(ks, wv, attention(1)), 1e-7, "dkey");
+  ExpectNear(g[2], Numeric(vs, wv, attention(2)), 1e-7, "dvalue");
+}
+
+TEST(BackwardRules, MaskedMeanPoolAndL2NormalizeGradients) {
+  {  // masked_mean_pool of x [3,4,2] (batch split), a bool mask; row 2 is all padding.
+    const LocalTensor x = *LocalTensor::FromDoubles(DataType::kFloat64, {3, 4, 2},
+                                                    Spread(24, -2, 2).ToDoubles());
+    const std::vector<double> keep = {1, 1, 0, 1, 0, 1, 0, 0, 0, 0, 0, 0};
+    const LocalTensor mask = *LocalTensor::FromDoubles(DataType::kBool, {3, 4}, keep);
+    const LocalTensor w = Matrix(3, 2, -1, 2);
+    const std::vector<LocalTensor> g =
+        GradientsOf("masked_mean_pool", AttrMap(), {{x, "S(0)", true}, {mask, "B", false}}, w);
+    std::vector<double> want(24, 0.0);
+    for (int64_t b = 0; b < 3; ++b) {
+      double count = 0;
+      for (int64_t s = 0; s < 4; ++s) count += keep[b * 4 + s];
+      for (int64_t s = 0; s < 4; ++s) {
+        for (int64_t h = 0; h < 2; ++h) {
+          want[(b * 4 + s) * 2 + h] =
+              keep[b * 4 + s] * w.GetDouble(b * 2 + h) / std::max(count, 1e-9);
+        }
+      }
+    }
+    ExpectValues(g[0], want, "masked_mean_pool");
+  }
+  // l2_normalize of rows of x [5,3] (rows split), epsilon 1e-12 and 2.5
+  // (rows with |x| < 2.5 take the clamp branch: dx = w / 2.5).
+  for (double eps : {1e-12, 2.5}) {
+    const LocalTensor x = Matrix(5, 3, -2, 2.5);
+    const LocalTensor w = Matrix(5, 3, -1, 2);
+    const std::vector<LocalTensor> g = GradientsOf(
+        "l2_normalize", Attrs({{"epsilon", AttrValue(eps)}}), {{x, "S(0)", true}}, w);
+    std::vector<double> want(15);
+    for (int64_t r = 0; r < 5; ++r) {
+      double n = 0, dot = 0;
+      for (int64_t c = 0; c < 3; ++c) n += x.GetDouble(r * 3 + c) * x.GetDouble(r * 3 + c);
+      n = std::sqrt(n);
+      for (int64_t c = 0; c < 3; ++c) dot += w.GetDouble(r * 3 + c) * x.GetDouble(r * 3 + c) / n;
+      for (int64_t c = 0; c < 3; ++c) {
+        const double wc = w.GetDouble(r * 3 + c), y = x.GetDouble(r * 3 + c) / n;
+        want[r * 3 + c] = n >= eps ? (wc - y * dot) / n : wc / eps;
+      }
+    }
+    ExpectNear(g[0], want, 1e-12, "l2_normalize eps " + std::to_string(eps));
+  }
+}
+
 }  // namespace
 }  // namespace oneflow_sbp::eager

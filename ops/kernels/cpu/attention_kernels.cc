@@ -6,14 +6,18 @@
 //   rotary_embedding_grad(dy, cos, sin) -> dx, the transpose:
 //     dx[d]   = dy[d] cos[d]     + dy[d+h] sin[d+h]
 //     dx[d+h] = dy[d+h] cos[d+h] - dy[d] sin[d]
-//   scaled_dot_product_attention(q, k, v; causal, scale) -> out
+//   scaled_dot_product_attention(q, k, v, opt key_padding_mask; causal,
+//       scale) -> out
 //     s = q k^T * scale (scale 0: 1/sqrt(D)), masked where j > i + Sk - Sq
 //     (GLOBAL query row i, so a rank holding a slice of the query rows
-//     masks the same keys as the single-rank run), p = softmax(s), out = p v.
-//     A row with every key masked (Sq > Sk) has no softmax: its out is 0.
-//   scaled_dot_product_attention_grad(dout, q, k, v) -> dq, dk, dv
-//     recomputes p; dv = p^T dout; dp = dout v^T;
-//     ds = p * (dp - rowsum(dp * p)); dq = scale ds k; dk = scale ds^T q.
+//     masks the same keys as the single-rank run) and where the mask row
+//     of the batch is 0, p = softmax(s) over the unmasked keys (masked
+//     keys get p = 0 exactly), out = p v. A row with every key masked
+//     (Sq > Sk, or every key padded) has no softmax: its out is 0.
+//   scaled_dot_product_attention_grad(dout, q, k, v, opt mask) -> dq, dk,
+//     dv recomputes p; dv = p^T dout; dp = dout v^T;
+//     ds = p * (dp - rowsum(dp * p)); dq = scale ds k; dk = scale ds^T q
+//     (a masked key has p = 0 in every row, so its dk and dv are 0).
 //   tril(in; diagonal) -> out keeps (.., i, j) with j <= i + diagonal in
 //     GLOBAL coordinates of the last two dims (the rule splits every dim).
 //
@@ -21,7 +25,9 @@
 // to their own slice (so x:S(2) with cos:S(0) and x:S(0) with cos:B both
 // work) and checks that they cover x's rows; D must be whole. Attention
 // needs whole keys and whole D on every rank (the rules split only batch,
-// heads and query rows; a P value or dout is fine: both enter linearly).
+// heads and query rows; a P value or dout is fine: both enter linearly);
+// the key_padding_mask [B, Sk] is read at q's local batch row (it splits
+// with the batch or is whole), as nonzero flags (mask_flags.h).
 // Attention accumulates in double; f16/bf16 compute in double too.
 //
 // Dtypes: rotary and attention f32 f64 f16 bf16; tril every type.
@@ -34,6 +40,7 @@
 #include "absl/strings/str_cat.h"
 #include "oneflow_sbp/status_macros.h"
 #include "ops/kernels/cpu/attention_layout.h"
+#include "ops/kernels/cpu/mask_flags.h"
 #include "ops/kernels/cpu/select_args.h"
 #include "ops/kernels/dtype_dispatch.h"
 #include "ops/kernels/kernel_registry.h"
@@ -92,35 +99,51 @@ absl::Status RotaryKernel(KernelContext& ctx) {
 // ------------------------------------------------------------- attention
 
 // The softmax row p[0..sk) of query row `r` of head `b`; false if every
-// key is masked (p is then all zero).
+// key is masked (p is then all zero). `keep` is the batch's mask row (1 =
+// attend), or null without a key_padding_mask.
 template <typename T>
-bool SoftmaxRow(const AttentionDims& a, const T* q, const T* k, int64_t b, int64_t r,
-                std::vector<double>& p) {
+bool SoftmaxRow(const AttentionDims& a, const T* q, const T* k, const uint8_t* keep, int64_t b,
+                int64_t r, std::vector<double>& p) {
   const T* qi = q + (b * a.sq + r) * a.d;
   const int64_t last = a.causal ? std::min(a.sk, a.row0 + r + a.shift + 1) : a.sk;
   double mx = -std::numeric_limits<double>::infinity();
+  bool any = false;
   for (int64_t j = 0; j < a.sk; ++j) {
-    if (j >= last) {
+    if (j >= last || (keep != nullptr && keep[j] == 0)) {
       p[j] = 0;
       continue;
     }
+    any = true;
     const T* kj = k + (b * a.sk + j) * a.d;
     double s = 0;
     for (int64_t c = 0; c < a.d; ++c) s += D(qi[c]) * D(kj[c]);
     p[j] = s * a.scale;
     mx = std::max(mx, p[j]);
   }
-  if (last <= 0) return false;
+  // No key to attend to: no softmax (0, never the NaN of exp(-inf - -inf)).
+  if (!any) return false;
   double sum = 0;
-  for (int64_t j = 0; j < last; ++j) sum += p[j] = std::exp(p[j] - mx);
+  for (int64_t j = 0; j < last; ++j) {
+    if (keep == nullptr || keep[j] != 0) sum += p[j] = std::exp(p[j] - mx);
+  }
   for (int64_t j = 0; j < last; ++j) p[j] /= sum;
   return true;
+}
+
+// The flags of the call's key_padding_mask (empty without one) and the
+// mask row of local batch-head b.
+std::vector<uint8_t> KeyFlags(const KernelContext& ctx, const AttentionDims& a) {
+  return a.mask >= 0 ? NonzeroFlags(ctx.input(a.mask)) : std::vector<uint8_t>();
+}
+const uint8_t* KeyRow(const std::vector<uint8_t>& flags, const AttentionDims& a, int64_t b) {
+  return a.mask < 0 ? nullptr : flags.data() + (b / a.heads + a.mask_row0) * a.sk;
 }
 
 absl::Status AttentionKernel(KernelContext& ctx) {
   OFS_ASSIGN_OR_RETURN(const AttentionDims a, CheckAttention(ctx));
   const LocalTensor& q = ctx.input(0);
   const DataType dt = q.dtype();
+  const std::vector<uint8_t> flags = KeyFlags(ctx, a);
   return DispatchDtype<Floating>(ctx, dt, ctx.input_bn(0), [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T* qp = q.data<T>();
@@ -129,8 +152,9 @@ absl::Status AttentionKernel(KernelContext& ctx) {
     T* out = ctx.output(0).data<T>();
     std::vector<double> p(a.sk), acc(a.dv);
     for (int64_t b = 0; b < a.bh; ++b) {
+      const uint8_t* keep = KeyRow(flags, a, b);
       for (int64_t r = 0; r < a.sq; ++r) {
-        SoftmaxRow(a, qp, kp, b, r, p);
+        SoftmaxRow(a, qp, kp, keep, b, r, p);
         std::fill(acc.begin(), acc.end(), 0.0);
         for (int64_t j = 0; j < a.sk; ++j) {
           if (p[j] == 0) continue;
@@ -150,6 +174,7 @@ absl::Status AttentionGradKernel(KernelContext& ctx) {
   const LocalTensor& dout = ctx.input(0);
   const LocalTensor& q = ctx.input(1);
   const DataType dt = q.dtype();
+  const std::vector<uint8_t> flags = KeyFlags(ctx, a);
   return DispatchDtype<Floating>(ctx, dt, ctx.input_bn(1), [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T* gp = dout.data<T>();
@@ -162,10 +187,11 @@ absl::Status AttentionGradKernel(KernelContext& ctx) {
     T* dkp = ctx.output(1).data<T>();
     T* dvp = ctx.output(2).data<T>();
     for (int64_t b = 0; b < a.bh; ++b) {
+      const uint8_t* keep = KeyRow(flags, a, b);
       std::fill(dk.begin(), dk.end(), 0.0);
       std::fill(dv.begin(), dv.end(), 0.0);
       for (int64_t r = 0; r < a.sq; ++r) {
-        const bool any = SoftmaxRow(a, qp, kp, b, r, p);
+        const bool any = SoftmaxRow(a, qp, kp, keep, b, r, p);
         const T* g = gp + (b * a.sq + r) * a.dv;
         const T* qi = qp + (b * a.sq + r) * a.d;
         double dot = 0;

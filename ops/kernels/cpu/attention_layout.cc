@@ -32,6 +32,26 @@ absl::Status CheckSameLocal(const KernelContext& ctx, int a, int b, int n) {
   return absl::OkStatus();
 }
 
+// The local key_padding_mask (input m) against query (input q): the row of
+// the local mask that q's first local batch row reads.
+absl::StatusOr<int64_t> KeyMaskRowOffset(const KernelContext& ctx, int q, int m) {
+  const LocalTensor& mt = ctx.input(m);
+  const DataType dt = mt.dtype();
+  if (dt != DataType::kBool && dt != DataType::kInt32 && dt != DataType::kInt64) {
+    return ctx.UnsupportedDtype(dt, ctx.input_bn(m));
+  }
+  if (mt.rank() != 2) return ctx.Internal("key_padding_mask must have rank 2 [B, Sk]");
+  OFS_RETURN_IF_ERROR(CheckWhole(ctx, m, 1, "attention needs every key"));
+  const IndexRange qr = ctx.input_layout(q).slice.range(0);
+  const IndexRange mr = ctx.input_layout(m).slice.range(0);
+  if (ctx.input(q).dim(0) > 0 && (qr.begin < mr.begin || qr.end > mr.end)) {
+    return ctx.Internal(absl::StrCat(ctx.input_bn(m), " ", ctx.input_layout(m).slice.ToString(),
+                                     " does not cover the batch rows of ", ctx.input_bn(q), " ",
+                                     ctx.input_layout(q).slice.ToString()));
+  }
+  return qr.begin - mr.begin;
+}
+
 }  // namespace
 
 absl::StatusOr<int64_t> RotaryRowOffset(const KernelContext& ctx) {
@@ -86,6 +106,11 @@ absl::StatusOr<AttentionDims> AttentionDimsOf(const KernelContext& ctx, int q) {
   a.causal = ctx.Attr<bool>("causal");
   const double scale = ctx.Attr<double>("scale");
   a.scale = scale == 0 ? 1.0 / std::sqrt(static_cast<double>(a.d)) : scale;
+  a.heads = qt.dim(1);
+  a.mask = ctx.op().InputBlob("key_padding_mask", 0);
+  if (a.mask >= 0) {
+    OFS_ASSIGN_OR_RETURN(a.mask_row0, KeyMaskRowOffset(ctx, q, a.mask));
+  }
   return a;
 }
 

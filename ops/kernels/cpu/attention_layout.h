@@ -30,9 +30,21 @@ struct AttentionDims {
   int64_t shift = 0;   // causal: global row i sees keys j <= i + shift
   bool causal = false;
   double scale = 1;    // the attribute, 0 resolved to 1/sqrt(d)
+  // The optional key_padding_mask [B, Sk]: its input index (-1 without
+  // one), the local heads per batch row (local batch-head bh reads mask row
+  // bh / heads + mask_row0) and the local mask row of q's first local batch
+  // row (0 under the rules: the mask splits with the batch or is whole
+  // with a whole batch; the check also takes a whole mask over a split
+  // batch).
+  int mask = -1;
+  int64_t heads = 1;
+  int64_t mask_row0 = 0;
 };
 
-// Checks the local q, k, v (inputs q, q+1, q+2) and returns the loop dims.
+// Checks the local q, k, v (inputs q, q+1, q+2) and, if the call has one,
+// the local key_padding_mask: rank 2, dtype bool, i32 or i64 (kUnimplemented
+// otherwise, as a dtype dispatch), every key (dim 1 whole) and batch rows
+// covering q's (kInternal otherwise). Returns the loop dims.
 absl::StatusOr<AttentionDims> AttentionDimsOf(const KernelContext& ctx, int q);
 
 // scaled_dot_product_attention: AttentionDimsOf(ctx, 0) and output 0.

@@ -61,6 +61,13 @@ __device__ __forceinline__ int64_t FirstQuery(int64_t j, int64_t sq, int64_t shi
   return j - shift;
 }
 
+// Whether batch-head b attends to key j under the key_padding_mask (always
+// without one).
+__device__ __forceinline__ bool KeyKept(const KeyMask& mask, int64_t b, int64_t j, int64_t sk) {
+  return mask.data == nullptr ||
+         MaskNonzero(mask.data, mask.dtype, (b / mask.heads + mask.row0) * sk + j);
+}
+
 template <typename A, typename B>
 __device__ __forceinline__ double Dot(const A* a, const B* b, int64_t d) {
   double s = 0;
@@ -137,8 +144,9 @@ __device__ __forceinline__ int64_t TileKeys(bool causal, int64_t i0, int64_t sq,
 template <typename T, bool kDelta>
 __global__ void __launch_bounds__(kTileRows)
     AttentionForward(int64_t bh, int64_t sq, int64_t sk, int64_t d, int64_t dv, int64_t tile,
-                     double scale, bool causal, int64_t shift, const T* q, const T* k,
-                     const T* v, const T* dout, T* out, double* lse, double* delta) {
+                     double scale, bool causal, int64_t shift, KeyMask mask, const T* q,
+                     const T* k, const T* v, const T* dout, T* out, double* lse,
+                     double* delta) {
   const Stage<T> st(tile, d);
   ForRowTiles(bh, sq, [&](const RowTile& rt) {
     const int64_t b = rt.b, i = rt.r, t = rt.t;
@@ -146,9 +154,12 @@ __global__ void __launch_bounds__(kTileRows)
     double acc[kMaxHead];
     for (int64_t e = 0; e < dv; ++e) acc[e] = 0;
     double m = -INFINITY, l = 0;
+    bool attended = false;  // some key passed both masks
     StreamRows(k + b * sk * d, d, v + b * sk * dv, dv, 0, end, tile, st.a, st.b, rt.live,
                [&](int64_t j, const T* kj, const T* vj) {
                  if (Masked(causal, i, j, shift)) return false;
+                 if (!KeyKept(mask, b, j, sk)) return true;  // a padded key: p = 0
+                 attended = true;
                  const double s = scale * Dot(q + t * d, kj, d);
                  const double m2 = fmax(m, s);
                  const double c = exp(m - m2), p = exp(s - m2);
@@ -163,9 +174,10 @@ __global__ void __launch_bounds__(kTileRows)
                });
     if (!rt.live) return;
     // A row without keys (the CPU's SoftmaxRow false) gets 0 and lse -inf.
-    // Decided by the mask, not by l > 0: a NaN score makes l NaN, and the
+    // Decided by the masks, not by l > 0: a NaN score makes l NaN, and the
     // CPU's output is then NaN, not 0.
-    const bool any = causal ? KeysSeen(i, sk, shift) > 0 : sk > 0;
+    const bool any = (causal ? KeysSeen(i, sk, shift) > 0 : sk > 0) &&
+                     (mask.data == nullptr || attended);
     for (int64_t e = 0; e < dv; ++e) acc[e] = any ? acc[e] / l : 0.0;
     if constexpr (kDelta) {
       delta[t] = Dot(dout + t * dv, acc, dv);
@@ -181,8 +193,9 @@ __global__ void __launch_bounds__(kTileRows)
 template <typename T>
 __global__ void __launch_bounds__(kTileRows)
     AttentionBackwardQ(int64_t bh, int64_t sq, int64_t sk, int64_t d, int64_t dv, int64_t tile,
-                       double scale, bool causal, int64_t shift, const T* q, const T* k,
-                       const T* v, const T* dout, const double* lse, const double* delta, T* dq) {
+                       double scale, bool causal, int64_t shift, KeyMask mask, const T* q,
+                       const T* k, const T* v, const T* dout, const double* lse,
+                       const double* delta, T* dq) {
   const Stage<T> st(tile, d);
   ForRowTiles(bh, sq, [&](const RowTile& rt) {
     const int64_t b = rt.b, i = rt.r, t = rt.t;
@@ -192,6 +205,7 @@ __global__ void __launch_bounds__(kTileRows)
     StreamRows(k + b * sk * d, d, v + b * sk * dv, dv, 0, end, tile, st.a, st.b, rt.live,
                [&](int64_t j, const T* kj, const T* vj) {
                  if (Masked(causal, i, j, shift)) return false;
+                 if (!KeyKept(mask, b, j, sk)) return true;
                  const double p = exp(scale * Dot(q + t * d, kj, d) - lse[t]);
                  if (p == 0) return true;  // skipped, as on the CPU (0 * inf)
                  const double ds = p * (Dot(dout + t * dv, vj, dv) - delta[t]);
@@ -206,13 +220,14 @@ __global__ void __launch_bounds__(kTileRows)
 // dk_j = scale * sum_i ds_ij q_i, dv_j = sum_i p_ij dout_i; a thread per
 // key row, Q and dout staged (from the first query row that sees the
 // block's first key); lse and delta are read where every thread reads the
-// same element (a broadcast).
+// same element (a broadcast). A padded key's thread only helps stage: its
+// dk and dv are 0.
 template <typename T>
 __global__ void __launch_bounds__(kTileRows)
     AttentionBackwardKV(int64_t bh, int64_t sq, int64_t sk, int64_t d, int64_t dv, int64_t tile,
-                        double scale, bool causal, int64_t shift, const T* q, const T* k,
-                        const T* v, const T* dout, const double* lse, const double* delta, T* dk,
-                        T* dvv) {
+                        double scale, bool causal, int64_t shift, KeyMask mask, const T* q,
+                        const T* k, const T* v, const T* dout, const double* lse,
+                        const double* delta, T* dk, T* dvv) {
   const Stage<T> st(tile, d);
   ForRowTiles(bh, sk, [&](const RowTile& rt) {
     const int64_t b = rt.b, j = rt.r, t = rt.t;
@@ -220,7 +235,8 @@ __global__ void __launch_bounds__(kTileRows)
     double ak[kMaxHead], av[kMaxHead];
     for (int64_t e = 0; e < d; ++e) ak[e] = 0;
     for (int64_t e = 0; e < dv; ++e) av[e] = 0;
-    StreamRows(q + b * sq * d, d, dout + b * sq * dv, dv, first, sq, tile, st.a, st.b, rt.live,
+    const bool kept = rt.live && KeyKept(mask, b, j, sk);
+    StreamRows(q + b * sq * d, d, dout + b * sq * dv, dv, first, sq, tile, st.a, st.b, kept,
                [&](int64_t i, const T* qi, const T* gi) {
                  if (Masked(causal, i, j, shift)) return true;  // later rows may see j
                  const int64_t row = b * sq + i;
@@ -262,7 +278,7 @@ std::string CheckHeadDims(const char* name, int64_t d, int64_t dv) {
 
 std::string Attention(int dtype, int64_t bh, int64_t sq, int64_t sk, int64_t d, int64_t dv,
                       double scale, bool causal, const void* q, const void* k, const void* v,
-                      void* out, double* lse, int64_t shift) {
+                      void* out, double* lse, int64_t shift, KeyMask mask) {
   const char* name = "scaled_dot_product_attention";
   if (shift == kShiftSkMinusSq) shift = sk - sq;
   std::string e = CheckHeadDims(name, d, dv);
@@ -272,7 +288,7 @@ std::string Attention(int dtype, int64_t bh, int64_t sq, int64_t sk, int64_t d, 
     const int64_t tile = StageRows(d, dv, sizeof(T));
     AttentionForward<T, false><<<TileBlocks(bh, sq), kTileRows, tile * (d + dv) * sizeof(T),
                                  Stream()>>>(
-        bh, sq, sk, d, dv, tile, scale, causal, shift, static_cast<const T*>(q),
+        bh, sq, sk, d, dv, tile, scale, causal, shift, mask, static_cast<const T*>(q),
         static_cast<const T*>(k), static_cast<const T*>(v), /*dout=*/nullptr,
         static_cast<T*>(out), lse, /*delta=*/nullptr);
     return LaunchError(name);
@@ -281,7 +297,8 @@ std::string Attention(int dtype, int64_t bh, int64_t sq, int64_t sk, int64_t d, 
 
 std::string AttentionGrad(int dtype, int64_t bh, int64_t sq, int64_t sk, int64_t d, int64_t dv,
                           double scale, bool causal, const void* q, const void* k, const void* v,
-                          const void* dout, void* dq, void* dk, void* dvv, int64_t shift) {
+                          const void* dout, void* dq, void* dk, void* dvv, int64_t shift,
+                          KeyMask mask) {
   const char* name = "scaled_dot_product_attention_grad";
   if (shift == kShiftSkMinusSq) shift = sk - sq;
   std::string e = CheckHeadDims(name, d, dv);
@@ -305,15 +322,15 @@ std::string AttentionGrad(int dtype, int64_t bh, int64_t sq, int64_t sk, int64_t
     const size_t bytes = tile * (d + dv) * sizeof(T);
     if (sq > 0) {
       AttentionForward<T, true><<<TileBlocks(bh, sq), kTileRows, bytes, Stream()>>>(
-          bh, sq, sk, d, dv, tile, scale, causal, shift, qt, kt, vt, gt, /*out=*/nullptr, lse,
+          bh, sq, sk, d, dv, tile, scale, causal, shift, mask, qt, kt, vt, gt, /*out=*/nullptr, lse,
           delta);
       AttentionBackwardQ<T><<<TileBlocks(bh, sq), kTileRows, bytes, Stream()>>>(
-          bh, sq, sk, d, dv, tile, scale, causal, shift, qt, kt, vt, gt, lse, delta,
+          bh, sq, sk, d, dv, tile, scale, causal, shift, mask, qt, kt, vt, gt, lse, delta,
           static_cast<T*>(dq));
     }
     if (sk > 0) {
       AttentionBackwardKV<T><<<TileBlocks(bh, sk), kTileRows, bytes, Stream()>>>(
-          bh, sq, sk, d, dv, tile, scale, causal, shift, qt, kt, vt, gt, lse, delta,
+          bh, sq, sk, d, dv, tile, scale, causal, shift, mask, qt, kt, vt, gt, lse, delta,
           static_cast<T*>(dk), static_cast<T*>(dvv));
     }
     return LaunchError(name);

@@ -145,6 +145,24 @@ std::string DispatchBytes(const char* kernel, int bytes, F&& f) {
   }
 }
 
+// Whether element i of a mask of dtype `dtype` is nonzero (kept): the
+// CPU's NonzeroFlags (ops/kernels/cpu/mask_flags.h) on the device, for
+// attention's key_padding_mask and masked_mean_pool's mask. A bool is read
+// as its byte; NaN counts as nonzero, -0.0 as zero, as on the CPU.
+__device__ __forceinline__ bool MaskNonzero(const void* mask, int dtype, int64_t i) {
+  switch (dtype) {
+    case DtypeCode::kF16: return __half2float(static_cast<const __half*>(mask)[i]) != 0.f;
+    case DtypeCode::kBF16:
+      return __bfloat162float(static_cast<const __nv_bfloat16*>(mask)[i]) != 0.f;
+    case DtypeCode::kF32: return static_cast<const float*>(mask)[i] != 0.f;
+    case DtypeCode::kF64: return static_cast<const double*>(mask)[i] != 0.0;
+    case DtypeCode::kI8: return static_cast<const int8_t*>(mask)[i] != 0;
+    case DtypeCode::kI32: return static_cast<const int32_t*>(mask)[i] != 0;
+    case DtypeCode::kI64: return static_cast<const int64_t*>(mask)[i] != 0;
+    default: return static_cast<const uint8_t*>(mask)[i] != 0;  // u8, bool
+  }
+}
+
 // Block-wide sum / max of one value per thread (blockDim.x a multiple of
 // 32, <= 1024); every thread gets the result.
 template <typename C>

@@ -23,7 +23,8 @@
 //     rms_norm, rms_norm_grad, rms_norm_param_grad (parameters over the
 //     normalised dims only), adam_update, rotary_embedding,
 //     rotary_embedding_grad (even head dim), scaled_dot_product_attention,
-//     scaled_dot_product_attention_grad (head dims up to 256)
+//     scaled_dot_product_attention_grad (head dims up to 256; optional
+//     key_padding_mask bool i32 i64)
 #include <algorithm>
 #include <cstdint>
 #include <string>
@@ -450,8 +451,9 @@ absl::Status AdamUpdateKernel(KernelContext& ctx) {
 // kernels' ops, blob order, attributes and layout checks
 // (ops/kernels/cpu/attention_layout.h). Rotary indexes cos/sin by x's
 // global sequence row relative to their slice; attention masks with the
-// GLOBAL query row (shift = first local row + logical (Sk - Sq)). The grad
-// recomputes lse and dout . out (the CPU grad takes no saved tensors).
+// GLOBAL query row (shift = first local row + logical (Sk - Sq)) and the
+// key_padding_mask at q's local batch row (the CPU's AttentionDims). The
+// grad recomputes lse and dout . out (the CPU grad takes no saved tensors).
 // Every floating dtype, with the CPU's arithmetic (nn.cu).
 
 template <bool kGrad>
@@ -478,6 +480,17 @@ absl::Status RequireHeadDims(const KernelContext& ctx, const AttentionDims& a) {
                                         " kernel takes head dims up to ", kMaxHead));
 }
 
+// The launchers' view of the call's key_padding_mask (none: data null).
+cuda::KeyMask KeyMaskOf(const KernelContext& ctx, const AttentionDims& a) {
+  cuda::KeyMask m;
+  if (a.mask < 0) return m;
+  m.data = ctx.input(a.mask).raw_data();
+  m.dtype = static_cast<int>(ctx.input(a.mask).dtype());
+  m.heads = a.heads;
+  m.row0 = a.mask_row0;
+  return m;
+}
+
 absl::Status AttentionKernel(KernelContext& ctx) {
   OFS_ASSIGN_OR_RETURN(const AttentionDims a, CheckAttention(ctx));
   OFS_ASSIGN_OR_RETURN(const int dtype, NnDtype(ctx, 0));
@@ -485,7 +498,7 @@ absl::Status AttentionKernel(KernelContext& ctx) {
   return Launched(ctx, cuda::Attention(dtype, a.bh, a.sq, a.sk, a.d, a.dv, a.scale, a.causal,
                                        ctx.input(0).raw_data(), ctx.input(1).raw_data(),
                                        ctx.input(2).raw_data(), ctx.output(0).raw_data(),
-                                       /*lse=*/nullptr, a.row0 + a.shift));
+                                       /*lse=*/nullptr, a.row0 + a.shift, KeyMaskOf(ctx, a)));
 }
 
 absl::Status AttentionGradKernel(KernelContext& ctx) {
@@ -496,7 +509,8 @@ absl::Status AttentionGradKernel(KernelContext& ctx) {
                                            ctx.input(1).raw_data(), ctx.input(2).raw_data(),
                                            ctx.input(3).raw_data(), ctx.input(0).raw_data(),
                                            ctx.output(0).raw_data(), ctx.output(1).raw_data(),
-                                           ctx.output(2).raw_data(), a.row0 + a.shift));
+                                           ctx.output(2).raw_data(), a.row0 + a.shift,
+                                           KeyMaskOf(ctx, a)));
 }
 
 // ----------------------------------------------------------- registration --

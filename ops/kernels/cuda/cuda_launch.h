@@ -174,6 +174,18 @@ std::string RotaryTable(int dtype, bool grad, int64_t bh, int64_t seq, int64_t d
 // Default `shift` of Attention and AttentionGrad: sk - sq.
 constexpr int64_t kShiftSkMinusSq = INT64_MIN;
 
+// The key_padding_mask of Attention and AttentionGrad: a device mask of
+// rows of sk flags, dtype `dtype` (bool, i32 or i64; nonzero = attend);
+// batch-head b reads row b / heads + row0 (the batch of its heads). A
+// masked key gets p = 0 in every query row of the batch; a row left with
+// no key gets out 0 (lse -inf), as with the causal mask. data null: none.
+struct KeyMask {
+  const void* data = nullptr;
+  int dtype = 0;
+  int64_t heads = 1;
+  int64_t row0 = 0;
+};
+
 // Scaled dot-product attention of q [bh, sq, d], k [bh, sk, d],
 // v [bh, sk, dv] -> out [bh, sq, dv] and, if lse is not null, the row
 // log-sum-exp lse [bh, sq] (device doubles); causal masks key j > i + shift
@@ -185,15 +197,37 @@ constexpr int64_t kShiftSkMinusSq = INT64_MIN;
 // memory (attention.cu); head dims up to 256.
 std::string Attention(int dtype, int64_t bh, int64_t sq, int64_t sk, int64_t d, int64_t dv,
                       double scale, bool causal, const void* q, const void* k, const void* v,
-                      void* out, double* lse, int64_t shift = kShiftSkMinusSq);
+                      void* out, double* lse, int64_t shift = kShiftSkMinusSq,
+                      KeyMask mask = KeyMask());
 // Gradients dq, dk, dvv from the forward's inputs and dout (the CPU op's
 // inputs): recomputes lse and dout . out into device scratch, then one
 // thread per query row (dq) and per key row (dk, dv), tiled as Attention,
-// sums in double in a fixed order; shift as in Attention.
+// sums in double in a fixed order; shift and mask as in Attention (a
+// masked key gets dk = dv = 0).
 std::string AttentionGrad(int dtype, int64_t bh, int64_t sq, int64_t sk, int64_t d, int64_t dv,
                           double scale, bool causal, const void* q, const void* k, const void* v,
                           const void* dout, void* dq, void* dk, void* dvv,
-                          int64_t shift = kShiftSkMinusSq);
+                          int64_t shift = kShiftSkMinusSq, KeyMask mask = KeyMask());
+
+// ---- encoder.cu (registry glue: cuda_encoder_kernels.cc) ----
+//
+// The CPU kernels' arithmetic (ops/kernels/cpu/encoder_kernels.cc): sums
+// and each value in double, in the CPU's order, products rounded on their
+// own (no fma), so results match the CPU's bit for bit.
+
+// masked_mean_pool (grad false) of x [b, s, h] -> y [b, h], or its grad
+// (grad true) of dy [b, h] -> dx [b, s, h]; floating dtype. The mask has
+// rows of s elements of `mask_dtype` (any; nonzero keeps); batch row r
+// reads mask row r + mask_row0. A thread per (batch row, column).
+std::string MaskedMeanPool(int dtype, bool grad, int64_t b, int64_t s, int64_t h,
+                           const void* mask, int mask_dtype, int64_t mask_row0, const void* in,
+                           void* out);
+
+// l2_normalize (grad false: out = x / max(norm, eps)) or its grad (out =
+// dx from dy and x) along the middle dim of [outer, n, inner]; floating
+// dtype. A thread per vector.
+std::string L2Normalize(int dtype, bool grad, int64_t outer, int64_t n, int64_t inner,
+                        double eps, const void* x, const void* dy, void* out);
 
 }  // namespace oneflow_sbp::kernels::cuda
 

@@ -40,6 +40,10 @@ absl::StatusOr<LocalTensor> MakeInput(absl::string_view op, absl::string_view sp
   const DataType dtype = desc->dtype;
   const bool is_float = dtype == DataType::kFloat32 || dtype == DataType::kFloat64 ||
                         dtype == DataType::kFloat16 || dtype == DataType::kBFloat16;
+  if (domain == "mask") {
+    if (dims.empty() || dims.back() == 0) return bad("@mask needs a last dim of extent >= 1");
+    return MaskValues(dtype, dims, seed);
+  }
   if (dtype == DataType::kBool) {
     if (!domain.empty()) return bad("bool inputs take no domain");
     return BoolValues(dims, seed);
@@ -54,7 +58,7 @@ absl::StatusOr<LocalTensor> MakeInput(absl::string_view op, absl::string_view sp
   if (absl::StartsWith(domain, "idx") && absl::SimpleAtoi(domain.substr(3), &n) && n > 0) {
     return IntValues(dtype, dims, seed, 0, n - 1);
   }
-  return bad("unknown domain (pos, int or idx<N>)");
+  return bad("unknown domain (pos, int, idx<N> or mask)");
 }
 
 }  // namespace
@@ -95,6 +99,10 @@ const std::vector<InputRecipe>& BuiltinInputRecipes() {
       {"fill", {"f32[5,1,3]"}, {"value=1.5"}},
       {"flatten", {"f32[6,2,3]"}, {"start_dim=0", "end_dim=1"}},
       {"gather", {"f32[5,7]", "i64[2,3]@idx7"}, {"axis=1"}},
+      // Vectors of two multiples of 1/8 in [-2, 2]: with epsilon 1 some
+      // norms fall below it, so both branches of the grad run.
+      {"l2_normalize", {"f32[5,2,3]"}, {"axis=1", "epsilon=1"}},
+      {"l2_normalize_grad", {"f32[5,2,3]", "f32[5,2,3]"}, {"axis=1", "epsilon=1"}},
       {"layer_norm", {"f32[3,5,4]", "f32[4]", "f32[4]"}, {"begin_norm_axis=2"}},
       {"layer_norm_grad",
        {"f32[3,5,4]", "f32[3,5,4]", "f32[3,5]", "f32[3,5]@pos", "f32[4]"},
@@ -106,6 +114,8 @@ const std::vector<InputRecipe>& BuiltinInputRecipes() {
       {"log_softmax", {"f32[5,3]"}, {}},
       {"log_softmax_grad", {"f32[5,3]", "f32[5,3]"}, {}},
       {"logical_not", {"bool[5,1,3]"}, {}},
+      {"masked_mean_pool", {"f32[3,5,4]", "bool[3,5]@mask"}, {}},
+      {"masked_mean_pool_grad", {"f32[3,4]", "i64[3,5]@mask"}, {}},
       {"matmul", {"f32[5,3]", "f32[3,2]"}, {}},
       {"narrow", {"f32[5,6]"}, {"dim=1", "start=2", "length=3"}},
       {"narrow_grad", {"f32[5,3]", "f32[5,6]"}, {"dim=1", "start=2", "length=3"}},
@@ -132,11 +142,15 @@ const std::vector<InputRecipe>& BuiltinInputRecipes() {
       {"scalar_fmod", {"f32[5,1,3]"}, {"float_operand=0.75"}},
       {"scalar_mul", {"f32[5,1,3]"}, {"float_operand=1.5"}},
       {"scalar_pow", {"f32[5,1,3]@pos"}, {"float_operand=2"}},
+      // With a key_padding_mask and the causal mask together: a query row
+      // whose visible keys are all padded (the mask's first key is 0) takes
+      // the no-key path; without the mask the op is covered by the kernel
+      // tests' sweeps (kernels_attention_test).
       {"scaled_dot_product_attention",
-       {"f32[2,3,5,4]", "f32[2,3,5,4]", "f32[2,3,5,4]"},
+       {"f32[2,3,5,4]", "f32[2,3,5,4]", "f32[2,3,5,4]", "i64[2,5]@mask"},
        {"causal=true"}},
       {"scaled_dot_product_attention_grad",
-       {"f32[2,3,5,4]", "f32[2,3,5,4]", "f32[2,3,5,4]", "f32[2,3,5,4]"},
+       {"f32[2,3,5,4]", "f32[2,3,5,4]", "f32[2,3,5,4]", "f32[2,3,5,4]", "i64[2,5]@mask"},
        {"causal=true"}},
       {"sgd_update", {"f32[5,1,3]", "f32[5,1,3]"}, {"learning_rate=0.5"}},
       {"slice", {"f32[5,7]"}, {"start=0,1", "stop=5,6", "step=1,2"}},

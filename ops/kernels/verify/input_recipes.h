@@ -17,6 +17,9 @@
 //   @pos     multiples of 1/8 in [0.25, 2] (log, sqrt, divisors, ...)
 //   @int     integers in [-2, 2] (comparisons that should see ties)
 //   @idx<N>  integers in [0, N) (indices, labels; N is the indexed extent)
+//   @mask    0 and 1 (bool: false and true), every row of the last dim
+//            keeping at least one element (attention's key_padding_mask,
+//            masked_mean_pool's mask: a padded batch row still has a token)
 // e.g. "i64[3,5]@idx7" for embedding indices into 7 rows.
 //
 //   absl::StatusOr<OpInputs> in = MakeOpInputs(def, FindInputRecipe("matmul"), 1);

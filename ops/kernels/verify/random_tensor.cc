@@ -36,4 +36,20 @@ absl::StatusOr<LocalTensor> BoolValues(const std::vector<int64_t>& dims, uint64_
   return Generate(DataType::kBool, dims, [&] { return static_cast<double>(rng() % 2); });
 }
 
+absl::StatusOr<LocalTensor> MaskValues(DataType dtype, const std::vector<int64_t>& dims,
+                                       uint64_t seed) {
+  absl::StatusOr<LocalTensor> t = IntValues(dtype, dims, seed, 0, 1);
+  if (!t.ok()) return t.status();
+  std::mt19937_64 rng(seed * 104729);
+  const int64_t n = dims.back();
+  for (int64_t row = 0; n > 0 && row < t->elem_cnt() / n; ++row) {
+    int64_t kept = 0;
+    for (int64_t j = 0; j < n; ++j) kept += t->GetDouble(row * n + j) != 0;
+    const int64_t at = row * n + static_cast<int64_t>(rng() % n);
+    if (kept == 0) t->SetDouble(at, 1);
+    if (kept == n && n > 1) t->SetDouble(at, 0);
+  }
+  return t;
+}
+
 }  // namespace oneflow_sbp::kernels

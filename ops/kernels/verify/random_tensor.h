@@ -32,6 +32,12 @@ absl::StatusOr<LocalTensor> GridValues(DataType dtype, const std::vector<int64_t
                                        uint64_t seed, double lo = -2, double hi = 2);
 // Random bools.
 absl::StatusOr<LocalTensor> BoolValues(const std::vector<int64_t>& dims, uint64_t seed);
+// A keep mask: 0 or 1 (false or true) in any dtype, each row of the last
+// dim with at least one 1 (a row drawn all 0 gets a 1 at a seeded place)
+// and, where the row has room, at least one 0, so both kinds of element
+// occur in every row. dims must be non-empty with a last extent >= 1.
+absl::StatusOr<LocalTensor> MaskValues(DataType dtype, const std::vector<int64_t>& dims,
+                                       uint64_t seed);
 
 }  // namespace oneflow_sbp::kernels
 
