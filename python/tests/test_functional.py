@@ -78,3 +78,25 @@ def test_nn_functional(session, mesh22):
     close(F.cross_entropy(x, labels), (lse - a[np.arange(4), [0, 5, 2, 1]]).mean(), rtol=1e-4)
     with pytest.raises(ValueError, match="scalar"):
         ofs.add(x, "1")
+
+
+def test_encoder_ops(session, mesh22):
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((2, 5, 6)).astype(np.float32)
+    mask = np.array([[1, 1, 1, 0, 0], [1, 1, 1, 1, 1]])
+    tx = ofs.tensor(x, placement=mesh22, sbp=[Shard(0), Replicate()])
+    tm = ofs.tensor(mask, placement=mesh22, sbp=[Shard(0), Replicate()])
+    pooled = F.masked_mean_pool(tx, tm)
+    ref = (x * mask[..., None]).sum(1) / mask.sum(1, keepdims=True)
+    close(pooled, ref, rtol=1e-5)
+    close(F.normalize(pooled), ref / np.linalg.norm(ref, axis=-1, keepdims=True), rtol=1e-5)
+    q = rng.standard_normal((2, 2, 5, 3)).astype(np.float32)
+    tq = ofs.tensor(q, placement=mesh22, sbp=[Shard(0), Shard(1)])
+    out = F.scaled_dot_product_attention(tq, tq, tq, key_padding_mask=tm).numpy()
+    s = q @ q.transpose(0, 1, 3, 2) / np.sqrt(3)
+    s = np.where(mask[:, None, None, :] != 0, s, -np.inf)
+    w = np.exp(s - s.max(-1, keepdims=True))
+    w /= w.sum(-1, keepdims=True)
+    np.testing.assert_allclose(out, w @ q, rtol=1e-4, atol=1e-5)
+    with pytest.raises(NotImplementedError):
+        F.normalize(pooled, p=1)

@@ -6,7 +6,7 @@ from ..tensor import apply
 __all__ = ["relu", "gelu", "silu", "sigmoid", "tanh", "softmax", "log_softmax", "linear",
            "embedding", "layer_norm", "rms_norm", "dropout", "scaled_dot_product_attention",
            "sparse_softmax_cross_entropy", "cross_entropy", "rotary_embedding", "fast_gelu", "mish",
-           "softplus"]
+           "softplus", "normalize", "masked_mean_pool"]
 
 
 def fast_gelu(x):
@@ -56,11 +56,29 @@ def dropout(x, p=0.5, training=True, seed=0):
     return outs[0] if isinstance(outs, tuple) else outs
 
 
-def scaled_dot_product_attention(query, key, value, is_causal=False, scale=None):
+def scaled_dot_product_attention(query, key, value, is_causal=False, scale=None,
+                                 key_padding_mask=None):
+    """softmax(q k^T * scale) v over [B, H, S, D]; ``key_padding_mask`` [B, Sk]
+    (bool or int, nonzero = attend) gives padded keys no weight."""
     attrs = dict(causal=bool(is_causal))
     if scale is not None:
         attrs["scale"] = float(scale)
-    return apply("scaled_dot_product_attention", query, key, value, **attrs)
+    if key_padding_mask is None:
+        return apply("scaled_dot_product_attention", query, key, value, **attrs)
+    return apply("scaled_dot_product_attention", query, key, value, key_padding_mask, **attrs)
+
+
+def normalize(x, p=2.0, dim=-1, eps=1e-12):
+    """x / max(||x||_2 along dim, eps) (torch.nn.functional.normalize, p=2 only)."""
+    if p != 2:
+        raise NotImplementedError("normalize: only p=2 (l2_normalize)")
+    return apply("l2_normalize", x, axis=int(dim), epsilon=float(eps))
+
+
+def masked_mean_pool(x, mask):
+    """Mean over the tokens ``mask`` keeps: x [B, S, H], mask [B, S] -> [B, H]
+    (sentence-transformers' mean pooling)."""
+    return apply("masked_mean_pool", x, mask)
 
 
 def rotary_embedding(x, cos, sin):
