@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <numeric>
 #include <optional>
+#include <utility>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
@@ -13,11 +14,31 @@
 namespace oneflow_sbp {
 namespace {
 
-bool AddsPartial(const NdSbp& producer, const NdSbp& wanted) {
+// Mesh axes on which `wanted` is P and `producer` is not, outside
+// `already_partial`.
+bool AddsPartial(const NdSbp& producer, const NdSbp& wanted, uint32_t already_partial) {
   for (int a = 0; a < wanted.size(); ++a) {
+    if (already_partial & (1u << a)) continue;
     if (wanted[a].is_partial_sum() && !producer[a].is_partial_sum()) return true;
   }
   return false;
+}
+
+// Mesh axes on which some input of `sig` arrives as P and stays P: the
+// op's output is partial there whatever the other inputs do, so turning
+// another input into P on those axes (for a linear op, a local and free
+// conversion) adds no reduction. Charging one would make `planned` prefer
+// reduce-scattering the partial input over the free conversion
+// (add(B, P): P + P -> P costs nothing).
+uint32_t AlreadyPartialAxes(const SelectionInput& in, const NdSbpSignature& sig) {
+  uint32_t mask = 0;
+  for (int b = 0; b < in.prepared.call->num_inputs(); ++b) {
+    const NdSbp& producer = in.request.inputs[b].nd_sbp();
+    for (int a = 0; a < producer.size(); ++a) {
+      if (producer[a].is_partial_sum() && sig[b][a].is_partial_sum()) mask |= 1u << a;
+    }
+  }
+  return mask;
 }
 
 }  // namespace
@@ -40,9 +61,12 @@ absl::Status PlannedSelection::EmptyAfterFiltering(const SelectionInput& in) con
 // The cost of giving input `b` the layout `wanted`. Partial sums must be
 // reduced later: under PartialPenalty::kProportional (the default) that is
 // charged as the cheapest plan from the partial layout back to the
-// producer's; the other penalties are OneFlow's.
+// producer's, except on the axes in `already_partial` (another input is P
+// there, so the reduction happens anyway and stays P in the plan back);
+// the other penalties are OneFlow's.
 absl::StatusOr<CopyCost> PlannedSelection::InputCost(const SelectionInput& in, int b,
-                                                     const NdSbp& wanted) const {
+                                                     const NdSbp& wanted,
+                                                     uint32_t already_partial) const {
   const OpCall& call = *in.prepared.call;
   const NdSbp& producer = in.request.inputs[b].nd_sbp();
   const TensorDesc& d = in.prepared.input_descs[b];
@@ -54,13 +78,17 @@ absl::StatusOr<CopyCost> PlannedSelection::InputCost(const SelectionInput& in, i
   absl::StatusOr<double> there = model_->Cost(d.shape, d.dtype, placement, producer, wanted);
   if (!there.ok()) return named(there.status());
   CopyCost cost(*there);
-  if (!AddsPartial(producer, wanted)) return cost;
+  if (!AddsPartial(producer, wanted, already_partial)) return cost;
   const PartialPenalty penalty = in.request.cost.partial_penalty;
   if (penalty != PartialPenalty::kProportional) {
     const int64_t n = placement.parallel_num();
     return cost + PartialConsumerPenalty(static_cast<double>(d.byte_size()), n, n, penalty);
   }
-  absl::StatusOr<double> back = model_->Cost(d.shape, d.dtype, placement, wanted, producer);
+  NdSbp back_to = producer;  // partial axes shared with another input stay P
+  for (int a = 0; a < back_to.size(); ++a) {
+    if ((already_partial & (1u << a)) && wanted[a].is_partial_sum()) back_to.set(a, wanted[a]);
+  }
+  absl::StatusOr<double> back = model_->Cost(d.shape, d.dtype, placement, wanted, back_to);
   if (!back.ok()) return named(back.status());
   return cost + CopyCost(*back);
 }
@@ -69,7 +97,7 @@ absl::StatusOr<std::vector<PlannedSelection::PlannedCost>> PlannedSelection::Cos
     const SelectionInput& in) const {
   const OpCall& call = *in.prepared.call;
   // Many candidates ask the same layout of an input: memoise per input.
-  std::vector<absl::flat_hash_map<uint64_t, CopyCost>> memo(call.num_inputs());
+  std::vector<absl::flat_hash_map<std::pair<uint64_t, uint32_t>, CopyCost>> memo(call.num_inputs());
   std::vector<PlannedCost> costs(in.survivors.size());
   // Bound the work before doing any: each distinct conversion is one plan
   // (two when it adds partial sums, which are priced back as well).
@@ -97,6 +125,7 @@ absl::StatusOr<std::vector<PlannedSelection::PlannedCost>> PlannedSelection::Cos
   }
   for (size_t i = 0; i < in.survivors.size(); ++i) {
     const NdSbpSignature& sig = in.all[in.survivors[i]];
+    const uint32_t already_partial = AlreadyPartialAxes(in, sig);
     for (int b = 0; b < call.num_inputs(); ++b) {
       if (in.request.inputs[b].nd_sbp() == sig[b]) continue;
       ++costs[i].mismatched;
@@ -104,9 +133,9 @@ absl::StatusOr<std::vector<PlannedSelection::PlannedCost>> PlannedSelection::Cos
         costs[i].cost = CopyCost::Unsupported();
         break;
       }
-      auto [it, fresh] = memo[b].try_emplace(sig[b].packed(), CopyCost());
+      auto [it, fresh] = memo[b].try_emplace({sig[b].packed(), already_partial}, CopyCost());
       if (fresh) {
-        absl::StatusOr<CopyCost> c = InputCost(in, b, sig[b]);
+        absl::StatusOr<CopyCost> c = InputCost(in, b, sig[b], already_partial);
         if (!c.ok()) return c.status();
         it->second = *c;
       }

@@ -8,7 +8,9 @@
 // winner has the least cost: the cost of converting each input (plan time
 // in effective bytes), plus, for an input the candidate turns into P, the
 // partial penalty (by default the cost of reducing it back to the
-// producer's layout). Tie order: a candidate within kCostTieTolerance of
+// producer's layout), except on mesh axes where another input already
+// arrives as P and stays P: the output is partial there anyway, so the
+// conversion adds no reduction (add(B, P) -> P + P is free). Tie order: a candidate within kCostTieTolerance of
 // the minimum ties; ties go to fewer inputs needing boxing, then to the
 // earlier candidate. Order values play no part. A mutable input that would
 // need boxing makes the candidate unsupported.
@@ -69,7 +71,8 @@ class PlannedSelection : public SelectionPolicy {
     int mismatched = 0;  // inputs the candidate boxes
   };
   absl::StatusOr<std::vector<PlannedCost>> CostSurvivors(const SelectionInput& in) const;
-  absl::StatusOr<CopyCost> InputCost(const SelectionInput& in, int b, const NdSbp& wanted) const;
+  absl::StatusOr<CopyCost> InputCost(const SelectionInput& in, int b, const NdSbp& wanted,
+                                     uint32_t already_partial) const;
 
   std::shared_ptr<const NdCopyCostModel> model_;
 };

@@ -37,6 +37,23 @@ TEST(PlannedPolicy, CostFirstThenFewerBoxedInputsThenListOrder) {
             "a_0:(S(0),B) b_0:(B,S(1)) -> out_0:(S(0),S(1))");
 }
 
+TEST(PlannedPolicy, TurningBIntoPBesideAPInputIsFree) {
+  // add(B, P): the output is P whatever happens to the B input, so its
+  // local B -> P conversion adds no reduction and costs nothing; charging
+  // one made planned reduce-scatter the P input instead.
+  EXPECT_EQ(Planned({"broadcast_add", "cpu:0-1", {"f32[64,32]:B", "f32[64,32]:P"}}),
+            "x_0:P y_0:P -> z_0:P");
+  EXPECT_EQ(Planned({"add_n", "cpu:0-1", {"f32[64,32]:B", "f32[64,32]:P"}}),
+            "in_0:P in_1:P -> out_0:P");
+  // Per mesh axis: P on axis 0 only, the B input joins it there.
+  EXPECT_EQ(Planned({"broadcast_add", "cpu:0-3 [2,2]",
+                     {"f32[64,32]:(B,S(0))", "f32[64,32]:(P,S(0))"}}),
+            "x_0:(P,S(0)) y_0:(P,S(0)) -> z_0:(P,S(0))");
+  // Without a P input, making one is still charged: B stays B.
+  EXPECT_EQ(Planned({"add_n", "cpu:0-1", {"f32[64,32]:B", "f32[64,32]:B"}}),
+            "in_0:B in_1:B -> out_0:B");
+}
+
 TEST(PlannedPolicy, DiffersFromOneFlowWhereOrderValuesMislead) {
   // 1-D, N = 2: both S(0) and all-B keep one input (order -10). OneFlow
   // prices the local slice of in_1 at INT32_MAX and the gather of in_0 at
