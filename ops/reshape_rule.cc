@@ -264,6 +264,27 @@ bool PassesDivisibilityFilter(const MeshAssignment& a, const Shape& in, const Sh
   return true;
 }
 
+bool PassesNestedSplitFilter(const MeshAssignment& a, const Shape& in, const Shape& out,
+                             absl::Span<const int64_t> h) {
+  absl::StatusOr<std::vector<DimGroup>> groups = AnalyzeReshape(in, out);
+  // Mismatched element counts: no group is known to be identity, so every
+  // split must divide (the shape function rejects such a call anyway).
+  if (!groups.ok()) return PassesDivisibilityFilter(a, in, out, h);
+  std::set<std::pair<int, int>> identity;
+  for (const DimGroup& g : *groups) {
+    if (g.kind() == "identity") identity.emplace(g.in_axes[0], g.out_axes[0]);
+  }
+  // Divisibility is what keeps a rank's block of a merged or split group
+  // contiguous on both sides. An identity dim has no other dim to stay
+  // contiguous with: in and out are cut into the same (possibly uneven)
+  // slices by the same mesh axes, so its pairs are left out of the check.
+  MeshAssignment checked = a;
+  for (auto& pair : checked) {
+    if (pair.first >= 0 && identity.count(pair)) pair = kBroadcastPair;
+  }
+  return PassesDivisibilityFilter(checked, in, out, h);
+}
+
 std::pair<NdSbp, NdSbp> AssignmentToNdSbps(const MeshAssignment& a) {
   NdSbp in;
   NdSbp out;
@@ -325,10 +346,12 @@ absl::Status ReshapeNdHook(NdCandidateContext& ctx) {
   // pair 1-D splits that each divide the extent once, e.g. [6,6] -> [36]
   // as (S(0),S(0)) -> (S(0),S(0)) on [2,2], where rank 0 holds input rows
   // [0,2) (12 elements) but output elements [0,9). OneFlow's own unit-test
-  // filter (PassesDivisibilityFilter) is exactly the missing check.
+  // filter (PassesDivisibilityFilter) is exactly the missing check, but
+  // only for dims that merge or split: a dim the reshape maps to itself
+  // keeps any split, even an uneven one (PassesNestedSplitFilter; issue 23).
   for (int k = static_cast<int>(list.size()) - 1; k >= 0; --k) {
     if (IsSplittable(out, list[k][1], ctx.hierarchy()) &&
-        PassesDivisibilityFilter(CandidateAssignment(list[k]), in, out, ctx.hierarchy())) {
+        PassesNestedSplitFilter(CandidateAssignment(list[k]), in, out, ctx.hierarchy())) {
       continue;
     }
     list[k] = std::move(list.back());

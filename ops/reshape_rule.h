@@ -82,6 +82,15 @@ std::vector<MeshAssignment> ReshapeNdAssignments(const Shape& in, const Shape& o
 bool PassesDivisibilityFilter(const MeshAssignment& a, const Shape& in, const Shape& out,
                               absl::Span<const int64_t> hierarchy);
 
+// Ours, what ReshapeNdHook applies: PassesDivisibilityFilter, except that a
+// split pair (a, b) where in dim a and out dim b form a 1 -> 1 group of
+// equal extent (an "identity" DimGroup) needs no divisibility: both sides
+// cut that dim into the same slices whatever the part counts, so even an
+// uneven or nested split of it is exact. Pairs of dims that merge with or
+// split into others must still divide at every nested step.
+bool PassesNestedSplitFilter(const MeshAssignment& a, const Shape& in, const Shape& out,
+                             absl::Span<const int64_t> hierarchy);
+
 // The assignment of a candidate (in_0, out_0): split pairs where both
 // split, B or P pairs elsewhere.
 MeshAssignment CandidateAssignment(const NdSbpSignature& sig);

@@ -105,7 +105,10 @@ TEST(ReshapeKernels, EveryCandidateAgreesWithOneRank) {
 TEST(ReshapeKernels, EveryNdCandidateIsExactAfterTheDivisibilityFilter) {
   const std::vector<std::pair<std::vector<int64_t>, std::string>> cases = {
       {{6, 6}, "36"}, {{12}, "6,2"}, {{6, 4}, "4,6"}, {{12, 6}, "6,12"},
-      {{36}, "6,6"},  {{6, 2, 3}, "12,3"}};
+      {{36}, "6,6"},  {{6, 2, 3}, "12,3"},
+      // Identity dims split unevenly or nested (issue 23): 6 -> 3 -> 2/1,
+      // 5 over 2 and 3, next to merged or split dims.
+      {{4, 6}, "2,2,6"}, {{5, 6, 6}, "5,36"}, {{6, 5}, "6,1,5"}};
   for (const auto& [in, shape] : cases) {
     SweepResult r = SweepSignatures("reshape", {GridTensor(DataType::kFloat32, in, 5)},
                                     {"shape=" + shape});

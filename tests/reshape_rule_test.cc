@@ -303,5 +303,55 @@ TEST(ReshapeNd, EndToEndChoices) {
             "in_0:(P,S(2)) -> out_0:(P,S(1))");
 }
 
+// Issue 23: the nested-split filter must not touch a dim the reshape maps
+// to itself (a 1 -> 1 group of equal extent): both sides split it into the
+// same slices whatever the part counts, so every rank's local reshape is
+// exactly its output slice. Dims that merge or split keep the filter.
+TEST(ReshapeNd, IdentityDimsKeepUnevenSplits) {
+  struct Case {
+    const char* placement;
+    const char* input;
+    const char* shape;
+    const char* chosen;
+  };
+  const std::vector<Case> cases = {
+      // 1000 over 3 is uneven, but dim 1 maps to itself: no boxing.
+      {"cpu:0-5 [2,3]", "f32[6,1000,64]:(S(0),S(1))", "shape=6,1000,8,8",
+       "in_0:(S(0),S(1)) -> out_0:(S(0),S(1))"},
+      // Nested splits of one identity dim: 1000 -> 500 -> 167/167/166.
+      {"cpu:0-5 [2,3]", "f32[6,1000,64]:(S(1),S(1))", "shape=6,1000,8,8",
+       "in_0:(S(1),S(1)) -> out_0:(S(1),S(1))"},
+      // Size-1 dims are in no group: 5 -> 5 is still identity (axis 2 -> 2).
+      {"cpu:0-3 [2,2]", "f32[6,6,5]:(S(2),S(2))", "shape=36,1,5",
+       "in_0:(S(2),S(2)) -> out_0:(S(2),S(2))"},
+      // The soundness fix stays for merged dims: [6,6] -> [36] as
+      // (S(0),S(0)) would give rank 0 input rows [0,2) but output [0,9),
+      // so that candidate is not offered and the producer is boxed.
+      {"cpu:0-3 [2,2]", "f32[6,6,5]:(S(0),S(0))", "shape=36,1,5",
+       "in_0:(S(0),S(2)) -> out_0:(S(0),S(2))"},
+  };
+  for (const Case& c : cases) {
+    EXPECT_EQ(InferToString({"reshape", c.placement, {c.input}, {c.shape}}), c.chosen) << c.input;
+  }
+}
+
+TEST(ReshapeNd, NestedSplitFilterExemptsOnlyIdentityDims) {
+  const std::vector<int64_t> h = {2, 3};
+  const Shape in{6, 1000, 64};
+  const Shape out{6, 1000, 8, 8};
+  // Identity dim 1, uneven over 3 (and nested): kept.
+  EXPECT_TRUE(ops::PassesNestedSplitFilter({{0, 0}, {1, 1}}, in, out, h));
+  EXPECT_TRUE(ops::PassesNestedSplitFilter({{1, 1}, {1, 1}}, in, out, h));
+  // OneFlow's unit-test filter rejects both.
+  EXPECT_FALSE(ops::PassesDivisibilityFilter({{0, 0}, {1, 1}}, in, out, h));
+  // Merged dims: [6,6] -> [36] on [2,2], the second split of 3 rows.
+  EXPECT_FALSE(ops::PassesNestedSplitFilter({{0, 0}, {0, 0}}, Shape{6, 6}, Shape{36}, {2, 2}));
+  // Split dims: [36] -> [6,6] mirrors it.
+  EXPECT_FALSE(ops::PassesNestedSplitFilter({{0, 0}, {0, 0}}, Shape{36}, Shape{6, 6}, {2, 2}));
+  // A pair that is not the group's own (in 2 -> out 2 is inside a split
+  // group here) is judged by divisibility: 64 / 3 fails.
+  EXPECT_FALSE(ops::PassesNestedSplitFilter({{-1, -1}, {2, 2}}, in, out, h));
+}
+
 }  // namespace
 }  // namespace oneflow_sbp::testing
