@@ -1,10 +1,13 @@
 #include "eager/program_runner.h"
 
+#include <memory>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "eager/apply.h"
 #include "eager/tensor_layout.h"
+#include "graph/greedy.h"
 #include "oneflow_sbp/seeded_stream.h"
 #include "oneflow_sbp/status_macros.h"
 
@@ -78,19 +81,41 @@ absl::StatusOr<ProgramRunResult> RunProgram(EagerContext& ctx, const graph::Prog
     std::vector<GlobalTensor> inputs;
     inputs.reserve(op.inputs.size());
     for (int id : op.inputs) inputs.push_back(values[id]);
+    // The signature the op runs with: the plan's, or eager inference's.
+    // Not the inputs' layouts before the call: Apply boxes them to the
+    // signature first, so those are where the op read from, not what it
+    // read (issue 23: recording them reported 15 of the demo's 30 ops as
+    // "another signature" although inference chose exactly the predicted
+    // ones).
+    NdSbpSignature sig;
+    if (mode == ProgramRunMode::kFollowPlan) {
+      sig = assignment.op_signatures[i];
+    } else {
+      std::vector<InferInput> metas;
+      metas.reserve(inputs.size());
+      for (const GlobalTensor& t : inputs) metas.push_back(t.meta());
+      // The request Apply makes (a cache hit when Apply runs it below).
+      absl::StatusOr<std::shared_ptr<const InferResult>> inferred = ctx.engine().Infer(
+          graph::EagerInferRequest(op.call, placement, std::move(metas), ctx.options().cost_policy));
+      if (!inferred.ok()) return Labelled(op, inferred.status());
+      sig = (*inferred)->signature;
+    }
     absl::StatusOr<std::vector<GlobalTensor>> outs =
         mode == ProgramRunMode::kFollowPlan
             ? ApplyWithSignature(ctx, op.call, inputs, assignment.op_signatures[i])
             : Apply(ctx, op.call, inputs);
     if (!outs.ok()) return Labelled(op, outs.status());
-    NdSbpSignature sig;
-    for (const GlobalTensor& t : inputs) sig.push_back(t.nd_sbp());
     for (size_t o = 0; o < op.outputs.size(); ++o) {
       values[op.outputs[o]] = (*outs)[o];
-      sig.push_back((*outs)[o].nd_sbp());
+      // Apply's outputs carry its signature's layouts: a difference means
+      // EagerInferRequest no longer builds the request Apply does.
+      if (!((*outs)[o].nd_sbp() == sig[inputs.size() + o])) {
+        return Labelled(op, absl::InternalError(absl::StrCat(
+                                "output ", o, " has layout ", (*outs)[o].nd_sbp().ToString(),
+                                " but the signature recorded for it says ",
+                                sig[inputs.size() + o].ToString())));
+      }
     }
-    // Inputs as the op read them: the layouts its signature asked for.
-    if (mode == ProgramRunMode::kFollowPlan) sig = assignment.op_signatures[i];
     result.signatures.push_back(std::move(sig));
   }
 

@@ -1,10 +1,26 @@
 #include "graph/greedy.h"
 
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 
 namespace oneflow_sbp::graph {
+
+InferRequest EagerInferRequest(std::shared_ptr<const OpCall> call, const Placement& placement,
+                               std::vector<InferInput> inputs, PolicyName policy) {
+  InferRequest req;
+  req.placement = placement;
+  req.cost.policy = policy;
+  for (int b = 0; b < call->num_inputs() && b < static_cast<int>(inputs.size()); ++b) {
+    if (!call->is_mutable_input(b)) continue;
+    if (req.constraints.empty()) req.constraints.resize(call->num_blobs());
+    req.constraints[b] = inputs[b].nd_sbp();
+  }
+  req.inputs = std::move(inputs);
+  req.op = std::move(call);
+  return req;
+}
 
 absl::StatusOr<Assignment> GreedyAssignment(const Program& program, Engine& engine,
                                             PolicyName policy) {
@@ -20,11 +36,10 @@ absl::StatusOr<Assignment> GreedyAssignment(const Program& program, Engine& engi
     }
   }
   for (const ProgramOp& op : program.ops()) {
-    InferRequest req;
-    req.op = op.call;
-    req.placement = program.placement();
-    req.cost.policy = policy;
-    for (int t : op.inputs) req.inputs.emplace_back(program.tensors()[t].desc, layouts[t]);
+    std::vector<InferInput> inputs;
+    for (int t : op.inputs) inputs.emplace_back(program.tensors()[t].desc, layouts[t]);
+    const InferRequest req =
+        EagerInferRequest(op.call, program.placement(), std::move(inputs), policy);
     absl::StatusOr<std::shared_ptr<const InferResult>> r = engine.Infer(req);
     if (!r.ok()) {
       return absl::Status(r.status().code(), absl::StrCat(op.label, ": ", r.status().message()));

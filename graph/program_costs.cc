@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "graph/cost_graph.h"
+#include "graph/kernel_collectives.h"
 #include "oneflow_sbp/nd_sbp_validation.h"
 
 namespace oneflow_sbp::graph {
@@ -94,6 +95,15 @@ absl::StatusOr<ProgramCosts> EvaluateAssignment(const Program& program, const As
           ReadPrice(prices, *op.call, b, descs[b], layouts[t], sig[b]);
       if (!price.ok()) return price.status();
       add_edge(BoxingEdge{t, static_cast<int>(i), b, layouts[t], sig[b], *std::move(price)});
+    }
+    // What the kernel itself communicates under `sig` (not a read: no edge).
+    for (const BoxingPrices::Request& r : KernelCollectives(*op.call, descs, sig)) {
+      absl::StatusOr<BoxingPrice> price = prices.Price(r.desc, r.from, r.to);
+      if (!price.ok()) return price.status();
+      costs.comm_time_s += price->time_s;
+      costs.comm_bytes += price->bytes;
+      costs.kernel_comm_time_s += price->time_s;
+      costs.kernel_comm_bytes += price->bytes;
     }
     costs.op_work.push_back(EstimateOpWork(*op.call, descs, sig, hierarchy, calibration));
     costs.compute_time_s += costs.op_work.back().time_s;

@@ -15,6 +15,11 @@
 //                  need boxing is infeasible (+infinity). Every program
 //                  output pays the boxing to its required layout, or, without
 //                  one, to its layout with each P axis made B.
+//                  Collectives an op's kernel makes itself under its
+//                  signature (kernel_collectives.h: the vocabulary-parallel
+//                  cross entropy's row all-reduces) are priced as their
+//                  equivalent boxing and counted here too, since the
+//                  executor really moves those bytes.
 //   compute        per op, EstimateOpWork (compute_model.h).
 //   memory         per rank: every tensor's local bytes (fixed, free and
 //                  activations), all held at once: no liveness analysis, an
@@ -67,8 +72,12 @@ struct BoxingEdge {
 };
 
 struct ProgramCosts {
+  // Boxing plus kernel collectives.
   double comm_time_s = 0;
   int64_t comm_bytes = 0;
+  // The kernel collectives' share of comm_time_s and comm_bytes.
+  double kernel_comm_time_s = 0;
+  int64_t kernel_comm_bytes = 0;
   double compute_time_s = 0;
   // comm_time_s + compute_time_s; +infinity if any read is unsupported.
   double total_time_s = 0;

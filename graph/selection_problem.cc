@@ -8,6 +8,7 @@
 #include "oneflow_sbp/candidate_stages.h"
 #include "oneflow_sbp/explain_recorder.h"
 #include "graph/compute_model.h"
+#include "graph/kernel_collectives.h"
 #include "oneflow_sbp/policy_name.h"
 
 namespace oneflow_sbp::graph {
@@ -342,7 +343,15 @@ absl::StatusOr<SelectionProblem> BuildSelectionProblem(
     std::vector<double> unary;
     std::vector<int64_t> memory;
     for (const NdSbpSignature& sig : *cands) {
-      unary.push_back(EstimateOpWork(*op.call, descs, sig, hierarchy, calibration).time_s);
+      double time = EstimateOpWork(*op.call, descs, sig, hierarchy, calibration).time_s;
+      // The kernel's own collectives under this candidate (kernel_collectives.h),
+      // as EvaluateAssignment counts them.
+      for (const BoxingPrices::Request& r : KernelCollectives(*op.call, descs, sig)) {
+        absl::StatusOr<double> t = prices.Time(r.desc, r.from, r.to);
+        if (!t.ok()) return t.status();
+        time += *t;
+      }
+      unary.push_back(time);
       int64_t bytes = 0;
       for (size_t o = 0; o < op.outputs.size(); ++o) {
         bytes += LocalBytes(descs[op.inputs.size() + o], sig[op.inputs.size() + o], hierarchy);
