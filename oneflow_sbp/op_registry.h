@@ -12,17 +12,27 @@
 // Built-in ops are added by ops::RegisterBuiltinOps (ops/builtin_ops.h);
 // the core library knows none of them. Registries are thread-safe;
 // definitions are immutable once registered and never removed.
+//
+// Aliases: another name users type for a registered op (OneFlow's `concat`
+// for our `cat`). An alias resolves to the canonical OpDef, so Find, Get and
+// everything built on them (Engine::MakeCall, `sbp infer --op=`) accept it,
+// and the call, its results and its cache key carry the canonical name.
+// OpNames() stays canonical (one entry per OpDef); Aliases() lists aliases.
+//   registry.RegisterAlias("concat", "cat");
+//   registry.Find("concat")->type_name() == "cat"
 #ifndef ONEFLOW_SBP_OP_REGISTRY_H_
 #define ONEFLOW_SBP_OP_REGISTRY_H_
 
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "oneflow_sbp/op_def.h"
 
@@ -46,13 +56,29 @@ class OpRegistry {
   std::shared_ptr<const OpDef> Find(absl::string_view type_name) const;
   // kNotFound "unknown op 'x'" with close names suggested.
   absl::StatusOr<std::shared_ptr<const OpDef>> Get(absl::string_view type_name) const;
-  // Sorted.
+  // Sorted canonical names; aliases are not listed.
   std::vector<std::string> OpNames() const;
+
+  // Makes `alias` another name of the registered op `canonical`. Errors
+  // (each naming both names): kInvalidArgument if `alias` is empty or equal
+  // to `canonical`; kAlreadyExists if `alias` is already an op or an alias
+  // (an alias never shadows an op, nor is one re-pointed); kNotFound if
+  // `canonical` is not a registered op; kInvalidArgument if `canonical` is
+  // itself an alias (aliases point at canonical names only, so there are no
+  // chains to follow).
+  absl::Status RegisterAlias(absl::string_view alias, absl::string_view canonical);
+  // (alias, canonical name) pairs sorted by alias.
+  std::vector<std::pair<std::string, std::string>> Aliases() const;
+  // The sorted aliases of the op named `canonical`; empty if it has none
+  // (or is not a canonical name).
+  std::vector<std::string> AliasesOf(absl::string_view canonical) const;
 
  private:
   mutable absl::Mutex mu_;
   absl::flat_hash_map<std::string, std::shared_ptr<const OpDef>> ops_
       ABSL_GUARDED_BY(mu_);
+  // alias -> canonical name (a key of ops_); disjoint from ops_'s keys.
+  absl::flat_hash_map<std::string, std::string> aliases_ ABSL_GUARDED_BY(mu_);
 };
 
 namespace internal {

@@ -14,7 +14,8 @@
 
 namespace oneflow_sbp::ops {
 
-// Registers every built-in op; kAlreadyExists if one is already there.
+// Registers every built-in op and its aliases (OneFlow/PyTorch names, see
+// builtin_ops.cc); kAlreadyExists if one is already there.
 absl::Status RegisterBuiltinOps(OpRegistry* registry);
 
 // OpRegistry::Global() with the built-in ops registered (once, thread-safe).

@@ -21,7 +21,8 @@
 //     dy:P weight:B indices:B -> dx:P
 //     dy:B weight:S(0) indices:B -> dx:S(0)   (the dual of vocab-parallel)
 //
-// gather(in, indices -> out; axis)            SPEC.md §6, exactly
+// gather(in, indices -> out; axis)            SPEC.md §6, then ours:
+//   in:P indices:B -> out:P                   (gather is linear in `in`)
 // dim_gather(input, index -> output; dim)     SPEC.md §6 with quirk #15 fixed
 // where(condition, x, y -> out)               ours (three-way broadcasting)
 // reduce_sum_like(x, like -> y; axis)         OneFlow's list, then ours
@@ -210,6 +211,12 @@ absl::Status GatherShape(ShapeContext& ctx) {
 //   for i < nd(in): i == axis: indices:B in:S(i) -> out:P (each rank gathers
 //     from its row range and zeroes the rest, as vocab-parallel embedding);
 //     else indices:B in:S(i) -> out:S(i < axis ? i : i + nd(indices) - 1)
+// Ours, appended after OneFlow's list (as dim_gather's in OneFlow):
+//   in:P indices:B -> out:P
+// out is a selection of in's elements, so it is linear in `in`: gathering
+// each rank's partial addend with the same whole indices gives the partial
+// addends of the gathered sum. OneFlow lacks it and would box `in` P -> B.
+// Appended last so OneFlow's own candidates keep their positions.
 absl::Status GatherGetSbp(SbpContext& ctx) {
   const TensorDesc& in = ctx.input_desc("in");
   const int ni = ctx.input_desc("indices").shape.rank();
@@ -225,6 +232,7 @@ absl::Status GatherGetSbp(SbpContext& ctx) {
           .Split(kOut, i < axis ? i : i + ni - 1).Build();
     }
   }
+  ctx.NewBuilder().PartialSum(kIn).Broadcast(kIndices).PartialSum(kOut).Build();
   return absl::OkStatus();
 }
 

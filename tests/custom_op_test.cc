@@ -2,7 +2,11 @@
 // registry (OFS_REGISTER_OP), a private registry, the explicit
 // broadcast-only fallback, mutable inputs, and rule bugs reported as
 // errors instead of aborts.
+#include <algorithm>
+#include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -81,6 +85,90 @@ TEST(CustomOp, PrivateRegistryAndDuplicateNames) {
   spec.registry = &registry;
   EXPECT_EQ(InferToString(spec), "x_0:S(1) -> y_0:S(1)");
   EXPECT_EQ(Registry().Find("private_relu"), nullptr);
+}
+
+// Issue 23: an alias is another name for a registered op.
+OpDefBuilder PrivateCopy(const std::string& name) {
+  return OpDefBuilder(name).Input("x").Output("y")
+      .SetShapeFn([](ShapeContext& ctx) {
+        ctx.set_output("y", 0, ctx.input("x"));
+        return absl::OkStatus();
+      })
+      .SetGetSbpFn(SplitForEachAxis);
+}
+
+TEST(CustomOp, AliasResolvesToTheCanonicalOp) {
+  OpRegistry registry;
+  ASSERT_TRUE(registry.Register(PrivateCopy("private_copy")).ok());
+  ASSERT_TRUE(registry.RegisterAlias("pcopy", "private_copy").ok());
+  ASSERT_TRUE(registry.RegisterAlias("my_copy", "private_copy").ok());
+  std::shared_ptr<const OpDef> def = registry.Find("pcopy");
+  ASSERT_NE(def, nullptr);
+  EXPECT_EQ(def, registry.Find("private_copy"));  // the same OpDef
+  EXPECT_EQ(def->type_name(), "private_copy");
+  absl::StatusOr<std::shared_ptr<const OpDef>> got = registry.Get("pcopy");
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(*got, def);
+  EXPECT_EQ(registry.OpNames(), std::vector<std::string>{"private_copy"});
+  EXPECT_EQ(registry.AliasesOf("private_copy"), (std::vector<std::string>{"my_copy", "pcopy"}));
+  EXPECT_TRUE(registry.AliasesOf("pcopy").empty());
+  using Pairs = std::vector<std::pair<std::string, std::string>>;
+  EXPECT_EQ(registry.Aliases(),
+            (Pairs{{"my_copy", "private_copy"}, {"pcopy", "private_copy"}}));
+  // An inference through the alias is the canonical op's.
+  InferSpec spec{"pcopy", "cpu:0-1", {"f32[6,6]:S(1)"}};
+  spec.registry = &registry;
+  EXPECT_EQ(InferToString(spec), "x_0:S(1) -> y_0:S(1)");
+  // Unknown names: kNotFound, aliases suggested.
+  absl::StatusOr<std::shared_ptr<const OpDef>> bad = registry.Get("pcop");
+  EXPECT_EQ(bad.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(bad.status().message(), HasSubstr("unknown op 'pcop' (did you mean pcopy?)"));
+  EXPECT_EQ(registry.Find("nope"), nullptr);
+}
+
+TEST(CustomOp, BadAliasesAreErrorsNamingBothNames) {
+  OpRegistry registry;
+  ASSERT_TRUE(registry.Register(PrivateCopy("private_copy")).ok());
+  ASSERT_TRUE(registry.Register(PrivateCopy("other_copy")).ok());
+  ASSERT_TRUE(registry.RegisterAlias("pcopy", "private_copy").ok());
+  absl::Status s = registry.RegisterAlias("alias", "no_such_op");
+  EXPECT_EQ(s.code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(s.message(), HasSubstr("alias 'alias' of op 'no_such_op': no op 'no_such_op'"));
+  s = registry.RegisterAlias("other_copy", "private_copy");  // an op's name
+  EXPECT_EQ(s.code(), absl::StatusCode::kAlreadyExists);
+  EXPECT_THAT(s.message(), HasSubstr("'other_copy' is already a registered op"));
+  s = registry.RegisterAlias("pcopy", "other_copy");  // re-pointing
+  EXPECT_EQ(s.code(), absl::StatusCode::kAlreadyExists);
+  EXPECT_THAT(s.message(), HasSubstr("'pcopy' is already an alias of 'private_copy'"));
+  s = registry.RegisterAlias("ppcopy", "pcopy");  // a chain
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("'pcopy' is itself an alias of 'private_copy'"));
+  EXPECT_EQ(registry.RegisterAlias("", "private_copy").code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(registry.RegisterAlias("private_copy", "private_copy").code(),
+            absl::StatusCode::kInvalidArgument);
+  // An op may not take an alias's name either.
+  s = registry.Register(PrivateCopy("pcopy"));
+  EXPECT_EQ(s.code(), absl::StatusCode::kAlreadyExists);
+  EXPECT_THAT(s.message(), HasSubstr("op 'pcopy' is already registered as an alias of "
+                                     "'private_copy'"));
+  EXPECT_EQ(registry.Find("pcopy")->type_name(), "private_copy");
+}
+
+TEST(CustomOp, BuiltinAliasesNameOpsWithTheSameArgsAndAttrs) {
+  // concat is cat (issue 23); the built-in aliases resolve in the shared
+  // registry and never appear in OpNames().
+  std::shared_ptr<const OpDef> concat = Registry().Find("concat");
+  ASSERT_NE(concat, nullptr);
+  EXPECT_EQ(concat->type_name(), "cat");
+  for (const auto& [alias, canonical] : Registry().Aliases()) {
+    ASSERT_NE(Registry().Find(alias), nullptr) << alias;
+    EXPECT_EQ(Registry().Find(alias)->type_name(), canonical);
+    const std::vector<std::string> names = Registry().OpNames();
+    EXPECT_FALSE(std::binary_search(names.begin(), names.end(), alias)) << alias;
+  }
+  EXPECT_EQ(CandidatesToString("concat", {"f32[4,6]", "f32[4,2]"}, {"axis=1"}),
+            CandidatesToString("cat", {"f32[4,6]", "f32[4,2]"}, {"axis=1"}));
 }
 
 TEST(CustomOp, MissingRuleIsAnErrorUnlessTheFallbackIsExplicit) {

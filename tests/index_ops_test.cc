@@ -55,14 +55,25 @@ TEST(IndexOpRules, Gather) {
   EXPECT_EQ(CandidatesToString("gather", {"f32[6,7,8]", "i64[2,3]"}, {"axis=1"}),
             "in_0:B indices_0:S(0) -> out_0:S(1) | in_0:B indices_0:S(1) -> out_0:S(2) | "
             "in_0:S(0) indices_0:B -> out_0:S(0) | in_0:S(1) indices_0:B -> out_0:P | "
-            "in_0:S(2) indices_0:B -> out_0:S(3)");
+            "in_0:S(2) indices_0:B -> out_0:S(3) | in_0:P indices_0:B -> out_0:P");
   // Scalar indices remove the gathered dim.
   EXPECT_EQ(CandidatesToString("gather", {"f32[6,7]", "i32[]"}),
-            "in_0:S(0) indices_0:B -> out_0:P | in_0:S(1) indices_0:B -> out_0:S(0)");
+            "in_0:S(0) indices_0:B -> out_0:P | in_0:S(1) indices_0:B -> out_0:S(0) | "
+            "in_0:P indices_0:B -> out_0:P");
   // Negative axis wraps.
   EXPECT_EQ(CandidatesToString("gather", {"f32[6,7]", "i64[4]"}, {"axis=-1"}),
             "in_0:B indices_0:S(0) -> out_0:S(1) | in_0:S(0) indices_0:B -> out_0:S(0) | "
-            "in_0:S(1) indices_0:B -> out_0:P");
+            "in_0:S(1) indices_0:B -> out_0:P | in_0:P indices_0:B -> out_0:P");
+}
+
+TEST(IndexOpRules, GatherPartialInputIsAppendedAfterOneFlowsList) {
+  // Issue 23: gather is linear in `in`, so in:P indices:B -> out:P is exact
+  // (dim_gather has it in OneFlow). It is ours, so it comes last, after
+  // OneFlow's own candidates, whose order is unchanged.
+  const std::string c = CandidatesToString("gather", {"f32[8,4]", "i64[5]"});
+  EXPECT_EQ(c,
+            "in_0:B indices_0:S(0) -> out_0:S(0) | in_0:S(0) indices_0:B -> out_0:P | "
+            "in_0:S(1) indices_0:B -> out_0:S(1) | in_0:P indices_0:B -> out_0:P");
 }
 
 TEST(IndexOpRules, DimGatherEqualExtents) {
@@ -245,6 +256,13 @@ TEST(IndexOpInfer, Gather1DKeepsBothInputsWithPartialOutput) {
   // all-B (-10). The -20 wins outright.
   EXPECT_EQ(InferToString({"gather", "cpu:0-1", {"f32[8,4]:S(0)", "i64[5]:B"}}),
             "in_0:S(0) indices_0:B -> out_0:P");
+}
+
+TEST(IndexOpInfer, Gather1DPartialTableStaysPartial) {
+  // N = 2. Only our appended in:P indices:B -> out:P keeps both inputs
+  // (-20); without it every candidate boxes the partial table.
+  EXPECT_EQ(InferToString({"gather", "cpu:0-1", {"f32[8,4]:P", "i64[5]:B"}}),
+            "in_0:P indices_0:B -> out_0:P");
 }
 
 TEST(IndexOpInfer, Where1DOrderValueBeatsCost) {

@@ -17,6 +17,7 @@ namespace oneflow_sbp::cli {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 const OpRegistry& Ops() { return ops::BuiltinOpRegistry(); }
 // An engine like the tool's: the built-in ops, default caches.
@@ -214,6 +215,64 @@ TEST(SbpOps, ListsEveryOpWithArgsAndAttrs) {
   EXPECT_EQ(list.op(0).attr(0).name(), "perm");
   EXPECT_FALSE(list.op(0).attr(0).has_default_value());
   EXPECT_THAT(ErrorOf(RunOps("nope", "text", Ops())), HasSubstr("unknown op 'nope'"));
+}
+
+// Issue 23: names users type. `concat` is OneFlow's name for cat.
+TEST(SbpOps, AliasesAreListedAndShowTheCanonicalOp) {
+  absl::StatusOr<std::string> out = RunOps("", "text", Ops());
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT(*out, HasSubstr("\naliases (OneFlow/PyTorch names accepted for the op): "
+                              "concat = cat, mul = broadcast_mul, neg = negative, "
+                              "sigmoid_v2 = sigmoid, view = reshape\n"));
+  // The op lines stay canonical: no line starts with an alias.
+  EXPECT_THAT(*out, Not(HasSubstr("\n concat ")));
+  out = RunOps("concat", "text", Ops());
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT(*out, HasSubstr("op:      cat ('concat' is an alias)\naliases: concat\n"
+                              "inputs:  in...\n"));
+  EXPECT_THAT(*out, HasSubstr("sbp infer --op=cat "));
+  out = RunOps("cat", "text", Ops());
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT(*out, HasSubstr("op:      cat\naliases: concat\n"));
+  // An op without aliases prints no aliases line.
+  out = RunOps("matmul", "text", Ops());
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT(*out, Not(HasSubstr("aliases:")));
+  absl::StatusOr<std::string> json = RunOps("concat", "json", Ops());
+  ASSERT_TRUE(json.ok()) << json.status();
+  oneflow::OpDefListProto list;
+  ASSERT_TRUE(FromJson(*json, &list).ok());
+  ASSERT_EQ(list.op_size(), 1);
+  EXPECT_EQ(list.op(0).op_type_name(), "cat");
+  // Unknown names: kNotFound, aliases among the suggestions.
+  absl::StatusOr<std::string> bad = RunOps("concatt", "text", Ops());
+  EXPECT_EQ(bad.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(ErrorOf(bad), HasSubstr("unknown op 'concatt' (did you mean concat"));
+}
+
+TEST(SbpInfer, AliasInfersAsTheCanonicalOp) {
+  InferOptions o;
+  o.op = "concat";
+  o.attrs = {"axis=1"};
+  o.placement = "cpu:0-1";
+  o.inputs = {"f32[8,4]:S(0)", "f32[8,6]:S(0)"};
+  absl::StatusOr<std::string> out = RunInfer(o, Eng());
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT(*out, HasSubstr("cat on cpu:0-1"));
+  EXPECT_THAT(*out, HasSubstr("signature: in_0:S(0) in_1:S(0) -> out_0:S(0)\n"));
+  o.op = "cat";
+  absl::StatusOr<std::string> canonical = RunInfer(o, Eng());
+  ASSERT_TRUE(canonical.ok()) << canonical.status();
+  EXPECT_EQ(*out, *canonical);
+  // Errors name the canonical op.
+  o.op = "concat";
+  o.attrs = {"axis=5"};
+  EXPECT_THAT(ErrorOf(RunInfer(o, Eng())), HasSubstr("cat"));
+  o.op = "conca";
+  absl::StatusOr<std::string> bad = RunInfer(o, Eng());
+  EXPECT_EQ(bad.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(ErrorOf(bad), HasSubstr("unknown op 'conca' (did you mean "));
+  EXPECT_THAT(ErrorOf(bad), HasSubstr("concat"));
 }
 
 }  // namespace

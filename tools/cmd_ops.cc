@@ -1,5 +1,7 @@
 #include "tools/cmd_ops.h"
 
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -58,7 +60,8 @@ absl::StatusOr<std::string> RunOps(const std::string& op, const std::string& for
   } else {
     absl::StatusOr<std::shared_ptr<const OpDef>> def = registry.Get(op);
     if (!def.ok()) return def.status();
-    names.push_back(op);
+    // `op` may be an alias; show the op it names under its canonical name.
+    names.push_back((*def)->type_name());
   }
   for (const std::string& name : names) {
     *list.add_op() = OpDefToProto(*registry.Find(name));
@@ -87,9 +90,23 @@ absl::StatusOr<std::string> RunOps(const std::string& op, const std::string& for
                                              has_kernel(d.op_type_name()) ? ""
                                                                           : "  [no cpu kernel]"));
     }
+    // Aliases last, so the op lines above keep one op per line.
+    const std::vector<std::pair<std::string, std::string>> aliases = registry.Aliases();
+    if (!aliases.empty()) {
+      std::vector<std::string> pairs;
+      for (const auto& [alias, canonical] : aliases) {
+        pairs.push_back(absl::StrCat(alias, " = ", canonical));
+      }
+      absl::StrAppend(&text, "aliases (OneFlow/PyTorch names accepted for the op): ",
+                      absl::StrJoin(pairs, ", "), "\n");
+    }
   } else {
     const auto& d = list.op(0);
-    text = absl::StrCat("op:      ", d.op_type_name(), "\n", "inputs:  ", ArgsText(d.input()),
+    const std::vector<std::string> aliases = registry.AliasesOf(d.op_type_name());
+    text = absl::StrCat("op:      ", d.op_type_name(),
+                        op != d.op_type_name() ? absl::StrCat(" ('", op, "' is an alias)") : "",
+                        "\n", aliases.empty() ? "" : absl::StrCat("aliases: ", absl::StrJoin(aliases, ", "), "\n"),
+                        "inputs:  ", ArgsText(d.input()),
                         "\n", "outputs: ", ArgsText(d.output()), "\n",
                         "attrs:   ", AttrsText(d).empty() ? "none" : AttrsText(d), "\n",
                         "rule:    ",
