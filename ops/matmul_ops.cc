@@ -18,6 +18,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "oneflow_sbp/sbp_context.h"
+#include "ops/einsum_rule.h"
 #include "ops/op_util.h"
 
 namespace oneflow_sbp::ops {
@@ -190,12 +191,59 @@ OpDefBuilder MatmulLike(const char* name, ShapeFn shape, GetSbpFn rule) {
 
 }  // namespace
 
+// einsum(in...; equation) -> out: any contraction an einsum spec
+// describes ("bmk,kn->bmn"), with the candidates of the einsum rule
+// generator (einsum_rule.h): shared letters split alike, contracted
+// letters split into P, each operand P alone. The spec is an attribute, so
+// one op serves every equation (PyTorch's torch.einsum, OneFlow's
+// flow.einsum); a malformed equation or operands that disagree with it
+// are kInvalidArgument naming the equation.
+OpDefBuilder Einsum() {
+  OpDefBuilder b("einsum");
+  b.VariadicInput("in").Output("out").RequiredAttr("equation", AttrType::kString);
+  b.Doc("einsum(in...; equation) -> out: the contraction the equation names");
+  auto spec_of = [](const std::string& equation) -> absl::StatusOr<EinsumSpec> {
+    absl::StatusOr<EinsumSpec> s = ParseEinsum(equation);
+    if (!s.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("einsum: equation '", equation, "': ", s.status().message()));
+    }
+    return s;
+  };
+  b.SetShapeFn([spec_of](ShapeContext& ctx) -> absl::Status {
+    absl::StatusOr<EinsumSpec> spec = spec_of(ctx.Attr<std::string>("equation"));
+    if (!spec.ok()) return spec.status();
+    const int n = ctx.input_count("in");
+    if (n != static_cast<int>(spec->inputs.size())) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "einsum: equation '", ctx.Attr<std::string>("equation"), "' has ", spec->inputs.size(),
+          " operands; the call has ", n, " inputs"));
+    }
+    std::vector<TensorDesc> descs;
+    for (int i = 0; i < n; ++i) descs.push_back(ctx.input("in", i));
+    absl::StatusOr<TensorDesc> out = EinsumOutputDesc(*spec, descs);
+    if (!out.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "einsum: equation '", ctx.Attr<std::string>("equation"), "': ", out.status().message()));
+    }
+    ctx.set_output("out", 0, *out);
+    return absl::OkStatus();
+  });
+  b.SetGetSbpFn([spec_of](SbpContext& ctx) -> absl::Status {
+    absl::StatusOr<EinsumSpec> spec = spec_of(ctx.Attr<std::string>("equation"));
+    if (!spec.ok()) return spec.status();
+    return EinsumGetSbp(ctx, *spec);
+  });
+  return b;
+}
+
 absl::Status RegisterMatmulOps(OpRegistry* registry) {
   return RegisterAll(registry,
                      {MatmulLike("matmul", MatmulShape, MatmulGetSbp),
                       MatmulLike("batch_matmul", BatchMatmulShape, BatchMatmulGetSbp),
                       MatmulLike("broadcast_matmul", BroadcastMatmulShape,
-                                 BroadcastMatmulGetSbp)});
+                                 BroadcastMatmulGetSbp),
+                      Einsum()});
 }
 
 }  // namespace oneflow_sbp::ops

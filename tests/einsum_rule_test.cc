@@ -100,3 +100,32 @@ TEST(EinsumParse, MalformedSpecs) {
 
 }  // namespace
 }  // namespace oneflow_sbp::testing
+
+namespace oneflow_sbp::testing {
+namespace {
+
+// The catalog's einsum op: one op for every equation (its attribute).
+TEST(EinsumOp, TheEquationAttributeDrivesShapeAndRule) {
+  // OneFlow's matmul list, blob names aside (a_0/b_0 there).
+  EXPECT_EQ(CandidatesToString("einsum", {"f32[8,4]", "f32[4,6]"}, {"equation=mk,kn->mn"}),
+            "in_0:S(0) in_1:B -> out_0:S(0) | in_0:B in_1:S(1) -> out_0:S(1) | "
+            "in_0:S(1) in_1:S(0) -> out_0:P | in_0:P in_1:B -> out_0:P | in_0:B in_1:P -> out_0:P");
+  EXPECT_EQ(OutputDescs("einsum", {"f32[2,8,4]", "f32[4,6]"}, {"equation=bmk,kn->bmn"}),
+            "f32[2,8,6]");
+  EXPECT_EQ(InferToString({"einsum", "cpu:0-3 [2,2]", {"f32[4,8,16]:(S(0),B)", "f32[16,32]:(B,S(1))"},
+                           {"equation=bmk,kn->bmn"}}),
+            "in_0:(S(0),B) in_1:(B,S(1)) -> out_0:(S(0),S(2))");
+}
+
+TEST(EinsumOp, BadEquationsAndOperandsNameTheEquation) {
+  EXPECT_THAT(OutputDescs("einsum", {"f32[8,4]", "f32[4,6]"}, {"equation=mk,kn"}),
+              HasSubstr("einsum: equation 'mk,kn'"));
+  EXPECT_THAT(OutputDescs("einsum", {"f32[8,4]"}, {"equation=mk,kn->mn"}),
+              HasSubstr("2 operands; the call has 1 inputs"));
+  EXPECT_THAT(OutputDescs("einsum", {"f32[8,4]", "f32[5,6]"}, {"equation=mk,kn->mn"}),
+              HasSubstr("einsum: equation 'mk,kn->mn'"));
+  EXPECT_THAT(OutputDescs("einsum", {"f32[8,4]", "f32[4,6]"}, {}), HasSubstr("equation"));
+}
+
+}  // namespace
+}  // namespace oneflow_sbp::testing

@@ -7,7 +7,7 @@ __all__ = [
     "matmul", "relu", "gelu", "silu", "sigmoid", "tanh", "exp", "log", "sqrt", "rsqrt", "square",
     "abs", "neg", "softmax", "log_softmax", "sum", "mean", "max", "min", "reshape", "view",
     "transpose", "permute", "add", "sub", "mul", "div", "cat", "where", "zeros_like", "cast",
-    "flatten", "unsqueeze", "squeeze", "pow", "narrow", "tril",
+    "flatten", "unsqueeze", "squeeze", "pow", "narrow", "tril", "einsum",
 ]
 
 _UNARY = ["relu", "gelu", "silu", "sigmoid", "tanh", "exp", "log", "sqrt", "rsqrt", "square", "abs",
@@ -137,6 +137,11 @@ def sub(a, b):
     if isinstance(b, Tensor):
         return apply("broadcast_sub", a, b)
     return apply("scalar_add", a, **_scalar_attrs(-b))
+
+
+def einsum(equation, *operands):
+    """torch.einsum / flow.einsum: the contraction the equation names ("bmk,kn->bmn")."""
+    return apply("einsum", *operands, equation=str(equation))
 
 
 def cat(tensors, dim=0):

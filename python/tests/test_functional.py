@@ -100,3 +100,13 @@ def test_encoder_ops(session, mesh22):
     np.testing.assert_allclose(out, w @ q, rtol=1e-4, atol=1e-5)
     with pytest.raises(NotImplementedError):
         F.normalize(pooled, p=1)
+
+
+def test_einsum(session, mesh22):
+    a = arange(2, 3, 4)
+    w = arange(4, 5)
+    ta = ofs.tensor(a, placement=mesh22, sbp=[Shard(0), Replicate()])
+    tw = ofs.tensor(w, placement=mesh22, sbp=[Replicate(), Shard(1)])
+    close(ofs.einsum("bmk,kn->bmn", ta, tw), np.einsum("bmk,kn->bmn", a, w), rtol=1e-5)
+    with pytest.raises(ValueError, match="equation"):
+        ofs.einsum("bmk,kn", ta, tw)

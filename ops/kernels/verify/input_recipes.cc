@@ -92,6 +92,9 @@ const std::vector<InputRecipe>& BuiltinInputRecipes() {
       {"dim_gather", {"f32[5,4]", "i64[5,3]@idx4"}, {"dim=1"}},
       {"dropout", {"f32[5,1,3]"}, {"rate=0.25"}},
       {"dropout_grad", {"f32[5,3]", "bool[5,3]"}, {"scale=2"}},
+      // A batched contraction, a free letter on each side and a three-way
+      // product: every kind of letter the einsum rule splits.
+      {"einsum", {"f32[3,5,4]", "f32[4,6]", "f32[6,2]"}, {"equation=bmk,kn,nj->bmj"}},
       {"embedding", {"f32[7,3]", "i64[3,5]@idx7"}, {}},
       {"embedding_grad", {"f32[3,5,3]", "f32[7,3]", "i64[3,5]@idx7"}, {}},
       {"expand", {"f32[5,1]"}, {"expand_shape=2,5,3"}},
@@ -127,8 +130,11 @@ const std::vector<InputRecipe>& BuiltinInputRecipes() {
       {"reduce_prod", {"f32[3,5,4]"}, {"axis=1"}},
       {"reduce_sum", {"f32[3,5,4]"}, {"axis=1"}},
       {"reduce_sum_like", {"f32[3,5,4]", "f32[3,1,4]"}, {"axis=1"}},
-      // [6,6] -> [36]: on [2,2] the second split of 3 rows is uneven.
-      {"reshape", {"f32[6,6]"}, {"shape=36"}},
+      // [5,6,6] -> [5,36]: dim 0 maps to itself with an extent uneven over
+      // 2 and 3 (any split of it, nested too, must be offered and exact);
+      // dims 1-2 merge as [6,6] -> [36], where on [2,2] the second split
+      // of 3 rows is uneven (the nested-split filter must reject it).
+      {"reshape", {"f32[5,6,6]"}, {"shape=5,36"}},
       {"rms_norm", {"f32[3,5,4]", "f32[4]"}, {"normalized_shape=4"}},
       {"rms_norm_grad", {"f32[3,5,4]", "f32[3,5,4]", "f32[3,5]@pos", "f32[4]"}, {}},
       {"rms_norm_param_grad", {"f32[3,5,4]", "f32[3,5,4]", "f32[3,5]@pos"}, {}},
