@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "eager/apply.h"
 #include "eager/autograd.h"
+#include "eager/einsum_backward.h"
 #include "eager/tensor_layout.h"
 #include "oneflow_sbp/status_macros.h"
 
@@ -622,7 +623,7 @@ absl::Status RegisterBuiltinBackwardRules() {
     absl::Status s = RegisterBackward(op, fn);
     if (!s.ok()) return s;
   }
-  return absl::OkStatus();
+  return RegisterEinsumBackwardRule();
 }
 
 }  // namespace oneflow_sbp::eager

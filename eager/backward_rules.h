@@ -4,7 +4,8 @@
 // sub, mul and div; where; views, narrow, slice, expand and cat;
 // reductions, norms, cross-entropy, rotary embedding, attention (with its
 // key padding mask), embedding, dropout, cast, masked_mean_pool,
-// l2_normalize. Each rule is catalog ops run through Apply. Ops without a
+// l2_normalize; einsum (eager/einsum_backward.h). Each rule is catalog ops
+// run through Apply. Ops without a
 // rule are listed, with the reason, in tests/op_completeness_test.cc.
 #ifndef EAGER_BACKWARD_RULES_H_
 #define EAGER_BACKWARD_RULES_H_

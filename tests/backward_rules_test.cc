@@ -410,3 +410,77 @@ TEST(BackwardRules, MaskedMeanPoolAndL2NormalizeGradients) {
 
 }  // namespace
 }  // namespace oneflow_sbp::eager
+
+namespace oneflow_sbp::eager {
+namespace {
+
+// A naive einsum in double over "bmk,kn->bmn"-style specs of two operands.
+std::vector<double> NaiveEinsum2(const std::string& a_letters, const LocalTensor& a,
+                                 const std::string& b_letters, const LocalTensor& b,
+                                 const std::string& out_letters) {
+  std::string letters;
+  std::vector<int64_t> extent;
+  auto add = [&](const std::string& ls, const LocalTensor& t) {
+    for (size_t d = 0; d < ls.size(); ++d) {
+      if (letters.find(ls[d]) == std::string::npos) {
+        letters += ls[d];
+        extent.push_back(t.dim(static_cast<int>(d)));
+      }
+    }
+  };
+  add(a_letters, a);
+  add(b_letters, b);
+  auto offset = [&](const std::string& ls, const std::vector<int64_t>& idx) {
+    int64_t off = 0;
+    for (char c : ls) off = off * extent[letters.find(c)] + idx[letters.find(c)];
+    return off;
+  };
+  int64_t out_size = 1;
+  for (char c : out_letters) out_size *= extent[letters.find(c)];
+  std::vector<double> out(out_size, 0.0);
+  std::vector<int64_t> idx(letters.size(), 0);
+  int64_t total = 1;
+  for (int64_t e : extent) total *= e;
+  for (int64_t s = 0; s < total; ++s) {
+    out[offset(out_letters, idx)] += a.GetDouble(offset(a_letters, idx)) * b.GetDouble(offset(b_letters, idx));
+    for (int l = static_cast<int>(letters.size()) - 1; l >= 0; --l) {
+      if (++idx[l] < extent[l]) break;
+      idx[l] = 0;
+    }
+  }
+  return out;
+}
+
+// Each operand's gradient is the einsum of dy with the other operand; the
+// rule's equations are checked against the derivative of a naive einsum.
+TEST(BackwardRules, EinsumGradientsAreEinsums) {
+  const LocalTensor a = *LocalTensor::FromDoubles(DataType::kFloat64, {2, 3, 4}, Matrix(1, 24, -1, 1).ToDoubles());
+  const LocalTensor b = *LocalTensor::FromDoubles(DataType::kFloat64, {4, 5}, Matrix(1, 20, -2, 1).ToDoubles());
+  const LocalTensor w = *LocalTensor::FromDoubles(DataType::kFloat64, {2, 3, 5}, Matrix(1, 30, -1, 2).ToDoubles());
+  const std::vector<LocalTensor> g = GradientsOf(
+      "einsum", Attrs({{"equation", AttrValue("bmk,kn->bmn")}}), {{a, "S(0)", true}, {b, "S(1)", true}}, w);
+  const std::vector<double> wv = w.ToDoubles();
+  ExpectNear(g[0], Numeric(a, wv, [&](const LocalTensor& t) { return NaiveEinsum2("bmk", t, "kn", b, "bmn"); }),
+             1e-7, "d in_0");
+  ExpectNear(g[1], Numeric(b, wv, [&](const LocalTensor& t) { return NaiveEinsum2("bmk", a, "kn", t, "bmn"); }),
+             1e-7, "d in_1");
+}
+
+TEST(BackwardRules, EinsumLetterSummedInsideOneOperandIsUnimplemented) {
+  static Engine* engine = Engine::Create()->release();
+  absl::StatusOr<std::vector<absl::Status>> ran =
+      comm::RunRanks(1, [&](comm::Communicator& world) -> absl::Status {
+        EagerContext ctx(*engine, world);
+        OFS_ASSIGN_OR_RETURN(GlobalTensor x, FromFull(ctx, Matrix(3, 4, -1, 1), testing::P("cpu:0"), testing::Nd("B")));
+        x.set_requires_grad(true);
+        OFS_ASSIGN_OR_RETURN(GlobalTensor y, Apply1(ctx, "einsum", {x}, Attrs({{"equation", AttrValue("ij->i")}})));
+        OFS_ASSIGN_OR_RETURN(GlobalTensor loss, Apply1(ctx, "reduce_sum", {y}, Attrs({{"axis", AttrValue(std::vector<int64_t>{0})}})));
+        return Backward(ctx, loss);
+      });
+  ASSERT_TRUE(ran.ok());
+  EXPECT_EQ((*ran)[0].code(), absl::StatusCode::kUnimplemented) << (*ran)[0];
+  EXPECT_NE((*ran)[0].message().find("letter 'j'"), std::string::npos) << (*ran)[0];
+}
+
+}  // namespace
+}  // namespace oneflow_sbp::eager

@@ -31,9 +31,6 @@ enum class NoRule {
 const absl::flat_hash_map<std::string, NoRule>& OpsWithoutBackwardRules() {
   static const auto* ops = new absl::flat_hash_map<std::string, NoRule>{
       {"adam_update", NoRule::kNotDifferentiable},
-      // Each operand's gradient is another einsum, but a letter only that
-      // operand carries needs a broadcast back; not written yet.
-      {"einsum", NoRule::kNotWrittenYet},
       {"argwhere", NoRule::kNotDifferentiable},
       {"broadcast_equal", NoRule::kNotDifferentiable},
       {"broadcast_greater", NoRule::kNotDifferentiable},
