@@ -14,6 +14,7 @@
 #include "absl/strings/str_format.h"
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"
+#include "io/json_string.h"
 
 namespace oneflow_sbp::io {
 namespace {
@@ -102,26 +103,6 @@ absl::Status CommitPieces(const std::string& path, absl::Span<const absl::string
 }
 
 }  // namespace
-
-std::string JsonString(absl::string_view s) {
-  std::string out = "\"";
-  for (unsigned char c : s) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (c < 0x20) {
-          out += absl::StrFormat("\\u%04x", c);
-        } else {
-          out += static_cast<char>(c);
-        }
-    }
-  }
-  return out + "\"";
-}
 
 absl::string_view SafetensorsDtypeName(DataType dtype) {
   for (const DtypeInfo& d : kDtypes) {

@@ -127,9 +127,6 @@ absl::Status WriteSafetensors(const std::string& path,
 // uses it). Exposed for callers that commit by rename.
 absl::Status WriteFileAtomically(const std::string& path, absl::string_view contents);
 
-// A JSON string literal of `s` (quotes and escapes).
-std::string JsonString(absl::string_view s);
-
 }  // namespace oneflow_sbp::io
 
 #endif  // IO_SAFETENSORS_H_

@@ -3,8 +3,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
+#include "io/json_string.h"
 #include "io/proto_io.h"
 
 namespace oneflow_sbp::cli {
@@ -43,23 +43,6 @@ std::string Render(OutputFormat format, const google::protobuf::Message& message
   }
 }
 
-std::string JsonQuote(absl::string_view s) {
-  std::string out = "\"";
-  for (char c : s) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          absl::StrAppendFormat(&out, "\\u%04x", static_cast<int>(c));
-        } else {
-          out += c;
-        }
-    }
-  }
-  return out + "\"";
-}
+std::string JsonQuote(absl::string_view s) { return io::JsonString(s); }
 
 }  // namespace oneflow_sbp::cli
