@@ -18,6 +18,7 @@
 #include "eager/tensor_layout.h"
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"
+#include "io/json_string.h"
 #include "io/safetensors.h"
 #include "oneflow_sbp/nd_sbp_validation.h"
 #include "runtime/comm/reduce_op.h"
@@ -60,6 +61,36 @@ bool IsSafetensorsFile(const std::string& source) {
   struct stat st;
   return ::stat(source.c_str(), &st) == 0 && S_ISREG(st.st_mode);
 }
+
+// The shard files of a checkpoint source, each opened once on first use:
+// DIR/<file> for a directory, the file itself for a plain .safetensors.
+class PieceFiles {
+ public:
+  explicit PieceFiles(const std::string& source)
+      : source_(source), plain_(IsSafetensorsFile(source)) {}
+
+  absl::StatusOr<SafetensorsFile*> Open(const std::string& file) {
+    std::unique_ptr<SafetensorsFile>& f = files_[file];
+    if (f == nullptr) {
+      absl::StatusOr<std::unique_ptr<SafetensorsFile>> opened =
+          SafetensorsFile::Open(plain_ ? source_ : absl::StrCat(source_, "/", file));
+      if (!opened.ok()) return opened.status();
+      f = *std::move(opened);
+    }
+    return f.get();
+  }
+  // Payload bytes read from every file opened so far.
+  int64_t bytes_read() const {
+    int64_t n = 0;
+    for (const auto& [name, f] : files_) n += f->bytes_read();
+    return n;
+  }
+
+ private:
+  const std::string source_;
+  const bool plain_;
+  std::map<std::string, std::unique_ptr<SafetensorsFile>> files_;
+};
 
 // Every rank learns whether any rank failed: the failing rank keeps its
 // own error, the others get one saying another rank failed.
@@ -403,23 +434,18 @@ absl::Status SaveCheckpoint(eager::EagerContext& ctx, const std::string& dir,
   if (!s.ok()) return s;
   if (ctx.rank() == 0) {
     // The checksums each owner computed travel in its file's metadata.
-    std::map<std::string, std::unique_ptr<SafetensorsFile>> files;
+    PieceFiles files(dir);
     for (CheckpointTensor& t : index.tensors) {
       for (CheckpointPiece& p : t.pieces) {
         if (!status.ok()) break;
-        auto& f = files[p.file];
-        if (f == nullptr) {
-          absl::StatusOr<std::unique_ptr<SafetensorsFile>> opened =
-              SafetensorsFile::Open(absl::StrCat(dir, "/", p.file));
-          if (!opened.ok()) {
-            status = opened.status();
-            break;
-          }
-          f = *std::move(opened);
+        absl::StatusOr<SafetensorsFile*> f = files.Open(p.file);
+        if (!f.ok()) {
+          status = f.status();
+          break;
         }
-        auto crc = f->metadata().find(CrcKey(p.key));
+        auto crc = (*f)->metadata().find(CrcKey(p.key));
         uint32_t value = 0;
-        if (crc == f->metadata().end() || !absl::SimpleAtoi(crc->second, &value)) {
+        if (crc == (*f)->metadata().end() || !absl::SimpleAtoi(crc->second, &value)) {
           status = absl::DataLossError(absl::StrCat(dir, "/", p.file, ": no checksum for '",
                                                     p.key, "'"));
           break;
@@ -444,19 +470,7 @@ absl::StatusOr<std::vector<GlobalTensor>> LoadCheckpoint(eager::EagerContext& ct
   std::vector<GlobalTensor> out;
   absl::Status status;
   absl::StatusOr<CheckpointIndex> index = ReadCheckpointIndex(source);
-  const bool plain = IsSafetensorsFile(source);
-  const std::string& dir = source;
-  std::map<std::string, std::unique_ptr<SafetensorsFile>> files;
-  auto open = [&](const std::string& file) -> absl::StatusOr<SafetensorsFile*> {
-    auto& f = files[file];
-    if (f == nullptr) {
-      absl::StatusOr<std::unique_ptr<SafetensorsFile>> opened =
-          SafetensorsFile::Open(plain ? source : absl::StrCat(dir, "/", file));
-      if (!opened.ok()) return opened.status();
-      f = *std::move(opened);
-    }
-    return f.get();
-  };
+  PieceFiles files(source);
   if (!index.ok()) status = index.status();
   for (size_t i = 0; i < targets.size() && status.ok(); ++i) {
     const CheckpointTarget& target = targets[i];
@@ -506,7 +520,7 @@ absl::StatusOr<std::vector<GlobalTensor>> LoadCheckpoint(eager::EagerContext& ct
       if (!reads || !status.ok()) break;
       const TensorSlice overlap = slice.Intersect(p.region);
       if (overlap.elem_cnt() == 0) continue;
-      absl::StatusOr<SafetensorsFile*> f = open(p.file);
+      absl::StatusOr<SafetensorsFile*> f = files.Open(p.file);
       if (!f.ok()) {
         status = f.status();
         break;
@@ -563,7 +577,7 @@ absl::StatusOr<std::vector<GlobalTensor>> LoadCheckpoint(eager::EagerContext& ct
     out.emplace_back(t->desc, target.placement, target.nd_sbp, *std::move(local));
   }
   if (stats != nullptr) {
-    for (const auto& [name, f] : files) stats->bytes_read += f->bytes_read();
+    stats->bytes_read += files.bytes_read();
   }
   absl::Status agreed = Agree(ctx, status, absl::StrCat("checkpoint load from ", source));
   if (!agreed.ok()) return agreed;
@@ -573,26 +587,20 @@ absl::StatusOr<std::vector<GlobalTensor>> LoadCheckpoint(eager::EagerContext& ct
 absl::Status ExportCheckpoint(const std::string& source, const std::string& out_file) {
   absl::StatusOr<CheckpointIndex> index = ReadCheckpointIndex(source);
   if (!index.ok()) return index.status();
-  const bool plain = IsSafetensorsFile(source);
   std::vector<std::pair<std::string, LocalTensor>> whole;
-  std::map<std::string, std::unique_ptr<SafetensorsFile>> files;
+  PieceFiles files(source);
   for (const CheckpointTensor& t : index->tensors) {
     absl::StatusOr<LocalTensor> full = LocalTensor::Zeros(t.desc.dtype, t.desc.shape.dims());
     if (!full.ok()) return full.status();
     const TensorSlice all(t.desc.shape);
     int64_t covered = 0;
     for (const CheckpointPiece& p : t.pieces) {
-      auto& f = files[p.file];
-      if (f == nullptr) {
-        absl::StatusOr<std::unique_ptr<SafetensorsFile>> opened =
-            SafetensorsFile::Open(plain ? source : absl::StrCat(source, "/", p.file));
-        if (!opened.ok()) return opened.status();
-        f = *std::move(opened);
-      }
-      absl::StatusOr<LocalTensor> data = f->Read(p.key);
+      absl::StatusOr<SafetensorsFile*> f = files.Open(p.file);
+      if (!f.ok()) return f.status();
+      absl::StatusOr<LocalTensor> data = (*f)->Read(p.key);
       if (!data.ok()) return data.status();
       if (p.crc32c && Crc32c(data->raw_data(), data->byte_size()) != *p.crc32c) {
-        return absl::DataLossError(absl::StrCat(f->path(), ": tensor '", t.name, "': piece '",
+        return absl::DataLossError(absl::StrCat((*f)->path(), ": tensor '", t.name, "': piece '",
                                                 p.key, "' fails its checksum"));
       }
       absl::Status s =
