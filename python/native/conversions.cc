@@ -144,6 +144,17 @@ py::array CopyToNumpy(DataType dtype, absl::Span<const int64_t> dims, const void
   return flat.attr("reshape")(ShapeToPython(dims)).attr("copy")();
 }
 
+Placement ParsePlacement(const std::string& text) { return Unwrap(Placement::Parse(text)); }
+
+NdSbp ParseNdSbp(const std::string& text, const std::string& what) {
+  absl::StatusOr<NdSbp> nd = NdSbp::Parse(text);
+  if (!nd.ok()) {
+    throw py::value_error(what.empty() ? std::string(nd.status().message())
+                                       : absl::StrCat(what, ": ", nd.status().message()));
+  }
+  return *nd;
+}
+
 absl::StatusOr<Shape> ShapeFromPython(const py::handle& dims) {
   std::vector<int64_t> v;
   try {

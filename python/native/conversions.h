@@ -25,6 +25,8 @@
 #include "oneflow_sbp/attr_value.h"
 #include "oneflow_sbp/data_type.h"
 #include "oneflow_sbp/local_tensor.h"
+#include "oneflow_sbp/nd_sbp.h"
+#include "oneflow_sbp/placement.h"
 #include "oneflow_sbp/shape.h"
 
 namespace oneflow_sbp::python {
@@ -60,6 +62,10 @@ py::array NumpyView(const LocalTensor& t, bool writable);
 // `dims`). Made by numpy itself (frombuffer + copy): Debian's pybind11
 // 2.10 computes strides from the descriptor struct that numpy 2 changed.
 py::array CopyToNumpy(DataType dtype, absl::Span<const int64_t> dims, const void* data);
+
+// Parsed or raised as ValueError; `what` (if any) prefixes the message.
+Placement ParsePlacement(const std::string& text);
+NdSbp ParseNdSbp(const std::string& text, const std::string& what = "");
 
 absl::StatusOr<Shape> ShapeFromPython(const py::handle& dims);
 py::tuple ShapeToPython(absl::Span<const int64_t> dims);

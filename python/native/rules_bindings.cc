@@ -18,16 +18,6 @@
 namespace oneflow_sbp::python {
 namespace {
 
-Placement ParsePlacementOrThrow(const std::string& text) {
-  return Unwrap(Placement::Parse(text));
-}
-
-NdSbp ParseNdSbpOrThrow(const std::string& text, const std::string& what) {
-  absl::StatusOr<NdSbp> nd = NdSbp::Parse(text);
-  if (!nd.ok()) throw py::value_error(absl::StrCat(what, ": ", nd.status().message()));
-  return *nd;
-}
-
 py::dict PlacementInfo(const Placement& p) {
   py::dict d;
   d["text"] = p.ToString();
@@ -89,7 +79,7 @@ py::dict Infer(const std::string& op, const py::list& inputs, const py::dict& at
                const py::object& constraints, bool explain) {
   Engine& engine = SharedEngine();
   InferRequest req;
-  req.placement = ParsePlacementOrThrow(placement_text);
+  req.placement = ParsePlacement(placement_text);
   AttrMap attr_map = Unwrap(AttrsFromPython(attrs));
   req.op = Unwrap(engine.MakeCall(op, static_cast<int>(py::len(inputs)), attr_map));
   for (size_t i = 0; i < py::len(inputs); ++i) {
@@ -97,7 +87,7 @@ py::dict Infer(const std::string& op, const py::list& inputs, const py::dict& at
     TensorDesc desc;
     desc.shape = Unwrap(ShapeFromPython(in[0]));
     desc.dtype = Unwrap(DataTypeFromName(in[1].cast<std::string>()));
-    const NdSbp nd = ParseNdSbpOrThrow(in[2].cast<std::string>(),
+    const NdSbp nd = ParseNdSbp(in[2].cast<std::string>(),
                                        absl::StrCat(op, ": input ", req.op->bn(i)));
     req.inputs.emplace_back(desc, nd);
   }
@@ -114,7 +104,7 @@ py::dict Infer(const std::string& op, const py::list& inputs, const py::dict& at
         throw py::value_error(absl::StrCat(op, ": constraint on unknown blob '", bn,
                                            "'; the call's blobs are ", known));
       }
-      req.constraints[blob] = ParseNdSbpOrThrow(py::str(v), absl::StrCat(op, ": constraint ", bn));
+      req.constraints[blob] = ParseNdSbp(py::str(v), absl::StrCat(op, ": constraint ", bn));
     }
   }
   req.cost.policy = PolicyName::Of(cost);
@@ -198,10 +188,10 @@ py::dict PlanBoxing(const py::object& shape, const std::string& dtype, const std
   boxing::PlanRequest req;
   req.shape = Unwrap(ShapeFromPython(shape));
   req.dtype = Unwrap(DataTypeFromName(dtype));
-  req.src_placement = ParsePlacementOrThrow(placement);
-  req.dst_placement = dst_placement ? ParsePlacementOrThrow(*dst_placement) : req.src_placement;
-  req.src = ParseNdSbpOrThrow(src, "src");
-  req.dst = ParseNdSbpOrThrow(dst, "dst");
+  req.src_placement = ParsePlacement(placement);
+  req.dst_placement = dst_placement ? ParsePlacement(*dst_placement) : req.src_placement;
+  req.src = ParseNdSbp(src, "src");
+  req.dst = ParseNdSbp(dst, "dst");
   absl::StatusOr<std::shared_ptr<const boxing::BoxingPlan>> plan;
   {
     py::gil_scoped_release release;
@@ -262,10 +252,10 @@ void BindRules(py::module_& m) {
     return Unwrap(SbpParallel::Parse(text)).ToString();
   });
   m.def("canonical_nd_sbp", [](const std::string& text) {
-    return ParseNdSbpOrThrow(text, "sbp").ToString();
+    return ParseNdSbp(text, "sbp").ToString();
   });
   m.def("parse_placement", [](const std::string& text) {
-    return PlacementInfo(ParsePlacementOrThrow(text));
+    return PlacementInfo(ParsePlacement(text));
   });
   m.def("make_placement", [](const std::string& device, const std::vector<int64_t>& ranks,
                              const std::vector<int64_t>& hierarchy) {

@@ -194,14 +194,6 @@ inline Tensor::~Tensor() {
 }
 
 
-inline Placement ParsePlacement(const std::string& text) { return Unwrap(Placement::Parse(text)); }
-
-inline NdSbp ParseNdSbp(const std::string& text) {
-  absl::StatusOr<NdSbp> nd = NdSbp::Parse(text);
-  if (!nd.ok()) throw py::value_error(std::string(nd.status().message()));
-  return *nd;
-}
-
 }  // namespace oneflow_sbp::python
 
 #endif  // PYTHON_NATIVE_SESSION_H_
