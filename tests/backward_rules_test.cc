@@ -126,9 +126,15 @@ absl::Status BinaryGradients(EagerContext& ctx, const std::string& op, const Loc
   return absl::OkStatus();
 }
 
+// f64 `dims` filled like Spread over [lo, hi].
+LocalTensor Filled(const std::vector<int64_t>& dims, double lo, double hi) {
+  int64_t n = 1;
+  for (int64_t d : dims) n *= d;
+  return *LocalTensor::FromDoubles(DataType::kFloat64, dims, Spread(n, lo, hi).ToDoubles());
+}
+
 LocalTensor Matrix(int64_t rows, int64_t cols, double lo, double hi) {
-  const LocalTensor flat = Spread(rows * cols, lo, hi);
-  return *LocalTensor::FromDoubles(DataType::kFloat64, {rows, cols}, flat.ToDoubles());
+  return Filled({rows, cols}, lo, hi);
 }
 
 TEST(BackwardRules, BiasAddAndBroadcastDivGradients) {
@@ -454,9 +460,9 @@ std::vector<double> NaiveEinsum2(const std::string& a_letters, const LocalTensor
 // Each operand's gradient is the einsum of dy with the other operand; the
 // rule's equations are checked against the derivative of a naive einsum.
 TEST(BackwardRules, EinsumGradientsAreEinsums) {
-  const LocalTensor a = *LocalTensor::FromDoubles(DataType::kFloat64, {2, 3, 4}, Matrix(1, 24, -1, 1).ToDoubles());
-  const LocalTensor b = *LocalTensor::FromDoubles(DataType::kFloat64, {4, 5}, Matrix(1, 20, -2, 1).ToDoubles());
-  const LocalTensor w = *LocalTensor::FromDoubles(DataType::kFloat64, {2, 3, 5}, Matrix(1, 30, -1, 2).ToDoubles());
+  const LocalTensor a = Filled({2, 3, 4}, -1, 1);
+  const LocalTensor b = Filled({4, 5}, -2, 1);
+  const LocalTensor w = Filled({2, 3, 5}, -1, 2);
   const std::vector<LocalTensor> g = GradientsOf(
       "einsum", Attrs({{"equation", AttrValue("bmk,kn->bmn")}}), {{a, "S(0)", true}, {b, "S(1)", true}}, w);
   const std::vector<double> wv = w.ToDoubles();

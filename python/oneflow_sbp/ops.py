@@ -48,20 +48,18 @@ def _axes(x, dim):
     return [d % x.ndim for d in dim]
 
 
-def sum(x, dim=None, keepdim=False):  # noqa: A001 (OneFlow's name)
-    return apply("reduce_sum", x, axis=_axes(x, dim), keepdims=keepdim)
+def _reduction(op, name):
+    def f(x, dim=None, keepdim=False):
+        return apply(op, x, axis=_axes(x, dim), keepdims=keepdim)
+    f.__name__ = name
+    f.__doc__ = f"flow.{name}(x, dim=None, keepdim=False) through the catalog op '{op}'."
+    return f
 
 
-def mean(x, dim=None, keepdim=False):
-    return apply("reduce_mean", x, axis=_axes(x, dim), keepdims=keepdim)
-
-
-def max(x, dim=None, keepdim=False):  # noqa: A001
-    return apply("reduce_max", x, axis=_axes(x, dim), keepdims=keepdim)
-
-
-def min(x, dim=None, keepdim=False):  # noqa: A001
-    return apply("reduce_min", x, axis=_axes(x, dim), keepdims=keepdim)
+sum = _reduction("reduce_sum", "sum")  # noqa: A001 (OneFlow's names)
+mean = _reduction("reduce_mean", "mean")
+max = _reduction("reduce_max", "max")  # noqa: A001
+min = _reduction("reduce_min", "min")  # noqa: A001
 
 
 def reshape(x, shape):
