@@ -2,6 +2,7 @@
 // moments: the checkpoint directory must always hold one whole version
 // (the last committed one or the one being written), never a mix and never
 // an unreadable index, and the next save must go on from it.
+#include <poll.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -58,6 +59,26 @@ int64_t CheckWholeVersion(const std::string& dir, int trial) {
   return k;
 }
 
+// Blocks until the writer (whose stdout is `fd`) reports its first commit
+// ("saved K"), so that a slow machine (sanitizers, a loaded CI box) still
+// kills in the middle of later saves instead of always before the first one.
+// False after 60 s without one or when the writer closed its stdout.
+bool WaitForFirstSave(int fd) {
+  std::string seen;
+  const absl::Time deadline = absl::Now() + absl::Seconds(60);
+  while (seen.find("saved ") == std::string::npos) {
+    const int left_ms = static_cast<int>(absl::ToInt64Milliseconds(deadline - absl::Now()));
+    if (left_ms <= 0) return false;
+    pollfd pfd{fd, POLLIN, 0};
+    if (::poll(&pfd, 1, left_ms) <= 0) return false;
+    char buf[256];
+    const ssize_t n = ::read(fd, buf, sizeof(buf));
+    if (n <= 0) return false;
+    seen.append(buf, static_cast<size_t>(n));
+  }
+  return true;
+}
+
 TEST(CheckpointKillTest, KilledSavesLeaveOneWholeVersion) {
   const std::string dir = absl::StrCat(testing::TempDir(), "/killed-", ::getpid());
   std::mt19937 rng(20261127);  // fixed: the same kill moments every run
@@ -67,19 +88,34 @@ TEST(CheckpointKillTest, KilledSavesLeaveOneWholeVersion) {
   for (int trial = 0; trial < 40; ++trial) {
     const std::string writer = WriterPath();
     char* argv[] = {const_cast<char*>(writer.c_str()), const_cast<char*>(dir.c_str()), nullptr};
+    int out[2];
+    ASSERT_EQ(::pipe(out), 0);
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
+    posix_spawn_file_actions_addclose(&actions, out[0]);
     pid_t pid = 0;
-    ASSERT_EQ(posix_spawn(&pid, writer.c_str(), nullptr, nullptr, argv, environ), 0) << writer;
+    const int spawned = posix_spawn(&pid, writer.c_str(), &actions, nullptr, argv, environ);
+    posix_spawn_file_actions_destroy(&actions);
+    ::close(out[1]);
+    ASSERT_EQ(spawned, 0) << writer;
+    // Odd trials kill at a random moment after start (possibly before any
+    // commit); even ones first wait for a commit, so every run moves on
+    // however slow the machine is.
+    const bool waited = trial % 2 == 0 ? WaitForFirstSave(out[0]) : true;
     absl::SleepFor(absl::Microseconds(delay_us(rng)));
     ::kill(pid, SIGKILL);
+    ::close(out[0]);
     int status = 0;
     ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+    ASSERT_TRUE(waited) << "trial " << trial << ": the writer never committed a save";
     ASSERT_TRUE(WIFSIGNALED(status)) << "the writer ended by itself: " << status;
     const int64_t k = CheckWholeVersion(dir, trial);
     ASSERT_GE(k, last) << "trial " << trial << ": went back from version " << last;
     if (k > 0) ++committed_kills;
     last = k;
   }
-  // Most kills land after the first commit, so the whole-version check ran.
+  // Every even trial commits at least once, so the whole-version check ran.
   EXPECT_GE(committed_kills, 20);
   EXPECT_GT(last, 1);
 }
