@@ -135,6 +135,20 @@ bool NdSbp::any_partial_sum() const {
   return false;
 }
 
+bool NdSbp::any_partial() const {
+  for (int i = 0; i < size_; ++i) {
+    if ((*this)[i].is_partial()) return true;
+  }
+  return false;
+}
+
+std::optional<PartialKind> NdSbp::partial_kind() const {
+  for (int i = 0; i < size_; ++i) {
+    if ((*this)[i].is_partial()) return (*this)[i].partial_kind();
+  }
+  return std::nullopt;
+}
+
 bool NdSbp::any_unset() const {
   for (int i = 0; i < size_; ++i) {
     if ((*this)[i].is_unset()) return true;

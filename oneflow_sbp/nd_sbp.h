@@ -18,6 +18,7 @@
 
 #include <cstdint>
 #include <initializer_list>
+#include <optional>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -61,7 +62,13 @@ class NdSbp {
   void push_back(SbpParallel sbp);
 
   bool all_broadcast() const;
+  // Any P (sum) entry: OneFlow's partial.
   bool any_partial_sum() const;
+  // Any partial entry of any kind (sum, max, min).
+  bool any_partial() const;
+  // The kind of the first partial entry, or nullopt when there is none.
+  // Valid layouts (ValidateNdSbp) never mix kinds, so it is the only one.
+  std::optional<PartialKind> partial_kind() const;
   bool any_unset() const;
 
   // "(S(0), B)"; "()" when empty.

@@ -44,6 +44,14 @@ absl::Status ValidateNdSbp(const NdSbp& nd_sbp, const Shape& shape,
           " splits dim ", s.split_axis(), " but shape ", shape.ToString(),
           " has rank ", shape.rank()));
     }
+    // (P(max), P) would be "the max over axis 0 of sums over axis 1": an
+    // order-dependent value no collective produces and no rule makes.
+    if (s.is_partial() && *nd_sbp.partial_kind() != s.partial_kind()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "nd_sbp ", nd_sbp.ToString(), " mixes partial kinds (",
+          PartialKindName(*nd_sbp.partial_kind()), " and ", PartialKindName(s.partial_kind()),
+          "); one layout may hold partials of one reduction only"));
+    }
   }
   return absl::OkStatus();
 }

@@ -16,7 +16,8 @@
 
 namespace oneflow_sbp {
 
-// One entry per mesh axis, no unset entry, every split axis < rank. The
+// One entry per mesh axis, no unset entry, every split axis < rank, and
+// partials of one kind only (no (P(max), P)). The
 // message names the nd_sbp, the shape and the offending entry. Extents
 // smaller than their parts are legal (shards may be empty).
 absl::Status ValidateNdSbp(const NdSbp& nd_sbp, const Shape& shape,

@@ -26,6 +26,25 @@ absl::StatusOr<SbpParallel> SbpParallel::MakeSplit(int64_t axis) {
   return Split(static_cast<int>(axis));
 }
 
+const char* PartialKindName(PartialKind kind) {
+  switch (kind) {
+    case PartialKind::kSum:
+      return "sum";
+    case PartialKind::kMax:
+      return "max";
+    case PartialKind::kMin:
+      return "min";
+  }
+  return "?";
+}
+
+PartialKind SbpParallel::partial_kind() const {
+  OFS_CHECK(is_partial()) << ToString() << " is not a partial";
+  return code_ == kPartialMaxCode   ? PartialKind::kMax
+         : code_ == kPartialMinCode ? PartialKind::kMin
+                                    : PartialKind::kSum;
+}
+
 int SbpParallel::split_axis() const {
   OFS_CHECK(is_split()) << ToString() << " is not a split";
   return code_ - kFirstSplitCode;
@@ -33,9 +52,13 @@ int SbpParallel::split_axis() const {
 
 namespace {
 
-// Length of the SBP token that `t` starts with ("B", "P" or "S(<digits>)"),
-// or 0. Used only to explain errors: "S(0)S(1)" lacks a comma.
+// Length of the SBP token that `t` starts with ("B", "P", "P(max)",
+// "P(min)", "P(sum)" or "S(<digits>)"), or 0. Used only to explain errors:
+// "S(0)S(1)" lacks a comma.
 size_t LeadingSbpLength(absl::string_view t) {
+  for (absl::string_view kind : {"P(max)", "P(min)", "P(sum)"}) {
+    if (absl::StartsWith(t, kind)) return kind.size();
+  }
   if (absl::StartsWith(t, "B") || absl::StartsWith(t, "P")) return 1;
   if (!absl::StartsWith(t, "S(")) return 0;
   size_t i = 2;
@@ -49,6 +72,8 @@ size_t LeadingSbpLength(absl::string_view t) {
 // (`Replicate()`, `Partial()`, `Partial("sum")`, `Shard(0)`,
 // `Shard(dim=0)`, with or without `torch.distributed.tensor.`). nullopt when
 // `t` is none of these names; a Status when it is one with bad arguments.
+// `partial_max`/`partial_min` and DTensor's Partial("max"/"min") name the
+// other partial kinds.
 std::optional<absl::StatusOr<SbpParallel>> ParseUsersSpelling(absl::string_view t) {
   absl::string_view body = t;
   for (absl::string_view prefix :
@@ -76,8 +101,10 @@ std::optional<absl::StatusOr<SbpParallel>> ParseUsersSpelling(absl::string_view 
   };
   if (name == "broadcast" || name == "Replicate") return no_arguments(SbpParallel::Broadcast());
   if (name == "partial_sum") return no_arguments(SbpParallel::PartialSum());
+  if (name == "partial_max") return no_arguments(SbpParallel::PartialMax());
+  if (name == "partial_min") return no_arguments(SbpParallel::PartialMin());
   if (name == "Partial") {
-    // DTensor's reduce_op: only "sum" is a P here.
+    // DTensor's reduce_op: "sum", "max" or "min".
     absl::string_view op = args.value_or("");
     absl::ConsumePrefix(&op, "reduce_op");
     op = absl::StripLeadingAsciiWhitespace(op);
@@ -85,9 +112,11 @@ std::optional<absl::StatusOr<SbpParallel>> ParseUsersSpelling(absl::string_view 
     if ((absl::ConsumePrefix(&op, "\"") && absl::ConsumeSuffix(&op, "\"")) ||
         (absl::ConsumePrefix(&op, "'") && absl::ConsumeSuffix(&op, "'"))) {
       if (op == "sum") return SbpParallel::PartialSum();
-      return absl::StatusOr<SbpParallel>(absl::InvalidArgumentError(
-          absl::StrCat("bad SBP ", QuotedInput(t), ": only sum partials (P) are supported, not ",
-                       QuotedInput(op))));
+      if (op == "max") return SbpParallel::PartialMax();
+      if (op == "min") return SbpParallel::PartialMin();
+      return absl::StatusOr<SbpParallel>(absl::InvalidArgumentError(absl::StrCat(
+          "bad SBP ", QuotedInput(t), ": a partial reduces by sum, max or min, not ",
+          QuotedInput(op))));
     }
     return no_arguments(SbpParallel::PartialSum());
   }
@@ -119,7 +148,9 @@ std::optional<absl::StatusOr<SbpParallel>> ParseUsersSpelling(absl::string_view 
 absl::StatusOr<SbpParallel> SbpParallel::Parse(absl::string_view text) {
   const absl::string_view t = absl::StripAsciiWhitespace(text);
   if (t == "B") return Broadcast();
-  if (t == "P") return PartialSum();
+  if (t == "P" || t == "P(sum)") return PartialSum();
+  if (t == "P(max)") return PartialMax();
+  if (t == "P(min)") return PartialMin();
   // Two SBPs run together: name the missing comma, not the axis.
   const size_t lead = LeadingSbpLength(t);
   if (lead > 0 && lead < t.size() &&
@@ -151,8 +182,8 @@ absl::StatusOr<SbpParallel> SbpParallel::Parse(absl::string_view text) {
   }
   return absl::InvalidArgumentError(absl::StrCat(
       "bad SBP ", QuotedInput(t),
-      ": expected B, P or S(<axis>) (or OneFlow's broadcast, partial_sum, split(0), or "
-      "DTensor's Replicate(), Partial(), Shard(0))"));
+      ": expected B, P, P(max), P(min) or S(<axis>) (or OneFlow's broadcast, partial_sum, "
+      "split(0), or DTensor's Replicate(), Partial(), Partial(\"max\"), Shard(0))"));
 }
 
 std::string SbpParallel::ToString() const {
@@ -163,6 +194,10 @@ std::string SbpParallel::ToString() const {
       return "B";
     case kPartialSumCode:
       return "P";
+    case kPartialMaxCode:
+      return "P(max)";
+    case kPartialMinCode:
+      return "P(min)";
     default:
       return absl::StrCat("S(", split_axis(), ")");
   }

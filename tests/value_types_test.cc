@@ -16,6 +16,7 @@
 #include "tests/value_test_util.h"
 #include "oneflow_sbp/data_type.h"
 #include "oneflow_sbp/nd_sbp.h"
+#include "oneflow_sbp/nd_sbp_validation.h"
 #include "oneflow_sbp/sbp_parallel.h"
 #include "oneflow_sbp/shape.h"
 
@@ -29,7 +30,8 @@ using testing::Nd;
 // ---------------------------------------------------------------- SbpParallel
 
 TEST(SbpParallelTest, ParsePrintRoundTrip) {
-  for (const std::string text : {"B", "P", "S(0)", "S(1)", "S(7)", "S(31)", "S(252)"}) {
+  for (const std::string text : {"B", "P", "P(max)", "P(min)", "S(0)", "S(1)", "S(7)", "S(31)",
+                                 "S(250)"}) {
     absl::StatusOr<SbpParallel> sbp = SbpParallel::Parse(text);
     ASSERT_TRUE(sbp.ok()) << text << ": " << sbp.status();
     EXPECT_EQ(sbp->ToString(), text);
@@ -43,6 +45,33 @@ TEST(SbpParallelTest, ParseValues) {
   EXPECT_EQ(*SbpParallel::Parse(" S(2)\t"), SbpParallel::Split(2));
   EXPECT_EQ(*SbpParallel::Parse("S(00)"), SbpParallel::Split(0));
   EXPECT_NE(*SbpParallel::Parse("S(1)"), SbpParallel::Split(0));
+}
+
+// P(max)/P(min) (the planned policy's extended partials): partials, not
+// splits, above every split in the order, kinds kept apart, and an NdSbp
+// that mixes kinds is refused by validation.
+TEST(SbpParallelTest, PartialKinds) {
+  const SbpParallel mx = SbpParallel::PartialMax();
+  const SbpParallel mn = SbpParallel::PartialMin();
+  EXPECT_TRUE(mx.is_partial() && mx.is_partial_max() && !mx.is_partial_sum() && !mx.is_split());
+  EXPECT_TRUE(mn.is_partial() && mn.is_partial_min() && !mn.is_broadcast());
+  EXPECT_TRUE(SbpParallel::PartialSum().is_partial());
+  EXPECT_FALSE(SbpParallel::Split(SbpParallel::kMaxSplitAxis).is_partial());
+  EXPECT_EQ(mx.partial_kind(), PartialKind::kMax);
+  EXPECT_EQ(mn.partial_kind(), PartialKind::kMin);
+  EXPECT_EQ(SbpParallel::PartialSum().partial_kind(), PartialKind::kSum);
+  EXPECT_EQ(SbpParallel::Partial(PartialKind::kMin), mn);
+  EXPECT_LT(SbpParallel::Split(SbpParallel::kMaxSplitAxis), mn);
+  EXPECT_LT(mn, mx);
+  const NdSbp nd = Nd("(P(max), S(0))");
+  EXPECT_TRUE(nd.any_partial());
+  EXPECT_FALSE(nd.any_partial_sum());
+  EXPECT_EQ(nd.partial_kind(), PartialKind::kMax);
+  EXPECT_EQ(Nd("(B, S(0))").partial_kind(), std::nullopt);
+  EXPECT_TRUE(ValidateNdSbp(Nd("(P(max), P(max))"), Shape{4, 4}, {2, 2}).ok());
+  const absl::Status mixed = ValidateNdSbp(Nd("(P(max), P)"), Shape{4, 4}, {2, 2});
+  EXPECT_EQ(mixed.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(mixed.message()), HasSubstr("mixes partial kinds (max and sum)"));
 }
 
 TEST(SbpParallelTest, Kinds) {
@@ -110,6 +139,11 @@ TEST(SbpParallelTest, UsersSpellingsParseToOurs) {
       {"Partial('sum')", "P"},
       {"Partial(\"sum\")", "P"},
       {"Partial(reduce_op=\"sum\")", "P"},
+      {"P(sum)", "P"},
+      {"partial_max", "P(max)"},
+      {"flow.sbp.partial_min", "P(min)"},
+      {"Partial('max')", "P(max)"},
+      {"torch.distributed.tensor.Partial(reduce_op=\"min\")", "P(min)"},
       {"  Shard( 2 )  ", "S(2)"},
   };
   for (const auto& [text, canonical] : cases) {
@@ -125,13 +159,16 @@ TEST(SbpParallelTest, UsersSpellingsWithBadArgumentsAreInvalidArgument) {
       {"Shard()", "Shard takes a non-negative dim"},
       {"split(x)", "split takes a non-negative dim"},
       {"Shard(dim=)", "Shard takes a non-negative dim"},
-      {"Partial('max')", "only sum partials (P) are supported, not 'max'"},
+      {"Partial('avg')", "a partial reduces by sum, max or min, not 'avg'"},
+      {"partial_max(0)", "partial_max takes no arguments"},
       {"Replicate(0)", "Replicate takes no arguments"},
       {"broadcast(1)", "broadcast takes no arguments"},
       {"Shard(0", "missing ')'"},
-      {"Shard(253)", "split axis must be in [0, 252]"},
-      {"shard(0)", "or DTensor's Replicate(), Partial(), Shard(0)"},
-      {"flow.sbp.spilt(0)", "expected B, P or S(<axis>)"},
+      {"Shard(251)", "split axis must be in [0, 250]"},
+      {"shard(0)", "or DTensor's Replicate(), Partial(), Partial(\"max\"), Shard(0)"},
+      {"flow.sbp.spilt(0)", "expected B, P, P(max), P(min) or S(<axis>)"},
+      {"P(avg)", "expected B, P, P(max), P(min) or S(<axis>)"},
+      {"P(max)P(min)", "missing ',' after P(max)"},
   };
   for (const auto& [text, why] : cases) {
     absl::StatusOr<SbpParallel> sbp = SbpParallel::Parse(text);
@@ -158,7 +195,8 @@ TEST(SbpParallelTest, MakeSplitRange) {
 TEST(SbpParallelTest, Hashing) {
   EXPECT_TRUE(absl::VerifyTypeImplementsAbslHashCorrectly(
       {SbpParallel(), SbpParallel::Broadcast(), SbpParallel::PartialSum(),
-       SbpParallel::Split(0), SbpParallel::Split(1), SbpParallel::Split(252)}));
+       SbpParallel::Split(0), SbpParallel::Split(1), SbpParallel::Split(250),
+       SbpParallel::PartialMax(), SbpParallel::PartialMin()}));
   EXPECT_EQ(absl::Hash<SbpParallel>{}(*SbpParallel::Parse(" S(4) ")),
             absl::Hash<SbpParallel>{}(SbpParallel::Split(4)));
   absl::flat_hash_set<SbpParallel> set;
@@ -290,13 +328,15 @@ TEST(NdSbpTest, ListsAndUsersSpellingsParseToOurs) {
       {"[Partial(reduce_op=\"sum\"), Shard(dim=1)]", "(P, S(1))"},
       {"split(1)", "(S(1))"},
       {"[B]", "(B)"},
+      {"[Partial('max'), Shard(0)]", "(P(max), S(0))"},
+      {"(P(min),B)", "(P(min), B)"},
   };
   for (const auto& [text, canonical] : cases) {
     absl::StatusOr<NdSbp> nd = NdSbp::Parse(text);
     ASSERT_TRUE(nd.ok()) << text << ": " << nd.status();
     EXPECT_EQ(nd->ToString(), canonical) << text;
   }
-  for (const std::string text : {"[S(0), B", "[]", "[Shard(0),, B]", "[Partial('max'), B]"}) {
+  for (const std::string text : {"[S(0), B", "[]", "[Shard(0),, B]", "[Partial('avg'), B]"}) {
     absl::StatusOr<NdSbp> nd = NdSbp::Parse(text);
     ASSERT_FALSE(nd.ok()) << text << " parsed as " << nd->ToString();
     EXPECT_EQ(nd.status().code(), absl::StatusCode::kInvalidArgument) << text;

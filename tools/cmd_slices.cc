@@ -50,10 +50,11 @@ absl::StatusOr<std::string> RunSlices(const SlicesOptions& options) {
   std::string text = absl::StrCat(
       DataTypeName(*dtype), shape->ToString(), " (", *bytes, " bytes) as ",
       nd_sbp->ToString(), " on ", placement->ToString(), "\n");
-  if (nd_sbp->any_partial_sum()) {
+  if (nd_sbp->any_partial()) {
     absl::StrAppend(&text,
                     "partial: every rank holds an addend of its range; the "
-                    "logical value is the sum\n");
+                    "logical value is their ",
+                    PartialKindName(*nd_sbp->partial_kind()), "\n");
   }
   const std::string header = absl::StrFormat("%-11s %-5s %-8s %-24s %8s %10s\n",
                                              "parallel_id", "rank", "coord",

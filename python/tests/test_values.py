@@ -31,7 +31,19 @@ def test_bad_sbp_notation():
     with pytest.raises(ValueError):
         sbp.to_nd_sbp_text([])
     with pytest.raises(NotImplementedError):
-        Partial("max")
+        Partial("avg")
+
+
+def test_partial_max_and_min():
+    assert Partial("max") == sbp.partial_max and str(sbp.partial_max) == "P(max)"
+    assert Partial("min") == sbp.partial_min and sbp.partial_min.reduce_op == "min"
+    assert sbp.partial_max != sbp.partial_sum and hash(sbp.partial_max) != hash(sbp.partial_min)
+    assert sbp.partial_sum.reduce_op == "sum" and sbp.broadcast.reduce_op is None
+    assert sbp.parse_nd_sbp("[Partial('max'), Shard(1)]") == (sbp.partial_max, Shard(1))
+    assert sbp.parse_nd_sbp("(P(min), B)") == (sbp.partial_min, sbp.broadcast)
+    assert sbp.to_nd_sbp_text([sbp.partial_max, sbp.split(0)]) == "(P(max), S(0))"
+    assert pickle.loads(pickle.dumps(sbp.partial_min)) == sbp.partial_min
+    assert repr(sbp.partial_max) == "oneflow_sbp.sbp.partial_max"
 
 
 def test_text_spellings_parse_to_values():
