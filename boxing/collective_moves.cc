@@ -171,6 +171,13 @@ std::optional<SbpParallel> MoveSource(const LayoutSpace& space, const NdSbp& lay
     ++count;
   }
   if (count == 0 || from == to || from.is_unset() || to.is_unset()) return std::nullopt;
+  // Partials of another kind (P(max), P(min)): reduced by their own kind
+  // (all_reduce / reduce_scatter max or min) and made from copies only
+  // (B -> P(max): every copy is a candidate). Never converted into one
+  // another, and a shard is never padded to a P(max) (that would need a
+  // -inf fill): both go through B.
+  if (from.is_partial() && to.is_partial()) return std::nullopt;
+  if (from.is_split() && to.is_partial() && !to.is_partial_sum()) return std::nullopt;
   if (count > 1) {
     // Flattened group: the nested split must equal the flat one.
     for (SbpParallel s : {from, to}) {
@@ -184,11 +191,11 @@ std::optional<SbpParallel> MoveSource(const LayoutSpace& space, const NdSbp& lay
 
 StepKind MoveKind(SbpParallel from, SbpParallel to) {
   if (from.is_split() && to.is_broadcast()) return StepKind::kAllGather;
-  if (from.is_partial_sum() && to.is_split()) return StepKind::kReduceScatter;
-  if (from.is_partial_sum() && to.is_broadcast()) return StepKind::kAllReduce;
+  if (from.is_partial() && to.is_split()) return StepKind::kReduceScatter;
+  if (from.is_partial() && to.is_broadcast()) return StepKind::kAllReduce;
   if (from.is_split() && to.is_split()) return StepKind::kAllToAll;
   if (from.is_broadcast() && to.is_split()) return StepKind::kLocalSlice;
-  if (from.is_broadcast() && to.is_partial_sum()) return StepKind::kLocalPartial;
+  if (from.is_broadcast() && to.is_partial()) return StepKind::kLocalPartial;
   return StepKind::kLocalScatter;  // S -> P
 }
 
@@ -293,6 +300,7 @@ std::optional<BoxingStep> CollectiveMove(LayoutSpace& space, const NdSbp& layout
   for (int i = 0; i < layout.size(); ++i) {
     if (axes & AxisBit(i)) next.set(i, to);
   }
+  if (next.mixes_partial_kinds()) return std::nullopt;  // (P(max), P) is no value
   const StepKind kind = MoveKind(*from, to);
 
   const std::vector<TensorSlice>& old_slices = space.Slices(layout);

@@ -44,11 +44,26 @@ absl::Status ValidatePlanRequest(const PlanRequest& r) {
 namespace {
 
 // Every SBP a mesh axis may take for a tensor of `rank` dims, in the fixed
-// order edges are tried.
-std::vector<SbpParallel> AxisValues(int rank) {
+// order edges are tried. P(max) and P(min) only when the request's source
+// or destination holds them: no plan between OneFlow's layouts passes
+// through one (it could not be cheaper: they are made from copies only and
+// reduce like P), so those searches and their plans stay as they were.
+std::vector<SbpParallel> AxisValues(const PlanRequest& r) {
   std::vector<SbpParallel> v = {SbpParallel::Broadcast(), SbpParallel::PartialSum()};
-  for (int k = 0; k < rank; ++k) v.push_back(SbpParallel::Split(k));
+  for (int k = 0; k < r.shape.rank(); ++k) v.push_back(SbpParallel::Split(k));
+  for (SbpParallel extra : {SbpParallel::PartialMin(), SbpParallel::PartialMax()}) {
+    if (r.src.partial_kind() == extra.partial_kind() ||
+        r.dst.partial_kind() == extra.partial_kind()) {
+      v.push_back(extra);
+    }
+  }
   return v;
+}
+
+// A p2p exchange sums the pieces of a partial source; partials of a max or
+// min are reduced by collectives on the source placement first.
+bool P2pCanSend(const NdSbp& from) {
+  return !from.any_partial() || from.any_partial_sum();
 }
 
 // Axis sets: single axes ascending, then larger sets by mask.
@@ -134,7 +149,7 @@ int64_t MissingBytesLowerBound(LayoutSpace& space, const NdSbp& cur, const NdSbp
 int64_t P2pBytesLowerBound(LayoutSpace& space, const NdSbp& cur, const NdSbp& dst) {
   bool partial = false;
   for (int i = 0; i < cur.size(); ++i) {
-    partial = partial || (cur[i].is_partial_sum() && space.placement().hierarchy()[i] > 1);
+    partial = partial || (cur[i].is_partial() && space.placement().hierarchy()[i] > 1);
   }
   if (!partial) return MissingBytesLowerBound(space, cur, dst);
   int64_t worst = 0;
@@ -214,7 +229,7 @@ std::vector<NdSbp> LayoutsWithoutPartialSums(const std::vector<SbpParallel>& val
     std::vector<NdSbp> longer;
     for (const NdSbp& prefix : layouts) {
       for (SbpParallel v : values) {
-        if (v.is_partial_sum()) continue;
+        if (v.is_partial()) continue;
         NdSbp l = prefix;
         l.push_back(v);
         longer.push_back(l);
@@ -269,8 +284,8 @@ class PlanSearch {
         ownership_(ownership),
         sp_(sp),
         goal_side_(sp.same ? 0 : 1),
-        dst_partial_(r.dst.any_partial_sum()),
-        values_(AxisValues(r.shape.rank())),
+        dst_partial_(r.dst.any_partial()),
+        values_(AxisValues(r)),
         axis_sets_(AxisSets(r.src.size())),
         dst_axis_sets_(AxisSets(r.dst.size())) {}
 
@@ -333,7 +348,7 @@ void PlanSearch::Expand(int from) {
       if (step) Relax(from, *step, SearchEdge{false, axes, to}, side);
     }
   }
-  if (side != 0) return;
+  if (side != 0 || !P2pCanSend(nd)) return;
   if (!P2pToGoalCannotWin(from)) {
     Relax(from, PointToPointExchange(*sp_.src, nd, sp_.side(1), r_.dst, cal_, false, ownership_),
           SearchEdge{true}, goal_side_);
@@ -357,7 +372,7 @@ double PlanSearch::Bound(int side, const NdSbp& nd) {
   if (!sp_.same || side != goal_side_ || dst_partial_ || nd == r_.dst) return 0.0;
   bool must_reduce = false;
   for (int i = 0; i < nd.size(); ++i) {
-    must_reduce = must_reduce || (nd[i].is_partial_sum() && !r_.dst[i].is_partial_sum() &&
+    must_reduce = must_reduce || (nd[i].is_partial() && nd[i] != r_.dst[i] &&
                                   r_.src_placement.hierarchy()[i] > 1);
   }
   const int64_t missing = MissingBytesLowerBound(sp_.side(side), nd, r_.dst);
@@ -478,22 +493,30 @@ absl::StatusOr<BoxingPlan> NaivePlanUnchecked(const PlanRequest& r, const Calibr
   if (!valid.ok()) return valid;
   Spaces sp = MakeSpaces(r);
   BoxingPlan plan = EmptyPlan(r, sp);
+  NdSbp cur = r.src;
+  auto apply = [&](int axis, SbpParallel to) {
+    std::optional<BoxingStep> step = CollectiveMove(*sp.src, cur, AxisBit(axis), to, cal);
+    if (!step) return false;
+    step->on_destination = sp.same;
+    cur = step->result;
+    plan.steps.push_back(*std::move(step));
+    return true;
+  };
+  // Before a p2p exchange, partials of a max or min are all-reduced axis
+  // by axis (P2pCanSend).
+  auto reduce_for_p2p = [&] {
+    for (int i = 0; i < cur.size() && !P2pCanSend(cur); ++i) {
+      if (cur[i].is_partial()) apply(i, SbpParallel::Broadcast());
+    }
+  };
   if (!sp.same) {
-    BoxingStep p2p = PointToPointExchange(*sp.src, r.src, *sp.dst, r.dst, cal, true,
+    reduce_for_p2p();
+    BoxingStep p2p = PointToPointExchange(*sp.src, cur, *sp.dst, r.dst, cal, true,
                                           PartialOwnership::kRootOnly);
     MapP2pGroup(sp, &p2p);
     plan.steps.push_back(std::move(p2p));
     return plan;
   }
-  NdSbp cur = r.src;
-  auto apply = [&](int axis, SbpParallel to) {
-    std::optional<BoxingStep> step = CollectiveMove(*sp.src, cur, AxisBit(axis), to, cal);
-    if (!step) return false;
-    step->on_destination = true;
-    cur = step->result;
-    plan.steps.push_back(*std::move(step));
-    return true;
-  };
   // DTensor's order: mesh axes left to right, each by its own collective.
   bool stuck = false;
   for (int i = 0; i < cur.size() && !stuck; ++i) {
@@ -511,6 +534,7 @@ absl::StatusOr<BoxingPlan> NaivePlanUnchecked(const PlanRequest& r, const Calibr
     }
   }
   if (cur != r.dst) {
+    reduce_for_p2p();
     BoxingStep p2p = PointToPointExchange(*sp.src, cur, *sp.src, r.dst, cal, true,
                                           PartialOwnership::kRootOnly);
     MapP2pGroup(sp, &p2p);

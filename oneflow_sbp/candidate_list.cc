@@ -21,13 +21,17 @@ bool IsSplittable(const Shape& shape, const NdSbp& nd_sbp,
 absl::StatusOr<std::vector<SbpSignature>> GetSbpCandidates(
     const OpCall& call, absl::Span<const TensorDesc> input_descs,
     absl::Span<const TensorDesc> output_descs, int64_t hierarchy_value,
-    int64_t parallel_num, DeviceType device_type) {
+    int64_t parallel_num, DeviceType device_type, bool extended_partials) {
   const std::string& op = call.type_name();
   std::vector<SbpSignature> list;
-  if (call.def().get_sbp_fn()) {
+  const bool extended = extended_partials && call.def().extended_sbp_fn();
+  if (call.def().get_sbp_fn() || extended) {
     SbpContext ctx(call, input_descs, output_descs, hierarchy_value, parallel_num,
                    device_type);
-    absl::Status s = call.def().get_sbp_fn()(ctx);
+    absl::Status s =
+        call.def().get_sbp_fn() ? call.def().get_sbp_fn()(ctx) : absl::OkStatus();
+    if (s.ok()) s = ctx.status();
+    if (s.ok() && extended) s = call.def().extended_sbp_fn()(ctx);
     if (s.ok()) s = ctx.status();
     if (!s.ok()) {
       return absl::Status(s.code(), absl::StrCat(op, ": sbp rule: ", s.message()));

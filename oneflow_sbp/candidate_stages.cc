@@ -48,10 +48,12 @@ absl::Status ValidateConstraints(const InferRequest& req, PreparedRequest& p) {
 // One list per distinct mesh extent: the rule's candidates plus all-B.
 absl::StatusOr<std::vector<SbpSignature>> ExtentList(const InferRequest& req,
                                                      const PreparedRequest& p, int64_t extent,
-                                                     bool deduplicate) {
+                                                     const CandidateSource& source) {
+  const bool deduplicate = source.deduplicate;
   absl::StatusOr<std::vector<SbpSignature>> l =
       GetSbpCandidates(*p.call, p.input_descs, p.output_descs, extent,
-                       req.placement.parallel_num(), req.placement.device_type());
+                       req.placement.parallel_num(), req.placement.device_type(),
+                       source.extended_partials);
   if (!l.ok()) return l.status();
   // The engine always appends all-B last, even if the rule emitted it.
   l->push_back(SbpSignature(p.call->num_blobs(), SbpParallel::Broadcast()));
@@ -153,7 +155,7 @@ absl::StatusOr<std::vector<NdSbpSignature>> ExpandCandidates(const InferRequest&
     if (std::any_of(lists.begin(), lists.end(), [&](const auto& e) { return e.first == extent; })) {
       continue;
     }
-    absl::StatusOr<std::vector<SbpSignature>> l = ExtentList(req, p, extent, source.deduplicate);
+    absl::StatusOr<std::vector<SbpSignature>> l = ExtentList(req, p, extent, source);
     if (!l.ok()) return l.status();
     lists.emplace_back(extent, *std::move(l));
   }
@@ -183,6 +185,17 @@ absl::StatusOr<std::vector<NdSbpSignature>> ExpandCandidates(const InferRequest&
       return absl::Status(s.code(),
                           absl::StrCat(call.type_name(), ": N-D candidate hook: ", s.message()));
     }
+  }
+  if (source.extended_partials) {
+    // The product may pair P(max) on one axis with P on another in one
+    // blob: an order-dependent value (ValidateNdSbp refuses it), dropped.
+    list.erase(std::remove_if(list.begin(), list.end(),
+                              [](const NdSbpSignature& sig) {
+                                return std::any_of(sig.begin(), sig.end(), [](const NdSbp& nd) {
+                                  return nd.mixes_partial_kinds();
+                                });
+                              }),
+               list.end());
   }
   if (source.deduplicate) {
     absl::flat_hash_set<NdSbpSignature> seen;

@@ -57,6 +57,8 @@ struct CandidateSource {
   // Let the op's N-D hook edit the product. OneFlow runs it on N-D meshes
   // only (only reshape-class ops have one).
   bool run_nd_hook = true;
+  // Append each op's extended candidates (P(max)/P(min); OneFlow has none).
+  bool extended_partials = false;
 };
 
 // Per-extent lists (the rule's list with all-B appended; computed once per

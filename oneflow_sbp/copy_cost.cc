@@ -31,7 +31,7 @@ absl::StatusOr<PartialPenalty> PartialPenaltyFromNumber(int64_t number) {
 
 double OneFlow1DCopyCost(SbpParallel producer, SbpParallel consumer, double bytes) {
   if (producer == consumer) return 0;
-  if (consumer.is_partial_sum()) {
+  if (consumer.is_partial()) {
     return static_cast<double>(std::numeric_limits<int64_t>::max());  // 2^63
   }
   if (producer.is_broadcast() && consumer.is_split()) {
@@ -57,16 +57,18 @@ CopyCost OneFlowAxisCost(SbpParallel a, SbpParallel b, double bytes, bool same_d
   if (same_devices && np == nc) {
     const double n = static_cast<double>(np);
     if (a == b) return CopyCost(0);
-    if (b.is_partial_sum()) return PartialConsumerPenalty(bytes, np, nc, penalty);
+    // Partials of any kind (P(max), P(min) under `planned`) are priced as
+    // OneFlow prices P: the collectives have the same traffic.
+    if (b.is_partial()) return PartialConsumerPenalty(bytes, np, nc, penalty);
     if (a.is_broadcast()) return CopyCost(1.0);  // B -> S: a local slice
     if (a.is_split() && b.is_split()) return CopyCost(bytes * (n - 1) / n);
-    if (a.is_partial_sum() && b.is_broadcast()) return CopyCost(2 * bytes * (n - 1));
+    if (a.is_partial() && b.is_broadcast()) return CopyCost(2 * bytes * (n - 1));
     return CopyCost(bytes * (n - 1));  // P -> S, S -> B
   }
   CopyCost cost(bytes);
   if (b.is_broadcast()) cost += CopyCost(static_cast<double>(nc - 1) * bytes);
-  if (a.is_partial_sum()) cost += CopyCost(static_cast<double>(np - 1) * bytes);
-  if (b.is_partial_sum()) cost += PartialConsumerPenalty(bytes, np, nc, penalty);
+  if (a.is_partial()) cost += CopyCost(static_cast<double>(np - 1) * bytes);
+  if (b.is_partial()) cost += PartialConsumerPenalty(bytes, np, nc, penalty);
   return cost;
 }
 
@@ -105,8 +107,9 @@ absl::StatusOr<CopyCost> OneFlowEagerNdCost(const NdSbp& in, const NdSbp& out,
       const SbpParallel a = r.in[i];
       const SbpParallel b = r.out[i];
       total += OneFlowAxisCost(a, b, bytes, true, n_in, n_in, penalty);
-      // A changing "to P" axis pays the penalty a second time (OneFlow).
-      if (b.is_partial_sum() && !a.is_partial_sum()) {
+      // A changing "to P" axis pays the penalty a second time (OneFlow);
+      // P(max) -> P is such a change too.
+      if (b.is_partial() && a != b) {
         total += PartialConsumerPenalty(bytes, n_in, n_out, penalty);
       }
       if (!same_dim_split_twice && a.is_split() && a == b) {
@@ -122,12 +125,12 @@ absl::StatusOr<CopyCost> OneFlowEagerNdCost(const NdSbp& in, const NdSbp& out,
   } else {
     double in_partial = 1;
     for (int i = 0; i < r.in.size(); ++i) {
-      if (r.in[i].is_partial_sum()) in_partial *= static_cast<double>(r.in_hierarchy[i]);
+      if (r.in[i].is_partial()) in_partial *= static_cast<double>(r.in_hierarchy[i]);
     }
     total += CopyCost(bytes * in_partial);
     double out_broadcast = 1;
     for (int i = 0; i < r.out.size(); ++i) {
-      if (r.out[i].is_partial_sum()) {
+      if (r.out[i].is_partial()) {
         total += PartialConsumerPenalty(bytes, n_in, n_out, penalty);
       }
       if (r.out[i].is_broadcast()) out_broadcast *= static_cast<double>(r.out_hierarchy[i]);

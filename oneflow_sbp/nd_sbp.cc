@@ -149,6 +149,14 @@ std::optional<PartialKind> NdSbp::partial_kind() const {
   return std::nullopt;
 }
 
+bool NdSbp::mixes_partial_kinds() const {
+  const std::optional<PartialKind> first = partial_kind();
+  for (int i = 0; first && i < size_; ++i) {
+    if ((*this)[i].is_partial() && (*this)[i].partial_kind() != *first) return true;
+  }
+  return false;
+}
+
 bool NdSbp::any_unset() const {
   for (int i = 0; i < size_; ++i) {
     if ((*this)[i].is_unset()) return true;

@@ -69,6 +69,9 @@ class NdSbp {
   // The kind of the first partial entry, or nullopt when there is none.
   // Valid layouts (ValidateNdSbp) never mix kinds, so it is the only one.
   std::optional<PartialKind> partial_kind() const;
+  // True when partial entries of two kinds meet ((P(max), P)): an
+  // order-dependent value that no collective produces.
+  bool mixes_partial_kinds() const;
   bool any_unset() const;
 
   // "(S(0), B)"; "()" when empty.

@@ -46,7 +46,7 @@ absl::Status ValidateNdSbp(const NdSbp& nd_sbp, const Shape& shape,
     }
     // (P(max), P) would be "the max over axis 0 of sums over axis 1": an
     // order-dependent value no collective produces and no rule makes.
-    if (s.is_partial() && *nd_sbp.partial_kind() != s.partial_kind()) {
+    if (s.is_partial() && s.partial_kind() != *nd_sbp.partial_kind()) {
       return absl::InvalidArgumentError(absl::StrCat(
           "nd_sbp ", nd_sbp.ToString(), " mixes partial kinds (",
           PartialKindName(*nd_sbp.partial_kind()), " and ", PartialKindName(s.partial_kind()),

@@ -80,6 +80,11 @@ OpDefBuilder& OpDefBuilder::SetShapeFn(ShapeFn fn) {
   def_.shape_fn_ = std::move(fn);
   return *this;
 }
+OpDefBuilder& OpDefBuilder::SetExtendedSbpFn(GetSbpFn fn) {
+  def_.extended_sbp_fn_ = std::move(fn);
+  return *this;
+}
+
 OpDefBuilder& OpDefBuilder::SetGetSbpFn(GetSbpFn fn) {
   def_.get_sbp_fn_ = std::move(fn);
   return *this;

@@ -80,6 +80,10 @@ class OpDef {
   const ShapeFn& shape_fn() const { return shape_fn_; }
   // Empty for broadcast-fallback ops.
   const GetSbpFn& get_sbp_fn() const { return get_sbp_fn_; }
+  // Candidates beyond OneFlow's (partials of max or min, which OneFlow
+  // lacks), appended after get_sbp_fn()'s only when a policy asks for them
+  // (CandidateSource::extended_partials). Empty for most ops.
+  const GetSbpFn& extended_sbp_fn() const { return extended_sbp_fn_; }
   const NdCandidateHookFn& nd_candidate_hook() const { return nd_hook_; }
   const OutputArityFn& output_arity_fn() const { return output_arity_fn_; }
   // True if the op has no rule and explicitly accepted all-B only.
@@ -100,6 +104,7 @@ class OpDef {
   std::string doc_;
   ShapeFn shape_fn_;
   GetSbpFn get_sbp_fn_;
+  GetSbpFn extended_sbp_fn_;
   NdCandidateHookFn nd_hook_;
   OutputArityFn output_arity_fn_;
   bool broadcast_fallback_ = false;
@@ -108,6 +113,8 @@ class OpDef {
 class OpDefBuilder {
  public:
   explicit OpDefBuilder(std::string type_name);
+
+  const std::string& type_name() const { return def_.type_name_; }
 
   OpDefBuilder& Input(std::string name);
   OpDefBuilder& OptionalInput(std::string name);
@@ -121,6 +128,8 @@ class OpDefBuilder {
   OpDefBuilder& Doc(std::string doc);
   OpDefBuilder& SetShapeFn(ShapeFn fn);
   OpDefBuilder& SetGetSbpFn(GetSbpFn fn);
+  // See OpDef::extended_sbp_fn.
+  OpDefBuilder& SetExtendedSbpFn(GetSbpFn fn);
   OpDefBuilder& SetNdCandidateHook(NdCandidateHookFn fn);
   OpDefBuilder& SetOutputArityFn(OutputArityFn fn);
   // Declares that the op has no SBP rule: only the all-B signature.

@@ -14,12 +14,12 @@
 namespace oneflow_sbp {
 namespace {
 
-// Mesh axes on which `wanted` is P and `producer` is not, outside
-// `already_partial`.
+// Mesh axes on which `wanted` is partial (of any kind) and `producer` is
+// not that partial, outside `already_partial`.
 bool AddsPartial(const NdSbp& producer, const NdSbp& wanted, uint32_t already_partial) {
   for (int a = 0; a < wanted.size(); ++a) {
     if (already_partial & (1u << a)) continue;
-    if (wanted[a].is_partial_sum() && !producer[a].is_partial_sum()) return true;
+    if (wanted[a].is_partial() && producer[a] != wanted[a]) return true;
   }
   return false;
 }
@@ -35,7 +35,7 @@ uint32_t AlreadyPartialAxes(const SelectionInput& in, const NdSbpSignature& sig)
   for (int b = 0; b < in.prepared.call->num_inputs(); ++b) {
     const NdSbp& producer = in.request.inputs[b].nd_sbp();
     for (int a = 0; a < producer.size(); ++a) {
-      if (producer[a].is_partial_sum() && sig[b][a].is_partial_sum()) mask |= 1u << a;
+      if (producer[a].is_partial() && sig[b][a] == producer[a]) mask |= 1u << a;
     }
   }
   return mask;
@@ -48,7 +48,8 @@ PlannedSelection::PlannedSelection(std::shared_ptr<const NdCopyCostModel> model)
 
 const StageRules& PlannedSelection::rules() const {
   static const StageRules rules{
-      CandidateSource{/*deduplicate=*/true, /*run_nd_hook=*/true},
+      CandidateSource{/*deduplicate=*/true, /*run_nd_hook=*/true,
+                      /*extended_partials=*/true},
       FilterRules{Removal::kKeepOrder, /*shape_checks_outputs=*/true,
                   /*constraints_check_outputs=*/true, /*per_dim_shape_notes=*/false}};
   return rules;
@@ -86,7 +87,7 @@ absl::StatusOr<CopyCost> PlannedSelection::InputCost(const SelectionInput& in, i
   }
   NdSbp back_to = producer;  // partial axes shared with another input stay P
   for (int a = 0; a < back_to.size(); ++a) {
-    if ((already_partial & (1u << a)) && wanted[a].is_partial_sum()) back_to.set(a, wanted[a]);
+    if ((already_partial & (1u << a)) && wanted[a].is_partial()) back_to.set(a, wanted[a]);
   }
   absl::StatusOr<double> back = model_->Cost(d.shape, d.dtype, placement, wanted, back_to);
   if (!back.ok()) return named(back.status());

@@ -62,6 +62,14 @@ SbpSignatureBuilder& SbpSignatureBuilder::PartialSum(
     std::initializer_list<OpArg> args) {
   return PartialSum(absl::MakeConstSpan(args.begin(), args.size()));
 }
+SbpSignatureBuilder& SbpSignatureBuilder::Partial(const OpArg& arg, PartialKind kind) {
+  return Set(arg, SbpParallel::Partial(kind));
+}
+SbpSignatureBuilder& SbpSignatureBuilder::Partial(absl::Span<const OpArg> args,
+                                                  PartialKind kind) {
+  for (const OpArg& a : args) Partial(a, kind);
+  return *this;
+}
 SbpSignatureBuilder& SbpSignatureBuilder::Build() {
   ctx_->candidates_.push_back(sig_);
   return *this;

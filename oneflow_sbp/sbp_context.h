@@ -53,6 +53,10 @@ class SbpSignatureBuilder {
   SbpSignatureBuilder& PartialSum(const OpArg& arg);
   SbpSignatureBuilder& PartialSum(absl::Span<const OpArg> args);
   SbpSignatureBuilder& PartialSum(std::initializer_list<OpArg> args);
+  // A partial of `kind` (sum, max, min); only extended rules
+  // (OpDef::extended_sbp_fn) write max or min.
+  SbpSignatureBuilder& Partial(const OpArg& arg, PartialKind kind);
+  SbpSignatureBuilder& Partial(absl::Span<const OpArg> args, PartialKind kind);
   // Appends a copy of the current signature to the context's list.
   SbpSignatureBuilder& Build();
 

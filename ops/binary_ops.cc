@@ -18,6 +18,7 @@
 #include "absl/strings/str_cat.h"
 #include "oneflow_sbp/data_type.h"
 #include "oneflow_sbp/sbp_context.h"
+#include "ops/extended_partials.h"
 #include "ops/op_util.h"
 
 namespace oneflow_sbp::ops {
@@ -148,6 +149,13 @@ absl::Status RegisterBinaryOps(OpRegistry* registry) {
       BroadcastOp("broadcast_less", PartialRule::kNone, true),
       BroadcastOp("broadcast_less_equal", PartialRule::kNone, true),
   };
+  for (OpDefBuilder& op : ops) {
+    const std::string& name = op.type_name();
+    if (name == "broadcast_add") op.SetExtendedSbpFn(AddSubPartials(/*subtract=*/false));
+    if (name == "broadcast_sub") op.SetExtendedSbpFn(AddSubPartials(/*subtract=*/true));
+    if (name == "broadcast_maximum") op.SetExtendedSbpFn(ExtremumPartials(PartialKind::kMax));
+    if (name == "broadcast_minimum") op.SetExtendedSbpFn(ExtremumPartials(PartialKind::kMin));
+  }
   OpDefBuilder add_n("add_n");
   add_n.VariadicInput("in").Output("out").SetShapeFn(AddNShape).SetGetSbpFn(AddNGetSbp);
   ops.push_back(add_n);

@@ -14,6 +14,7 @@
 #include "oneflow_sbp/data_type.h"
 #include "oneflow_sbp/sbp_context.h"
 #include "oneflow_sbp/status_macros.h"
+#include "ops/extended_partials.h"
 #include "ops/op_util.h"
 
 namespace oneflow_sbp::ops {
@@ -93,6 +94,16 @@ absl::Status CastShape(ShapeContext& ctx) {
   return absl::OkStatus();
 }
 
+// Nondecreasing everywhere they are defined on all reals (extended
+// partials: ops/extended_partials.h says why log and sqrt are not here).
+bool Nondecreasing(const std::string& name) {
+  for (const char* n : {"relu", "tanh", "sigmoid", "exp", "erf", "floor", "ceil", "round",
+                        "softplus", "identity", "copy"}) {
+    if (name == n) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 absl::Status RegisterElementwiseOps(OpRegistry* registry) {
@@ -116,6 +127,15 @@ absl::Status RegisterElementwiseOps(OpRegistry* registry) {
   }
   ops.push_back(Unary("identity", "in", "out", /*linear=*/true));
   ops.push_back(Unary("copy", "in", "out", /*linear=*/true));
+  for (OpDefBuilder& op : ops) {
+    const std::string& name = op.type_name();
+    if (Nondecreasing(name)) op.SetExtendedSbpFn(MonotoneUnaryPartials(/*nondecreasing=*/true));
+    if (name == "negative") op.SetExtendedSbpFn(MonotoneUnaryPartials(/*nondecreasing=*/false));
+    if (name == "scalar_add") op.SetExtendedSbpFn(ScalarPartials(/*multiplicative=*/false));
+    if (name == "scalar_mul" || name == "scalar_div") {
+      op.SetExtendedSbpFn(ScalarPartials(/*multiplicative=*/true));
+    }
+  }
   OpDefBuilder cast("cast");
   cast.Input("in").Output("out").RequiredAttr("dtype", AttrType::kString)
       .SetShapeFn(CastShape).SetGetSbpFn(CastGetSbp);

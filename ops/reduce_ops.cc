@@ -17,6 +17,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "oneflow_sbp/sbp_context.h"
+#include "ops/extended_partials.h"
 #include "ops/op_util.h"
 
 namespace oneflow_sbp::ops {
@@ -130,7 +131,10 @@ absl::Status RegisterReduceOps(OpRegistry* registry) {
                       // OneFlow has no partial candidate; S(reduced) -> P is
                       // exact because NaNs are dropped before summing (ours).
                       Reduce("reduce_nansum", Partial::kSplitOnly),
-                      Reduce("reduce_max", Partial::kNone), Reduce("reduce_min", Partial::kNone),
+                      Reduce("reduce_max", Partial::kNone)
+                          .SetExtendedSbpFn(ReduceExtremumPartials(PartialKind::kMax)),
+                      Reduce("reduce_min", Partial::kNone)
+                          .SetExtendedSbpFn(ReduceExtremumPartials(PartialKind::kMin)),
                       Reduce("reduce_prod", Partial::kNone), Softmax("softmax", "out"),
                       Softmax("log_softmax", "prob")});
 }

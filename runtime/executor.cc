@@ -291,6 +291,12 @@ absl::Status CheckShard(const BoxingPlan& plan, const LocalTensor& local, int64_
   return absl::OkStatus();
 }
 
+comm::ReduceOp ReduceOpOf(PartialKind kind) {
+  return kind == PartialKind::kMax   ? comm::ReduceOp::kMax
+         : kind == PartialKind::kMin ? comm::ReduceOp::kMin
+                                     : comm::ReduceOp::kSum;
+}
+
 }  // namespace
 
 comm::Traffic PlannedTraffic(const BoxingPlan& plan, int step, int64_t device_rank) {
@@ -324,6 +330,9 @@ absl::StatusOr<LocalTensor> ExecutePlan(const BoxingPlan& plan, const LocalTenso
       if (!group.ok()) return group.status();
       comm::CallOptions call = options;
       call.traffic = &step_report.traffic;
+      // Reductions combine partials by their kind: P sums, P(max) maxes.
+      const BoxingStep& step = plan.steps[k];
+      if (step.from.is_partial()) call.reduce_op = ReduceOpOf(step.from.partial_kind());
       absl::StatusOr<LocalTensor> next = RunStep(StepRun{*rs, cur, **group, plan.dtype, call});
       if (!next.ok()) return next.status();
       cur = *std::move(next);

@@ -81,7 +81,9 @@ absl::StatusOr<RankStep> LowerCollective(const BoxingPlan& plan, const BoxingSte
       }
       break;
     case StepKind::kLocalPartial:
-      r.keeps_value = k == 0;
+      // P: one copy keeps the value and the others hold zeros; P(max) and
+      // P(min): every copy is already a candidate equal to the value.
+      r.keeps_value = k == 0 || !s.to.is_partial_sum();
       break;
     case StepKind::kLocalScatter:
       r.out = BoundingBox(olds);

@@ -116,7 +116,9 @@ TEST(PlannedPolicy, NeedsAnEngineAndExplains) {
     }
   }
   EXPECT_EQ(chosen, 1);
-  EXPECT_EQ(filtered, 3);
+  // S(0) over the 3-way axis 1 on dim 0 (extent 2), after each of relu's
+  // five axis-0 entries: S(0), S(1), B, and planned's P(max) and P(min).
+  EXPECT_EQ(filtered, 5);
 }
 
 TEST(PlannedPolicy, CacheKeysSeparatePolicies) {

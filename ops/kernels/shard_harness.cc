@@ -1,5 +1,6 @@
 #include "ops/kernels/shard_harness.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -92,14 +93,18 @@ void Poison(LocalTensor& t) {
 namespace {
 
 // Adds `local` (holding `slice` of a tensor with `strides`) into `acc`.
+// Combines `local` into `acc` (the logical tensor) by the partial's
+// reduction: adds for P, keeps the larger (smaller) for P(max) (P(min)).
 void Accumulate(const LocalTensor& local, const TensorSlice& slice, const LocalDims& strides,
-                std::vector<double>* acc) {
+                PartialKind kind, std::vector<double>* acc) {
   const int rank = slice.rank();
   LocalDims idx(rank, 0);
   for (int64_t i = 0; i < local.elem_cnt(); ++i) {
     int64_t g = 0;
     for (int d = 0; d < rank; ++d) g += (slice.range(d).begin + idx[d]) * strides[d];
-    (*acc)[g] += local.GetDouble(i);
+    const double v = local.GetDouble(i);
+    double& a = (*acc)[g];
+    a = kind == PartialKind::kSum ? a + v : kind == PartialKind::kMax ? std::max(a, v) : std::min(a, v);
     for (int d = rank - 1; d >= 0; --d) {
       if (++idx[d] < local.dim(d)) break;
       idx[d] = 0;
@@ -135,7 +140,7 @@ absl::StatusOr<std::vector<LocalTensor>> DistributeTensor(const LocalTensor& ful
                                                           const HarnessOptions& options) {
   OFS_ASSIGN_OR_RETURN(const Shape shape, LogicalShapeOf(full, "the full tensor"));
   OFS_RETURN_IF_ERROR(ValidateNdSbp(nd_sbp, shape, placement.hierarchy()));
-  if (nd_sbp.any_partial_sum() && full.dtype() == DataType::kBool) {
+  if (nd_sbp.any_partial() && full.dtype() == DataType::kBool) {
     return absl::InvalidArgumentError(
         absl::StrCat("a bool tensor cannot be laid out as ", nd_sbp.ToString(),
                      ": bool values have no addends"));
@@ -177,6 +182,29 @@ absl::StatusOr<std::vector<LocalTensor>> DistributeTensor(const LocalTensor& ful
                 "cannot lay out a ", DataTypeName(full.dtype()), " tensor as ",
                 nd_sbp.ToString(), " exactly: rank ", pid, "'s addend ", v, " rounds to ", got,
                 " (use values on a coarser grid)"));
+          }
+        }
+        local = std::move(next);
+      } else if (sbp.is_partial()) {
+        // P(max) (P(min)): the rank at coordinate 0 holds the value, every
+        // other a candidate 1..max_addend below (above) it, so a kernel that
+        // treats the candidates as copies or as addends shows.
+        const double sign = sbp.is_partial_max() ? -1 : 1;
+        LocalTensor next = local.Clone();
+        for (int64_t i = 0; i < local.elem_cnt() && coord[a] != 0; ++i) {
+          const uint64_t r = SplitMix64(key ^ SplitMix64(static_cast<uint64_t>(coord[a]) *
+                                                             0x100000001b3ull +
+                                                         static_cast<uint64_t>(i)));
+          const double v = local.GetDouble(i) +
+                           sign * static_cast<double>(1 + r % static_cast<uint64_t>(
+                                                                  std::max(1, options.max_addend)));
+          next.SetDouble(i, v);
+          const double got = next.GetDouble(i);
+          if (!(got == v || std::isnan(v) || std::isinf(v))) {
+            return absl::InvalidArgumentError(absl::StrCat(
+                "cannot lay out a ", DataTypeName(full.dtype()), " tensor as ",
+                nd_sbp.ToString(), " exactly: rank ", pid, "'s candidate ", v, " rounds to ",
+                got, " (use values on a coarser grid)"));
           }
         }
         local = std::move(next);
@@ -227,17 +255,21 @@ absl::StatusOr<LocalTensor> AssembleTensor(absl::Span<const LocalTensor> locals,
       }
     }
   }
-  if (!nd_sbp.any_partial_sum()) {
+  if (!nd_sbp.any_partial()) {
     OFS_ASSIGN_OR_RETURN(LocalTensor full, LocalTensor::Empty(logical.dtype, logical.shape.dims()));
     for (int64_t pid = 0; pid < placement.parallel_num(); ++pid) {
       if (rep[pid] == pid) Place(locals[pid], slices[pid], full);
     }
     return full;
   }
-  std::vector<double> acc(static_cast<size_t>(logical.shape.elem_cnt()), 0.0);
+  const PartialKind kind = *nd_sbp.partial_kind();
+  const double start = kind == PartialKind::kSum   ? 0.0
+                       : kind == PartialKind::kMax ? -std::numeric_limits<double>::infinity()
+                                                   : std::numeric_limits<double>::infinity();
+  std::vector<double> acc(static_cast<size_t>(logical.shape.elem_cnt()), start);
   const LocalDims strides = RowMajorStrides(logical.shape.dims());
   for (int64_t pid = 0; pid < placement.parallel_num(); ++pid) {
-    if (rep[pid] == pid) Accumulate(locals[pid], slices[pid], strides, &acc);
+    if (rep[pid] == pid) Accumulate(locals[pid], slices[pid], strides, kind, &acc);
   }
   if (logical.dtype == DataType::kBool) {
     for (double& v : acc) v = v != 0 ? 1 : 0;
