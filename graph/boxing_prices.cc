@@ -31,7 +31,7 @@ BoxingPrices::Key BoxingPrices::Canonical(const TensorDesc& desc, const NdSbp& f
                                           const NdSbp& to) {
   // Into partial sums the planner may split the ownership of the sum along
   // one particular dim, so renaming dims can change the price: no sharing.
-  if (to.any_partial_sum()) return Key{desc, from, to};
+  if (to.any_partial()) return Key{desc, from, to};
   const Shape& shape = desc.shape;
   // Groups of dims with equal extents, where some split names one of them.
   std::vector<std::vector<int>> groups;

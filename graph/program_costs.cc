@@ -25,7 +25,7 @@ NdSbp OutputTarget(const ProgramOutput& output, const NdSbp& from) {
   if (output.nd_sbp.has_value()) return *output.nd_sbp;
   NdSbp to = from;
   for (int i = 0; i < to.size(); ++i) {
-    if (to[i].is_partial_sum()) to.set(i, SbpParallel::Broadcast());
+    if (to[i].is_partial()) to.set(i, SbpParallel::Broadcast());
   }
   return to;
 }

@@ -305,7 +305,7 @@ void RemoveStaleFiles(const std::string& dir, const CheckpointIndex& index) {
 NdSbp WithoutPartials(const NdSbp& nd) {
   NdSbp out = nd;
   for (int i = 0; i < nd.size(); ++i) {
-    if (nd[i].is_partial_sum()) out.set(i, SbpParallel::Broadcast());
+    if (nd[i].is_partial()) out.set(i, SbpParallel::Broadcast());
   }
   return out;
 }

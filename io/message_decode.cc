@@ -50,7 +50,8 @@ absl::StatusOr<NdSbp> DecodeNdSbp(absl::string_view text) {
     if (!(*nd)[i].is_unset()) continue;
     return absl::InvalidArgumentError(absl::StrCat(
         "NdSbp message ", QuotedInput(text), ": sbp_parallel[", i,
-        "] sets none of split_parallel, broadcast_parallel, partial_sum_parallel"));
+        "] sets none of split_parallel, broadcast_parallel, partial_sum_parallel, "
+        "partial_max_parallel, partial_min_parallel"));
   }
   return nd;
 }

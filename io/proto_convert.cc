@@ -16,6 +16,10 @@ oneflow::SbpParallel ToProto(SbpParallel sbp) {
     proto.mutable_broadcast_parallel();
   } else if (sbp.is_partial_sum()) {
     proto.mutable_partial_sum_parallel();
+  } else if (sbp.is_partial_max()) {
+    proto.mutable_partial_max_parallel();
+  } else if (sbp.is_partial_min()) {
+    proto.mutable_partial_min_parallel();
   }
   return proto;
 }
@@ -28,6 +32,10 @@ absl::StatusOr<SbpParallel> FromProto(const oneflow::SbpParallel& proto) {
       return SbpParallel::Broadcast();
     case oneflow::SbpParallel::kPartialSumParallel:
       return SbpParallel::PartialSum();
+    case oneflow::SbpParallel::kPartialMaxParallel:
+      return SbpParallel::PartialMax();
+    case oneflow::SbpParallel::kPartialMinParallel:
+      return SbpParallel::PartialMin();
     case oneflow::SbpParallel::PARALLEL_TYPE_NOT_SET:
       return SbpParallel();
   }
@@ -218,7 +226,7 @@ oneflow::TensorSliceViewProto ToProto(const Shape& shape, DataType dtype,
       range->set_end(r.end);
     }
     rank->set_elem_cnt(slices[id].elem_cnt());
-    rank->set_is_partial(nd_sbp.any_partial_sum());
+    rank->set_is_partial(nd_sbp.any_partial());
   }
   return proto;
 }

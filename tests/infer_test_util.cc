@@ -125,6 +125,23 @@ std::string CandidatesToString(const std::string& op, const std::vector<std::str
   return SignatureListToString(*p->call, *list);
 }
 
+std::string ExtendedCandidatesToString(const std::string& op,
+                                       const std::vector<std::string>& inputs,
+                                       const std::vector<std::string>& attrs) {
+  absl::StatusOr<PreparedCall> p = Prepare(op, inputs, attrs, nullptr);
+  if (!p.ok()) return absl::StrCat("error: ", p.status().message());
+  absl::StatusOr<std::vector<SbpSignature>> base =
+      GetSbpCandidates(*p->call, p->inputs, p->outputs, 2, 2, DeviceType::kCpu);
+  absl::StatusOr<std::vector<SbpSignature>> all = GetSbpCandidates(
+      *p->call, p->inputs, p->outputs, 2, 2, DeviceType::kCpu, /*extended_partials=*/true);
+  if (!base.ok() || !all.ok()) {
+    return absl::StrCat("error: ", (base.ok() ? all.status() : base.status()).message());
+  }
+  return SignatureListToString(
+      *p->call, std::vector<SbpSignature>(all->begin() + static_cast<ptrdiff_t>(base->size()),
+                                          all->end()));
+}
+
 std::string OutputDescs(const std::string& op, const std::vector<std::string>& inputs,
                         const std::vector<std::string>& attrs) {
   absl::StatusOr<PreparedCall> p = Prepare(op, inputs, attrs, nullptr);

@@ -59,6 +59,12 @@ std::string CandidatesToString(const std::string& op, const std::vector<std::str
                                const std::vector<std::string>& attrs = {},
                                int64_t parallel_num = 2, OpRegistry* registry = nullptr);
 
+// Only the extended candidates (OpDef::extended_sbp_fn: P(max)/P(min),
+// offered under `planned`) that follow the OneFlow list, as a golden line.
+std::string ExtendedCandidatesToString(const std::string& op,
+                                       const std::vector<std::string>& inputs,
+                                       const std::vector<std::string>& attrs = {});
+
 // The output descs of the op's shape function, space-separated
 // ("f32[4,11] bool[4,11]"), or "error: <message>".
 std::string OutputDescs(const std::string& op, const std::vector<std::string>& inputs,

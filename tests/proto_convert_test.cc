@@ -57,8 +57,11 @@ TEST(SbpParallelProtoTest, Cases) {
   EXPECT_EQ(ToProto(SbpParallel()).parallel_type_case(),
             oneflow::SbpParallel::PARALLEL_TYPE_NOT_SET);
   EXPECT_TRUE(FromProto(oneflow::SbpParallel())->is_unset());
+  EXPECT_TRUE(ToProto(SbpParallel::PartialMax()).has_partial_max_parallel());
+  EXPECT_TRUE(ToProto(SbpParallel::PartialMin()).has_partial_min_parallel());
   for (SbpParallel s : {SbpParallel::Split(0), SbpParallel::Split(5), SbpParallel::Broadcast(),
-                        SbpParallel::PartialSum(), SbpParallel()}) {
+                        SbpParallel::PartialSum(), SbpParallel::PartialMax(),
+                        SbpParallel::PartialMin(), SbpParallel()}) {
     ExpectRoundTrips<SbpParallel, oneflow::SbpParallel>(s);
   }
 }
@@ -81,6 +84,8 @@ TEST(NdSbpProtoTest, JsonAndTextGoldens) {
             "sbp_parallel {\n  split_parallel {\n    axis: 0\n  }\n}\n"
             "sbp_parallel {\n  broadcast_parallel {\n  }\n}\n");
   EXPECT_EQ(ToJson(ToProto(Nd("P"))), R"({"sbp_parallel":[{"partial_sum_parallel":{}}]})");
+  EXPECT_EQ(ToJson(ToProto(Nd("(P(max), P(max))"))),
+            R"({"sbp_parallel":[{"partial_max_parallel":{}},{"partial_max_parallel":{}}]})");
   const std::string pretty = ToJson(proto, /*pretty=*/true);
   EXPECT_THAT(pretty, HasSubstr("\"sbp_parallel\": [\n"));
   EXPECT_EQ(pretty.front(), '{');

@@ -34,8 +34,29 @@ absl::Status WrongReluSbp(SbpContext& ctx) {
   return absl::OkStatus();
 }
 
-// A private op registry (wrong_relu, right_relu, kernelless) and a kernel
-// registry that runs the built-in relu kernel for both relus.
+// Extended rules (P(max)/P(min), offered under `planned`), checked as any
+// rule is: relu keeps both kinds (right); claiming that negative keeps them
+// (it swaps them) is wrong, and so is treating P(max) as P.
+absl::Status RightReluPartials(SbpContext& ctx) {
+  for (PartialKind k : {PartialKind::kMax, PartialKind::kMin}) {
+    ctx.NewBuilder().Partial(ctx.inputs(), k).Partial(ctx.outputs(), k).Build();
+  }
+  return absl::OkStatus();
+}
+absl::Status WrongNegativePartials(SbpContext& ctx) {
+  ctx.NewBuilder().Partial(ctx.inputs(), PartialKind::kMax)
+      .Partial(ctx.outputs(), PartialKind::kMax).Build();
+  return absl::OkStatus();
+}
+absl::Status MaxAsSumPartials(SbpContext& ctx) {
+  ctx.NewBuilder().Partial(ctx.inputs(), PartialKind::kMax)
+      .Partial(ctx.outputs(), PartialKind::kSum).Build();
+  return absl::OkStatus();
+}
+
+// A private op registry (wrong_relu, right_relu, kernelless, and the
+// extended-partial ops) and a kernel registry that runs the built-in relu
+// (negative) kernel for the relus (negatives).
 struct Fixture {
   OpRegistry ops;
   KernelRegistry kernels;
@@ -46,10 +67,21 @@ struct Fixture {
     EXPECT_TRUE(ops.Register(unary("wrong_relu", WrongReluSbp)).ok());
     EXPECT_TRUE(ops.Register(unary("right_relu", SplitForEachAxis)).ok());
     EXPECT_TRUE(ops.Register(unary("kernelless", SplitForEachAxis)).ok());
+    auto extended = [&](const std::string& name, GetSbpFn rule) {
+      return unary(name, SplitForEachAxis).SetExtendedSbpFn(std::move(rule));
+    };
+    EXPECT_TRUE(ops.Register(extended("max_relu", RightReluPartials)).ok());
+    EXPECT_TRUE(ops.Register(extended("max_negative", WrongNegativePartials)).ok());
+    EXPECT_TRUE(ops.Register(extended("max_as_sum_relu", MaxAsSumPartials)).ok());
     absl::StatusOr<KernelFn> relu = KernelRegistry::Global().Find("relu", DeviceType::kCpu);
     EXPECT_TRUE(relu.ok()) << relu.status();
+    absl::StatusOr<KernelFn> neg = KernelRegistry::Global().Find("negative", DeviceType::kCpu);
+    EXPECT_TRUE(neg.ok()) << neg.status();
     EXPECT_TRUE(kernels.Register("wrong_relu", DeviceType::kCpu, *relu).ok());
     EXPECT_TRUE(kernels.Register("right_relu", DeviceType::kCpu, *relu).ok());
+    EXPECT_TRUE(kernels.Register("max_relu", DeviceType::kCpu, *relu).ok());
+    EXPECT_TRUE(kernels.Register("max_as_sum_relu", DeviceType::kCpu, *relu).ok());
+    EXPECT_TRUE(kernels.Register("max_negative", DeviceType::kCpu, *neg).ok());
   }
   absl::StatusOr<VerifyReport> Run(std::vector<std::string> op_names,
                                    std::vector<int64_t> mesh = {}) {
@@ -94,6 +126,28 @@ TEST(Verify, RightRulePassesOnEveryMesh) {
   // all-B... at least the 1-D ones plus some N-D.
   EXPECT_GT(r->ops[0].checked, 8);
   EXPECT_EQ(r->ops[0].inputs, "f32[5,1,3]");
+}
+
+TEST(Verify, ExtendedPartialRulesAreCheckedToo) {
+  Fixture f;
+  absl::StatusOr<VerifyReport> right = f.Run({"max_relu"});
+  ASSERT_TRUE(right.ok()) << right.status();
+  EXPECT_TRUE(right->ok()) << VerifyReportToText(*right);
+  absl::StatusOr<VerifyReport> plain = f.Run({"right_relu"});
+  ASSERT_TRUE(plain.ok());
+  // Two more 1-D candidates (P(max), P(min)) on each of [2] and [3].
+  EXPECT_GE(right->ops[0].checked, plain->ops[0].checked + 4);
+  for (const std::string op : {"max_negative", "max_as_sum_relu"}) {
+    absl::StatusOr<VerifyReport> wrong = f.Run({op});
+    ASSERT_TRUE(wrong.ok()) << wrong.status();
+    EXPECT_FALSE(wrong->ok()) << op;
+    bool named = false;
+    for (const SweepFailure& fail : wrong->ops[0].failures) {
+      named |= fail.signature == (op == "max_negative" ? "x_0:P(max) -> y_0:P(max)"
+                                                       : "x_0:P(max) -> y_0:P");
+    }
+    EXPECT_TRUE(named) << VerifyReportToText(*wrong);
+  }
 }
 
 TEST(Verify, OpWithoutKernelIsACoverageGapNotACrash) {

@@ -147,7 +147,8 @@ class Sweeper {
     return true;
   }
 
-  // The 1-D candidates on the placement `text`, and all-B.
+  // The 1-D candidates on the placement `text`, the extended ones
+  // (P(max)/P(min), offered under `planned`) included, and all-B.
   void Sweep1d(const std::string& text) {
     absl::StatusOr<Placement> placement = Placement::Parse(text);
     if (!placement.ok()) {
@@ -156,7 +157,8 @@ class Sweeper {
     }
     const int64_t n = placement->parallel_num();
     absl::StatusOr<std::vector<SbpSignature>> list =
-        GetSbpCandidates(*call_, in_descs_, out_descs_, n, n, placement->device_type());
+        GetSbpCandidates(*call_, in_descs_, out_descs_, n, n, placement->device_type(),
+                         /*extended_partials=*/true);
     if (!list.ok()) {
       FailOp(absl::StrCat("candidates on ", text, ": ", list.status().message()));
       return;
@@ -195,7 +197,7 @@ class Sweeper {
   // `sig` on `placement` against the reference; bool inputs cannot be P.
   void Check(const Placement& placement, const NdSbpSignature& sig) {
     for (int b = 0; b < call_->num_inputs(); ++b) {
-      if (in_descs_[b].dtype == DataType::kBool && sig[b].any_partial_sum()) {
+      if (in_descs_[b].dtype == DataType::kBool && sig[b].any_partial()) {
         ++result_.skipped;
         return;
       }
