@@ -104,9 +104,9 @@ cost is latency + max per-rank bytes / bandwidth per step (defaults: 25 GB/s,
 10 us per mesh axis). The report ends with the naive per-axis plan (DTensor's
 order) for comparison.)help"},
     {"plan", "choose every op's signature jointly over a whole program",
-     "program mesh memory_cap calibration format execute seed",
+     "program mesh memory_cap training calibration format execute seed",
      "text|json|dot", 0,
-     R"help(sbp plan --program=FILE.json [--mesh=2,2] [--memory_cap=BYTES]
+     R"help(sbp plan --program=FILE.json [--mesh=2,2] [--memory_cap=BYTES] [--training]
           [--calibration=FILE] [--format=text|json|dot] [--execute [--seed=N]]
 
 Reads a program (a placement, named tensors, ops in order; docs/PLANNING.md)
@@ -124,7 +124,13 @@ A tensor listed with "nd_sbp" is a marked input and keeps its layout; one
 without is free (a parameter). --mesh replaces the placement's hierarchy.
 --calibration=FILE (as `sbp calibrate` writes it, optionally with
 compute_flops_per_s and memory_bytes_per_s) prices links and compute.
---memory_cap bounds every rank's parameters plus activations. The solver
+--memory_cap bounds every rank's parameters plus activations. --training
+(or "training": true in the program) plans the whole training step: the
+forward, the backward ops autograd runs, each parameter's gradient
+reduction and its Adam update, with the program's one output as the loss;
+the report adds memory per rank split into parameters, gradients, optimizer
+state and activations, and the strategy the plan amounts to (data
+parallel, Megatron, ZeRO). The solver
 eliminates chain and leaf ops exactly and enumerates what remains when it is
 small (else local search from the greedy and all-B choices), so the plan is
 never worse than greedy. JSON has total_time_s, greedy_total_time_s, tensors

@@ -118,6 +118,9 @@ ABSL_FLAG(std::optional<std::string>, program, std::nullopt,
           "Program file for `sbp plan` (JSON, see docs/PLANNING.md); - for stdin.");
 ABSL_FLAG(std::optional<std::string>, memory_cap, std::nullopt,
           "Per-rank memory cap in bytes for `sbp plan`.");
+ABSL_FLAG(bool, training, false,
+          "plan: plan the whole training step (forward, backward, gradient reductions, "
+          "Adam updates) with the program's output as the loss.");
 
 namespace {
 
@@ -326,6 +329,7 @@ absl::StatusOr<std::string> PlanCmd(const Invocation& in) {
   // --mesh has the demo's default; plan uses it only when given.
   if (in.cl.given.contains("mesh")) o.mesh = absl::GetFlag(FLAGS_mesh);
   o.memory_cap = absl::GetFlag(FLAGS_memory_cap);
+  o.training = absl::GetFlag(FLAGS_training);
   o.format = in.format;
   if (const std::optional<std::string> execute = absl::GetFlag(FLAGS_execute)) {
     if (*execute != "threads") {
