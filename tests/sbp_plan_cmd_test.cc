@@ -169,13 +169,31 @@ TEST(SbpPlan, TrainingFieldAndJson) {
   EXPECT_FALSE(RunPlan(Mlp("json"), Eng())->empty());
 }
 
-// A program whose reduced core is too large to enumerate says so.
-TEST(SbpPlan, SaysWhenItFellBackToLocalSearch) {
+PlanOptions DemoTraining() {
   std::stringstream text;
   text << std::ifstream("tests/testdata/demo_mesh22.json").rdbuf();
   PlanOptions o;
   o.program = text.str();
   o.training = true;
+  return o;
+}
+
+// --execute --training runs the planned step and the greedy one and
+// compares bytes, losses and gradients.
+TEST(SbpPlan, TrainingExecute) {
+  PlanOptions o = DemoTraining();
+  o.execute = true;
+  bool ok = false;
+  absl::StatusOr<std::string> out = RunPlan(o, Eng(), &ok);
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_TRUE(ok) << *out;
+  EXPECT_THAT(*out, HasSubstr("gradients and updated parameters 24"));
+  EXPECT_THAT(*out, HasSubstr("OK: bytes as predicted, same outputs and gradients"));
+}
+
+// A program whose reduced core is too large to enumerate says so.
+TEST(SbpPlan, SaysWhenItFellBackToLocalSearch) {
+  PlanOptions o = DemoTraining();
   absl::StatusOr<std::string> out = RunPlan(o, Eng());
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_THAT(*out, HasSubstr("fell back to local search (core too large to enumerate"));

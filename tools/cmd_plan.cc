@@ -64,7 +64,7 @@ absl::StatusOr<std::string> RunPlan(const PlanOptions& o, Engine& engine, bool* 
   }
   if (o.execute) {
     absl::StatusOr<oneflow::PlanExecutionProto> e =
-        ExecuteProgramPlan(*program, *plan, engine, o.seed);
+        ExecuteProgramPlan(*program, *plan, engine, o.seed, step ? &*step : nullptr);
     if (!e.ok()) return e.status();
     if (execution_ok != nullptr) *execution_ok = e->ok();
     absl::StrAppend(&text, PlanExecutionText(*e));

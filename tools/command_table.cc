@@ -142,7 +142,9 @@ plan's signature, once op by op as eager inference chooses. It reports the
 bytes each run moved next to the cost model's prediction and the largest
 difference between the two runs' outputs, and exits 1 unless the bytes
 are as predicted, eager inference made the predicted greedy choices, and
-the outputs agree.)help"},
+the outputs agree. With --training both runs are whole steps (forward,
+backward ops, gradient reductions, Adam updates) and every parameter's
+gradient and updated value must agree too.)help"},
     {"calibrate", "measure this machine's links for the planner",
      "backend nproc out format",
      "text|json|textproto", 0,
