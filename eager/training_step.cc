@@ -19,6 +19,16 @@ namespace {
 
 using graph::StepTensorKind;
 
+// The tensors a step trains: free ones and marked parameters, in order.
+std::vector<int> Trainable(const graph::Program& p) {
+  std::vector<int> ids;
+  for (size_t id = 0; id < p.tensors().size(); ++id) {
+    const graph::ProgramTensor& t = p.tensors()[id];
+    if (t.role == graph::TensorRole::kFree || t.parameter) ids.push_back(static_cast<int>(id));
+  }
+  return ids;
+}
+
 NdSbp AllBroadcast(int axes) {
   NdSbp nd;
   for (int i = 0; i < axes; ++i) nd.push_back(SbpParallel::Broadcast());
@@ -56,7 +66,7 @@ absl::Status RecordStep(EagerContext& ctx, const graph::Program& forward, const 
     if (t.role == graph::TensorRole::kActivation) continue;
     const bool free = t.role == graph::TensorRole::kFree;
     values[id] = GlobalTensor(t.desc, shadow, free ? AllBroadcast(axes) : t.nd_sbp, LocalTensor());
-    values[id].set_requires_grad(free);
+    values[id].set_requires_grad(free || t.parameter);
     rec.Name(values[id], t.name);
   }
   for (const graph::ProgramOp& op : forward.ops()) {
@@ -78,7 +88,8 @@ absl::Status RecordStep(EagerContext& ctx, const graph::Program& forward, const 
   const GlobalTensor loss = values[forward.outputs()[0].tensor];
   if (!loss.requires_grad()) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "training: the loss '", loss_tensor.name, "' depends on no parameter (free tensor)"));
+        "training: the loss '", loss_tensor.name,
+        "' depends on no parameter (free tensor or marked \"parameter\")"));
   }
   out.loss = loss_tensor.name;
   // The seed and the updates are not differentiated.
@@ -91,7 +102,7 @@ absl::Status RecordStep(EagerContext& ctx, const graph::Program& forward, const 
   out.backward_ops = static_cast<int>(rec.ops().size()) - out.forward_ops;
 
   ctx.set_grad_enabled(false);
-  const std::vector<int> free = forward.FreeTensors();
+  const std::vector<int> free = Trainable(forward);
   out.gradients.assign(free.size(), "");
   out.states.assign(free.size(), {});
   for (size_t k = 0; k < free.size(); ++k) {
@@ -136,6 +147,16 @@ absl::StatusOr<graph::TrainingStepInfo> BuildStep(const Engine& engine,
   for (const graph::ProgramTensor& t : forward.tensors()) forward_taken.insert(t.name);
   absl::flat_hash_set<std::string> state_names;
   for (const auto& s : r.states) state_names.insert(s.begin(), s.end());
+  // A marked parameter's state is marked in its layout too (the update
+  // pins all three together; free state would leave the greedy baseline,
+  // which keeps free tensors all-B, no signature).
+  absl::flat_hash_map<std::string, NdSbp> marked_state;
+  const std::vector<int> trained = Trainable(forward);
+  for (size_t k = 0; k < trained.size(); ++k) {
+    const graph::ProgramTensor& w = forward.tensors()[trained[k]];
+    if (w.role != graph::TensorRole::kFixed) continue;
+    for (const std::string& n : r.states[k]) marked_state[n] = w.nd_sbp;
+  }
   absl::flat_hash_map<std::string, std::string> names;
   for (const ProgramRecorder::Tensor& t : rec.tensors()) {
     auto f = r.forward_names.find(t.name);
@@ -153,13 +174,19 @@ absl::StatusOr<graph::TrainingStepInfo> BuildStep(const Engine& engine,
     if (t.produced) continue;
     const std::string& name = names[t.name];
     const int fid = forward.FindTensor(name);
-    const bool free = t.parameter || state_names.contains(t.name) ||
-                      (fid >= 0 && forward.tensors()[fid].role == graph::TensorRole::kFree);
+    const graph::ProgramTensor* ft = fid >= 0 ? &forward.tensors()[fid] : nullptr;
+    auto marked = marked_state.find(t.name);
+    if (marked != marked_state.end()) {
+      OFS_RETURN_IF_ERROR(b.AddInput(name, t.desc, marked->second));
+      continue;
+    }
+    const bool free = state_names.contains(t.name) ||
+                      (ft != nullptr && ft->role == graph::TensorRole::kFree);
     OFS_RETURN_IF_ERROR(free ? b.AddParameter(name, t.desc)
-                             : b.AddInput(name, t.desc,
-                                          fid >= 0 ? forward.tensors()[fid].nd_sbp : t.nd_sbp));
+                             : b.AddInput(name, t.desc, ft != nullptr ? ft->nd_sbp : t.nd_sbp,
+                                          ft != nullptr && ft->parameter));
   }
-  const std::vector<int> free = forward.FreeTensors();
+  const std::vector<int> free = Trainable(forward);
   absl::flat_hash_map<std::string, std::string> update_labels;
   for (size_t k = 0; k < free.size(); ++k) {
     if (!r.gradients[k].empty()) {
@@ -193,7 +220,9 @@ absl::StatusOr<graph::TrainingStepInfo> BuildStep(const Engine& engine,
   for (size_t id = 0; id < program.tensors().size(); ++id) {
     const graph::ProgramTensor& t = program.tensors()[id];
     if (t.role == graph::TensorRole::kFixed) info.kinds[id] = StepTensorKind::kInput;
-    if (t.role == graph::TensorRole::kFree) info.kinds[id] = StepTensorKind::kParameter;
+    if (t.role == graph::TensorRole::kFree || t.parameter) {
+      info.kinds[id] = StepTensorKind::kParameter;
+    }
   }
   for (size_t k = 0; k < free.size(); ++k) {
     graph::TrainingStepInfo::Parameter p;

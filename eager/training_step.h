@@ -4,7 +4,8 @@
 //   forward   the program's ops, then `fill` (ones like the loss: the
 //             gradient seed; a loss with several elements is summed);
 //   backward  exactly the ops autograd runs: the forward ops are applied
-//             to shape-only global tensors with every free tensor
+//             to shape-only global tensors with every parameter (free
+//             tensors, and marked ones flagged ProgramTensor::parameter)
 //             requiring grad, Backward runs the registered backward rules
 //             (eager/backward_rules.h), and the program recorder records
 //             every call they make (gradient sums included);
@@ -16,8 +17,9 @@
 //             and the planner prices P->B (all-reduce) for a replicated
 //             parameter, P->S (reduce-scatter) for a sharded one. Adam's
 //             m and v are free tensors the update pins to the parameter's
-//             layout.
-// The parameter stays one free tensor read by its forward ops, by the
+//             layout (marked in it, for a marked parameter).
+// A marked parameter keeps its layout (the update pins it); a free one
+// stays one free tensor read by its forward ops, by the
 // backward ops that need it and by its update, so its layout is one choice
 // the solver weighs against all of them.
 //

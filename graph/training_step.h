@@ -36,9 +36,9 @@ namespace oneflow_sbp::graph {
 
 enum class StepTensorKind : uint8_t {
   kInput,           // a marked input (data, labels, constants)
-  kParameter,       // a free tensor of the forward program
+  kParameter,       // a free tensor or marked parameter of the forward
   kGradient,        // a parameter's gradient, as the update op reads it
-  kOptimizerState,  // Adam's m and v: free, in the parameter's layout
+  kOptimizerState,  // Adam's m and v, in the parameter's layout
   kActivation,      // every other op output, forward or backward
 };
 
@@ -64,7 +64,8 @@ struct TrainingStepInfo {
     std::vector<int> state;
     int update_op = -1;
   };
-  // Per free tensor of the forward program, in its order.
+  // Per parameter of the forward program (free tensors and marked
+  // parameters), in its order.
   std::vector<Parameter> parameters;
 };
 

@@ -125,7 +125,7 @@ absl::StatusOr<graph::Program> ProgramFromProto(const oneflow::ProgramProto& pro
     if (t.has_nd_sbp()) {
       absl::StatusOr<NdSbp> nd = NdSbp::Parse(t.nd_sbp());
       if (!nd.ok()) return Bad(where, absl::StrCat("nd_sbp: ", nd.status().message()));
-      s = b.AddInput(t.name(), desc, *nd);
+      s = b.AddInput(t.name(), desc, *nd, t.parameter());
     } else {
       s = b.AddParameter(t.name(), desc);
     }

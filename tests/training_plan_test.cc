@@ -135,6 +135,39 @@ TEST(TrainingStep, LlamaBackwardUsesTheRulesOps) {
   EXPECT_EQ(step.parameters.size(), forward.FreeTensors().size());
 }
 
+// A weight marked in a layout and flagged "parameter" is trained in that
+// layout: it gets a gradient and an update, and Adam's state is marked
+// beside it (so the greedy baseline, which keeps free tensors all-B, still
+// finds a signature).
+TEST(TrainingStep, MarkedParameterKeepsItsLayout) {
+  ProgramBuilder b(Eng().registry(), P("cpu:0-1"));
+  ASSERT_TRUE(b.AddInput("x", *TensorDesc::Parse("f32[4,8]"), *NdSbp::Parse("(B)")).ok());
+  ASSERT_TRUE(
+      b.AddInput("w", *TensorDesc::Parse("f32[8,6]"), *NdSbp::Parse("(S(1))"), /*parameter=*/true)
+          .ok());
+  ASSERT_TRUE(b.AddOp("matmul", {"x", "w"}, {"y"}, AttrMap()).ok());
+  absl::StatusOr<Program> forward = std::move(b).Build();
+  ASSERT_TRUE(forward.ok()) << forward.status();
+  const TrainingStepInfo step = Expand(*forward);
+  ASSERT_EQ(step.parameters.size(), 1u);
+  const TrainingStepInfo::Parameter& w = step.parameters[0];
+  EXPECT_EQ(step.kinds[w.tensor], StepTensorKind::kParameter);
+  EXPECT_EQ(step.program.tensors()[w.tensor].role, TensorRole::kFixed);
+  EXPECT_TRUE(step.program.tensors()[w.tensor].parameter);
+  ASSERT_GE(w.update_op, 0);
+  ASSERT_EQ(w.state.size(), 2u);
+  for (int s : w.state) {
+    EXPECT_EQ(step.program.tensors()[s].role, TensorRole::kFixed);
+    EXPECT_EQ(step.program.tensors()[s].nd_sbp, *NdSbp::Parse("(S(1))"));
+    EXPECT_EQ(step.kinds[s], StepTensorKind::kOptimizerState);
+  }
+  EXPECT_FALSE(step.program.tensors()[step.program.FindTensor("x")].parameter);
+  absl::StatusOr<ProgramPlan> plan = PlanProgram(step.program, Eng(), {});
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(plan->chosen.op_signatures[w.update_op][0], *NdSbp::Parse("(S(1))"));
+  EXPECT_EQ(ClassifyStrategy(step, plan->chosen).name, "Megatron");
+}
+
 TEST(TrainingStep, Errors) {
   // Two outputs: which is the loss?
   ProgramBuilder b(Eng().registry(), P("cpu:0-1"));

@@ -198,8 +198,10 @@ measured bytes), the collectives over the run, and the loss per step; checks
 the loss and every gradient against a single-rank run and exits 1 on a
 mismatch or if the loss does not go down. --trace writes a Chrome
 trace-event timeline per rank (ui.perfetto.dev). --record writes step 0's
-forward as a program for `sbp plan` with the weights free, and a
-PROGRAM.marked.json twin with the Megatron marking fixed, to compare.
+training step as a program for `sbp plan` ("training": true: the forward
+with the loss as output; plan expands backward, gradient reductions and
+Adam updates) with the weights free, and a PROGRAM.marked.json twin with
+the Megatron marking fixed (weights flagged "parameter"), to compare.
 --cost=planned makes every op's choice by the cheapest real boxing plan
 instead of OneFlow's copy-cost formulas (see `sbp help infer`).
 --device=cuda runs the ranks' kernels on the GPU, every rank thread sharing

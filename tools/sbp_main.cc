@@ -106,7 +106,7 @@ ABSL_FLAG(std::optional<std::string>, trace, std::nullopt,
           "demo: write a Chrome trace-event JSON of every rank (Perfetto).");
 ABSL_FLAG(bool, all_ops, false, "demo: list backward ops too.");
 ABSL_FLAG(std::optional<std::string>, record, std::nullopt,
-          "demo: write step 0's forward as a program for `sbp plan` (and a .marked twin).");
+          "demo: write step 0's training step as a program for `sbp plan` (and a .marked twin).");
 ABSL_FLAG(std::string, model, "", "embed: the model directory (tools/fetch_model.sh).");
 ABSL_FLAG(std::optional<std::string>, save, std::nullopt,
           "demo: save weights, Adam state and step count to this checkpoint directory.");
