@@ -126,9 +126,10 @@ INSTANTIATE_TEST_SUITE_P(Recorded, TrainingExecution,
                                            TrainingCase{"demo_mesh22.json", 0.75},
                                            TrainingCase{"demo_mesh8.json", 0.9}));
 
-// The step's backward ops compute what autograd computes: each
+// The step's backward ops are what autograd runs: the same op types in
+// the same order as eager Backward on the forward program, and each
 // parameter's gradient from running the step program (greedy choice)
-// equals Backward's on the forward program with the same leaves.
+// equals Backward's with the same leaves.
 TEST(TrainingExecution, StepGradientsAreAutogradsGradients) {
   absl::StatusOr<graph::Program> forward =
       ProgramFromJson(ReadTestdata("demo_mesh22.json"), Eng().registry());
@@ -139,9 +140,14 @@ TEST(TrainingExecution, StepGradientsAreAutogradsGradients) {
   ASSERT_TRUE(greedy.ok());
   const std::vector<int> free = forward->FreeTensors();
   std::vector<LocalTensor> from_step, from_autograd;
+  // The op types autograd's Backward ran, in order (the leaves' own
+  // redistributions are boxing, not ops).
+  std::vector<std::string> autograd_ops;
   absl::StatusOr<std::vector<absl::Status>> ran =
       comm::RunRanks(4, [&](comm::Communicator& world) -> absl::Status {
-        eager::EagerContext ctx(Eng(), world);
+        eager::EagerOptions traced;
+        traced.trace = true;
+        eager::EagerContext ctx(Eng(), world, traced);
         eager::ProgramRunOptions options;
         for (const graph::TrainingStepInfo::Parameter& p : step->parameters) {
           options.gather.push_back(p.gradient);
@@ -168,6 +174,7 @@ TEST(TrainingExecution, StepGradientsAreAutogradsGradients) {
                                eager::Apply(ctx, op.call, inputs));
           for (size_t o = 0; o < op.outputs.size(); ++o) values[op.outputs[o]] = outs[o];
         }
+        ctx.trace().Clear();
         OFS_RETURN_IF_ERROR(eager::Backward(ctx, values[forward->outputs()[0].tensor]));
         std::vector<LocalTensor> grads;
         for (int id : free) {
@@ -177,11 +184,23 @@ TEST(TrainingExecution, StepGradientsAreAutogradsGradients) {
         if (world.rank() == 0) {
           from_step = r.gathered;
           from_autograd = std::move(grads);
+          for (const eager::OpEvent& e : ctx.trace().events()) {
+            if (e.backward && e.op != "redistribute") autograd_ops.push_back(e.op);
+          }
         }
         return absl::OkStatus();
       });
   ASSERT_TRUE(ran.ok()) << ran.status();
   for (const absl::Status& s : *ran) ASSERT_TRUE(s.ok()) << s;
+  // Backward seeds a scalar loss with its own `fill`; the step does that
+  // before its backward ops. Then the very same ops, in the same order.
+  ASSERT_FALSE(autograd_ops.empty());
+  EXPECT_EQ(autograd_ops.front(), "fill");
+  std::vector<std::string> step_ops;
+  for (int i = step->num_forward_ops; i < step->num_forward_ops + step->num_backward_ops; ++i) {
+    step_ops.emplace_back(step->program.ops()[i].call->type_name());
+  }
+  EXPECT_EQ(std::vector<std::string>(autograd_ops.begin() + 1, autograd_ops.end()), step_ops);
   ASSERT_EQ(from_step.size(), free.size());
   EXPECT_LE(MaxRelativeDifference(from_step, from_autograd, /*scale_floor=*/1), 1e-6);
 }
