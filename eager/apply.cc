@@ -213,7 +213,7 @@ std::vector<GlobalTensor> WrapOutputs(const OpCall& call, const InferResult& res
 // tape, which links `outputs` to the node it records.
 void RecordCall(EagerContext& ctx, const std::shared_ptr<const OpCall>& call,
                 absl::Span<const GlobalTensor> inputs, std::vector<GlobalTensor>& outputs) {
-  if (ctx.recorder() != nullptr && !ctx.in_backward()) {
+  if (ctx.recorder() != nullptr && (!ctx.in_backward() || ctx.recorder()->record_backward())) {
     ctx.recorder()->Record(*call, inputs, outputs);
   }
   if (ctx.grad_enabled()) {

@@ -8,7 +8,15 @@ namespace oneflow_sbp::eager {
 GlobalTensor::GlobalTensor(TensorDesc desc, Placement placement, NdSbp nd_sbp, LocalTensor local)
     : impl_(std::make_shared<Impl>(Impl{InferInput(std::move(desc), nd_sbp),
                                         std::move(placement), std::move(local),
-                                        std::make_unique<AutogradMeta>()})) {}
+                                        std::make_unique<AutogradMeta>(),
+                                        std::make_shared<const char>(0)})) {}
+
+GlobalTensor GlobalTensor::SameValue(const GlobalTensor& source, Placement placement,
+                                     NdSbp nd_sbp, LocalTensor local) {
+  GlobalTensor t(source.desc(), std::move(placement), std::move(nd_sbp), std::move(local));
+  t.impl_->value = source.impl_->value;
+  return t;
+}
 
 bool GlobalTensor::requires_grad() const { return impl_->autograd->requires_grad; }
 

@@ -61,6 +61,15 @@ class GlobalTensor {
   // Identity: two handles of one tensor.
   bool SameTensorAs(const GlobalTensor& other) const { return impl_ == other.impl_; }
   const void* id() const { return impl_.get(); }
+  // Identity of the logical value: a handle made from another by Detach or
+  // Redistribute (same values, another handle or layout) shares its
+  // source's, so the program recorder sees one tensor where autograd and
+  // boxing made several handles. Otherwise unique per handle.
+  const void* value_id() const { return impl_->value.get(); }
+  // A new handle (no autograd state) holding `source`'s value as `nd_sbp`
+  // on `placement` with this rank's `local`: value_id() is source's.
+  static GlobalTensor SameValue(const GlobalTensor& source, Placement placement, NdSbp nd_sbp,
+                                LocalTensor local);
   // Observes the tensor without keeping it alive (the tape refers to the
   // outputs it produced this way, so tensors and nodes form no cycle).
   std::weak_ptr<const void> weak_id() const { return impl_; }
@@ -74,6 +83,10 @@ class GlobalTensor {
     Placement placement;
     LocalTensor local;
     std::unique_ptr<AutogradMeta> autograd;
+    // A token per logical value (shared by handles of one value); a token
+    // rather than the source's Impl, which would keep the source alive and
+    // close a cycle through the tape.
+    std::shared_ptr<const char> value;
   };
   std::shared_ptr<Impl> impl_;
 };

@@ -11,7 +11,11 @@
 // requires grad is a parameter (free: the planner picks its layout), any
 // other leaf is a marked input with its current layout. Op outputs are
 // named "<op index>.<bn>" unless named. Calls made while Backward runs are
-// not recorded. The recorder keeps the tensors it saw alive.
+// not recorded unless set_record_backward(true) (the training-step
+// expansion, eager/training_step.h, records the ops the backward rules
+// run). Tensors are known by value (GlobalTensor::value_id), so a detached
+// or redistributed handle is the tensor it came from. The recorder keeps
+// the tensors it saw alive.
 #ifndef EAGER_PROGRAM_RECORDER_H_
 #define EAGER_PROGRAM_RECORDER_H_
 
@@ -51,6 +55,13 @@ class ProgramRecorder {
   void Record(const OpCall& call, absl::Span<const GlobalTensor> inputs,
               absl::Span<const GlobalTensor> outputs);
 
+  // Record the calls made while Backward runs too.
+  void set_record_backward(bool on) { record_backward_ = on; }
+  bool record_backward() const { return record_backward_; }
+  // The recorded name of `t`'s value, or nullptr if no recorded op read
+  // or defined it.
+  const std::string* FindName(const GlobalTensor& t) const;
+
   const Placement& placement() const { return placement_; }
   // In first-use order.
   const std::vector<Tensor>& tensors() const { return tensors_; }
@@ -65,6 +76,7 @@ class ProgramRecorder {
   std::vector<Tensor> tensors_;
   std::vector<Op> ops_;
   std::vector<GlobalTensor> keep_alive_;
+  bool record_backward_ = false;
 };
 
 }  // namespace oneflow_sbp::eager

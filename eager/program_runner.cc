@@ -1,5 +1,8 @@
 #include "eager/program_runner.h"
 
+#include <algorithm>
+#include <cmath>
+
 #include <memory>
 #include <utility>
 #include <vector>
@@ -19,16 +22,22 @@ bool IsFloating(DataType dtype) {
          dtype == DataType::kFloat32 || dtype == DataType::kFloat64;
 }
 
+}  // namespace
+
 // The leaf's logical value, identical on every rank (see the header).
-absl::StatusOr<LocalTensor> LeafValue(const graph::ProgramTensor& t, uint64_t seed) {
+absl::StatusOr<LocalTensor> LeafValue(const graph::ProgramTensor& t, uint64_t seed,
+                                      bool nonnegative) {
   OFS_ASSIGN_OR_RETURN(LocalTensor full, LocalTensor::Empty(t.desc.dtype, t.desc.shape.dims()));
   SeededStream stream(seed, t.name);
   const bool floating = IsFloating(t.desc.dtype);
   for (int64_t i = 0; i < full.elem_cnt(); ++i) {
-    full.SetDouble(i, floating ? stream.Next() : static_cast<double>(stream.NextInt(2)));
+    const double v = floating ? stream.Next() : static_cast<double>(stream.NextInt(2));
+    full.SetDouble(i, nonnegative ? std::fabs(v) : v);
   }
   return full;
 }
+
+namespace {
 
 absl::Status CheckAssignment(const graph::Program& program, const graph::Assignment& a,
                              ProgramRunMode mode) {
@@ -61,16 +70,20 @@ absl::StatusOr<ProgramRunResult> RunProgram(EagerContext& ctx, const graph::Prog
   std::vector<GlobalTensor> values(tensors.size());
 
   // Leaves: no communication (FromFull takes this rank's part).
+  auto leaf = [&](int id) {
+    const bool nonnegative = std::find(options.nonnegative.begin(), options.nonnegative.end(),
+                                       id) != options.nonnegative.end();
+    return LeafValue(tensors[id], options.seed, nonnegative);
+  };
   const std::vector<int> free = program.FreeTensors();
   for (size_t k = 0; k < free.size(); ++k) {
-    const graph::ProgramTensor& t = tensors[free[k]];
-    OFS_ASSIGN_OR_RETURN(LocalTensor full, LeafValue(t, options.seed));
+    OFS_ASSIGN_OR_RETURN(LocalTensor full, leaf(free[k]));
     OFS_ASSIGN_OR_RETURN(values[free[k]],
                          FromFull(ctx, full, placement, assignment.free_layouts[k]));
   }
   for (size_t id = 0; id < tensors.size(); ++id) {
     if (tensors[id].role != graph::TensorRole::kFixed) continue;
-    OFS_ASSIGN_OR_RETURN(LocalTensor full, LeafValue(tensors[id], options.seed));
+    OFS_ASSIGN_OR_RETURN(LocalTensor full, leaf(static_cast<int>(id)));
     OFS_ASSIGN_OR_RETURN(values[id], FromFull(ctx, full, placement, tensors[id].nd_sbp));
   }
 
@@ -139,6 +152,13 @@ absl::StatusOr<ProgramRunResult> RunProgram(EagerContext& ctx, const graph::Prog
   for (const GlobalTensor& t : targets) {
     OFS_ASSIGN_OR_RETURN(LocalTensor full, ToFull(ctx, t));
     result.outputs.push_back(std::move(full));
+  }
+  for (int id : options.gather) {
+    if (id < 0 || id >= static_cast<int>(values.size()) || !values[id].defined()) {
+      return absl::InvalidArgumentError(absl::StrCat("gather: tensor ", id, " has no value"));
+    }
+    OFS_ASSIGN_OR_RETURN(LocalTensor full, ToFull(ctx, values[id]));
+    result.gathered.push_back(std::move(full));
   }
   return result;
 }

@@ -43,12 +43,21 @@ enum class ProgramRunMode : uint8_t {
 
 struct ProgramRunOptions {
   uint64_t seed = 1;
+  // Leaves (tensor ids) seeded with |x| instead: values that must not be
+  // negative, such as Adam's second moment in a training step.
+  std::vector<int> nonnegative;
+  // Tensor ids whose logical values come back in `gathered` after the last
+  // op, e.g. a training step's gradients and its parameters as the updates
+  // left them. Gathering them is not counted in `traffic`.
+  std::vector<int> gather;
 };
 
 struct ProgramRunResult {
   // Per Program::outputs(): the logical value, on every rank of the
   // placement.
   std::vector<LocalTensor> outputs;
+  // Per ProgramRunOptions::gather entry: the logical value after the run.
+  std::vector<LocalTensor> gathered;
   // Per op: the signature it ran with.
   std::vector<NdSbpSignature> signatures;
   // This rank's traffic over the program's own boxing: op inputs moved to
@@ -57,6 +66,11 @@ struct ProgramRunResult {
   // final gathering of outputs for the result is not counted.
   comm::Traffic traffic;
 };
+
+// The logical value RunProgram gives leaf `t` (see above); `nonnegative`:
+// its absolute value.
+absl::StatusOr<LocalTensor> LeafValue(const graph::ProgramTensor& t, uint64_t seed,
+                                      bool nonnegative = false);
 
 // kInvalidArgument if the assignment does not fit the program; op errors
 // name the op's label.

@@ -50,7 +50,7 @@ absl::StatusOr<GlobalTensor> ToGlobal(EagerContext& ctx, const LocalTensor& loca
 LocalTensor ToLocal(const GlobalTensor& t) { return t.local(); }
 
 GlobalTensor Detach(const GlobalTensor& t) {
-  return GlobalTensor(t.desc(), t.placement(), t.nd_sbp(), t.local());
+  return GlobalTensor::SameValue(t, t.placement(), t.nd_sbp(), t.local());
 }
 
 absl::StatusOr<GlobalTensor> Redistribute(EagerContext& ctx, const GlobalTensor& t,
@@ -81,7 +81,7 @@ absl::StatusOr<GlobalTensor> Redistribute(EagerContext& ctx, const GlobalTensor&
       start += absl::Seconds(r.seconds);
     }
   }
-  return GlobalTensor(t.desc(), placement, nd_sbp, *std::move(out));
+  return GlobalTensor::SameValue(t, placement, nd_sbp, *std::move(out));
 }
 
 absl::StatusOr<GlobalTensor> Redistribute(EagerContext& ctx, const GlobalTensor& t,

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "oneflow_sbp/sbp_signature.h"
 
@@ -105,12 +106,35 @@ std::string ProgramPlanToText(const Program& program, const ProgramPlan& plan) {
                         "isolated; core %d nodes (%g choices); %s; %d boxing plans priced; %s\n",
                         s.nodes, s.edges, s.reduction.leaves, s.reduction.chains,
                         s.reduction.isolated, s.core_nodes, s.core_product,
-                        s.exact ? "exact" : "local search (not proven optimal)",
+                        s.exact ? "exact" : "fell back to local search (core too large to enumerate; not proven optimal)",
                         plan.boxing_plans, FormatSeconds(plan.seconds));
   if (plan.memory_price_s_per_byte > 0) {
     absl::StrAppendFormat(&out, "memory cap met by pricing memory at %g s/byte\n",
                           plan.memory_price_s_per_byte);
   }
+  return out;
+}
+
+std::string TrainingPlanToText(const TrainingStepInfo& step, const ProgramPlan& plan) {
+  const Program& program = step.program;
+  int updates = 0;
+  for (const TrainingStepInfo::Parameter& p : step.parameters) updates += p.update_op >= 0;
+  std::string out = absl::StrFormat(
+      "\ntraining step: %d forward ops (with the loss seed), %d backward ops, %d updates; "
+      "loss %s\n",
+      step.num_forward_ops, step.num_backward_ops, updates, program.tensors()[step.loss].name);
+  const StepMemory c = StepMemoryPerRank(program, TensorLayouts(program, plan.chosen), step.kinds);
+  const StepMemory g = StepMemoryPerRank(program, TensorLayouts(program, plan.greedy), step.kinds);
+  absl::StrAppendFormat(&out, "%-22s %-16s %s\n", "memory (per rank)", "planned", "eager greedy");
+  for (int k = 0; k < StepMemory::kKinds; ++k) {
+    const StepTensorKind kind = static_cast<StepTensorKind>(k);
+    absl::StrAppendFormat(&out, "  %-20s %-16s %s\n", StepTensorKindName(kind),
+                          FormatBytes(c.of(kind)), FormatBytes(g.of(kind)));
+  }
+  const StrategyReport chosen = ClassifyStrategy(step, plan.chosen);
+  const StrategyReport greedy = ClassifyStrategy(step, plan.greedy);
+  absl::StrAppendFormat(&out, "strategy: %s (per mesh axis: %s); greedy: %s\n", chosen.name,
+                        absl::StrJoin(chosen.per_axis, ", "), greedy.name);
   return out;
 }
 

@@ -23,11 +23,17 @@
 
 #include "graph/program.h"
 #include "graph/program_planner.h"
+#include "graph/training_step.h"
 
 namespace oneflow_sbp::graph {
 
 std::string ProgramPlanToText(const Program& program, const ProgramPlan& plan);
 std::string ProgramPlanToDot(const Program& program, const ProgramPlan& plan);
+// The training section `sbp plan --training` appends to the text report of
+// `step.program`'s plan: op counts, memory per rank by tensor kind for the
+// plan and the greedy choice (graph/training_step.h's liveness model), and
+// the strategy each amounts to.
+std::string TrainingPlanToText(const TrainingStepInfo& step, const ProgramPlan& plan);
 
 // "12.3 us", "4.56 ms", "1.2 s"; "unsupported" for infinity.
 std::string FormatSeconds(double seconds);

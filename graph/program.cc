@@ -47,7 +47,8 @@ absl::Status ProgramBuilder::AddTensor(absl::string_view name, ProgramTensor ten
   return absl::OkStatus();
 }
 
-absl::Status ProgramBuilder::AddInput(absl::string_view name, TensorDesc desc, NdSbp nd_sbp) {
+absl::Status ProgramBuilder::AddInput(absl::string_view name, TensorDesc desc, NdSbp nd_sbp,
+                                      bool parameter) {
   absl::Status valid = ValidateNdSbp(nd_sbp, desc.shape, program_.placement_.hierarchy());
   if (!valid.ok()) {
     return absl::InvalidArgumentError(absl::StrCat("program: tensor '", name, "' ",
@@ -59,6 +60,7 @@ absl::Status ProgramBuilder::AddInput(absl::string_view name, TensorDesc desc, N
   t.desc = std::move(desc);
   t.role = TensorRole::kFixed;
   t.nd_sbp = nd_sbp;
+  t.parameter = parameter;
   return AddTensor(name, std::move(t));
 }
 

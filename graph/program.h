@@ -62,6 +62,9 @@ struct ProgramTensor {
   TensorRole role = TensorRole::kFree;
   // kFixed only: the given layout.
   NdSbp nd_sbp;
+  // kFixed only: a parameter kept in its given layout (a training step,
+  // eager/training_step.h, trains it as it trains free tensors).
+  bool parameter = false;
   // kActivation only: the op that defines it and the output blob (index
   // into the op call's blobs, inputs first).
   int producer = -1;
@@ -116,7 +119,9 @@ class ProgramBuilder {
 
   // A marked input with its layout: one entry per mesh axis, no unset entry,
   // splits within the shape (ValidateNdSbp). Names are unique and non-empty.
-  absl::Status AddInput(absl::string_view name, TensorDesc desc, NdSbp nd_sbp);
+  // `parameter`: a weight marked in a layout (ProgramTensor::parameter).
+  absl::Status AddInput(absl::string_view name, TensorDesc desc, NdSbp nd_sbp,
+                        bool parameter = false);
   // A free tensor (parameter) whose layout the solver chooses.
   absl::Status AddParameter(absl::string_view name, TensorDesc desc);
   // Appends an op reading `inputs` (defined names, in the op's declared

@@ -125,7 +125,7 @@ absl::StatusOr<graph::Program> ProgramFromProto(const oneflow::ProgramProto& pro
     if (t.has_nd_sbp()) {
       absl::StatusOr<NdSbp> nd = NdSbp::Parse(t.nd_sbp());
       if (!nd.ok()) return Bad(where, absl::StrCat("nd_sbp: ", nd.status().message()));
-      s = b.AddInput(t.name(), desc, *nd);
+      s = b.AddInput(t.name(), desc, *nd, t.parameter());
     } else {
       s = b.AddParameter(t.name(), desc);
     }
@@ -175,12 +175,18 @@ absl::StatusOr<graph::Program> ProgramFromProto(const oneflow::ProgramProto& pro
   return std::move(b).Build();
 }
 
-absl::StatusOr<graph::Program> ProgramFromJson(absl::string_view json, const OpRegistry& registry,
-                                               absl::Span<const int64_t> mesh) {
+absl::StatusOr<oneflow::ProgramProto> ProgramProtoFromJson(absl::string_view json) {
   oneflow::ProgramProto proto;
   absl::Status s = FromJson(json, &proto);
   if (!s.ok()) return absl::InvalidArgumentError(absl::StrCat("program: ", s.message()));
-  return ProgramFromProto(proto, registry, mesh);
+  return proto;
+}
+
+absl::StatusOr<graph::Program> ProgramFromJson(absl::string_view json, const OpRegistry& registry,
+                                               absl::Span<const int64_t> mesh) {
+  absl::StatusOr<oneflow::ProgramProto> proto = ProgramProtoFromJson(json);
+  if (!proto.ok()) return proto.status();
+  return ProgramFromProto(*proto, registry, mesh);
 }
 
 namespace {
@@ -193,7 +199,38 @@ void FillTotals(const graph::ProgramCosts& c, oneflow::PlanTotalsProto* t) {
   t->set_peak_memory_bytes(c.peak_memory_bytes);
 }
 
+void FillStepMemory(const graph::StepMemory& m, oneflow::StepMemoryProto* p) {
+  p->set_inputs(m.of(graph::StepTensorKind::kInput));
+  p->set_parameters(m.of(graph::StepTensorKind::kParameter));
+  p->set_gradients(m.of(graph::StepTensorKind::kGradient));
+  p->set_optimizer_state(m.of(graph::StepTensorKind::kOptimizerState));
+  p->set_activations(m.of(graph::StepTensorKind::kActivation));
+}
+
 }  // namespace
+
+oneflow::PlanTrainingProto TrainingPlanToProto(const graph::TrainingStepInfo& step,
+                                               const graph::ProgramPlan& plan) {
+  const graph::Program& program = step.program;
+  oneflow::PlanTrainingProto out;
+  out.set_forward_ops(step.num_forward_ops);
+  out.set_backward_ops(step.num_backward_ops);
+  int updates = 0;
+  for (const graph::TrainingStepInfo::Parameter& p : step.parameters) updates += p.update_op >= 0;
+  out.set_update_ops(updates);
+  out.set_loss(program.tensors()[step.loss].name);
+  FillStepMemory(graph::StepMemoryPerRank(program, graph::TensorLayouts(program, plan.chosen),
+                                          step.kinds),
+                 out.mutable_memory());
+  FillStepMemory(graph::StepMemoryPerRank(program, graph::TensorLayouts(program, plan.greedy),
+                                          step.kinds),
+                 out.mutable_greedy_memory());
+  const graph::StrategyReport chosen = graph::ClassifyStrategy(step, plan.chosen);
+  out.set_strategy(chosen.name);
+  for (const std::string& a : chosen.per_axis) out.add_strategy_per_axis(a);
+  out.set_greedy_strategy(graph::ClassifyStrategy(step, plan.greedy).name);
+  return out;
+}
 
 oneflow::ProgramPlanProto ProgramPlanToProto(const graph::Program& program,
                                              const graph::ProgramPlan& plan) {

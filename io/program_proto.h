@@ -16,6 +16,7 @@
 #include "absl/types/span.h"
 #include "graph/program.h"
 #include "graph/program_planner.h"
+#include "graph/training_step.h"
 #include "oneflow_sbp/op_registry.h"
 #include "proto/program.pb.h"
 
@@ -35,8 +36,16 @@ absl::StatusOr<graph::Program> ProgramFromProto(const oneflow::ProgramProto& pro
 absl::StatusOr<graph::Program> ProgramFromJson(absl::string_view json, const OpRegistry& registry,
                                                absl::Span<const int64_t> mesh = {});
 
+// Parses JSON (unknown fields are errors) without building: for the
+// fields that are not the program itself ("training").
+absl::StatusOr<oneflow::ProgramProto> ProgramProtoFromJson(absl::string_view json);
+
 oneflow::ProgramPlanProto ProgramPlanToProto(const graph::Program& program,
                                              const graph::ProgramPlan& plan);
+// The training section of a training step's plan (ProgramPlanToProto of
+// step.program gives the rest).
+oneflow::PlanTrainingProto TrainingPlanToProto(const graph::TrainingStepInfo& step,
+                                               const graph::ProgramPlan& plan);
 
 }  // namespace oneflow_sbp
 

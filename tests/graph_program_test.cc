@@ -97,6 +97,24 @@ TEST(ProgramJson, OptionalInputsAndUnnamedOutputs) {
   EXPECT_EQ(p->tensors()[p->outputs()[0].tensor].name, "y");
 }
 
+// "parameter" flags a marked weight a training step trains; "training"
+// is read by the tool, not the builder.
+TEST(ProgramJson, MarkedParameterAndTrainingField) {
+  constexpr char kJson[] = R"j({"placement": "cpu:0-1", "training": true,
+    "tensors": [{"name": "x", "shape": [4, 8], "nd_sbp": "(B)"},
+                {"name": "w", "shape": [8, 6], "nd_sbp": "(S(1))", "parameter": true}],
+    "ops": [{"op": "matmul", "inputs": ["x", "w"], "outputs": ["y"]}]})j";
+  absl::StatusOr<Program> p = ProgramFromJson(kJson, Ops());
+  ASSERT_TRUE(p.ok()) << p.status();
+  const ProgramTensor& w = p->tensors()[p->FindTensor("w")];
+  EXPECT_EQ(w.role, TensorRole::kFixed);
+  EXPECT_TRUE(w.parameter);
+  EXPECT_FALSE(p->tensors()[p->FindTensor("x")].parameter);
+  absl::StatusOr<oneflow::ProgramProto> proto = ProgramProtoFromJson(kJson);
+  ASSERT_TRUE(proto.ok()) << proto.status();
+  EXPECT_TRUE(proto->training());
+}
+
 TEST(ProgramJson, MeshReplacesTheHierarchy) {
   absl::StatusOr<Program> same = ProgramFromJson(kDocsExample, Ops(), {4});
   ASSERT_FALSE(same.ok());  // (S(0),B) has two entries for a 1-axis mesh

@@ -1,11 +1,17 @@
 // `sbp demo` end to end on in-process ranks: a LLaMA-style block trains
 // through the eager interpreter (every kernel, backward rule and boxing
 // step on the way), its loss goes down, and the loss and every gradient
-// match the single-rank run; bad options are refused.
+// match the single-rank run; --record writes the training step for
+// `sbp plan`; bad options are refused.
 #include <cstdint>
+#include <fstream>
 #include <regex>
+#include <sstream>
 #include <string>
 
+#include "absl/strings/match.h"
+#include "io/program_proto.h"
+#include "tools/cmd_plan.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/infer_test_util.h"
@@ -83,6 +89,38 @@ TEST(SbpDemo, PlannedPolicyKeepsTheMegatronSplitAndMovesLess) {
   const int64_t before = TotalBytes(*base), after = TotalBytes(*out);
   EXPECT_GT(before, 0);
   EXPECT_LT(after, before) << "planned " << after << " B vs oneflow " << before << " B";
+}
+
+std::string ReadFile(const std::string& path) {
+  std::stringstream s;
+  s << std::ifstream(path).rdbuf();
+  return s.str();
+}
+
+// --record writes the training step: both programs say "training": true,
+// the Megatron twin flags its marked weights as parameters, and `sbp plan`
+// plans each as a whole step with one Adam update per weight.
+TEST(SbpDemo, RecordsTheTrainingStep) {
+  DemoOptions o;
+  o.steps = 2;
+  o.record = ::testing::TempDir() + "/demo.json";
+  int exit_code = 0;
+  absl::StatusOr<std::string> out = RunDemo(o, Eng(), &exit_code);
+  ASSERT_TRUE(out.ok()) << out.status();
+  for (const std::string path : {*o.record, ::testing::TempDir() + "/demo.marked.json"}) {
+    const std::string json = ReadFile(path);
+    absl::StatusOr<oneflow::ProgramProto> proto = ProgramProtoFromJson(json);
+    ASSERT_TRUE(proto.ok()) << path << ": " << proto.status();
+    EXPECT_TRUE(proto->training()) << path;
+    int flagged = 0;
+    for (const oneflow::ProgramTensorProto& t : proto->tensors()) flagged += t.parameter();
+    EXPECT_EQ(flagged, absl::EndsWith(path, ".marked.json") ? 12 : 0) << path;
+    PlanOptions plan;
+    plan.program = json;
+    absl::StatusOr<std::string> text = RunPlan(plan, Eng());
+    ASSERT_TRUE(text.ok()) << path << ": " << text.status();
+    EXPECT_THAT(*text, HasSubstr("12 updates; loss ")) << path;
+  }
 }
 
 TEST(SbpDemo, BadOptionsAreRefused) {

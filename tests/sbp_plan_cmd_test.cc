@@ -1,7 +1,10 @@
 // `sbp plan` through its command function: every output format, --mesh,
-// --memory_cap, and the bad-flag and bad-program errors.
+// --memory_cap, --training, and the bad-flag and bad-program errors.
+#include <fstream>
+#include <sstream>
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "io/proto_io.h"
@@ -14,6 +17,7 @@ namespace oneflow_sbp::cli {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 // The built-in ops' shared test engine.
 Engine& Eng() { return **testing::EngineFor(); }
@@ -111,6 +115,90 @@ TEST(SbpPlan, UsesTheEnginesCalibration) {
   absl::StatusOr<std::string> out = RunPlan(Mlp("text"), *fast);
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_THAT(*out, HasSubstr("none: every read finds the layout it asks for"));
+}
+
+// --training plans the whole step: forward, backward, gradient reductions
+// and Adam updates, and says so with the memory split and the strategy.
+TEST(SbpPlan, TrainingText) {
+  PlanOptions o = Mlp("text");
+  o.training = true;
+  absl::StatusOr<std::string> out = RunPlan(o, Eng());
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT(*out, HasSubstr("training step: 4 forward ops (with the loss seed)"));
+  EXPECT_THAT(*out, HasSubstr("2 updates; loss y"));
+  EXPECT_THAT(*out, HasSubstr("update w1  "));
+  for (const char* kind : {"parameter", "gradient", "optimizer", "activation"}) {
+    EXPECT_THAT(*out, HasSubstr(absl::StrCat("\n  ", kind, " "))) << kind;
+  }
+  EXPECT_THAT(*out, HasSubstr("strategy: "));
+  EXPECT_THAT(*out, HasSubstr("; greedy: data parallel"));
+  // Forward-only: no training section.
+  absl::StatusOr<std::string> forward = RunPlan(Mlp("text"), Eng());
+  ASSERT_TRUE(forward.ok());
+  EXPECT_THAT(*forward, Not(HasSubstr("training step")));
+}
+
+// "training": true in the program selects it as the flag does; JSON
+// carries the section.
+TEST(SbpPlan, TrainingFieldAndJson) {
+  std::string program = kMlp;
+  program.insert(program.rfind('}'), R"j(, "training": true)j");
+  PlanOptions o = Mlp("json");
+  o.program = program;
+  absl::StatusOr<std::string> out = RunPlan(o, Eng());
+  ASSERT_TRUE(out.ok()) << out.status();
+  oneflow::ProgramPlanProto plan;
+  ASSERT_TRUE(FromJson(*out, &plan).ok());
+  ASSERT_TRUE(plan.has_training());
+  const oneflow::PlanTrainingProto& t = plan.training();
+  EXPECT_EQ(t.forward_ops(), 4);
+  EXPECT_EQ(t.update_ops(), 2);
+  EXPECT_GT(t.backward_ops(), 0);
+  EXPECT_EQ(t.loss(), "y");
+  EXPECT_EQ(t.greedy_strategy(), "data parallel");
+  EXPECT_FALSE(t.strategy().empty());
+  EXPECT_EQ(t.strategy_per_axis_size(), 2);
+  // Greedy: both weights replicated, Adam's m and v beside each.
+  EXPECT_EQ(t.greedy_memory().parameters(), (1024 * 4096 * 2) * 4);
+  EXPECT_EQ(t.greedy_memory().optimizer_state(), 2 * t.greedy_memory().parameters());
+  EXPECT_EQ(t.memory().optimizer_state(), 2 * t.memory().parameters());
+  EXPECT_EQ(t.memory().parameters() + t.memory().gradients() + t.memory().optimizer_state() +
+                t.memory().activations() + t.memory().inputs(),
+            plan.totals().peak_memory_bytes());
+  EXPECT_TRUE(plan.tensors().contains("w1.adam_m"));
+  EXPECT_FALSE(RunPlan(Mlp("json"), Eng())->empty());
+}
+
+PlanOptions DemoTraining() {
+  std::stringstream text;
+  text << std::ifstream("tests/testdata/demo_mesh22.json").rdbuf();
+  PlanOptions o;
+  o.program = text.str();
+  o.training = true;
+  return o;
+}
+
+// --execute --training runs the planned step and the greedy one and
+// compares bytes, losses and gradients.
+TEST(SbpPlan, TrainingExecute) {
+  PlanOptions o = DemoTraining();
+  o.execute = true;
+  bool ok = false;
+  absl::StatusOr<std::string> out = RunPlan(o, Eng(), &ok);
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_TRUE(ok) << *out;
+  EXPECT_THAT(*out, HasSubstr("gradients and updated parameters 24"));
+  EXPECT_THAT(*out, HasSubstr("OK: bytes as predicted, same outputs and gradients"));
+}
+
+// A program whose reduced core is too large to enumerate says so.
+TEST(SbpPlan, SaysWhenItFellBackToLocalSearch) {
+  PlanOptions o = DemoTraining();
+  absl::StatusOr<std::string> out = RunPlan(o, Eng());
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT(*out, HasSubstr("fell back to local search (core too large to enumerate"));
+  // The forward MLP's core is small: exact.
+  EXPECT_THAT(*RunPlan(Mlp("text"), Eng()), Not(HasSubstr("fell back")));
 }
 
 TEST(SbpPlan, Errors) {

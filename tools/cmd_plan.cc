@@ -1,9 +1,11 @@
 #include "tools/cmd_plan.h"
 
+#include <optional>
 #include <vector>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "eager/training_step.h"
 #include "graph/plan_format.h"
 #include "graph/program_planner.h"
 #include "io/program_proto.h"
@@ -34,8 +36,18 @@ absl::StatusOr<std::string> RunPlan(const PlanOptions& o, Engine& engine, bool* 
     }
     options.memory_cap_bytes = cap;
   }
-  absl::StatusOr<graph::Program> program = ProgramFromJson(o.program, engine.registry(), mesh);
+  absl::StatusOr<oneflow::ProgramProto> parsed = ProgramProtoFromJson(o.program);
+  if (!parsed.ok()) return parsed.status();
+  absl::StatusOr<graph::Program> program = ProgramFromProto(*parsed, engine.registry(), mesh);
   if (!program.ok()) return program.status();
+  std::optional<graph::TrainingStepInfo> step;
+  if (o.training || parsed->training()) {
+    absl::StatusOr<graph::TrainingStepInfo> expanded =
+        eager::ExpandTrainingStep(engine, *program, {});
+    if (!expanded.ok()) return expanded.status();
+    step = *std::move(expanded);
+    program = step->program;
+  }
   absl::StatusOr<graph::ProgramPlan> plan = graph::PlanProgram(*program, engine, options);
   if (!plan.ok()) return plan.status();
   if (*format == OutputFormat::kDot) {
@@ -46,9 +58,13 @@ absl::StatusOr<std::string> RunPlan(const PlanOptions& o, Engine& engine, bool* 
   }
   oneflow::ProgramPlanProto proto = ProgramPlanToProto(*program, *plan);
   std::string text = graph::ProgramPlanToText(*program, *plan);
+  if (step.has_value()) {
+    absl::StrAppend(&text, graph::TrainingPlanToText(*step, *plan));
+    *proto.mutable_training() = TrainingPlanToProto(*step, *plan);
+  }
   if (o.execute) {
     absl::StatusOr<oneflow::PlanExecutionProto> e =
-        ExecuteProgramPlan(*program, *plan, engine, o.seed);
+        ExecuteProgramPlan(*program, *plan, engine, o.seed, step ? &*step : nullptr);
     if (!e.ok()) return e.status();
     if (execution_ok != nullptr) *execution_ok = e->ok();
     absl::StrAppend(&text, PlanExecutionText(*e));

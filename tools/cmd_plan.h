@@ -20,6 +20,9 @@ struct PlanOptions {
   std::optional<std::string> mesh;
   // Bytes per rank, e.g. "24000000".
   std::optional<std::string> memory_cap;
+  // Plan the training step (eager/training_step.h); also selected by
+  // "training": true in the program.
+  bool training = false;
   std::string format = "text";
   // Also run the plan and the greedy choice on rank threads and check the
   // predicted bytes and the outputs (plan_execution.h).

@@ -104,9 +104,9 @@ cost is latency + max per-rank bytes / bandwidth per step (defaults: 25 GB/s,
 10 us per mesh axis). The report ends with the naive per-axis plan (DTensor's
 order) for comparison.)help"},
     {"plan", "choose every op's signature jointly over a whole program",
-     "program mesh memory_cap calibration format execute seed",
+     "program mesh memory_cap training calibration format execute seed",
      "text|json|dot", 0,
-     R"help(sbp plan --program=FILE.json [--mesh=2,2] [--memory_cap=BYTES]
+     R"help(sbp plan --program=FILE.json [--mesh=2,2] [--memory_cap=BYTES] [--training]
           [--calibration=FILE] [--format=text|json|dot] [--execute [--seed=N]]
 
 Reads a program (a placement, named tensors, ops in order; docs/PLANNING.md)
@@ -124,7 +124,13 @@ A tensor listed with "nd_sbp" is a marked input and keeps its layout; one
 without is free (a parameter). --mesh replaces the placement's hierarchy.
 --calibration=FILE (as `sbp calibrate` writes it, optionally with
 compute_flops_per_s and memory_bytes_per_s) prices links and compute.
---memory_cap bounds every rank's parameters plus activations. The solver
+--memory_cap bounds every rank's parameters plus activations. --training
+(or "training": true in the program) plans the whole training step: the
+forward, the backward ops autograd runs, each parameter's gradient
+reduction and its Adam update, with the program's one output as the loss;
+the report adds memory per rank split into parameters, gradients, optimizer
+state and activations, and the strategy the plan amounts to (data
+parallel, Megatron, ZeRO). The solver
 eliminates chain and leaf ops exactly and enumerates what remains when it is
 small (else local search from the greedy and all-B choices), so the plan is
 never worse than greedy. JSON has total_time_s, greedy_total_time_s, tensors
@@ -136,7 +142,9 @@ plan's signature, once op by op as eager inference chooses. It reports the
 bytes each run moved next to the cost model's prediction and the largest
 difference between the two runs' outputs, and exits 1 unless the bytes
 are as predicted, eager inference made the predicted greedy choices, and
-the outputs agree.)help"},
+the outputs agree. With --training both runs are whole steps (forward,
+backward ops, gradient reductions, Adam updates) and every parameter's
+gradient and updated value must agree too.)help"},
     {"calibrate", "measure this machine's links for the planner",
      "backend nproc out format",
      "text|json|textproto", 0,
@@ -190,8 +198,10 @@ measured bytes), the collectives over the run, and the loss per step; checks
 the loss and every gradient against a single-rank run and exits 1 on a
 mismatch or if the loss does not go down. --trace writes a Chrome
 trace-event timeline per rank (ui.perfetto.dev). --record writes step 0's
-forward as a program for `sbp plan` with the weights free, and a
-PROGRAM.marked.json twin with the Megatron marking fixed, to compare.
+training step as a program for `sbp plan` ("training": true: the forward
+with the loss as output; plan expands backward, gradient reductions and
+Adam updates) with the weights free, and a PROGRAM.marked.json twin with
+the Megatron marking fixed (weights flagged "parameter"), to compare.
 --cost=planned makes every op's choice by the cheapest real boxing plan
 instead of OneFlow's copy-cost formulas (see `sbp help infer`).
 --device=cuda runs the ranks' kernels on the GPU, every rank thread sharing

@@ -25,7 +25,8 @@ struct RunTotals {
 // One run on every device rank; rank 0's result plus the bytes of all.
 absl::StatusOr<RunTotals> RunOnRanks(const graph::Program& program,
                                      const graph::Assignment& assignment,
-                                     eager::ProgramRunMode mode, Engine& engine, uint64_t seed) {
+                                     eager::ProgramRunMode mode, Engine& engine,
+                                     const eager::ProgramRunOptions& options) {
   const absl::Span<const int64_t> ranks = program.placement().ranks();
   const int world = static_cast<int>(*std::max_element(ranks.begin(), ranks.end()) + 1);
   RunTotals totals;
@@ -34,8 +35,6 @@ absl::StatusOr<RunTotals> RunOnRanks(const graph::Program& program,
   absl::StatusOr<std::vector<absl::Status>> ran =
       comm::RunRanks(world, [&](comm::Communicator& comm) -> absl::Status {
         eager::EagerContext ctx(engine, comm);
-        eager::ProgramRunOptions options;
-        options.seed = seed;
         absl::StatusOr<eager::ProgramRunResult> r =
             eager::RunProgram(ctx, program, assignment, mode, options);
         if (!r.ok()) return r.status();
@@ -67,14 +66,25 @@ int OpsAsPredicted(const std::vector<NdSbpSignature>& ran,
 
 }  // namespace
 
-absl::StatusOr<oneflow::PlanExecutionProto> ExecuteProgramPlan(const graph::Program& program,
-                                                               const graph::ProgramPlan& plan,
-                                                               Engine& engine, uint64_t seed) {
-  absl::StatusOr<RunTotals> planned = RunOnRanks(program, plan.chosen,
-                                                 eager::ProgramRunMode::kFollowPlan, engine, seed);
+absl::StatusOr<oneflow::PlanExecutionProto> ExecuteProgramPlan(
+    const graph::Program& program, const graph::ProgramPlan& plan, Engine& engine, uint64_t seed,
+    const graph::TrainingStepInfo* step) {
+  eager::ProgramRunOptions options;
+  options.seed = seed;
+  if (step != nullptr) {
+    for (const graph::TrainingStepInfo::Parameter& p : step->parameters) {
+      if (p.gradient < 0) continue;
+      options.gather.push_back(p.gradient);
+      options.gather.push_back(p.tensor);  // as its update left it
+      // Adam's v (the second of its state) is a running mean of squares.
+      if (p.state.size() == 2) options.nonnegative.push_back(p.state[1]);
+    }
+  }
+  absl::StatusOr<RunTotals> planned = RunOnRanks(
+      program, plan.chosen, eager::ProgramRunMode::kFollowPlan, engine, options);
   if (!planned.ok()) return planned.status();
   absl::StatusOr<RunTotals> greedy = RunOnRanks(
-      program, plan.greedy, eager::ProgramRunMode::kEagerInference, engine, seed);
+      program, plan.greedy, eager::ProgramRunMode::kEagerInference, engine, options);
   if (!greedy.ok()) return greedy.status();
 
   oneflow::PlanExecutionProto e;
@@ -95,6 +105,11 @@ absl::StatusOr<oneflow::PlanExecutionProto> ExecuteProgramPlan(const graph::Prog
   e.set_outputs(static_cast<int>(planned->rank0.outputs.size()));
   e.set_max_output_diff(
       MaxRelativeDifference(planned->rank0.outputs, greedy->rank0.outputs, /*scale_floor=*/1));
+  if (step != nullptr) {
+    e.set_step_tensors(static_cast<int>(options.gather.size()));
+    e.set_max_step_tensor_diff(MaxRelativeDifference(planned->rank0.gathered,
+                                                     greedy->rank0.gathered, /*scale_floor=*/1));
+  }
 
   std::vector<std::string> problems;
   const int num_ops = static_cast<int>(program.ops().size());
@@ -115,6 +130,10 @@ absl::StatusOr<oneflow::PlanExecutionProto> ExecuteProgramPlan(const graph::Prog
     problems.push_back(absl::StrFormat("outputs differ by %.3g (tolerance %.0e)",
                                        e.max_output_diff(), kOutputTolerance));
   }
+  if (e.has_step_tensors() && !(e.max_step_tensor_diff() <= kOutputTolerance)) {
+    problems.push_back(absl::StrFormat("gradients or updated parameters differ by %.3g (tolerance %.0e)",
+                                       e.max_step_tensor_diff(), kOutputTolerance));
+  }
   e.set_ok(problems.empty());
   if (!problems.empty()) e.set_mismatch(absl::StrJoin(problems, "; "));
   return e;
@@ -132,7 +151,13 @@ std::string PlanExecutionText(const oneflow::PlanExecutionProto& e) {
   absl::StrAppend(&out, line("plan", e.plan(), ops), line("greedy", e.greedy(), ops));
   absl::StrAppend(&out, absl::StrFormat("  outputs %d, max difference plan vs greedy %.3g\n",
                                         e.outputs(), e.max_output_diff()));
-  absl::StrAppend(&out, e.ok() ? "  OK: bytes as predicted, same outputs\n"
+  if (e.has_step_tensors()) {
+    absl::StrAppend(&out, absl::StrFormat("  gradients and updated parameters %d, max difference "
+                                          "plan vs greedy %.3g\n",
+                                          e.step_tensors(), e.max_step_tensor_diff()));
+  }
+  absl::StrAppend(&out, e.ok() ? absl::StrCat("  OK: bytes as predicted, same outputs",
+                                              e.has_step_tensors() ? " and gradients" : "", "\n")
                                : absl::StrCat("  MISMATCH: ", e.mismatch(), "\n"));
   return out;
 }

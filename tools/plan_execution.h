@@ -3,7 +3,8 @@
 // interpreter (eager/program_runner.h), and checks what the plan claims:
 // both runs move exactly the bytes the cost model predicted, eager
 // inference makes the greedy choices the planner predicted, and the two
-// choices compute the same outputs (up to floating-point summation order).
+// choices compute the same outputs (up to floating-point summation order);
+// for a training step also the same gradients and updated parameters.
 #ifndef TOOLS_PLAN_EXECUTION_H_
 #define TOOLS_PLAN_EXECUTION_H_
 
@@ -14,6 +15,7 @@
 #include "engine/engine.h"
 #include "graph/program.h"
 #include "graph/program_planner.h"
+#include "graph/training_step.h"
 #include "proto/program.pb.h"
 
 namespace oneflow_sbp::cli {
@@ -23,11 +25,15 @@ namespace oneflow_sbp::cli {
 inline constexpr double kOutputTolerance = 1e-4;
 
 // Runs both choices on one thread per device rank of the program's
-// placement. Errors: op errors (named by the op's label) and timeouts;
-// disagreements are not errors but come back with ok() false.
-absl::StatusOr<oneflow::PlanExecutionProto> ExecuteProgramPlan(const graph::Program& program,
-                                                               const graph::ProgramPlan& plan,
-                                                               Engine& engine, uint64_t seed);
+// placement. With `step` (the program is step->program, a training step:
+// forward, the backward ops autograd runs, gradient reductions, updates),
+// each parameter's gradient and its value after the update are compared
+// between the two runs too, with the same tolerance (Adam's v is seeded
+// non-negative). Errors: op errors (named by the op's label) and
+// timeouts; disagreements are not errors but come back with ok() false.
+absl::StatusOr<oneflow::PlanExecutionProto> ExecuteProgramPlan(
+    const graph::Program& program, const graph::ProgramPlan& plan, Engine& engine, uint64_t seed,
+    const graph::TrainingStepInfo* step = nullptr);
 
 // Indented lines appended to `sbp plan`'s text report.
 std::string PlanExecutionText(const oneflow::PlanExecutionProto& e);

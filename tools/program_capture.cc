@@ -36,6 +36,7 @@ oneflow::ProgramProto RecordedProgramToProto(const eager::ProgramRecorder& recor
     for (int64_t d : t.desc.shape.dims()) tp->add_shape(d);
     tp->set_dtype(std::string(DataTypeName(t.desc.dtype)));
     if (!t.parameter || mark_parameters) tp->set_nd_sbp(t.nd_sbp.ToString());
+    if (t.parameter && mark_parameters) tp->set_parameter(true);
   }
   for (const eager::ProgramRecorder::Op& op : recorder.ops()) {
     oneflow::ProgramOpProto* o = p.add_ops();
@@ -45,6 +46,9 @@ oneflow::ProgramProto RecordedProgramToProto(const eager::ProgramRecorder& recor
     for (const auto& [name, value] : op.attrs.entries()) (*o->mutable_attrs())[name] = ToValue(value);
   }
   if (!output.empty()) p.add_outputs()->set_name(output);
+  // The demo trains: `sbp plan` plans the whole step (forward, backward,
+  // gradient reductions, Adam updates) with the loss as the output.
+  p.set_training(true);
   return p;
 }
 

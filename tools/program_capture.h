@@ -12,8 +12,10 @@
 namespace oneflow_sbp::cli {
 
 // Parameters are free tensors unless `mark_parameters` (then they keep the
-// layouts they had, as marked inputs); other leaves are marked inputs;
-// `output` (a recorded tensor name) is the program's output.
+// layouts they had, as marked inputs flagged "parameter"); other leaves
+// are marked inputs; `output` (a recorded tensor name) is the program's
+// output, the loss of the training step the program asks for
+// ("training": true).
 oneflow::ProgramProto RecordedProgramToProto(const eager::ProgramRecorder& recorder,
                                              bool mark_parameters, const std::string& output);
 

@@ -106,7 +106,7 @@ ABSL_FLAG(std::optional<std::string>, trace, std::nullopt,
           "demo: write a Chrome trace-event JSON of every rank (Perfetto).");
 ABSL_FLAG(bool, all_ops, false, "demo: list backward ops too.");
 ABSL_FLAG(std::optional<std::string>, record, std::nullopt,
-          "demo: write step 0's forward as a program for `sbp plan` (and a .marked twin).");
+          "demo: write step 0's training step as a program for `sbp plan` (and a .marked twin).");
 ABSL_FLAG(std::string, model, "", "embed: the model directory (tools/fetch_model.sh).");
 ABSL_FLAG(std::optional<std::string>, save, std::nullopt,
           "demo: save weights, Adam state and step count to this checkpoint directory.");
@@ -118,6 +118,9 @@ ABSL_FLAG(std::optional<std::string>, program, std::nullopt,
           "Program file for `sbp plan` (JSON, see docs/PLANNING.md); - for stdin.");
 ABSL_FLAG(std::optional<std::string>, memory_cap, std::nullopt,
           "Per-rank memory cap in bytes for `sbp plan`.");
+ABSL_FLAG(bool, training, false,
+          "plan: plan the whole training step (forward, backward, gradient reductions, "
+          "Adam updates) with the program's output as the loss.");
 
 namespace {
 
@@ -326,6 +329,7 @@ absl::StatusOr<std::string> PlanCmd(const Invocation& in) {
   // --mesh has the demo's default; plan uses it only when given.
   if (in.cl.given.contains("mesh")) o.mesh = absl::GetFlag(FLAGS_mesh);
   o.memory_cap = absl::GetFlag(FLAGS_memory_cap);
+  o.training = absl::GetFlag(FLAGS_training);
   o.format = in.format;
   if (const std::optional<std::string> execute = absl::GetFlag(FLAGS_execute)) {
     if (*execute != "threads") {

@@ -7,26 +7,24 @@
 // `sbp plan` meets; threads: boxing prices planned on 1 or 2 threads.
 // "warm": the engine's plan cache already holds the plans (a second
 // program on the same engine). "solve": the cost graph alone (reduction and
-// exact solve), tables built once.
+// exact solve), tables built once. "training": the whole training step
+// (forward, backward, Adam updates) expanded and planned cold.
 #include <memory>
 
 #include "benchmark/benchmark.h"
+#include "eager/training_step.h"
 #include "graph/boxing_prices.h"
 #include "graph/graph_solver.h"
 #include "graph/program_generators.h"
 #include "graph/program_planner.h"
 #include "graph/selection_problem.h"
 #include "ops/builtin_ops.h"
+#include "tools/bench/plan_engine.h"
 
 namespace oneflow_sbp::graph {
 namespace {
 
-std::unique_ptr<Engine> NewEngine() {
-  Engine::Options o;
-  o.registry = Engine::Options::Borrow(ops::BuiltinOpRegistry());
-  o.plan_cache_capacity = 1 << 16;
-  return *Engine::Create(std::move(o));
-}
+using bench::NewPlanEngine;
 
 Program Gpt(int layers) {
   GptConfig c;
@@ -45,7 +43,7 @@ void BM_PlanGptCold(benchmark::State& state) {
   PlanProgramOptions options;
   options.pricing_threads = static_cast<int>(state.range(1));
   for (auto _ : state) {
-    std::unique_ptr<Engine> engine = NewEngine();
+    std::unique_ptr<Engine> engine = NewPlanEngine();
     absl::StatusOr<ProgramPlan> plan = PlanProgram(program, *engine, options);
     if (!plan.ok()) state.SkipWithError("planning failed");
     if (plan.ok()) Report(state, *plan);
@@ -61,7 +59,7 @@ BENCHMARK(BM_PlanGptCold)
 
 void BM_PlanGptWarm(benchmark::State& state) {
   const Program program = Gpt(static_cast<int>(state.range(0)));
-  std::unique_ptr<Engine> engine = NewEngine();
+  std::unique_ptr<Engine> engine = NewPlanEngine();
   if (!PlanProgram(program, *engine, {}).ok()) state.SkipWithError("planning failed");
   for (auto _ : state) {
     absl::StatusOr<ProgramPlan> plan = PlanProgram(program, *engine, {});
@@ -72,7 +70,7 @@ BENCHMARK(BM_PlanGptWarm)->ArgNames({"layers"})->Arg(24)->Unit(benchmark::kMilli
 
 void BM_SolveGpt(benchmark::State& state) {
   const Program program = Gpt(static_cast<int>(state.range(0)));
-  std::unique_ptr<Engine> engine = NewEngine();
+  std::unique_ptr<Engine> engine = NewPlanEngine();
   BoxingPrices prices(*engine, program.placement());
   absl::StatusOr<SelectionProblem> p = BuildSelectionProblem(program, prices, {}, 2);
   if (!p.ok()) state.SkipWithError("building failed");
@@ -82,6 +80,36 @@ void BM_SolveGpt(benchmark::State& state) {
   state.counters["nodes"] = p->graph.num_nodes();
 }
 BENCHMARK(BM_SolveGpt)->ArgNames({"layers"})->Arg(24)->Unit(benchmark::kMillisecond);
+
+// The whole training step (eager/training_step.h): the expansion into
+// forward, backward and Adam updates, then the plan, on a fresh engine
+// each iteration, as `sbp plan --training` pays it. "exact" 0 means the
+// solver fell back to local search on the core.
+void BM_PlanGptTrainingCold(benchmark::State& state) {
+  const Program program = Gpt(static_cast<int>(state.range(0)));
+  for (auto _ : state) {
+    std::unique_ptr<Engine> engine = NewPlanEngine();
+    absl::StatusOr<TrainingStepInfo> step = eager::ExpandTrainingStep(*engine, program, {});
+    if (!step.ok()) {
+      state.SkipWithError("expansion failed");
+      break;
+    }
+    absl::StatusOr<ProgramPlan> plan = PlanProgram(step->program, *engine, {});
+    if (!plan.ok()) {
+      state.SkipWithError("planning failed");
+      break;
+    }
+    Report(state, *plan);
+    state.counters["ops"] = static_cast<double>(step->program.ops().size());
+  }
+}
+BENCHMARK(BM_PlanGptTrainingCold)
+    ->ArgNames({"layers"})
+    ->Arg(4)
+    ->Arg(8)
+    ->Arg(24)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 }  // namespace
 }  // namespace oneflow_sbp::graph
