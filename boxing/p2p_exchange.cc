@@ -316,6 +316,9 @@ class BalancedOwner {
   // candidate is then dropped.
   bool exhausted() const { return spent_ > budget_; }
 
+  // True if some part was kept whole (not cut g ways) so far.
+  bool kept_whole() const { return kept_whole_; }
+
   // Owns one class's region `need` (groups of equal size g that differ
   // only on the destination's B axes) and adds its transfers to `ex`.
   // `fine`: cut every part into g balanced parts (searched exactly while
@@ -335,7 +338,7 @@ class BalancedOwner {
     // moved (more members already holding it), then the lowest position.
     std::vector<int> greedy(parts_.size());
     for (size_t i = 0; i < parts_.size(); ++i) {
-      greedy[i] = Order(i)[0];
+      greedy[i] = Order(i).front();
       Apply(i, greedy[i]);
     }
     best_ = greedy;
@@ -350,12 +353,13 @@ class BalancedOwner {
     }
     for (size_t i = 0; i < parts_.size(); ++i) {
       Apply(i, best_[i]);
-      for (const Transfer& t : log_.back()) {
-        ex.Add(t.sender, t.receiver, parts_[i].region);
+      for (size_t t = starts_.back(); t < log_.size(); ++t) {
+        ex.Add(log_[t].sender, log_[t].receiver, parts_[i].region);
       }
     }
     global_max_ = touched_max_;
     log_.clear();
+    starts_.clear();
     max_log_.clear();
   }
 
@@ -402,6 +406,7 @@ class BalancedOwner {
         for (int64_t q : *members) held = held || LocalHolder(k, q) >= 0;
       }
       if (!fine && held) {
+        kept_whole_ = true;
         parts_.push_back(OwnedPart{region, k, MulBytes(region.elem_cnt(), src_.element_bytes())});
         continue;
       }
@@ -413,16 +418,18 @@ class BalancedOwner {
     }
     // Bytes each part must move at least (its cheapest position), summed
     // from the back: the search's lower bound on what is left.
-    local_.assign(parts_.size(), std::vector<std::vector<int64_t>>(g_));
+    const size_t groups = groups_->size();
+    local_.assign(parts_.size() * g_ * groups, -1);
+    orders_.resize(parts_.size());
     std::vector<int64_t> least(parts_.size(), 0);
     for (size_t i = 0; i < parts_.size(); ++i) {
       if (exhausted()) return;
       int64_t fewest = INT64_MAX;
       for (int m = 0; m < g_; ++m) {
         int64_t moved = 0;
-        for (const std::vector<int64_t>* members : *groups_) {
-          const int64_t h = LocalHolder(parts_[i].piece, (*members)[m]);
-          local_[i][m].push_back(h);
+        for (size_t gi = 0; gi < groups; ++gi) {
+          const int64_t h = LocalHolder(parts_[i].piece, (*(*groups_)[gi])[m]);
+          local_[(i * g_ + m) * groups + gi] = h;
           if (h < 0) moved = AddBytes(moved, parts_[i].bytes);
         }
         fewest = std::min(fewest, moved);
@@ -447,12 +454,13 @@ class BalancedOwner {
   void Apply(size_t i, int m) {
     const OwnedPart& part = parts_[i];
     const std::vector<int64_t>& holders = pieces_[part.piece].holders;
-    std::vector<Transfer> done;
-    for (size_t gi = 0; gi < groups_->size(); ++gi) {
+    const size_t groups = groups_->size();
+    starts_.push_back(log_.size());
+    for (size_t gi = 0; gi < groups; ++gi) {
       const int64_t q = (*(*groups_)[gi])[m];
-      const int64_t local = local_[i][m][gi];
+      const int64_t local = local_[(i * g_ + m) * groups + gi];
       if (local >= 0) {
-        done.push_back(Transfer{local, q, false});
+        log_.push_back(Transfer{local, q, false});
         continue;
       }
       int64_t sender = holders[0];
@@ -467,21 +475,22 @@ class BalancedOwner {
       received_[r] = AddBytes(received_[r], part.bytes);
       class_received_ = AddBytes(class_received_, part.bytes);
       touched_max_ = std::max({touched_max_, sent_[s], received_[r]});
-      done.push_back(Transfer{sender, q, true});
+      log_.push_back(Transfer{sender, q, true});
     }
     max_log_.push_back(touched_max_);
-    log_.push_back(std::move(done));
   }
 
   void Undo() {
-    const size_t i = log_.size() - 1;
-    for (const Transfer& t : log_.back()) {
+    const size_t i = starts_.size() - 1;
+    for (size_t k = starts_.back(); k < log_.size(); ++k) {
+      const Transfer& t = log_[k];
       if (!t.moves) continue;
       sent_[src_.participant(t.sender)] -= parts_[i].bytes;
       received_[dst_.participant(t.receiver)] -= parts_[i].bytes;
       class_received_ -= parts_[i].bytes;
     }
-    log_.pop_back();
+    log_.resize(starts_.back());
+    starts_.pop_back();
     max_log_.pop_back();
     touched_max_ = max_log_.empty() ? base_max_ : max_log_.back();
   }
@@ -490,17 +499,20 @@ class BalancedOwner {
   int64_t MaxLoad() const { return touched_max_; }
 
   // Positions for part `i`, best first by the greedy key (see OwnClass).
-  std::vector<int> Order(size_t i) {
-    std::vector<std::tuple<int64_t, int64_t, int>> keyed;
+  // Kept per part (orders_[i]) so the search's deeper levels do not
+  // overwrite a level's order while it is being walked.
+  const std::vector<int>& Order(size_t i) {
+    keyed_.clear();
     for (int m = 0; m < g_; ++m) {
       const int64_t before = class_received_;
       Apply(i, m);
-      keyed.emplace_back(MaxLoad(), class_received_ - before, m);
+      keyed_.emplace_back(MaxLoad(), class_received_ - before, m);
       Undo();
     }
-    std::sort(keyed.begin(), keyed.end());
-    std::vector<int> order;
-    for (const auto& k : keyed) order.push_back(std::get<2>(k));
+    std::sort(keyed_.begin(), keyed_.end());
+    std::vector<int>& order = orders_[i];
+    order.clear();
+    for (const auto& k : keyed_) order.push_back(std::get<2>(k));
     return order;
   }
 
@@ -540,12 +552,14 @@ class BalancedOwner {
   int64_t budget_;
   int64_t search_budget_ = 0;
   int64_t spent_ = 0;
+  bool kept_whole_ = false;
   std::vector<std::vector<int>> holder_participants_;
 
   const std::vector<const std::vector<int64_t>*>* groups_ = nullptr;
   int g_ = 1;
   std::vector<OwnedPart> parts_;
-  std::vector<std::vector<std::vector<int64_t>>> local_;  // [part][position][group]
+  // The holder on the receiver's device, or -1, by (part, position, group).
+  std::vector<int64_t> local_;
   std::vector<int64_t> min_moved_;
   int64_t class_ranks_ = 1;
   int64_t class_received_ = 0;
@@ -553,7 +567,11 @@ class BalancedOwner {
   int64_t base_max_ = 0;    // global_max_ when this class started
   int64_t touched_max_ = 0;
   std::vector<int64_t> max_log_;
-  std::vector<std::vector<Transfer>> log_;
+  std::vector<std::tuple<int64_t, int64_t, int>> keyed_;
+  std::vector<std::vector<int>> orders_;
+  // Transfers of the parts applied so far, part i's from starts_[i].
+  std::vector<Transfer> log_;
+  std::vector<size_t> starts_;
   std::vector<int> current_;
   std::vector<int> best_;
   int64_t best_cost_ = INT64_MAX;
@@ -631,11 +649,17 @@ BoxingStep PointToPointExchange(LayoutSpace& src, const NdSbp& from, LayoutSpace
   std::vector<Exchange> candidates;
   candidates.push_back(std::move(root));
   if (any_split) candidates.push_back(std::move(split));
-  if (ownership == PartialOwnership::kCheaperOfRootOrSplit) {
+  // Without P every group has one member, so balanced ownership can only
+  // choose other senders: none to choose when every piece has one copy.
+  bool copies = false;
+  for (const SourcePiece& piece : pieces) copies = copies || piece.holders.size() > 1;
+  if (ownership == PartialOwnership::kCheaperOfRootOrSplit && (any_split || copies)) {
     const int64_t budget = BalancedOwnershipBudget(src.placement().parallel_num(),
                                                    dp.parallel_num(), any_split);
+    // The fine candidate differs only where the first kept a part whole.
+    bool kept_whole = true;
     for (bool fine : {false, true}) {
-      if (fine && !any_split) break;
+      if (fine && (!any_split || !kept_whole)) break;
       Exchange balanced(src, dst, detailed);
       BalancedOwner owner(src, pieces, src_slices, dst, budget);
       for (int64_t c : class_order) {
@@ -644,6 +668,7 @@ BoxingStep PointToPointExchange(LayoutSpace& src, const NdSbp& from, LayoutSpace
         owner.OwnClass(groups, need, index.Candidates(need), fine, balanced);
         if (owner.exhausted()) break;
       }
+      kept_whole = owner.kept_whole() || owner.exhausted();
       if (!owner.exhausted()) candidates.push_back(std::move(balanced));
     }
   }
