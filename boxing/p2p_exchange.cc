@@ -396,10 +396,15 @@ class BalancedOwner {
   void MakeParts(const TensorSlice& need, const std::vector<int>& candidates, bool fine) {
     parts_.clear();
     min_moved_.clear();
+    // Each part will fill g x groups entries of the position table below:
+    // charged as it is made, so a class too large for the budget stops
+    // here, before that table is allocated.
+    const int64_t per_part = int64_t{g_} * static_cast<int64_t>(groups_->size());
     for (int k : candidates) {
+      Spend(1);
+      if (exhausted()) return;
       if (OverlapCount(src_slices_[pieces_[k].holders[0]], need) == 0) continue;
       const TensorSlice region = Overlap(src_slices_[pieces_[k].holders[0]], need);
-      if (exhausted()) return;
       bool held = false;
       for (const std::vector<int64_t>* members : *groups_) {
         Spend(g_);
@@ -407,15 +412,18 @@ class BalancedOwner {
       }
       if (!fine && held) {
         kept_whole_ = true;
+        Spend(per_part);
         parts_.push_back(OwnedPart{region, k, MulBytes(region.elem_cnt(), src_.element_bytes())});
         continue;
       }
-      for (int64_t part = 0; part < g_; ++part) {
+      for (int64_t part = 0; part < g_ && !exhausted(); ++part) {
         const std::optional<TensorSlice> sub = BoxPart(region, g_, part);
         if (!sub) continue;
+        Spend(per_part);
         parts_.push_back(OwnedPart{*sub, k, MulBytes(sub->elem_cnt(), src_.element_bytes())});
       }
     }
+    if (exhausted()) return;
     // Bytes each part must move at least (its cheapest position), summed
     // from the back: the search's lower bound on what is left.
     const size_t groups = groups_->size();
@@ -434,7 +442,6 @@ class BalancedOwner {
         }
         fewest = std::min(fewest, moved);
       }
-      Spend(int64_t{g_} * static_cast<int64_t>(groups_->size()));
       least[i] = fewest;
     }
     min_moved_.assign(parts_.size() + 1, 0);

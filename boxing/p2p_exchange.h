@@ -70,7 +70,7 @@ enum class PartialOwnership : uint8_t {
 // Half of it may go to exact search; past the whole, the candidate is
 // dropped. The planner's EstimatePlanWork counts it. Saturates.
 inline constexpr int64_t kBalancedOwnershipWorkFloor = int64_t{1} << 13;
-inline constexpr int64_t kBalancedOwnershipWorkPerPair = 4;
+inline constexpr int64_t kBalancedOwnershipWorkPerPair = 1;
 inline constexpr int64_t kBalancedSendersWork = int64_t{1} << 12;
 int64_t BalancedOwnershipBudget(int64_t src_ranks, int64_t dst_ranks, bool partial_destination);
 
