@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <optional>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -276,7 +277,325 @@ void OwnAsPlanned(LayoutSpace& src, const std::vector<SourcePiece>& pieces, Layo
   }
 }
 
+// --- Balanced ownership: every group of a class, every sender's load ------
+//
+// The split rule above decides a class's ownership on its first group only,
+// and sends by a fixed rotation over a piece's copies. On (S(0),S(0)) ->
+// (B,P) on [2,2] that makes rank (1,0) receive a quarter and a half
+// quarter too many (1,536,000 bytes where 1,024,000 suffice). Balanced
+// ownership decides each part's member position from the loads of ALL
+// ranks at that position across the class's groups, and picks each
+// transfer's sender among the piece's copies by least bytes sent so far.
+
+// One part of a class's region that a single member position owns.
+struct OwnedPart {
+  TensorSlice region;
+  int piece = 0;
+  int64_t bytes = 0;
+};
+
+// Plans balanced ownership class by class on shared sender/receiver loads.
+class BalancedOwner {
+ public:
+  BalancedOwner(LayoutSpace& src, const std::vector<SourcePiece>& pieces,
+                const std::vector<TensorSlice>& src_slices, LayoutSpace& dst, int64_t budget)
+      : src_(src),
+        dst_(dst),
+        pieces_(pieces),
+        src_slices_(src_slices),
+        sent_(src.num_participants(), 0),
+        received_(src.num_participants(), 0),
+        budget_(budget) {
+    // Half the budget may go to exact search; the rest keeps the greedy
+    // answer affordable after a search that ran out.
+    search_budget_ = budget / 2;
+    holder_participants_.resize(pieces.size());
+  }
+
+  // True once the greedy answer itself cost more than the budget: the
+  // candidate is then dropped.
+  bool exhausted() const { return spent_ > budget_; }
+
+  // True if some part was kept whole (not cut g ways) so far.
+  bool kept_whole() const { return kept_whole_; }
+
+  // Owns one class's region `need` (groups of equal size g that differ
+  // only on the destination's B axes) and adds its transfers to `ex`.
+  // `fine`: cut every part into g balanced parts (searched exactly while
+  // the budget lasts); otherwise only parts no member of the class holds
+  // are cut, and whole ones go to one position.
+  void OwnClass(const std::vector<const std::vector<int64_t>*>& groups, const TensorSlice& need,
+                const std::vector<int>& candidates, bool fine, Exchange& ex) {
+    groups_ = &groups;
+    g_ = static_cast<int>(groups[0]->size());
+    // Loads only grow, so the max so far is where this class starts.
+    base_max_ = global_max_;
+    touched_max_ = base_max_;
+    MakeParts(need, candidates, fine);
+    if (exhausted()) return;
+    // Greedy seed: each part in order to the position with the lowest
+    // resulting max load among the ranks it touches; ties: fewer bytes
+    // moved (more members already holding it), then the lowest position.
+    std::vector<int> greedy(parts_.size());
+    for (size_t i = 0; i < parts_.size(); ++i) {
+      greedy[i] = Order(i).front();
+      Apply(i, greedy[i]);
+    }
+    best_ = greedy;
+    best_cost_ = MaxLoad();
+    for (size_t i = parts_.size(); i-- > 0;) Undo();
+    // Exact search over positions (branch and bound on the max per-rank
+    // bytes, sent and received) while the budget lasts; the greedy result
+    // stays when it runs out.
+    if (parts_.size() > 1 && g_ > 1) {
+      current_.assign(parts_.size(), 0);
+      Search(0);
+    }
+    for (size_t i = 0; i < parts_.size(); ++i) {
+      Apply(i, best_[i]);
+      for (size_t t = starts_.back(); t < log_.size(); ++t) {
+        ex.Add(log_[t].sender, log_[t].receiver, parts_[i].region);
+      }
+    }
+    global_max_ = touched_max_;
+    log_.clear();
+    starts_.clear();
+    max_log_.clear();
+  }
+
+ private:
+  struct Transfer {
+    int64_t sender;    // source parallel id
+    int64_t receiver;  // destination parallel id
+    bool moves;        // false when the receiver's device holds the piece
+  };
+
+  void Spend(int64_t units) { spent_ += units; }
+  bool SearchOver() const { return spent_ > search_budget_; }
+
+  const std::vector<int>& HolderParticipants(int piece) {
+    std::vector<int>& h = holder_participants_[piece];
+    if (h.empty()) {
+      for (int64_t id : pieces_[piece].holders) h.push_back(src_.participant(id));
+      std::sort(h.begin(), h.end());
+    }
+    return h;
+  }
+
+  // The holder of `piece` on `receiver`'s device, or -1.
+  int64_t LocalHolder(int piece, int64_t receiver) {
+    const std::vector<int>& h = HolderParticipants(piece);
+    const int r = dst_.participant(receiver);
+    if (!std::binary_search(h.begin(), h.end(), r)) return -1;
+    for (int64_t id : pieces_[piece].holders) {
+      if (src_.participant(id) == r) return id;
+    }
+    return -1;
+  }
+
+  void MakeParts(const TensorSlice& need, const std::vector<int>& candidates, bool fine) {
+    parts_.clear();
+    min_moved_.clear();
+    // Each part will fill g x groups entries of the position table below:
+    // charged as it is made, so a class too large for the budget stops
+    // here, before that table is allocated.
+    const int64_t per_part = int64_t{g_} * static_cast<int64_t>(groups_->size());
+    for (int k : candidates) {
+      Spend(1);
+      if (exhausted()) return;
+      if (OverlapCount(src_slices_[pieces_[k].holders[0]], need) == 0) continue;
+      const TensorSlice region = Overlap(src_slices_[pieces_[k].holders[0]], need);
+      bool held = false;
+      for (const std::vector<int64_t>* members : *groups_) {
+        Spend(g_);
+        for (int64_t q : *members) held = held || LocalHolder(k, q) >= 0;
+      }
+      if (!fine && held) {
+        kept_whole_ = true;
+        Spend(per_part);
+        parts_.push_back(OwnedPart{region, k, MulBytes(region.elem_cnt(), src_.element_bytes())});
+        continue;
+      }
+      for (int64_t part = 0; part < g_ && !exhausted(); ++part) {
+        const std::optional<TensorSlice> sub = BoxPart(region, g_, part);
+        if (!sub) continue;
+        Spend(per_part);
+        parts_.push_back(OwnedPart{*sub, k, MulBytes(sub->elem_cnt(), src_.element_bytes())});
+      }
+    }
+    if (exhausted()) return;
+    // Bytes each part must move at least (its cheapest position), summed
+    // from the back: the search's lower bound on what is left.
+    const size_t groups = groups_->size();
+    local_.assign(parts_.size() * g_ * groups, -1);
+    orders_.resize(parts_.size());
+    std::vector<int64_t> least(parts_.size(), 0);
+    for (size_t i = 0; i < parts_.size(); ++i) {
+      if (exhausted()) return;
+      int64_t fewest = INT64_MAX;
+      for (int m = 0; m < g_; ++m) {
+        int64_t moved = 0;
+        for (size_t gi = 0; gi < groups; ++gi) {
+          const int64_t h = LocalHolder(parts_[i].piece, (*(*groups_)[gi])[m]);
+          local_[(i * g_ + m) * groups + gi] = h;
+          if (h < 0) moved = AddBytes(moved, parts_[i].bytes);
+        }
+        fewest = std::min(fewest, moved);
+      }
+      least[i] = fewest;
+    }
+    min_moved_.assign(parts_.size() + 1, 0);
+    for (size_t i = parts_.size(); i-- > 0;) min_moved_[i] = AddBytes(min_moved_[i + 1], least[i]);
+    class_ranks_ = static_cast<int64_t>(groups_->size()) * g_;
+    class_received_ = 0;
+    for (const std::vector<int64_t>* members : *groups_) {
+      for (int64_t q : *members) {
+        class_received_ = AddBytes(class_received_, received_[dst_.participant(q)]);
+      }
+    }
+  }
+
+  // Gives part `i` to position `m` in every group: each receiver not
+  // holding it gets it from the copy that has sent least so far (ties: the
+  // lowest parallel id). Logged for Undo.
+  void Apply(size_t i, int m) {
+    const OwnedPart& part = parts_[i];
+    const std::vector<int64_t>& holders = pieces_[part.piece].holders;
+    const size_t groups = groups_->size();
+    starts_.push_back(log_.size());
+    for (size_t gi = 0; gi < groups; ++gi) {
+      const int64_t q = (*(*groups_)[gi])[m];
+      const int64_t local = local_[(i * g_ + m) * groups + gi];
+      if (local >= 0) {
+        log_.push_back(Transfer{local, q, false});
+        continue;
+      }
+      int64_t sender = holders[0];
+      for (int64_t h : holders) {
+        if (sent_[src_.participant(h)] < sent_[src_.participant(sender)]) sender = h;
+      }
+      Spend(static_cast<int64_t>(holders.size()));
+      const int s = src_.participant(sender);
+      const int r = dst_.participant(q);
+      // Distinct devices here: a receiver holding the piece was local.
+      sent_[s] = AddBytes(sent_[s], part.bytes);
+      received_[r] = AddBytes(received_[r], part.bytes);
+      class_received_ = AddBytes(class_received_, part.bytes);
+      touched_max_ = std::max({touched_max_, sent_[s], received_[r]});
+      log_.push_back(Transfer{sender, q, true});
+    }
+    max_log_.push_back(touched_max_);
+  }
+
+  void Undo() {
+    const size_t i = starts_.size() - 1;
+    for (size_t k = starts_.back(); k < log_.size(); ++k) {
+      const Transfer& t = log_[k];
+      if (!t.moves) continue;
+      sent_[src_.participant(t.sender)] -= parts_[i].bytes;
+      received_[dst_.participant(t.receiver)] -= parts_[i].bytes;
+      class_received_ -= parts_[i].bytes;
+    }
+    log_.resize(starts_.back());
+    starts_.pop_back();
+    max_log_.pop_back();
+    touched_max_ = max_log_.empty() ? base_max_ : max_log_.back();
+  }
+
+  // The largest load so far (loads only grow as parts are added).
+  int64_t MaxLoad() const { return touched_max_; }
+
+  // Positions for part `i`, best first by the greedy key (see OwnClass).
+  // Kept per part (orders_[i]) so the search's deeper levels do not
+  // overwrite a level's order while it is being walked.
+  const std::vector<int>& Order(size_t i) {
+    keyed_.clear();
+    for (int m = 0; m < g_; ++m) {
+      const int64_t before = class_received_;
+      Apply(i, m);
+      keyed_.emplace_back(MaxLoad(), class_received_ - before, m);
+      Undo();
+    }
+    std::sort(keyed_.begin(), keyed_.end());
+    std::vector<int>& order = orders_[i];
+    order.clear();
+    for (const auto& k : keyed_) order.push_back(std::get<2>(k));
+    return order;
+  }
+
+  // A lower bound on the max load of any completion: the loads so far, and
+  // the class's receivers sharing at least the bytes still to move.
+  int64_t LowerBound(size_t next) const {
+    const int64_t total = AddBytes(class_received_, min_moved_[next]);
+    const int64_t share = total / class_ranks_ + (total % class_ranks_ != 0 ? 1 : 0);
+    return std::max(MaxLoad(), share);
+  }
+
+  void Search(size_t i) {
+    if (SearchOver()) return;
+    if (i == parts_.size()) {
+      if (MaxLoad() < best_cost_) {
+        best_cost_ = MaxLoad();
+        best_ = current_;
+      }
+      return;
+    }
+    for (int m : Order(i)) {
+      Apply(i, m);
+      current_[i] = m;
+      if (LowerBound(i + 1) < best_cost_) Search(i + 1);
+      Undo();
+      if (SearchOver()) return;
+    }
+  }
+
+ private:
+  LayoutSpace& src_;
+  LayoutSpace& dst_;
+  const std::vector<SourcePiece>& pieces_;
+  const std::vector<TensorSlice>& src_slices_;
+  std::vector<int64_t> sent_;      // by participant
+  std::vector<int64_t> received_;  // by participant
+  int64_t budget_;
+  int64_t search_budget_ = 0;
+  int64_t spent_ = 0;
+  bool kept_whole_ = false;
+  std::vector<std::vector<int>> holder_participants_;
+
+  const std::vector<const std::vector<int64_t>*>* groups_ = nullptr;
+  int g_ = 1;
+  std::vector<OwnedPart> parts_;
+  // The holder on the receiver's device, or -1, by (part, position, group).
+  std::vector<int64_t> local_;
+  std::vector<int64_t> min_moved_;
+  int64_t class_ranks_ = 1;
+  int64_t class_received_ = 0;
+  int64_t global_max_ = 0;  // over every rank, after the classes so far
+  int64_t base_max_ = 0;    // global_max_ when this class started
+  int64_t touched_max_ = 0;
+  std::vector<int64_t> max_log_;
+  std::vector<std::tuple<int64_t, int64_t, int>> keyed_;
+  std::vector<std::vector<int>> orders_;
+  // Transfers of the parts applied so far, part i's from starts_[i].
+  std::vector<Transfer> log_;
+  std::vector<size_t> starts_;
+  std::vector<int> current_;
+  std::vector<int> best_;
+  int64_t best_cost_ = INT64_MAX;
+};
+
 }  // namespace
+
+int64_t BalancedOwnershipBudget(int64_t src_ranks, int64_t dst_ranks, bool partial_destination) {
+  if (!partial_destination) return kBalancedSendersWork;
+  int64_t pairs = 0;
+  if (__builtin_mul_overflow(src_ranks, dst_ranks, &pairs) ||
+      __builtin_mul_overflow(pairs, kBalancedOwnershipWorkPerPair, &pairs) ||
+      __builtin_add_overflow(pairs, kBalancedOwnershipWorkFloor, &pairs)) {
+    return INT64_MAX;
+  }
+  return pairs;
+}
 
 BoxingStep PointToPointExchange(LayoutSpace& src, const NdSbp& from, LayoutSpace& dst,
                                 const NdSbp& to, const Calibration& calibration, bool detailed,
@@ -306,11 +625,17 @@ BoxingStep PointToPointExchange(LayoutSpace& src, const NdSbp& from, LayoutSpace
   Exchange split(src, dst, detailed);
   bool any_split = false;
   std::map<int64_t, std::vector<Ownership>> class_owners;
+  // Classes in order of their first group, each with its groups in order.
+  std::vector<int64_t> class_order;
+  std::map<int64_t, std::vector<const std::vector<int64_t>*>> class_groups;
   for (int64_t key : group_order) {
     const std::vector<int64_t>& members = group_of[key];
     const TensorSlice& need = dst_slices[members[0]];
     if (need.elem_cnt() == 0) continue;
     OwnByRoot(src, pieces, index, src_slices, dst, members[0], need, root);
+    std::vector<const std::vector<int64_t>*>& in_class = class_groups[class_of[key]];
+    if (in_class.empty()) class_order.push_back(class_of[key]);
+    in_class.push_back(&members);
     if (members.size() > 1 && ownership == PartialOwnership::kCheaperOfRootOrSplit) {
       any_split = true;
       auto [it, fresh] = class_owners.try_emplace(class_of[key]);
@@ -320,7 +645,45 @@ BoxingStep PointToPointExchange(LayoutSpace& src, const NdSbp& from, LayoutSpace
       OwnByRoot(src, pieces, index, src_slices, dst, members[0], need, split);
     }
   }
-  Exchange& best = any_split && split.max_rank_bytes() < root.max_rank_bytes() ? split : root;
+  // Candidates in order, the cheapest kept (ties: the earlier one, so a
+  // plan changes only where a later candidate is strictly cheaper): root,
+  // split, balanced over whole parts, balanced over parts cut g ways. A
+  // balanced candidate that runs out of budget is dropped. P on a mesh
+  // axis of size > 1 gives every group that size (any_split), so without
+  // it every group has one member: split is root, and balanced differs
+  // from root only by its choice of senders (one candidate, a small
+  // constant budget: large meshes keep the rotation).
+  std::vector<Exchange> candidates;
+  candidates.push_back(std::move(root));
+  if (any_split) candidates.push_back(std::move(split));
+  // Without P every group has one member, so balanced ownership can only
+  // choose other senders: none to choose when every piece has one copy.
+  bool copies = false;
+  for (const SourcePiece& piece : pieces) copies = copies || piece.holders.size() > 1;
+  if (ownership == PartialOwnership::kCheaperOfRootOrSplit && (any_split || copies)) {
+    const int64_t budget = BalancedOwnershipBudget(src.placement().parallel_num(),
+                                                   dp.parallel_num(), any_split);
+    // The fine candidate differs only where the first kept a part whole.
+    bool kept_whole = true;
+    for (bool fine : {false, true}) {
+      if (fine && (!any_split || !kept_whole)) break;
+      Exchange balanced(src, dst, detailed);
+      BalancedOwner owner(src, pieces, src_slices, dst, budget);
+      for (int64_t c : class_order) {
+        const std::vector<const std::vector<int64_t>*>& groups = class_groups[c];
+        const TensorSlice& need = dst_slices[(*groups[0])[0]];
+        owner.OwnClass(groups, need, index.Candidates(need), fine, balanced);
+        if (owner.exhausted()) break;
+      }
+      kept_whole = owner.kept_whole() || owner.exhausted();
+      if (!owner.exhausted()) candidates.push_back(std::move(balanced));
+    }
+  }
+  size_t pick = 0;
+  for (size_t i = 1; i < candidates.size(); ++i) {
+    if (candidates[i].max_rank_bytes() < candidates[pick].max_rank_bytes()) pick = i;
+  }
+  Exchange& best = candidates[pick];
 
   BoxingStep step;
   step.kind = StepKind::kPointToPoint;

@@ -192,12 +192,23 @@ int64_t EstimatePlanWork(const PlanRequest& r) {
     return std::make_pair(layouts, SatMul(layouts, SatMul(tries, p.parallel_num())));
   };
   const auto [src_layouts, src_work] = side(r.src_placement);
+  // Each exchange also prices balanced ownership within its budget
+  // (p2p_exchange.h): two candidates into a destination with P on a real
+  // axis, one (senders only) elsewhere.
+  bool partial = false;
+  for (int i = 0; i < r.dst.size(); ++i) {
+    partial = partial || (r.dst[i].is_partial_sum() && r.dst_placement.hierarchy()[i] > 1);
+  }
+  const int64_t balanced = BalancedOwnershipBudget(ps, pd, partial);
+  const int64_t to_dst = SatAdd(p2p, partial ? SatMul(2, balanced) : balanced);
   // Every source-side layout tries one p2p exchange to the destination.
-  int64_t work = SatAdd(src_work, SatMul(src_layouts, p2p));
+  int64_t work = SatAdd(src_work, SatMul(src_layouts, to_dst));
   if (!same) {
     const auto [dst_layouts, dst_work] = side(r.dst_placement);
     // The source also moves to every destination layout without P.
-    work = SatAdd(work, SatAdd(dst_work, SatMul(SatPow(values - 1, r.dst_placement.num_axes()), p2p)));
+    const int64_t to_layout = SatAdd(p2p, kBalancedSendersWork);
+    work = SatAdd(work, SatAdd(dst_work, SatMul(SatPow(values - 1, r.dst_placement.num_axes()),
+                                                to_layout)));
   }
   return work;
 }

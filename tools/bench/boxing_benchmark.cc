@@ -42,6 +42,9 @@ OFS_BOXING_BENCH(mesh_8_s0_to_s1, "cpu:0-7", "S(0)", "S(1)");
 OFS_BOXING_BENCH(mesh_2x4_transpose, "cpu:0-7 [2,4]", "(S(0),S(1))", "(S(1),S(0))");
 OFS_BOXING_BENCH(mesh_2x4_partial, "cpu:0-7 [2,4]", "(P,P)", "(S(0),B)");
 OFS_BOXING_BENCH(mesh_2x2x2_mixed, "cpu:0-7 [2,2,2]", "(S(0),P,S(1))", "(S(1),B,S(0))");
+// Into partial sums: every exchange prices balanced ownership too.
+OFS_BOXING_BENCH(mesh_2x3_to_partial, "cpu:0-5 [2,3]", "(S(0),S(0))", "(B,P)");
+OFS_BOXING_BENCH(mesh_2x2x2_to_partial, "cpu:0-7 [2,2,2]", "(S(0),S(1),B)", "(B,P,P)");
 
 }  // namespace
 }  // namespace oneflow_sbp::boxing
