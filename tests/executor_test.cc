@@ -42,6 +42,59 @@ TEST(Executor, EveryPairOn2x3) { EveryPair("cpu:0-5 [2,3]", {Shape{12, 6}, Shape
 
 TEST(Executor, SampleOn2x2x2) { EveryPair("cpu:0-7 [2,2,2]", {Shape{8, 4}, Shape{5, 3}}, 7); }
 
+// P(max) and P(min) (the planned policy's extended partials): every
+// ordered pair over {S(0), S(1), B, P, P(max)} (and P(min)) that does not
+// mix partial kinds in one layout, on [2,2] and [2,3]; all-reduce and
+// reduce-scatter by max/min, B -> P(max) keeping every copy, P(max) -> P
+// through B; and changes of placement, where a P(max) source is reduced
+// before the p2p exchange. The harness lays P(max) out as one rank holding
+// the value and the others candidates below it.
+TEST(Executor, PartialMaxAndMinEveryPair) {
+  int checked = 0;
+  for (SbpParallel extra : {SbpParallel::PartialMax(), SbpParallel::PartialMin()}) {
+    for (const std::string placement : {"cpu:0-3 [2,2]", "cpu:0-5 [2,3]"}) {
+      const Placement p = P(placement);
+      std::vector<NdSbp> layouts;
+      const std::vector<SbpParallel> values = {SbpParallel::Split(0), SbpParallel::Split(1),
+                                               SbpParallel::Broadcast(),
+                                               SbpParallel::PartialSum(), extra};
+      for (SbpParallel a : values) {
+        for (SbpParallel b : values) {
+          NdSbp l;
+          l.push_back(a);
+          l.push_back(b);
+          if (!l.mixes_partial_kinds()) layouts.push_back(l);
+        }
+      }
+      for (const NdSbp& a : layouts) {
+        for (const NdSbp& b : layouts) {
+          if (a.partial_kind() != extra.partial_kind() && b.partial_kind() != extra.partial_kind()) {
+            continue;  // covered by EveryPairOn2x2 / EveryPairOn2x3
+          }
+          EXPECT_EQ(RunCase(Shape{6, 5}, DataType::kFloat32, p, a, p, b), "");
+          ++checked;
+        }
+      }
+    }
+  }
+  EXPECT_GT(checked, 300);
+  EXPECT_EQ(RunCase(Shape{6, 5}, DataType::kInt32, P("cpu:0-3 [2,2]"), Nd("(P(max),S(0))"),
+                    P("cpu:4-5"), Nd("(P(max))")),
+            "");
+  EXPECT_EQ(RunCase(Shape{6, 5}, DataType::kFloat32, P("cpu:0-1"), Nd("(P(min))"),
+                    P("cpu:2-5 [2,2]"), Nd("(S(1),P(min))")),
+            "");
+  // Never a p2p exchange out of a max partial, and never a conversion
+  // between kinds in one step: reduced by max first (here scattered, the
+  // cheaper half of an all-reduce), then made a sum locally.
+  absl::StatusOr<BoxingPlan> plan =
+      PlanBoxing({Shape{6, 5}, DataType::kFloat32, P("cpu:0-3 [2,2]"), Nd("(P(max),B)"),
+                  P("cpu:0-3 [2,2]"), Nd("(P,B)")},
+                 Calibration::Defaults(NdSbp::kMaxAxes));
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(plan->Summary(), "reduce_scatter[0] P(max)->S(0) ; local_s_to_p[0] S(0)->P");
+}
+
 TEST(Executor, ChangesOfPlacement) {
   struct Case {
     std::string from, to;
