@@ -352,6 +352,7 @@ oneflow::OpDefProto OpDefToProto(const OpDef& def) {
     if (a.default_value) p->set_default_value(a.default_value->ToString());
   }
   proto.set_broadcast_fallback(def.uses_broadcast_fallback());
+  if (def.extended_sbp_fn()) proto.set_extended_partials(true);
   if (!def.doc().empty()) proto.set_doc(def.doc());
   return proto;
 }

@@ -2,6 +2,7 @@
 // format, requests from JSON and text format, and the bad-request errors.
 #include <string>
 
+#include "absl/strings/str_join.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/infer_test_util.h"
@@ -244,6 +245,23 @@ TEST(SbpOps, AliasesAreListedAndShowTheCanonicalOp) {
   ASSERT_TRUE(FromJson(*json, &list).ok());
   ASSERT_EQ(list.op_size(), 1);
   EXPECT_EQ(list.op(0).op_type_name(), "cat");
+  ASSERT_EQ(list.op(0).alias_size(), 1);
+  EXPECT_EQ(list.op(0).alias(0), "concat");
+  // The whole catalog in JSON names every alias under its op, and which
+  // ops have P(max)/P(min) rules.
+  json = RunOps("", "json", Ops());
+  ASSERT_TRUE(json.ok()) << json.status();
+  ASSERT_TRUE(FromJson(*json, &list).ok());
+  std::vector<std::string> aliases;
+  std::vector<std::string> extended;
+  for (const oneflow::OpDefProto& op : list.op()) {
+    for (const std::string& a : op.alias()) aliases.push_back(a + "=" + op.op_type_name());
+    if (op.extended_partials()) extended.push_back(op.op_type_name());
+  }
+  EXPECT_EQ(absl::StrJoin(aliases, " "),
+            "mul=broadcast_mul concat=cat neg=negative view=reshape sigmoid_v2=sigmoid");
+  EXPECT_THAT(extended, ::testing::IsSupersetOf({"reduce_max", "relu", "broadcast_add"}));
+  EXPECT_THAT(extended, ::testing::Not(::testing::Contains("square")));
   // Unknown names: kNotFound, aliases among the suggestions.
   absl::StatusOr<std::string> bad = RunOps("concatt", "text", Ops());
   EXPECT_EQ(bad.status().code(), absl::StatusCode::kNotFound);

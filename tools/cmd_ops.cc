@@ -64,7 +64,9 @@ absl::StatusOr<std::string> RunOps(const std::string& op, const std::string& for
     names.push_back((*def)->type_name());
   }
   for (const std::string& name : names) {
-    *list.add_op() = OpDefToProto(*registry.Find(name));
+    oneflow::OpDefProto* proto = list.add_op();
+    *proto = OpDefToProto(*registry.Find(name));
+    for (const std::string& alias : registry.AliasesOf(name)) proto->add_alias(alias);
   }
   std::string text;
   if (op.empty()) {

@@ -226,6 +226,10 @@ py::list Ops() {
     }
     d["inputs"] = ins;
     d["outputs"] = outs;
+    py::list aliases;
+    for (const std::string& alias : registry.AliasesOf(name)) aliases.append(alias);
+    d["aliases"] = aliases;
+    d["extended_partials"] = static_cast<bool>(def->extended_sbp_fn());
     d["attrs"] = attrs;
     d["doc"] = def->doc();
     d["has_sbp_rule"] = !def->uses_broadcast_fallback();

@@ -92,7 +92,9 @@ def infer(op, inputs, attrs=None, placement="cpu:0", cost="oneflow", constraints
 
 
 def ops():
-    """The catalog: one dict per op (name, inputs, outputs, attrs, doc, has_sbp_rule)."""
+    """The catalog: one dict per op (name, inputs, outputs, attrs, doc, has_sbp_rule,
+    aliases: the other names accepted for it, extended_partials: whether the planned
+    policy offers it P(max)/P(min) candidates)."""
     return _C.ops()
 
 

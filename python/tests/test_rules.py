@@ -75,6 +75,17 @@ def test_ops_lists_the_catalog():
     assert mm["inputs"][2]["optional"]  # _add_to_output
     assert {a["name"] for a in mm["attrs"]} >= {"transpose_a", "transpose_b"}
     assert mm["has_sbp_rule"]
+    assert ops["cat"]["aliases"] == ["concat"] and mm["aliases"] == []
+    assert ops["reduce_max"]["extended_partials"] and not ops["square"]["extended_partials"]
+
+
+def test_planned_policy_offers_partial_max():
+    r = ofs.infer("reduce_max", [((8, 16), "f32", "S(1)")], attrs={"axis": [1]},
+                  placement="cpu:0-3", cost="planned")
+    assert r.outputs[0].sbp == (ofs.sbp.partial_max,) and r.boxing_bytes == 0
+    r = ofs.infer("reduce_max", [((8, 16), "f32", "S(1)")], attrs={"axis": [1]},
+                  placement="cpu:0-3")
+    assert ofs.sbp.partial_max not in r.outputs[0].sbp
 
 
 def test_paddle_style_rule_matmul():
