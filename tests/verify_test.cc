@@ -142,11 +142,14 @@ TEST(Verify, ExtendedPartialRulesAreCheckedToo) {
     ASSERT_TRUE(wrong.ok()) << wrong.status();
     EXPECT_FALSE(wrong->ok()) << op;
     bool named = false;
+    bool nd = false;  // the N-D products with the extended candidates are checked too
     for (const SweepFailure& fail : wrong->ops[0].failures) {
       named |= fail.signature == (op == "max_negative" ? "x_0:P(max) -> y_0:P(max)"
                                                        : "x_0:P(max) -> y_0:P");
+      nd |= fail.placement == "cpu:0-3 [2,2]" && fail.signature.rfind("x_0:(P(max),", 0) == 0;
     }
     EXPECT_TRUE(named) << VerifyReportToText(*wrong);
+    EXPECT_TRUE(nd) << VerifyReportToText(*wrong);
   }
 }
 

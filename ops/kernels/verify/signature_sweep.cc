@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "oneflow_sbp/candidate_list.h"
+#include "oneflow_sbp/candidate_stages.h"
 #include "oneflow_sbp/placement.h"
 #include "oneflow_sbp/sbp_signature.h"
 #include "oneflow_sbp/signature_inference.h"
@@ -28,7 +29,8 @@ std::vector<TensorDesc> DescsOf(absl::Span<const LocalTensor> inputs) {
 }
 
 // The kept N-D candidates of `call` on `placement`, distinct, in the
-// engine's order.
+// engine's order, then the N-D products that hold P(max)/P(min) (the
+// planned policy's extended candidates) and pass the shape filter.
 absl::StatusOr<std::vector<NdSbpSignature>> NdCandidates(std::shared_ptr<const OpCall> call,
                                                          const std::vector<TensorDesc>& in_descs,
                                                          const Placement& placement) {
@@ -48,6 +50,25 @@ absl::StatusOr<std::vector<NdSbpSignature>> NdCandidates(std::shared_ptr<const O
     if (c.status != CandidateStatus::kChosen && c.status != CandidateStatus::kRanked) continue;
     if (!seen.insert(SignatureToString(*req.op, c.signature)).second) continue;
     out.push_back(c.signature);
+  }
+  if (!req.op->def().extended_sbp_fn()) return out;
+  absl::StatusOr<PreparedRequest> p = PrepareRequest(req);
+  if (!p.ok()) return p.status();
+  absl::StatusOr<std::vector<NdSbpSignature>> all = ExpandCandidates(
+      req, *p, CandidateSource{/*deduplicate=*/true, /*run_nd_hook=*/true,
+                               /*extended_partials=*/true});
+  if (!all.ok()) return all.status();
+  for (const NdSbpSignature& sig : *all) {
+    bool extended = false;
+    bool splittable = true;
+    for (int b = 0; b < static_cast<int>(sig.size()); ++b) {
+      extended = extended || (sig[b].any_partial() && !sig[b].any_partial_sum());
+      const TensorDesc& d = b < req.op->num_inputs() ? p->input_descs[b]
+                                                     : p->output_descs[b - req.op->num_inputs()];
+      splittable = splittable && IsSplittable(d.shape, sig[b], placement.hierarchy());
+    }
+    if (!extended || !splittable) continue;
+    if (seen.insert(SignatureToString(*req.op, sig)).second) out.push_back(sig);
   }
   return out;
 }
