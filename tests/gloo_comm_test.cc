@@ -17,6 +17,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "absl/synchronization/mutex.h"
 #include "runtime/comm/gloo_communicator.h"
 #include "runtime/comm/kv_store.h"
 #include "runtime/comm/launcher.h"
@@ -336,12 +337,12 @@ LaunchOptions WorkerLaunch(int n, absl::Duration grace,
 }
 
 // Rank 1 of 4 stops (SIGSTOP) while the others wait in an all-reduce with
-// a 30 s timeout. Its sockets stay open, so only the heartbeat (1 s here)
+// a 30 s timeout. Its sockets stay open, so only the heartbeat (2 s here)
 // can tell; every other rank must fail within a few seconds naming rank 1,
 // and the launcher's summary must name it too.
 TEST(GlooHungPeer, AStoppedRankIsNamedWithinTheHeartbeatTimeout) {
   const std::string dir = MakeTempDir();
-  const LaunchOptions o = WorkerLaunch(4, absl::Seconds(1), {{"OFS_HEARTBEAT_TIMEOUT", "1"}});
+  const LaunchOptions o = WorkerLaunch(4, absl::Seconds(1), {{"OFS_HEARTBEAT_TIMEOUT", "2"}});
   const absl::Time start = absl::Now();
   absl::StatusOr<LaunchResult> r = Launch(o, {*g_worker, "stop", dir, "30000"});
   const absl::Duration took = absl::Now() - start;
@@ -377,6 +378,46 @@ TEST(GlooTimeout, TheEnvironmentSetsTheCollectiveTimeout) {
   r = Launch(o, {*g_worker, "collectives", dir, "20000"});
   EXPECT_FALSE(r.ok());
   EXPECT_THAT(ReadResult(dir, 0).message, HasSubstr("OFS_TIMEOUT='soon'"));
+}
+
+// A job whose store is attacked while the ranks rendezvous: 100 idle
+// connections and 7 requests that announce 64 MiB and stall, all opened as
+// soon as the store listens. The job still runs every collective.
+TEST(GlooUnderAttack, AJobSurvivesIdleAndStalledConnectionsToItsStore) {
+  absl::StatusOr<int> port = net::PickFreePort("127.0.0.1");
+  ASSERT_TRUE(port.ok());
+  const std::string dir = MakeTempDir();
+  absl::StatusOr<LaunchResult> job;
+  std::vector<net::Socket> attack;
+  absl::Mutex mu;
+  std::thread attacker([&] {
+    for (int i = 0; i < 107; ++i) {
+      // The first waits for the store to listen; once it stops listening
+      // (every rank joined) the others give up at once.
+      absl::StatusOr<net::Socket> s = net::Connect(
+          "127.0.0.1", *port, absl::Now() + (i == 0 ? absl::Seconds(10) : absl::Milliseconds(1)));
+      if (!s.ok()) break;  // the store closed: every rank joined
+      if (i < 7) {
+        std::string stall(1, 1);
+        const uint32_t big = 64u << 20;
+        stall.append(reinterpret_cast<const char*>(&big), 4);
+        (void)net::WriteAll(*s, stall.data(), stall.size(), absl::Now() + absl::Seconds(1));
+      }
+      absl::MutexLock lock(&mu);
+      attack.push_back(*std::move(s));
+    }
+  });
+  LaunchOptions o = WorkerLaunch(3, absl::Seconds(2));
+  o.master_port = *port;
+  job = Launch(o, {*g_worker, "collectives", dir, "20000"});
+  attacker.join();
+  EXPECT_TRUE(job.ok()) << job.status();
+  for (int k = 0; k < 3; ++k) {
+    const WorkerResult w = ReadResult(dir, k);
+    EXPECT_TRUE(w.present && w.code == 0) << "rank " << k << ": " << w.message;
+  }
+  absl::MutexLock lock(&mu);
+  std::printf("a job with %zu attacking connections to its store passed\n", attack.size());
 }
 
 // Two jobs on one port at once: the second fails at once, saying the port
