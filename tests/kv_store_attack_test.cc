@@ -222,6 +222,26 @@ TEST(KvStoreAttack, ClientOfAnotherJobIsToldAtOnce) {
   EXPECT_THAT(second.status().message(), HasSubstr("in use"));
 }
 
+// Requests and the store are bounded: a value over the request limit is
+// refused before it is sent, and the store's total is capped.
+TEST(KvStoreAttack, RequestsAndTheStoreAreBounded) {
+  KvStoreOptions o = Options(1);
+  o.max_store_bytes = 1000;
+  std::unique_ptr<KvStoreServer> server = StartStore(o);
+  ASSERT_NE(server, nullptr);
+  auto a = Join(*server, 0);
+  ASSERT_TRUE(a.ok()) << a.status();
+  const absl::Time deadline = absl::Now() + absl::Seconds(2);
+  absl::Status s = (*a)->Set("big", std::string(2u << 20, 'x'), deadline);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+  EXPECT_TRUE((*a)->Set("k", std::string(900, 'x'), deadline).ok());
+  s = (*a)->Set("k2", std::string(200, 'x'), deadline);
+  EXPECT_EQ(s.code(), absl::StatusCode::kResourceExhausted) << s;
+  // Replacing a value counts only the difference.
+  EXPECT_TRUE((*a)->Set("k", std::string(950, 'y'), deadline).ok());
+  EXPECT_EQ((*(*a)->Get("k", deadline)).size(), 950u);
+}
+
 // Once every rank joined, the store takes no new connections.
 TEST(KvStoreAttack, ClosedOnceEveryRankJoined) {
   std::unique_ptr<KvStoreServer> server = StartStore(Options(2));

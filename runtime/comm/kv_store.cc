@@ -457,8 +457,7 @@ absl::StatusOr<std::string> KvStoreClient::CallRaw(const store::Request& r, absl
   auto fail = [&](const absl::Status& s) {
     return absl::Status(s.code(), absl::StrCat("rendezvous store at ", server_, ": ", s.message()));
   };
-  if (absl::Status s = store::CheckRequestLength(static_cast<uint32_t>(body.size()));
-      !s.ok() || body.size() > store::kMaxRequestBytes) {
+  if (body.size() > store::kMaxRequestBytes) {
     return fail(absl::InvalidArgumentError(
         absl::StrCat("a request of ", body.size(), " bytes is over the store's limit of ",
                      store::kMaxRequestBytes)));

@@ -97,7 +97,8 @@ class KvStoreServer {
   void AcceptLoop();
   void ReapWorkers();
   void Serve(net::Socket conn, std::shared_ptr<std::atomic<bool>> done);
-  // The handshake; the rank on success, nullopt when the connection closes.
+  // The handshake: the connection's session once the client proved the
+  // secret and its rank may join; nullopt when the connection closes.
   std::optional<store::Session> Authenticate(const net::Socket& conn);
   // Answers one request; false when the connection should close.
   bool HandleOne(const net::Socket& conn, const store::Session& session, uint64_t seq);
