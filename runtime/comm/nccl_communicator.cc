@@ -387,6 +387,11 @@ absl::StatusOr<std::unique_ptr<NcclCommunicator>> ConnectNccl(const NcclOptions&
   if (devices == 0) {
     return absl::FailedPreconditionError("nccl backend: no CUDA device on this machine");
   }
+  if (o.job_secret.empty()) {
+    return absl::InvalidArgumentError(
+        "nccl options: the job secret is empty (set OFS_JOB_SECRET in every rank; sbp launch "
+        "does)");
+  }
   const absl::Time deadline = absl::Now() + o.connect_timeout;
   auto shared = std::make_shared<NcclShared>();
   shared->device = o.device >= 0 ? o.device : o.rank % devices;
