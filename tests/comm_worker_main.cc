@@ -16,6 +16,7 @@
 //   crash_mid          rank 1 abort()s from another thread while a 16 MiB
 //                      all-reduce is running
 //   sleep              rank 1 sleeps 3 s, past the others' timeout
+//   stop               rank 1 stops itself (SIGSTOP) while the others wait
 //   soak SEED KIND RANK STEP
 //                      one fault soak run (tests/fault_soak.h): the random
 //                      boxing plan of SEED; rank RANK fails as KIND
@@ -23,6 +24,7 @@
 //                      before step STEP
 // Exit code: 0 when the call under test succeeded, 1 otherwise, 2 when the
 // world could not be joined.
+#include <signal.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -184,6 +186,14 @@ int Main(int argc, char** argv) {
         comm,
         [] {
           std::this_thread::sleep_for(std::chrono::seconds(3));
+          return absl::OkStatus();
+        },
+        &start);
+  } else if (scenario == "stop") {
+    s = AllReduceAfterFault(
+        comm,
+        [] {
+          raise(SIGSTOP);
           return absl::OkStatus();
         },
         &start);

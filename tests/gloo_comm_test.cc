@@ -17,6 +17,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "absl/synchronization/mutex.h"
 #include "runtime/comm/gloo_communicator.h"
 #include "runtime/comm/kv_store.h"
 #include "runtime/comm/launcher.h"
@@ -79,12 +80,22 @@ void ExpectWorldWorks(int n, const std::string& scenario, const std::vector<std:
 
 // ---------------------------------------------------------------- store --
 
+const char kSecret[] = "gloo-comm-test-secret";
+
+KvStoreOptions StoreOptions(int world_size) {
+  KvStoreOptions o;
+  o.secret = kSecret;
+  o.world_size = world_size;
+  return o;
+}
+
 TEST(KvStore, SetGetWaitAndTimeouts) {
-  absl::StatusOr<std::unique_ptr<KvStoreServer>> server = KvStoreServer::Start("127.0.0.1", 0);
+  absl::StatusOr<std::unique_ptr<KvStoreServer>> server =
+      KvStoreServer::Start("127.0.0.1", 0, StoreOptions(2));
   ASSERT_TRUE(server.ok()) << server.status();
   const absl::Time deadline = absl::Now() + absl::Seconds(5);
-  auto a = KvStoreClient::Connect("127.0.0.1", (*server)->port(), deadline);
-  auto b = KvStoreClient::Connect("127.0.0.1", (*server)->port(), deadline);
+  auto a = KvStoreClient::Connect("127.0.0.1", (*server)->port(), kSecret, 0, deadline);
+  auto b = KvStoreClient::Connect("127.0.0.1", (*server)->port(), kSecret, 1, deadline);
   ASSERT_TRUE(a.ok() && b.ok());
   // b waits for a key that a sets later.
   std::thread setter([&] {
@@ -117,17 +128,18 @@ TEST(KvStore, ClientRetriesUntilTheServerListens) {
   std::unique_ptr<KvStoreServer> server;
   std::thread later([&] {
     std::this_thread::sleep_for(std::chrono::milliseconds(300));
-    auto s = KvStoreServer::Start("127.0.0.1", *port);
+    auto s = KvStoreServer::Start("127.0.0.1", *port, StoreOptions(1));
     EXPECT_TRUE(s.ok()) << s.status();
     if (s.ok()) server = *std::move(s);
   });
-  auto c = KvStoreClient::Connect("127.0.0.1", *port, absl::Now() + absl::Seconds(5));
+  auto c = KvStoreClient::Connect("127.0.0.1", *port, kSecret, 0, absl::Now() + absl::Seconds(5));
   later.join();
   ASSERT_TRUE(c.ok()) << c.status();
   EXPECT_TRUE((*c)->Set("x", "1", absl::Now() + absl::Seconds(1)).ok());
   // Nobody listening: a bounded failure.
   absl::StatusOr<int> dead = net::PickFreePort("127.0.0.1");
-  auto none = KvStoreClient::Connect("127.0.0.1", *dead, absl::Now() + absl::Milliseconds(200));
+  auto none = KvStoreClient::Connect("127.0.0.1", *dead, kSecret, 0,
+                                     absl::Now() + absl::Milliseconds(200));
   EXPECT_EQ(none.status().code(), absl::StatusCode::kDeadlineExceeded);
 }
 
@@ -156,6 +168,28 @@ TEST(Launcher, SetsTheTorchrunEnvironment) {
               absl::StrCat(k, " 3 ", k, " 3 127.0.0.1 ", r->master_port, " x y\n"));
     EXPECT_EQ(r->ranks[k].exit_code, 0);
   }
+}
+
+// The job secret reaches every rank through the environment, the same in
+// all, and never on a command line.
+TEST(Launcher, HandsTheJobSecretThroughTheEnvironment) {
+  const std::string dir = MakeTempDir();
+  unsetenv("OFS_JOB_SECRET");
+  absl::StatusOr<LaunchResult> r =
+      Launch(Shell(2), {"sh", "-c", "echo \"$OFS_JOB_SECRET\" > " + dir + "/$RANK"});
+  ASSERT_TRUE(r.ok()) << r.status();
+  const std::string s0 = ReadFile(dir + "/0");
+  EXPECT_EQ(s0.size(), 65u) << s0;  // 64 hex digits and a newline
+  EXPECT_EQ(ReadFile(dir + "/1"), s0);
+  // A fresh one per job.
+  r = Launch(Shell(1), {"sh", "-c", "echo \"$OFS_JOB_SECRET\" > " + dir + "/again"});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_NE(ReadFile(dir + "/again"), s0);
+  // Several nodes need one given by the user.
+  LaunchOptions two = Shell(1);
+  two.nnodes = 2;
+  two.master_port = 1234;
+  EXPECT_EQ(Launch(two, {"true"}).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
 TEST(Launcher, AFailingRankTerminatesTheOthersAndIsNamed) {
@@ -209,12 +243,20 @@ TEST(Gloo, ConnectArguments) {
   EXPECT_EQ(ConnectFromEnvironment(absl::Seconds(1)).status().code(),
             absl::StatusCode::kFailedPrecondition);
   GlooOptions o;
+  o.job_secret = kSecret;
   o.master_port = 0;
   EXPECT_EQ(ConnectGloo(o).status().code(), absl::StatusCode::kInvalidArgument);
   o.master_port = 1234;
   o.rank = 2;
   o.size = 2;
   EXPECT_EQ(ConnectGloo(o).status().code(), absl::StatusCode::kInvalidArgument);
+
+  // No job secret: refused before anything listens.
+  GlooOptions no_secret = o;
+  no_secret.rank = 0;
+  no_secret.size = 1;
+  no_secret.job_secret.clear();
+  EXPECT_EQ(ConnectGloo(no_secret).status().code(), absl::StatusCode::kInvalidArgument);
 
   // The store's port is taken: rank 0 cannot serve it.
   absl::StatusOr<net::Socket> taken = net::Listen("127.0.0.1", 0);
@@ -281,6 +323,146 @@ TEST_P(GlooFaults, EveryOtherRankFailsPromptly) {
 INSTANTIATE_TEST_SUITE_P(Scenarios, GlooFaults,
                          ::testing::Values("exit_error", "abort_call", "die", "crash_mid",
                                            "sleep"));
+
+// Worker processes with `env` on top of the launcher's environment.
+LaunchOptions WorkerLaunch(int n, absl::Duration grace,
+                           std::vector<std::pair<std::string, std::string>> env = {}) {
+  LaunchOptions o;
+  o.nproc = n;
+  o.timeout = absl::Seconds(40);
+  o.failure_grace = grace;
+  o.term_timeout = absl::Seconds(1);
+  o.env = std::move(env);
+  return o;
+}
+
+// Rank 1 of 4 stops (SIGSTOP) while the others wait in an all-reduce with
+// a 30 s timeout. Its sockets stay open, so only the heartbeat (2 s here)
+// can tell; every other rank must fail within a few seconds naming rank 1,
+// and the launcher's summary must name it too.
+TEST(GlooHungPeer, AStoppedRankIsNamedWithinTheHeartbeatTimeout) {
+  const std::string dir = MakeTempDir();
+  const LaunchOptions o = WorkerLaunch(4, absl::Seconds(1), {{"OFS_HEARTBEAT_TIMEOUT", "2"}});
+  const absl::Time start = absl::Now();
+  absl::StatusOr<LaunchResult> r = Launch(o, {*g_worker, "stop", dir, "30000"});
+  const absl::Duration took = absl::Now() - start;
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kAborted) << r.status();
+  EXPECT_THAT(r.status().message(), HasSubstr("rank 1 (pid "));
+  EXPECT_THAT(r.status().message(), HasSubstr("stopped by signal 19"));
+  for (int k : {0, 2, 3}) {
+    const WorkerResult w = ReadResult(dir, k);
+    ASSERT_TRUE(w.present) << "rank " << k << " recorded nothing";
+    EXPECT_NE(w.code, 0);
+    EXPECT_LT(w.elapsed_ms, 5000) << "rank " << k << ": " << w.message;
+    EXPECT_THAT(w.message, HasSubstr("rank 1 stopped answering")) << "rank " << k;
+    std::printf("stop: rank %d failed after %lld ms: %s", k,
+                static_cast<long long>(w.elapsed_ms), w.message.c_str());
+  }
+  std::printf("stop: whole launch %s: %s\n", absl::FormatDuration(took).c_str(),
+              r.status().ToString().c_str());
+  EXPECT_LT(took, absl::Seconds(15));
+}
+
+// OFS_TIMEOUT replaces the timeout a rank asked for: a sleeping rank (3 s)
+// is reported after 1 s although the worker asked for 20 s.
+TEST(GlooTimeout, TheEnvironmentSetsTheCollectiveTimeout) {
+  const std::string dir = MakeTempDir();
+  LaunchOptions o = WorkerLaunch(2, absl::Seconds(6), {{"OFS_TIMEOUT", "1"}});
+  absl::StatusOr<LaunchResult> r = Launch(o, {*g_worker, "sleep", dir, "20000"});
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kAborted) << r.status();
+  const WorkerResult w = ReadResult(dir, 0);
+  ASSERT_TRUE(w.present);
+  EXPECT_NE(w.code, 0);
+  EXPECT_LT(w.elapsed_ms, 2500) << w.message;
+  o.env = {{"OFS_TIMEOUT", "soon"}};
+  r = Launch(o, {*g_worker, "collectives", dir, "20000"});
+  EXPECT_FALSE(r.ok());
+  EXPECT_THAT(ReadResult(dir, 0).message, HasSubstr("OFS_TIMEOUT='soon'"));
+}
+
+// A job whose store is attacked while the ranks rendezvous: 100 idle
+// connections and 7 requests that announce 64 MiB and stall, all opened as
+// soon as the store listens. The job still runs every collective.
+TEST(GlooUnderAttack, AJobSurvivesIdleAndStalledConnectionsToItsStore) {
+  absl::StatusOr<int> port = net::PickFreePort("127.0.0.1");
+  ASSERT_TRUE(port.ok());
+  const std::string dir = MakeTempDir();
+  absl::StatusOr<LaunchResult> job;
+  std::vector<net::Socket> attack;
+  absl::Mutex mu;
+  std::thread attacker([&] {
+    for (int i = 0; i < 107; ++i) {
+      // The first waits for the store to listen; once it stops listening
+      // (every rank joined) the others give up at once.
+      absl::StatusOr<net::Socket> s = net::Connect(
+          "127.0.0.1", *port, absl::Now() + (i == 0 ? absl::Seconds(10) : absl::Milliseconds(1)));
+      if (!s.ok()) break;  // the store closed: every rank joined
+      if (i < 7) {
+        std::string stall(1, 1);
+        const uint32_t big = 64u << 20;
+        stall.append(reinterpret_cast<const char*>(&big), 4);
+        (void)net::WriteAll(*s, stall.data(), stall.size(), absl::Now() + absl::Seconds(1));
+      }
+      absl::MutexLock lock(&mu);
+      attack.push_back(*std::move(s));
+    }
+  });
+  LaunchOptions o = WorkerLaunch(3, absl::Seconds(2));
+  o.master_port = *port;
+  job = Launch(o, {*g_worker, "collectives", dir, "20000"});
+  attacker.join();
+  EXPECT_TRUE(job.ok()) << job.status();
+  for (int k = 0; k < 3; ++k) {
+    const WorkerResult w = ReadResult(dir, k);
+    EXPECT_TRUE(w.present && w.code == 0) << "rank " << k << ": " << w.message;
+  }
+  absl::MutexLock lock(&mu);
+  std::printf("a job with %zu attacking connections to its store passed\n", attack.size());
+}
+
+// Two jobs on one port at once: the second fails at once, saying the port
+// is taken, and the first is unaffected.
+TEST(GlooSecondJob, FailsAtOnceAndLeavesTheFirstAlone) {
+  absl::StatusOr<int> port = net::PickFreePort("127.0.0.1");
+  ASSERT_TRUE(port.ok());
+  const std::string dir1 = MakeTempDir();
+  const std::string dir2 = MakeTempDir();
+  absl::StatusOr<LaunchResult> first;
+  std::thread job1([&] {
+    LaunchOptions o = WorkerLaunch(3, absl::Seconds(2));
+    o.master_port = *port;
+    first = Launch(o, {*g_worker, "collectives", dir1, "20000"});
+  });
+  // Once the first job's store listens, start the second on its port:
+  // through the launcher (refused before any rank starts) and as a rank
+  // started by hand with another secret (refused by the store while it is
+  // open; once the first job's ranks all joined nothing listens there, and
+  // the intruder only times out).
+  ASSERT_TRUE(net::Connect("127.0.0.1", *port, absl::Now() + absl::Seconds(10)).ok());
+  LaunchOptions o = WorkerLaunch(3, absl::Seconds(2));
+  o.master_port = *port;
+  absl::Time start = absl::Now();
+  absl::StatusOr<LaunchResult> second = Launch(o, {*g_worker, "collectives", dir2, "20000"});
+  EXPECT_EQ(second.status().code(), absl::StatusCode::kUnavailable) << second.status();
+  EXPECT_THAT(second.status().message(), HasSubstr("is not free"));
+  EXPECT_LT(absl::Now() - start, absl::Seconds(2));
+  GlooOptions intruder;
+  intruder.rank = 1;
+  intruder.size = 3;
+  intruder.master_port = *port;
+  intruder.job_secret = "another job";
+  intruder.connect_timeout = absl::Seconds(2);
+  absl::StatusOr<std::unique_ptr<Communicator>> c = ConnectGloo(intruder);
+  EXPECT_THAT(c.status().code(), ::testing::AnyOf(absl::StatusCode::kPermissionDenied,
+                                                  absl::StatusCode::kDeadlineExceeded))
+      << c.status();
+  job1.join();
+  EXPECT_TRUE(first.ok()) << first.status();
+  for (int k = 0; k < 3; ++k) {
+    const WorkerResult w = ReadResult(dir1, k);
+    EXPECT_TRUE(w.present && w.code == 0) << "rank " << k << ": " << w.message;
+  }
+}
 
 }  // namespace
 }  // namespace oneflow_sbp::comm

@@ -28,6 +28,7 @@ inline std::vector<absl::Status> RunNcclRanks(int n, int port,
       o.size = n;
       o.device = r;
       o.master_port = port;
+      o.job_secret = "nccl-test-secret";
       o.default_timeout = absl::Seconds(30);
       absl::StatusOr<std::unique_ptr<NcclCommunicator>> world = ConnectNccl(o);
       results[r] = world.ok() ? fn(**world) : world.status();

@@ -15,6 +15,7 @@ packages=(
   libgmock-dev
   libbenchmark-dev    # Google Benchmark 1.7
   libeigen3-dev       # Eigen 3.4
+  libssl-dev          # OpenSSL libcrypto: HMAC-SHA256 for the rendezvous store's job secret
   libgloo-dev         # Gloo (2022 snapshot): the multi-process communicator backend
   libasan8            # gcc 12 sanitizer runtimes: --config=asan (ASan + UBSan)
   libubsan1

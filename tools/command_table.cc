@@ -78,7 +78,8 @@ filtered_by_constraint). --request reads the same request as a protobuf
 message (InferRequestProto in proto/infer.proto) in JSON or text format;
 flags given with it override its fields.)help"},
     {"boxing", "the cheapest exact plan from one layout to another",
-     "shape dtype placement from to to_placement format execute nproc seed calibration",
+     "shape dtype placement from to to_placement format execute nproc seed calibration timeout "
+     "heartbeat_timeout",
      "text|json|textproto|dot", 0,
      R"help(sbp boxing --shape=SHAPE --placement=PL --from=ND --to=ND [--dtype=DT]
            [--to_placement=PL] [--execute[=threads|gloo]] [--nproc=N]
@@ -146,7 +147,7 @@ the outputs agree. With --training both runs are whole steps (forward,
 backward ops, gradient reductions, Adam updates) and every parameter's
 gradient and updated value must agree too.)help"},
     {"calibrate", "measure this machine's links for the planner",
-     "backend nproc out format",
+     "backend nproc out format timeout heartbeat_timeout",
      "text|json|textproto", 0,
      R"help(sbp calibrate [--backend=threads|gloo] [--nproc=N] [--out=FILE]
               [--format=text|json|textproto]
@@ -162,7 +163,8 @@ engine plan with it.
   $ sbp calibrate --nproc=4 --out=calib.txtpb
   $ sbp boxing --calibration=calib.txtpb --shape=1024,1024 ...)help"},
     {"launch", "run a program as N rank processes (torchrun style)",
-     "nproc nproc_per_node nnodes node_rank master_addr master_port rank_prefix",
+     "nproc nproc_per_node nnodes node_rank master_addr master_port rank_prefix timeout "
+     "heartbeat_timeout",
      "", -1,
      R"help(sbp launch --nproc=N [--nnodes=M --node_rank=K --master_addr=HOST
            --master_port=P] [--rank_prefix=auto|yes|no] -- COMMAND [ARGS...]
@@ -174,12 +176,17 @@ If a rank fails, the others are terminated and the error names it. On
 several nodes run the same command on each with its --node_rank and a
 common --master_addr/--master_port. A COMMAND `sbp` runs this sbp binary.
 --rank_prefix starts every line a rank prints with [rank N]: auto (the
-default) does so when stdout is a terminal.
+default) does so when stdout is a terminal. Every rank gets a fresh job
+secret in OFS_JOB_SECRET (or this shell's, which several nodes must share).
+--timeout=SECONDS sets the ranks' collective timeout (OFS_TIMEOUT, default
+60) and --heartbeat_timeout=SECONDS how long a silent rank goes unreported
+(OFS_HEARTBEAT_TIMEOUT, default 10; 0 off); demo, boxing --execute and
+calibrate take both too.
 
   $ sbp launch --nproc=4 -- sbp boxing --execute=gloo --shape=8,6 \
         --placement='cpu:0-3 [2,2]' --from='(S(0),S(1))' --to='(B,B)')help"},
     {"demo", "train a LLaMA-style block on a mesh, checked against one rank",
-     "mesh backend batch seq hidden heads ffn vocab layers steps trace seed all_ops record save resume cost device calibration format",
+     "mesh backend batch seq hidden heads ffn vocab layers steps trace seed all_ops record save resume cost device calibration format timeout heartbeat_timeout",
      "text|json", 0,
      R"help(sbp demo [--mesh=2,2] [--backend=threads|gloo] [--steps=3] [--layers=1]
          [--batch=4] [--seq=16] [--hidden=64] [--heads=4] [--ffn=128] [--vocab=128]

@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "runtime/comm/inprocess_world.h"
+#include "runtime/comm/job_auth.h"
 #include "runtime/comm/launcher.h"
 
 namespace oneflow_sbp::cli {
@@ -42,7 +43,10 @@ absl::string_view BackendName(Backend backend) {
   return backend == Backend::kThreads ? "threads" : "gloo";
 }
 
-bool IsRankProcess() { return std::getenv("RANK") != nullptr; }
+bool IsRankProcess() {
+  const char* secret = std::getenv(comm::kJobSecretVariable);
+  return std::getenv("RANK") != nullptr && secret != nullptr && *secret != '\0';
+}
 
 absl::StatusOr<std::string> RunOnRanks(
     Backend backend, int nproc,
@@ -50,6 +54,16 @@ absl::StatusOr<std::string> RunOnRanks(
     const RankRunOptions& options) {
   if (nproc < 1) {
     return absl::InvalidArgumentError(absl::StrCat("--nproc=", nproc, " must be at least 1"));
+  }
+  absl::Duration timeout = options.timeout;
+  if (timeout <= absl::ZeroDuration()) {
+    absl::StatusOr<absl::Duration> from_env =
+        comm::SecondsFromEnvironment("OFS_TIMEOUT", absl::Seconds(60));
+    if (!from_env.ok()) return from_env.status();
+    if (*from_env <= absl::ZeroDuration()) {
+      return absl::InvalidArgumentError("OFS_TIMEOUT must be above 0 seconds");
+    }
+    timeout = *from_env;
   }
   if (backend == Backend::kGloo && options.device != DeviceType::kCpu) {
     return absl::UnimplementedError(absl::StrCat(
@@ -59,7 +73,7 @@ absl::StatusOr<std::string> RunOnRanks(
   if (backend == Backend::kThreads) {
     std::string text;
     comm::InProcessOptions io = comm::InProcessOptions::OnDevice(options.device);
-    io.default_timeout = options.timeout;
+    io.default_timeout = timeout;
     absl::StatusOr<std::vector<absl::Status>> ran = comm::RunRanks(
         nproc,
         [&](comm::Communicator& world) -> absl::Status {
@@ -81,7 +95,7 @@ absl::StatusOr<std::string> RunOnRanks(
   }
   if (IsRankProcess()) {
     absl::StatusOr<std::unique_ptr<comm::Communicator>> world =
-        comm::ConnectFromEnvironment(options.timeout);
+        comm::ConnectFromEnvironment(timeout);
     if (!world.ok()) return world.status();
     if ((*world)->size() != nproc) {
       return absl::InvalidArgumentError(absl::StrCat("WORLD_SIZE ", (*world)->size(),
@@ -95,8 +109,10 @@ absl::StatusOr<std::string> RunOnRanks(
   if (!argv.ok()) return argv.status();
   comm::LaunchOptions lo;
   lo.nproc = nproc;
-  lo.timeout = options.timeout + absl::Seconds(30);
+  lo.timeout = timeout + absl::Seconds(30);
   lo.failure_grace = absl::Seconds(2);
+  // The ranks use this process's timeout, whatever it came from.
+  lo.env = {{"OFS_TIMEOUT", absl::StrCat(absl::ToDoubleSeconds(timeout))}};
   absl::StatusOr<comm::LaunchResult> launched = comm::Launch(lo, *argv);
   if (!launched.ok()) return launched.status();
   return std::string();

@@ -31,13 +31,16 @@ enum class Backend : uint8_t { kThreads, kGloo };
 absl::StatusOr<Backend> ParseBackend(absl::string_view text);
 absl::string_view BackendName(Backend backend);
 
-// True in a process that a launcher started as a rank (RANK is set).
+// True in a process that a launcher started as a rank: RANK and the job
+// secret (OFS_JOB_SECRET) are both set. A RANK left over in a user's shell
+// alone does not make a command wait for peers.
 bool IsRankProcess();
 
 struct RankRunOptions {
   // Every collective's timeout (threads) and the rendezvous and call
-  // timeout (gloo).
-  absl::Duration timeout = absl::Seconds(60);
+  // timeout (gloo). Zero: OFS_TIMEOUT (seconds; `sbp --timeout` sets it),
+  // else 60 s.
+  absl::Duration timeout = absl::ZeroDuration();
   // Where the ranks' payload buffers live. kCuda: threads only, every rank
   // thread on the current GPU (comm::InProcessOptions::OnDevice); needs a
   // --config=cuda build (else kUnimplemented naming it).

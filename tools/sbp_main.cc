@@ -82,6 +82,12 @@ ABSL_FLAG(int, node_rank, 0, "launch: this node's index.");
 ABSL_FLAG(std::string, master_addr, "127.0.0.1", "launch: where rank 0 serves the rendezvous.");
 ABSL_FLAG(int, master_port, 0, "launch: rendezvous port (0: pick a free one, one node only).");
 ABSL_FLAG(std::string, backend, "threads", "calibrate, demo: threads or gloo.");
+ABSL_FLAG(double, timeout, 0,
+          "launch, demo, boxing --execute, calibrate: collective timeout in seconds "
+          "(OFS_TIMEOUT; default 60).");
+ABSL_FLAG(double, heartbeat_timeout, 0,
+          "launch, demo, boxing --execute, calibrate: seconds before a silent rank is reported "
+          "(OFS_HEARTBEAT_TIMEOUT; default 10, 0 off).");
 ABSL_FLAG(std::string, rank_prefix, "auto",
           "launch: prefix each line of a rank's output with [rank N]: auto (when stdout is a "
           "terminal), yes or no.");
@@ -519,6 +525,33 @@ std::optional<std::string> CommandLineError(const CommandSpec& spec, const Comma
 
 }  // namespace
 
+// --timeout and --heartbeat_timeout become OFS_TIMEOUT and
+// OFS_HEARTBEAT_TIMEOUT in this process's environment, before any thread
+// starts: the rank processes it launches inherit them, and the rank runner
+// (tools/rank_runner.h) and ConnectFromEnvironment read them there. The
+// flags win over a value the shell exported.
+std::optional<std::string> ExportTimeouts(const CommandLine& cl) {
+  const struct {
+    const char* flag;
+    const char* variable;
+    double value;
+    bool positive;
+  } timeouts[] = {
+      {"timeout", "OFS_TIMEOUT", absl::GetFlag(FLAGS_timeout), true},
+      {"heartbeat_timeout", "OFS_HEARTBEAT_TIMEOUT", absl::GetFlag(FLAGS_heartbeat_timeout),
+       false},
+  };
+  for (const auto& t : timeouts) {
+    if (!cl.given.contains(t.flag)) continue;
+    if (!(t.value >= 0) || (t.positive && t.value == 0) || t.value > 1e9) {
+      return absl::StrCat("--", t.flag, "=", t.value, ": seconds, ",
+                          t.positive ? "above 0" : "0 (off) or more");
+    }
+    setenv(t.variable, absl::StrCat(t.value).c_str(), 1);
+  }
+  return std::nullopt;
+}
+
 int RunMain(int argc, char** argv) {
   const std::vector<std::string> args = Arguments(argc, argv);
   if (const std::optional<int> done = HelpOrVersion(args)) return *done;
@@ -541,6 +574,7 @@ int RunMain(int argc, char** argv) {
   if (const std::optional<std::string> why = CommandLineError(*spec, cl)) {
     return Usage(cl.command, *why);
   }
+  if (const std::optional<std::string> why = ExportTimeouts(cl)) return Usage(cl.command, *why);
   absl::StatusOr<std::unique_ptr<Engine>> engine = MakeEngine();
   if (!engine.ok()) return Fail(cl.command, engine.status());
 

@@ -16,11 +16,12 @@ __all__ = ["init", "current_session", "is_launched", "rank", "world_size", "no_g
 
 _session = None
 
-_LAUNCH_VARS = ("RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT")
+_LAUNCH_VARS = ("RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT", "OFS_JOB_SECRET")
 
 
 def is_launched():
-    """True when the launcher's environment (RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT) is set."""
+    """True when the launcher's environment (RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT and the
+    job secret OFS_JOB_SECRET) is set: a stray RANK alone does not count."""
     return all(v in os.environ for v in _LAUNCH_VARS)
 
 

@@ -7,7 +7,13 @@
 #include <utility>
 #include <vector>
 
+#include <functional>
+#include <thread>
+
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "runtime/comm/kv_store.h"
@@ -67,6 +73,101 @@ class StoreAdapter : public gloo::rendezvous::Store {
   absl::Status error_;
 };
 
+// Beats every timeout / 4 through this rank's store connection; on a
+// silent peer (or a silent store) calls `on_silent` once and stops.
+class Heartbeat {
+ public:
+  Heartbeat(std::unique_ptr<KvStoreClient> client, absl::Duration timeout,
+            std::function<void(const absl::Status&)> on_silent)
+      : client_(std::move(client)), timeout_(timeout), on_silent_(std::move(on_silent)) {
+    thread_ = std::thread([this] { Loop(); });
+  }
+  ~Heartbeat() {
+    {
+      absl::MutexLock lock(&mu_);
+      stop_ = true;
+    }
+    client_->Cancel();
+    thread_.join();
+  }
+
+  // Asks the store now and waits up to `within` for its answer: the
+  // silent ranks it names, or empty.
+  std::string Verdict(absl::Duration within) {
+    absl::MutexLock lock(&mu_);
+    if (!verdict_.empty() || done_) return verdict_;
+    const int64_t want = beats_ + 1;
+    probe_ = true;
+    auto answered = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+      return beats_ >= want || done_ || !verdict_.empty();
+    };
+    mu_.AwaitWithTimeout(absl::Condition(&answered), within);
+    return verdict_;
+  }
+
+ private:
+  void Loop() {
+    const absl::Duration period = std::max(timeout_ / 4, absl::Milliseconds(20));
+    for (;;) {
+      {
+        absl::MutexLock lock(&mu_);
+        auto woken = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stop_ || probe_; };
+        mu_.AwaitWithTimeout(absl::Condition(&woken), period);
+        if (stop_) break;
+        probe_ = false;
+      }
+      absl::StatusOr<std::string> silent = client_->Beat(timeout_, absl::Now() + timeout_);
+      std::string verdict;
+      if (silent.ok() && !silent->empty()) {
+        verdict = DescribeSilent(*silent);
+      } else if (silent.status().code() == absl::StatusCode::kDeadlineExceeded) {
+        verdict = absl::StrCat("rank 0 (it serves the rendezvous store) stopped answering: no "
+                               "heartbeat reply within ",
+                               absl::FormatDuration(timeout_));
+      } else if (!silent.ok()) {
+        break;  // cancelled, or the store has gone (rank 0 ended): nothing to report
+      }
+      if (!verdict.empty()) {
+        {
+          absl::MutexLock lock(&mu_);
+          verdict_ = verdict;
+        }
+        on_silent_(absl::UnavailableError(verdict));
+        break;
+      }
+      absl::MutexLock lock(&mu_);
+      ++beats_;
+    }
+    absl::MutexLock lock(&mu_);
+    done_ = true;
+  }
+
+  // "2:10234,3:10500" -> "rank 2 stopped answering: no heartbeat for 10.2s; rank 3 ..."
+  std::string DescribeSilent(const std::string& list) const {
+    std::vector<std::string> parts;
+    for (absl::string_view item : absl::StrSplit(list, ',')) {
+      std::vector<std::string> f = absl::StrSplit(item, ':');
+      int64_t ms = 0;
+      if (f.size() != 2 || !absl::SimpleAtoi(f[1], &ms)) continue;
+      parts.push_back(absl::StrCat("rank ", f[0], " stopped answering: no heartbeat for ",
+                                   absl::FormatDuration(absl::Milliseconds(ms)),
+                                   " (heartbeat timeout ", absl::FormatDuration(timeout_), ")"));
+    }
+    return absl::StrJoin(parts, "; ");
+  }
+
+  const std::unique_ptr<KvStoreClient> client_;
+  const absl::Duration timeout_;
+  const std::function<void(const absl::Status&)> on_silent_;
+  absl::Mutex mu_;
+  bool stop_ ABSL_GUARDED_BY(mu_) = false;
+  bool probe_ ABSL_GUARDED_BY(mu_) = false;
+  bool done_ ABSL_GUARDED_BY(mu_) = false;
+  int64_t beats_ ABSL_GUARDED_BY(mu_) = 0;
+  std::string verdict_ ABSL_GUARDED_BY(mu_);
+  std::thread thread_;
+};
+
 class GlooTransport : public Transport {
  public:
   GlooTransport(std::shared_ptr<gloo::transport::Device> device,
@@ -74,8 +175,16 @@ class GlooTransport : public Transport {
                 std::unique_ptr<KvStoreServer> server)
       : device_(std::move(device)), context_(std::move(context)), server_(std::move(server)) {}
 
+  // Starts the heartbeat over `client` (this rank's store connection).
+  void StartHeartbeat(std::unique_ptr<KvStoreClient> client, absl::Duration timeout) {
+    heartbeat_ = std::make_unique<Heartbeat>(std::move(client), timeout,
+                                             [this](const absl::Status& s) { Abort(s); });
+  }
+
   ~GlooTransport() override {
-    // Pairs first (peers see an orderly close), then the store.
+    // The heartbeat first (it may call Abort), then the pairs (peers see an
+    // orderly close), then the store.
+    heartbeat_.reset();
     context_.reset();
     device_.reset();
     if (server_ != nullptr) server_->Shutdown(kStoreDrain);
@@ -138,6 +247,7 @@ class GlooTransport : public Transport {
   std::shared_ptr<gloo::transport::Device> device_;
   std::shared_ptr<gloo::rendezvous::Context> context_;
   std::unique_ptr<KvStoreServer> server_;
+  std::unique_ptr<Heartbeat> heartbeat_;
   mutable absl::Mutex mu_;
   absl::Status aborted_ ABSL_GUARDED_BY(mu_);
   std::vector<Waiting> waiting_ ABSL_GUARDED_BY(mu_);
@@ -213,6 +323,16 @@ absl::Status GlooTransport::Exchange(absl::Span<const P2POp> ops, absl::Time dea
       }
     }
   }
+  if (!status.ok() && heartbeat_ != nullptr &&
+      (status.code() == absl::StatusCode::kUnavailable ||
+       status.code() == absl::StatusCode::kDeadlineExceeded)) {
+    // A healthy peer that noticed a silent rank first may have closed its
+    // connections; name the rank that stopped, if the store knows one.
+    const std::string verdict = heartbeat_->Verdict(absl::Seconds(1));
+    if (!verdict.empty() && !absl::StrContains(status.message(), verdict)) {
+      status = absl::UnavailableError(absl::StrCat(verdict, "; ", status.message()));
+    }
+  }
   if (!status.ok()) {
     // Also when another thread aborted first: this thread's buffers must be
     // out of Gloo's hands before they are freed and the caller's memory is
@@ -233,8 +353,13 @@ absl::Status CheckOptions(const GlooOptions& o) {
         absl::StrCat("gloo: master_port ", o.master_port, " is not in 1..65535"));
   }
   if (o.master_addr.empty()) return absl::InvalidArgumentError("gloo: master_addr is empty");
-  if (o.connect_timeout <= absl::ZeroDuration() || o.default_timeout <= absl::ZeroDuration()) {
+  if (o.connect_timeout <= absl::ZeroDuration() || o.default_timeout <= absl::ZeroDuration() ||
+      o.heartbeat_timeout < absl::ZeroDuration()) {
     return absl::InvalidArgumentError("gloo: timeouts must be positive");
+  }
+  if (o.job_secret.empty()) {
+    return absl::InvalidArgumentError(
+        "gloo: the job secret is empty (set OFS_JOB_SECRET in every rank; sbp launch does)");
   }
   return absl::OkStatus();
 }
@@ -264,13 +389,16 @@ absl::StatusOr<std::unique_ptr<Communicator>> ConnectGloo(const GlooOptions& o) 
 
   std::unique_ptr<KvStoreServer> server;
   if (o.rank == 0) {
+    KvStoreOptions store;
+    store.secret = o.job_secret;
+    store.world_size = o.size;
     absl::StatusOr<std::unique_ptr<KvStoreServer>> s =
-        KvStoreServer::Start(o.master_addr, o.master_port);
+        KvStoreServer::Start(o.master_addr, o.master_port, store);
     if (!s.ok()) return fail(s.status());
     server = *std::move(s);
   }
   absl::StatusOr<std::unique_ptr<KvStoreClient>> client =
-      KvStoreClient::Connect(o.master_addr, o.master_port, deadline);
+      KvStoreClient::Connect(o.master_addr, o.master_port, o.job_secret, o.rank, deadline);
   if (!client.ok()) return fail(client.status());
   std::string hostname = o.hostname;
   if (hostname.empty()) {
@@ -300,11 +428,15 @@ absl::StatusOr<std::unique_ptr<Communicator>> ConnectGloo(const GlooOptions& o) 
   for (int r = 0; r < o.size; ++r) ready.push_back(absl::StrCat("oneflow_sbp/ready/", r));
   if (absl::Status s = (*client)->Set(ready[o.rank], "1", deadline); !s.ok()) return fail(s);
   if (absl::Status s = (*client)->Wait(ready, deadline); !s.ok()) return fail(s);
-  client->reset();
   context->setTimeout(Millis(o.default_timeout));
-  return Communicator::CreateWorld(
-      std::make_shared<GlooTransport>(std::move(device), std::move(context), std::move(server)),
-      o.default_timeout);
+  auto transport =
+      std::make_shared<GlooTransport>(std::move(device), std::move(context), std::move(server));
+  if (o.heartbeat_timeout > absl::ZeroDuration()) {
+    transport->StartHeartbeat(*std::move(client), o.heartbeat_timeout);
+  } else {
+    client->reset();
+  }
+  return Communicator::CreateWorld(std::move(transport), o.default_timeout);
 }
 
 }  // namespace oneflow_sbp::comm

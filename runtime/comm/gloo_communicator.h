@@ -12,8 +12,19 @@
 // master_addr:master_port; every rank publishes its Gloo pair addresses
 // there and connects a full mesh (gloo::rendezvous::Context::
 // connectFullMesh); a last store barrier makes sure every rank connected
-// before any returns. After that the store is idle; rank 0 keeps serving
-// it until its communicator is destroyed.
+// before any returns. Only clients that hold the job secret get into the
+// store (kv_store.h); once every rank joined it takes no new connections.
+// After that each rank keeps its store connection for the heartbeat.
+//
+// Heartbeat: every rank tells the store it is alive every heartbeat_timeout
+// / 4; the store answers with the ranks it has not heard from for more than
+// heartbeat_timeout. A rank that learns of a silent peer (a stopped or hung
+// process: its sockets stay open, so Gloo alone would wait for the whole
+// call timeout) aborts its transport with kUnavailable naming that rank; a
+// store that does not answer within heartbeat_timeout names rank 0. When a
+// call fails for another reason, the error also names a silent rank if the
+// store knows one, so the blame lands on the rank that stopped, not on the
+// healthy rank that noticed first.
 //
 // Transport: Gloo's TCP pairs with unbound buffers. Every message of a
 // step is posted (send/recv with the message tag as Gloo slot) before any
@@ -60,10 +71,16 @@ struct GlooOptions {
   absl::Duration connect_timeout = absl::Seconds(60);
   // For calls that do not set their own timeout.
   absl::Duration default_timeout = absl::Seconds(60);
+  // The job secret every rank shares (job_auth.h); required.
+  std::string job_secret;
+  // A rank silent for longer is reported (see the header comment); zero
+  // turns the heartbeat off.
+  absl::Duration heartbeat_timeout = absl::Seconds(10);
 };
 
 // Joins the world described by `options` (see the header comment).
-// kInvalidArgument for bad options; kDeadlineExceeded if the other ranks
+// kInvalidArgument for bad options (an empty job secret included);
+// kPermissionDenied when the store on master_port has another secret; kDeadlineExceeded if the other ranks
 // do not all arrive within connect_timeout; kUnavailable if the store
 // cannot be served (port taken) or reached, or Gloo cannot connect.
 absl::StatusOr<std::unique_ptr<Communicator>> ConnectGloo(const GlooOptions& options);

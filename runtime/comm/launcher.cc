@@ -25,6 +25,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "runtime/comm/gloo_communicator.h"
+#include "runtime/comm/job_auth.h"
 #include "runtime/comm/net.h"
 
 extern char** environ;
@@ -66,8 +67,10 @@ absl::StatusOr<std::string> ResolveCommand(const std::string& name) {
 }
 
 // The environment of one rank: ours, minus the variables we set, plus them.
-std::vector<std::string> RankEnvironment(const LaunchOptions& o, int port, int local_rank) {
+std::vector<std::string> RankEnvironment(const LaunchOptions& o, int port, int local_rank,
+                                         const std::string& secret) {
   std::vector<std::pair<std::string, std::string>> vars = {
+      {kJobSecretVariable, secret},
       {"RANK", std::to_string(o.node_rank * o.nproc + local_rank)},
       {"WORLD_SIZE", std::to_string(o.nnodes * o.nproc)},
       {"LOCAL_RANK", std::to_string(local_rank)},
@@ -154,7 +157,13 @@ class Children {
       if (done_[i]) continue;
       exits_[i].terminated = true;
       ::kill(exits_[i].pid, sig);
+      // A stopped rank acts on SIGTERM only once continued.
+      if (exits_[i].stopped_by != 0 && sig == SIGTERM) ::kill(exits_[i].pid, SIGCONT);
     }
+  }
+  void Stopped(size_t i, int sig) {
+    absl::MutexLock lock(&mu_);
+    if (sig != 0) exits_[i].stopped_by = sig;
   }
   bool AllDone() {
     absl::MutexLock lock(&mu_);
@@ -314,8 +323,34 @@ absl::StatusOr<int> Spawn(const std::string& path, std::vector<char*>& argv,
 }
 
 absl::StatusOr<int> MasterPort(const LaunchOptions& options) {
-  if (options.master_port != 0) return options.master_port;
-  return net::PickFreePort(options.master_addr);
+  if (options.master_port == 0) return net::PickFreePort(options.master_addr);
+  if (options.node_rank == 0) {
+    // Rank 0 will serve the store here: a port another job (or program)
+    // holds fails now, by name, before any rank starts.
+    absl::StatusOr<net::Socket> probe = net::Listen(options.master_addr, options.master_port, 1);
+    if (!probe.ok()) {
+      return absl::UnavailableError(absl::StrCat(
+          "launch: MASTER_PORT ", options.master_port, " on ", options.master_addr,
+          " is not free (another job's rendezvous store?): ", probe.status().message()));
+    }
+  }
+  return options.master_port;
+}
+
+// The job secret: the launcher's own OFS_JOB_SECRET (or LaunchOptions::env's),
+// else a fresh one when this is the only node.
+absl::StatusOr<std::string> JobSecret(const LaunchOptions& options) {
+  for (const auto& [name, value] : options.env) {
+    if (name == kJobSecretVariable && !value.empty()) return value;
+  }
+  const char* mine = std::getenv(kJobSecretVariable);
+  if (mine != nullptr && *mine != '\0') return std::string(mine);
+  if (options.nnodes > 1) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "launch: with ", options.nnodes, " nodes set ", kJobSecretVariable,
+        " to one value on every node (e.g. openssl rand -hex 32)"));
+  }
+  return NewJobSecret();
 }
 
 // With prefix_output: two prefixed streams per rank, stopped (once the
@@ -330,8 +365,8 @@ struct RankOutput {
 // through two new streams of `output`.
 absl::StatusOr<int> SpawnRank(const LaunchOptions& options, const std::string& path,
                               std::vector<char*>& cargs, int master_port, int local,
-                              RankOutput& output) {
-  std::vector<std::string> env = RankEnvironment(options, master_port, local);
+                              const std::string& secret, RankOutput& output) {
+  std::vector<std::string> env = RankEnvironment(options, master_port, local, secret);
   std::vector<char*> cenv = CStrings(env);
   PrefixedStream* out = nullptr;
   PrefixedStream* err = nullptr;
@@ -381,11 +416,18 @@ RanksEnded AwaitRanks(const LaunchOptions& options, absl::Time deadline, bool al
 
 absl::Status LaunchFailure(const std::vector<RankExit>& ranks, int first_failure) {
   std::vector<int> terminated;
+  std::string stopped;
   for (const RankExit& e : ranks) {
     if (e.terminated) terminated.push_back(e.rank);
+    if (e.stopped_by != 0 && stopped.empty()) {
+      // The others failed because this one stopped answering.
+      stopped = absl::StrCat("rank ", e.rank, " (pid ", e.pid, ") was stopped by signal ",
+                             e.stopped_by, " (", strsignal(e.stopped_by),
+                             ") and stopped answering; then ");
+    }
   }
   return absl::AbortedError(absl::StrCat(
-      "launch failed: ", DescribeExit(ranks[first_failure]),
+      "launch failed: ", stopped, DescribeExit(ranks[first_failure]),
       terminated.empty() ? ""
                          : absl::StrCat("; terminated ranks ", absl::StrJoin(terminated, ","))));
 }
@@ -398,6 +440,8 @@ absl::StatusOr<LaunchResult> Launch(const LaunchOptions& options,
   absl::StatusOr<std::string> path = ResolveCommand(argv[0]);
   if (!path.ok()) return path.status();
   LaunchResult result;
+  absl::StatusOr<std::string> secret = JobSecret(options);
+  if (!secret.ok()) return secret.status();
   absl::StatusOr<int> port = MasterPort(options);
   if (!port.ok()) return port.status();
   result.master_port = *port;
@@ -410,7 +454,8 @@ absl::StatusOr<LaunchResult> Launch(const LaunchOptions& options,
   absl::Status spawn_error;
   RankOutput output;
   for (int local = 0; local < options.nproc; ++local) {
-    absl::StatusOr<int> pid = SpawnRank(options, *path, cargs, result.master_port, local, output);
+    absl::StatusOr<int> pid = SpawnRank(options, *path, cargs, result.master_port, local, *secret,
+                                         output);
     if (!pid.ok()) {
       spawn_error = pid.status();
       break;
@@ -418,7 +463,15 @@ absl::StatusOr<LaunchResult> Launch(const LaunchOptions& options,
     children.Add(options.node_rank * options.nproc + local, *pid);
     waiters.emplace_back([&children, local, pid = *pid] {
       int status = 0;
-      while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+      for (;;) {
+        const int rc = waitpid(pid, &status, WUNTRACED | WCONTINUED);
+        if (rc < 0 && errno == EINTR) continue;
+        if (rc > 0 && WIFSTOPPED(status)) {
+          children.Stopped(local, WSTOPSIG(status));
+          continue;
+        }
+        if (rc > 0 && WIFCONTINUED(status)) continue;
+        break;
       }
       children.Reaped(local, status);
     });
@@ -459,6 +512,18 @@ absl::StatusOr<std::unique_ptr<Communicator>> ConnectFromEnvironment(absl::Durat
     return n;
   };
   GlooOptions o;
+  absl::StatusOr<std::string> secret = var(kJobSecretVariable);
+  if (!secret.ok()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        secret.status().message(), " (", kJobSecretVariable,
+        " holds the job secret; sbp launch sets it, a rank started by hand needs the same value "
+        "in every rank)"));
+  }
+  absl::StatusOr<absl::Duration> call_timeout = SecondsFromEnvironment("OFS_TIMEOUT", timeout);
+  if (!call_timeout.ok()) return call_timeout.status();
+  absl::StatusOr<absl::Duration> heartbeat =
+      SecondsFromEnvironment("OFS_HEARTBEAT_TIMEOUT", o.heartbeat_timeout);
+  if (!heartbeat.ok()) return heartbeat.status();
   absl::StatusOr<int> rank = number("RANK");
   if (!rank.ok()) return rank.status();
   absl::StatusOr<int> size = number("WORLD_SIZE");
@@ -471,9 +536,22 @@ absl::StatusOr<std::unique_ptr<Communicator>> ConnectFromEnvironment(absl::Durat
   o.size = *size;
   o.master_addr = *addr;
   o.master_port = *port;
-  o.connect_timeout = timeout;
-  o.default_timeout = timeout;
+  o.connect_timeout = *call_timeout;
+  o.default_timeout = *call_timeout;
+  o.job_secret = *secret;
+  o.heartbeat_timeout = *heartbeat;
   return ConnectGloo(o);
+}
+
+absl::StatusOr<absl::Duration> SecondsFromEnvironment(const char* name, absl::Duration fallback) {
+  const char* v = std::getenv(name);
+  if (v == nullptr || *v == '\0') return fallback;
+  double seconds = 0;
+  if (!absl::SimpleAtod(v, &seconds) || !(seconds >= 0) || seconds > 1e9) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(name, "='", v, "' is not a number of seconds (>= 0)"));
+  }
+  return absl::Seconds(seconds);
 }
 
 }  // namespace oneflow_sbp::comm

@@ -18,7 +18,14 @@
 //   LOCAL_WORLD_SIZE  nproc
 //   MASTER_ADDR       where rank 0 serves the rendezvous store
 //   MASTER_PORT       its port
-// plus LaunchOptions::env.
+//   OFS_JOB_SECRET    the job secret (job_auth.h): the launcher's own
+//                     OFS_JOB_SECRET if set, else a fresh random one (one
+//                     node only: with several nodes every node's launcher
+//                     must be given the same one). Never on a command line.
+// plus LaunchOptions::env. A rank reads, besides:
+//   OFS_TIMEOUT            the collective (and rendezvous) timeout in seconds
+//   OFS_HEARTBEAT_TIMEOUT  seconds of silence before a peer is reported
+//                          (default 10; 0 turns the heartbeat off)
 //
 // Failure handling: when a rank exits non-zero or dies by a signal, the
 // launcher waits `failure_grace` for the others to exit on their own (they
@@ -26,7 +33,10 @@
 // those still running, and SIGKILL after `term_timeout`. The returned
 // status names the first failing rank and its exit code or signal. Rank
 // processes also get SIGKILL if the launching thread dies
-// (PR_SET_PDEATHSIG), so a crashed launcher leaves no orphans.
+// (PR_SET_PDEATHSIG), so a crashed launcher leaves no orphans. A rank that
+// is stopped (SIGSTOP, SIGTSTP) is noticed (waitpid WUNTRACED), and the
+// failure summary names it first: its peers fail because it stopped
+// answering, not the other way round.
 #ifndef RUNTIME_COMM_LAUNCHER_H_
 #define RUNTIME_COMM_LAUNCHER_H_
 
@@ -74,6 +84,7 @@ struct RankExit {
   int exit_code = -1;  // set when it exited, -1 when a signal ended it
   int signal = 0;      // the signal that ended it, 0 when it exited
   bool terminated = false;  // the launcher sent it SIGTERM or SIGKILL
+  int stopped_by = 0;       // the signal that last stopped it, 0 if never stopped
 };
 
 struct LaunchResult {
@@ -85,7 +96,10 @@ struct LaunchResult {
 // Runs argv (argv[0] is a path, or a name looked up in PATH) as `nproc`
 // rank processes and waits for all of them. OK with every rank's exit when
 // all exited 0. Errors:
-//   kInvalidArgument   bad options, empty argv, argv[0] not found;
+//   kInvalidArgument   bad options, empty argv, argv[0] not found, several
+//                      nodes without OFS_JOB_SECRET;
+//   kUnavailable       (first node) master_port is already in use on
+//                      master_addr: another job's store, say; nothing started;
 //   kAborted           a rank failed: "rank 2 (pid 123) exited with code
 //                      3" or "... was killed by signal 6 (Aborted)"; the
 //                      other ranks were terminated as described above;
@@ -95,12 +109,19 @@ absl::StatusOr<LaunchResult> Launch(const LaunchOptions& options,
                                     absl::Span<const std::string> argv);
 
 // In a rank process: joins the Gloo world that RANK, WORLD_SIZE,
-// MASTER_ADDR and MASTER_PORT describe (see gloo_communicator.h), with
-// `timeout` for the rendezvous and as the default call timeout.
+// MASTER_ADDR, MASTER_PORT and OFS_JOB_SECRET describe (see
+// gloo_communicator.h), with `timeout` for the rendezvous and as the
+// default call timeout unless OFS_TIMEOUT (seconds) is set, and the
+// heartbeat timeout OFS_HEARTBEAT_TIMEOUT (seconds, default 10, 0 off).
 // kFailedPrecondition naming a missing variable (not started by a
 // launcher); kInvalidArgument for a malformed one; rendezvous errors as
 // ConnectGloo.
 absl::StatusOr<std::unique_ptr<Communicator>> ConnectFromEnvironment(absl::Duration timeout);
+
+// A duration in seconds from the environment variable `name` ("2.5"):
+// `fallback` when unset or empty; kInvalidArgument when malformed or
+// negative.
+absl::StatusOr<absl::Duration> SecondsFromEnvironment(const char* name, absl::Duration fallback);
 
 }  // namespace oneflow_sbp::comm
 

@@ -387,14 +387,23 @@ absl::StatusOr<std::unique_ptr<NcclCommunicator>> ConnectNccl(const NcclOptions&
   if (devices == 0) {
     return absl::FailedPreconditionError("nccl backend: no CUDA device on this machine");
   }
+  if (o.job_secret.empty()) {
+    return absl::InvalidArgumentError(
+        "nccl options: the job secret is empty (set OFS_JOB_SECRET in every rank; sbp launch "
+        "does)");
+  }
   const absl::Time deadline = absl::Now() + o.connect_timeout;
   auto shared = std::make_shared<NcclShared>();
   shared->device = o.device >= 0 ? o.device : o.rank % devices;
   if (o.rank == 0) {
-    OFS_ASSIGN_OR_RETURN(shared->server, KvStoreServer::Start(o.master_addr, o.master_port));
+    KvStoreOptions store;
+    store.secret = o.job_secret;
+    store.world_size = o.size;
+    OFS_ASSIGN_OR_RETURN(shared->server,
+                         KvStoreServer::Start(o.master_addr, o.master_port, store));
   }
-  OFS_ASSIGN_OR_RETURN(shared->client,
-                       KvStoreClient::Connect(o.master_addr, o.master_port, deadline));
+  OFS_ASSIGN_OR_RETURN(shared->client, KvStoreClient::Connect(o.master_addr, o.master_port,
+                                                              o.job_secret, o.rank, deadline));
   std::string id;
   if (o.rank == 0) {
     const std::string err = nccl::NewUniqueId(&id);

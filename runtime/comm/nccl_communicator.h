@@ -68,6 +68,8 @@ struct NcclOptions {
   int size = 1;
   std::string master_addr = "127.0.0.1";
   int master_port = 0;  // required: 1 .. 65535
+  // The job secret every rank shares (job_auth.h); required by the store.
+  std::string job_secret;
   // -1: rank % device count.
   int device = -1;
   absl::Duration connect_timeout = absl::Seconds(60);
