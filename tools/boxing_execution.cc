@@ -82,8 +82,8 @@ absl::StatusOr<LocalTensor> On(const LocalTensor& t, DeviceType device) {
 
 // This rank's shard of the seeded tensor laid out as the plan's source, on
 // `device` (undefined where the rank holds none). Without partial sums it
-// is made from the rank's own slice; partial sums need every rank's addends
-// (DistributeTensor), so the full tensor is made there.
+// is made from the rank's own slice; with partial sums the rank's addends
+// (DistributeTensorTo) are made from the full tensor.
 absl::StatusOr<LocalTensor> SourceShard(const boxing::BoxingPlan& plan, int rank, uint64_t seed,
                                         DeviceType device) {
   absl::StatusOr<int64_t> src_id = plan.src_placement.ParallelIdOf(rank);
@@ -96,10 +96,10 @@ absl::StatusOr<LocalTensor> SourceShard(const boxing::BoxingPlan& plan, int rank
   }
   kernels::HarnessOptions ho;
   ho.seed = seed;
-  absl::StatusOr<std::vector<LocalTensor>> src =
-      kernels::DistributeTensor(SeededFull(plan, seed), plan.src, plan.src_placement, ho);
+  absl::StatusOr<LocalTensor> src = kernels::DistributeTensorTo(
+      SeededFull(plan, seed), plan.src, plan.src_placement, *src_id, ho);
   if (!src.ok()) return src.status();
-  return On((*src)[*src_id], device);
+  return On(*src, device);
 }
 
 // Fills summary->measured and ->seconds with every rank's traffic and times,
