@@ -2,18 +2,65 @@
 
 #include <algorithm>
 #include <atomic>
+#include <limits>
 #include <optional>
 #include <thread>
 #include <utility>
 
 #include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
 
 #include "graph/cost_graph.h"
 
 namespace oneflow_sbp::graph {
 
-BoxingPrices::BoxingPrices(Engine& engine, Placement placement)
-    : engine_(engine), placement_(std::move(placement)) {}
+namespace {
+
+int64_t SatMul(int64_t a, int64_t b) {
+  if (a == 0 || b == 0) return 0;
+  return a > std::numeric_limits<int64_t>::max() / b ? std::numeric_limits<int64_t>::max()
+                                                     : a * b;
+}
+
+}  // namespace
+
+int64_t BoxingPrices::PricingWork(const boxing::PlanRequest& r) {
+  const int64_t values = r.shape.rank() + 2;
+  const int axes = r.src_placement.num_axes();
+  const int64_t ranks = r.src_placement.parallel_num();
+  int64_t layouts = 1;
+  for (int i = 0; i < axes; ++i) layouts = SatMul(layouts, values);
+  const int64_t tries = SatMul((int64_t{1} << axes) - 1, values);
+  const int64_t per_layout = SatMul(tries, ranks);
+  const int64_t p2p = SatMul(ranks, ranks);
+  const int64_t sum = per_layout > std::numeric_limits<int64_t>::max() - p2p
+                          ? std::numeric_limits<int64_t>::max()
+                          : per_layout + p2p + kPairOverhead;
+  return SatMul(layouts, sum);
+}
+
+BoxingPrices::BoxingPrices(Engine& engine, Placement placement, int64_t work_budget)
+    : engine_(engine), placement_(std::move(placement)), work_budget_(work_budget) {}
+
+absl::Status BoxingPrices::Charge(const std::vector<Key>& keys) {
+  int64_t work = 0;
+  for (const Key& k : keys) {
+    const boxing::PlanRequest r{k.desc.shape, k.desc.dtype, placement_, k.from, placement_, k.to};
+    if (!boxing::ValidatePlanRequest(r).ok()) continue;
+    const int64_t w = PricingWork(r);
+    work = w > std::numeric_limits<int64_t>::max() - work ? std::numeric_limits<int64_t>::max()
+                                                         : work + w;
+  }
+  if (work > work_budget_ - work_spent_) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "pricing the boxing of ", keys.size(), " layout pairs on ", placement_.ToString(),
+        " would take ~", work, " planner steps, over the budget of ", work_budget_ - work_spent_,
+        " left of ", work_budget_, "; use fewer ranks or mesh axes (--mesh), or raise "
+        "--work_budget if the wait is worth it"));
+  }
+  work_spent_ += work;
+  return absl::OkStatus();
+}
 
 absl::StatusOr<BoxingPrice> BoxingPrices::Price(const TensorDesc& desc, const NdSbp& from,
                                                 const NdSbp& to) {
@@ -21,6 +68,8 @@ absl::StatusOr<BoxingPrice> BoxingPrices::Price(const TensorDesc& desc, const Nd
   Key key{desc, from, to};
   auto it = prices_.find(key);
   if (it != prices_.end()) return it->second;
+  absl::Status charged = Charge({key});
+  if (!charged.ok()) return charged;
   absl::StatusOr<BoxingPrice> price = Compute(desc, from, to);
   if (!price.ok()) return price.status();
   prices_.emplace(std::move(key), *price);
@@ -95,6 +144,8 @@ absl::StatusOr<double> BoxingPrices::Time(const TensorDesc& desc, const NdSbp& f
   Key key = Canonical(desc, from, to);
   auto it = times_.find(key);
   if (it != times_.end()) return it->second;
+  absl::Status charged = Charge({key});
+  if (!charged.ok()) return charged;
   absl::StatusOr<BoxingPrice> price = Compute(key.desc, key.from, key.to);
   if (!price.ok()) return price.status();
   times_.emplace(std::move(key), price->time_s);
@@ -111,6 +162,8 @@ absl::Status BoxingPrices::Prefetch(const std::vector<Request>& requests, int th
     seen.insert(key);
     todo.push_back(std::move(key));
   }
+  absl::Status charged = Charge(todo);
+  if (!charged.ok()) return charged;
   std::vector<std::optional<absl::StatusOr<BoxingPrice>>> results(todo.size());
   std::atomic<size_t> next{0};
   auto work = [&]() {

@@ -24,6 +24,14 @@
 // unsupported: time +infinity, never an error. Other planner errors (a
 // layout that does not fit the tensor) pass through.
 //
+// Work budget: before planning any pair not priced yet, its PricingWork is
+// charged against a budget for the object's
+// whole life (kDefaultWorkBudget unless set). A charge that would go over
+// it is refused with kResourceExhausted before any of that planning is
+// done, so a program on a mesh too large to price (a 3-op MLP on
+// cpu:0-1023 [32,32]) is refused in milliseconds instead of planning for
+// minutes. Prefetch charges its whole batch at once.
+//
 // Prefetch prices many pairs at once on several threads (the planner is
 // thread-safe and deterministic, so the prices do not depend on the thread
 // count). Otherwise not thread-safe: one planning run owns one object.
@@ -38,6 +46,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "boxing/boxing_plan.h"
+#include "boxing/planner.h"
 #include "engine/engine.h"
 #include "oneflow_sbp/nd_sbp.h"
 #include "oneflow_sbp/placement.h"
@@ -56,8 +65,24 @@ struct BoxingPrice {
 
 class BoxingPrices {
  public:
-  // `engine` must outlive this object.
-  BoxingPrices(Engine& engine, Placement placement);
+  // The estimated work of planning one pair on one placement: the
+  // planner's search terms (boxing::EstimatePlanWork: layouts x (collective
+  // tries x ranks + a p2p exchange of ranks^2)) plus kPairOverhead per
+  // layout, without EstimatePlanWork's worst-case balanced-ownership cap
+  // (2^13 per layout whatever the mesh), which would charge small meshes
+  // as much as large ones. Saturates.
+  static constexpr int64_t kPairOverhead = 64;
+  static int64_t PricingWork(const boxing::PlanRequest& request);
+  // The default budget: boxing::kMaxPlanWork (2^28) units of PricingWork.
+  // tests/testdata/plan_mlp.json (~500 pairs) charges 1.0e6 on [2,2],
+  // 3.9e7 on [8,8] (2 s wall on two shared cores) and 1.4e8 on [8,16]
+  // (4 s, 127 MB); [16,16] (5.5e8: 17 s, 430 MB) and [32,32] (7.9e9:
+  // 258 s, 3.95 GB) are refused.
+  static constexpr int64_t kDefaultWorkBudget = boxing::kMaxPlanWork;
+
+  // `engine` must outlive this object. `work_budget` > 0.
+  BoxingPrices(Engine& engine, Placement placement,
+               int64_t work_budget = kDefaultWorkBudget);
 
   absl::StatusOr<BoxingPrice> Price(const TensorDesc& desc, const NdSbp& from, const NdSbp& to);
   // Price(...)->time_s without copying the price.
@@ -77,6 +102,9 @@ class BoxingPrices {
   const Placement& placement() const { return placement_; }
   // Plans made so far for Time and Prefetch (after sharing).
   size_t num_time_plans() const { return times_.size(); }
+  // Estimated planner steps charged so far, and the budget.
+  int64_t work_spent() const { return work_spent_; }
+  int64_t work_budget() const { return work_budget_; }
 
  private:
   struct Key {
@@ -97,8 +125,14 @@ class BoxingPrices {
   // Plans one pair (no memo).
   absl::StatusOr<BoxingPrice> Compute(const TensorDesc& desc, const NdSbp& from,
                                       const NdSbp& to) const;
+  // Charges the estimated work of planning `keys` (pairs that fail
+  // validation cost nothing here: planning them fails at once); over the
+  // budget, kResourceExhausted and nothing is charged.
+  absl::Status Charge(const std::vector<Key>& keys);
   Engine& engine_;
   Placement placement_;
+  int64_t work_budget_;
+  int64_t work_spent_ = 0;
   // Exact pairs (Price).
   absl::flat_hash_map<Key, BoxingPrice> prices_;
   // Canonical pairs -> time (Time, Prefetch).

@@ -80,9 +80,7 @@ absl::Status ProgramBuilder::AddOp(absl::string_view type, const std::vector<std
   auto fail = [&op](absl::string_view why) {
     return absl::InvalidArgumentError(absl::StrCat(op.label, ": ", why));
   };
-  for (const ProgramOp& other : program_.ops_) {
-    if (other.label == op.label) return fail("another op has this name");
-  }
+  if (labels_.contains(op.label)) return fail("another op has this name");
   std::shared_ptr<const OpDef> def = registry_.Find(type);
   if (def == nullptr) {
     absl::StatusOr<std::shared_ptr<const OpDef>> found = registry_.Get(type);
@@ -129,6 +127,7 @@ absl::Status ProgramBuilder::AddOp(absl::string_view type, const std::vector<std
   for (size_t i = 0; i < op.inputs.size(); ++i) {
     program_.tensors_[op.inputs[i]].uses.push_back(TensorUse{index, static_cast<int>(i)});
   }
+  labels_.insert(op.label);
   program_.ops_.push_back(std::move(op));
   return absl::OkStatus();
 }
@@ -139,11 +138,9 @@ absl::Status ProgramBuilder::MarkOutput(absl::string_view name, std::optional<Nd
     return absl::InvalidArgumentError(
         absl::StrCat("program: output '", name, "' is not a tensor of the program"));
   }
-  for (const ProgramOutput& o : program_.outputs_) {
-    if (o.tensor == t) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("program: output '", name, "' is listed twice"));
-    }
+  if (marked_.contains(t)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("program: output '", name, "' is listed twice"));
   }
   if (nd_sbp.has_value()) {
     const ProgramTensor& tensor = program_.tensors_[t];
@@ -155,6 +152,7 @@ absl::Status ProgramBuilder::MarkOutput(absl::string_view name, std::optional<Nd
                                                      valid.message()));
     }
   }
+  marked_.insert(t);
   program_.outputs_.push_back(ProgramOutput{t, nd_sbp});
   return absl::OkStatus();
 }

@@ -33,6 +33,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -147,6 +148,11 @@ class ProgramBuilder {
   Program program_;
   // Per tensor: named by the user (not "<label>:<bn>").
   std::vector<bool> user_named_;
+  // Every op's label, so a duplicate is found in O(1) (a scan of all ops
+  // made loading quadratic in the op count).
+  absl::flat_hash_set<std::string> labels_;
+  // Tensors marked as outputs (MarkOutput), likewise.
+  absl::flat_hash_set<int> marked_;
 };
 
 }  // namespace oneflow_sbp::graph

@@ -124,12 +124,16 @@ absl::StatusOr<ProgramPlan> PlanProgram(const Program& program, Engine& engine,
     return absl::InvalidArgumentError(
         absl::StrCat("memory cap ", *options.memory_cap_bytes, " bytes; it must be > 0"));
   }
+  if (options.work_budget <= 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("work budget ", options.work_budget, " steps; it must be > 0"));
+  }
   ProgramPlan plan;
   absl::StatusOr<Assignment> greedy = GreedyAssignment(program, engine, options.greedy_policy);
   if (!greedy.ok()) return greedy.status();
   plan.greedy = *std::move(greedy);
 
-  BoxingPrices prices(engine, program.placement());
+  BoxingPrices prices(engine, program.placement(), options.work_budget);
   int threads = options.pricing_threads;
   if (threads <= 0) threads = std::min(8, std::max(1, static_cast<int>(std::thread::hardware_concurrency())));
   absl::StatusOr<SelectionProblem> problem =
@@ -166,6 +170,7 @@ absl::StatusOr<ProgramPlan> PlanProgram(const Program& program, Engine& engine,
   absl::StatusOr<ProgramCosts> greedy_costs = EvaluateAssignment(program, plan.greedy, prices);
   if (!greedy_costs.ok()) return greedy_costs.status();
   plan.greedy_costs = *std::move(greedy_costs);
+  plan.boxing_work = prices.work_spent();
   plan.seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start_time).count();
   return plan;

@@ -42,6 +42,7 @@
 
 #include "absl/status/statusor.h"
 #include "engine/engine.h"
+#include "graph/boxing_prices.h"
 #include "graph/graph_solver.h"
 #include "graph/program.h"
 #include "graph/program_costs.h"
@@ -58,6 +59,10 @@ struct PlanProgramOptions {
   // Threads that plan boxing prices; 0: the hardware's, at most 8. The
   // plan does not depend on it.
   int pricing_threads = 0;
+  // Estimated boxing-planner steps the pricing may take (BoxingPrices's
+  // work budget); over it, PlanProgram is kResourceExhausted before
+  // pricing. Must be > 0.
+  int64_t work_budget = BoxingPrices::kDefaultWorkBudget;
 };
 
 struct ProgramPlan {
@@ -75,13 +80,16 @@ struct ProgramPlan {
   double memory_price_s_per_byte = 0;
   // Boxing plans made to price the tables (pairs sharing one counted once).
   int64_t boxing_plans = 0;
+  // Their estimated planner steps (charged against the work budget).
+  int64_t boxing_work = 0;
   // Wall time of PlanProgram.
   double seconds = 0;
 };
 
 // Errors: those of the greedy pass and of building the problem (named by
 // op label); kInvalidArgument for a memory cap <= 0; kResourceExhausted if
-// no choice fits the cap; kUnimplemented if every choice needs a boxing
+// no choice fits the cap, or if pricing the boxing the choices need would
+// go over options.work_budget (checked before pricing); kUnimplemented if every choice needs a boxing
 // the planner cannot do (or boxes a mutable input).
 absl::StatusOr<ProgramPlan> PlanProgram(const Program& program, Engine& engine,
                                         const PlanProgramOptions& options);

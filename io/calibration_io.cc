@@ -1,7 +1,6 @@
 #include "io/calibration_io.h"
 
 #include <fstream>
-#include <sstream>
 
 #include "absl/strings/str_cat.h"
 #include "io/proto_io.h"
@@ -64,22 +63,27 @@ oneflow::CalibrationProto CalibrationToProto(const Calibration& calibration) {
   return p;
 }
 
+absl::StatusOr<Calibration> ParseCalibration(absl::string_view text, absl::string_view what) {
+  oneflow::CalibrationProto proto;
+  absl::Status s = FromTextProto(text, &proto);
+  if (!s.ok()) return absl::InvalidArgumentError(absl::StrCat(what, ": ", s.message()));
+  absl::StatusOr<Calibration> c = CalibrationFromProto(proto);
+  if (!c.ok()) return absl::InvalidArgumentError(absl::StrCat(what, ": ", c.status().message()));
+  return c;
+}
+
 absl::StatusOr<Calibration> LoadCalibration(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
   if (!f) return absl::InvalidArgumentError(absl::StrCat("cannot read calibration file '", path, "'"));
-  std::stringstream text;
-  text << f.rdbuf();
-  oneflow::CalibrationProto proto;
-  absl::Status s = FromTextProto(text.str(), &proto);
-  if (!s.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat("calibration file '", path, "': ", s.message()));
+  std::string text(kMaxCalibrationBytes + 1, '\0');
+  f.read(text.data(), static_cast<std::streamsize>(text.size()));
+  text.resize(static_cast<size_t>(f.gcount()));
+  if (text.size() > kMaxCalibrationBytes) {
+    return absl::ResourceExhaustedError(absl::StrCat("calibration file '", path,
+                                                     "' is larger than ", kMaxCalibrationBytes,
+                                                     " bytes; is it the right file?"));
   }
-  absl::StatusOr<Calibration> c = CalibrationFromProto(proto);
-  if (!c.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat("calibration file '", path, "': ",
-                                                   c.status().message()));
-  }
-  return c;
+  return ParseCalibration(text, absl::StrCat("calibration file '", path, "'"));
 }
 
 absl::Status SaveCalibration(const std::string& path, const oneflow::CalibrationProto& proto) {

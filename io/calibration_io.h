@@ -15,6 +15,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "boxing/calibration.h"
 #include "proto/boxing.pb.h"
 
@@ -23,6 +24,13 @@ namespace oneflow_sbp::boxing {
 absl::StatusOr<Calibration> CalibrationFromProto(const oneflow::CalibrationProto& proto);
 oneflow::CalibrationProto CalibrationToProto(const Calibration& calibration);
 
+// `text` is a calibration file's contents; errors name `what` ("calibration
+// file 'x'"). The `sbp` tool reads the file with a bound
+// (tools/bounded_read.h) and parses it here.
+absl::StatusOr<Calibration> ParseCalibration(absl::string_view text, absl::string_view what);
+// Reads at most kMaxCalibrationBytes of `path` (a larger file, /dev/zero
+// say, is kResourceExhausted after reading that much) and parses it.
+inline constexpr size_t kMaxCalibrationBytes = size_t{1} << 20;
 absl::StatusOr<Calibration> LoadCalibration(const std::string& path);
 absl::Status SaveCalibration(const std::string& path, const oneflow::CalibrationProto& proto);
 

@@ -89,9 +89,16 @@ absl::StatusOr<Placement> ProgramPlacement(const oneflow::ProgramProto& proto,
   absl::StatusOr<Placement> placement = Placement::Parse(proto.placement());
   if (!placement.ok()) return Bad("placement", placement.status().message());
   if (mesh.empty()) return placement;
+  // The rank count is checked as it is multiplied, before any rank list
+  // is built: "--mesh=4000000000" must not allocate 32 GB first.
   int64_t n = 1;
   for (int64_t m : mesh) {
     if (m < 1) return Bad("mesh", absl::StrCat("extent ", m, " must be >= 1"));
+    if (m > Placement::kMaxParallelNum / n) {
+      return Bad("mesh", absl::StrCat("[", absl::StrJoin(mesh, ","), "] has more than ",
+                                      Placement::kMaxParallelNum,
+                                      " ranks, the most a placement has"));
+    }
     n *= m;
   }
   std::vector<int64_t> ranks(placement->ranks().begin(), placement->ranks().end());

@@ -32,6 +32,30 @@ class CollectingErrors : public google::protobuf::io::ErrorCollector {
   std::vector<std::string> errors_;
 };
 
+// The offset where `json` first nests deeper than `max_depth`, or -1.
+// Brackets inside strings do not count.
+int64_t TooDeepAt(absl::string_view json, int max_depth) {
+  int depth = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < json.size(); ++i) {
+    const char c = json[i];
+    if (in_string) {
+      if (c == '\\') {
+        ++i;
+      } else if (c == '"') {
+        in_string = false;
+      }
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '{' || c == '[') {
+      if (++depth > max_depth) return static_cast<int64_t>(i);
+    } else if (c == '}' || c == ']') {
+      --depth;
+    }
+  }
+  return -1;
+}
+
 }  // namespace
 
 // MessageToJsonString serializes the message with the process default,
@@ -63,6 +87,11 @@ std::string ToJson(const google::protobuf::Message& message, bool pretty) {
 }
 
 absl::Status FromJson(absl::string_view json, google::protobuf::Message* message) {
+  if (const int64_t at = TooDeepAt(json, kMaxJsonDepth); at >= 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "malformed JSON for ", message->GetTypeName(), ": nested more than ", kMaxJsonDepth,
+        " levels deep at byte ", at, "; flatten the value"));
+  }
   google::protobuf::util::JsonParseOptions options;
   const auto status = google::protobuf::util::JsonStringToMessage(
       std::string(json), message, options);

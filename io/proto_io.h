@@ -23,6 +23,11 @@ namespace oneflow_sbp {
 // One line unless `pretty`, which breaks lines and indents (protobuf's
 // layout: one space per level).
 std::string ToJson(const google::protobuf::Message& message, bool pretty = false);
+// JSON nested deeper than this (objects and arrays, counted together) is
+// refused before conversion, in one linear scan: protobuf's converter
+// aborts or slows down on deep google.protobuf.Value trees (program attrs).
+inline constexpr int kMaxJsonDepth = 32;
+// kInvalidArgument for malformed JSON, or nesting deeper than kMaxJsonDepth.
 absl::Status FromJson(absl::string_view json, google::protobuf::Message* message);
 
 std::string ToTextProto(const google::protobuf::Message& message);

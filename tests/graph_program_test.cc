@@ -1,10 +1,14 @@
 // Programs for graph-level selection: the JSON schema of docs/PLANNING.md
 // (tests/testdata/plan_mlp.json and the example of the docs), the builder,
 // --mesh, and every documented error naming its op, tensor or field.
+#include <time.h>
+
+#include <cstdio>
 #include <fstream>
 #include <sstream>
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "graph/program.h"
@@ -230,6 +234,102 @@ TEST(ProgramBuilder, DuplicateLabels) {
   ASSERT_TRUE(b.AddOp("relu", {"x"}, {"y"}, AttrMap(), "act").ok());
   EXPECT_THAT(std::string(b.AddOp("relu", {"y"}, {"z"}, AttrMap(), "act").message()),
               AllOf(HasSubstr("act"), HasSubstr("another op has this name")));
+}
+
+// Issue 24 (docs/RELIABILITY.md, "Issue 24 probe"): bounded work and memory.
+
+// CPU time of this thread, so a loaded CI machine does not fail a bound on
+// work; the bound catches quadratic blow-ups, not speed.
+double ThreadCpuSeconds() {
+  timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+constexpr double kSlowdown = 10;
+#else
+constexpr double kSlowdown = 1;
+#endif
+
+// A chain of `n` named relu ops, every one a marked output.
+std::string ReluChain(int n) {
+  std::string ops, outputs;
+  for (int i = 0; i < n; ++i) {
+    absl::StrAppend(&ops, i ? "," : "", R"({"op":"relu","name":"r)", i, R"(","inputs":["t)", i,
+                    R"("],"outputs":["t)", i + 1, R"("]})");
+    absl::StrAppend(&outputs, i ? "," : "", R"({"name":"t)", i + 1, R"("})");
+  }
+  return absl::StrCat(R"j({"placement":"cpu:0-3 [2,2]","tensors":[{"name":"t0","shape":[8,8],)j",
+                      R"j("nd_sbp":"(S(0),B)"}],"ops":[)j", ops, R"j(],"outputs":[)j", outputs,
+                      "]}");
+}
+
+// CPU seconds to load ReluChain(n).
+double LoadSeconds(int n) {
+  const std::string json = ReluChain(n);
+  const double start = ThreadCpuSeconds();
+  absl::StatusOr<Program> p = ProgramFromJson(json, Ops(), {});
+  const double cpu = ThreadCpuSeconds() - start;
+  EXPECT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->ops().size(), static_cast<size_t>(n));
+  EXPECT_EQ(p->outputs().size(), static_cast<size_t>(n));
+  return cpu;
+}
+
+TEST(ProgramLimits, FortyThousandOpsLoadInLinearTime) {
+  // Duplicate labels and outputs were found by scanning every earlier op
+  // and output: loading was quadratic in the op count. Four times the ops
+  // must take well under 16 times as long (linear: ~4).
+  const double small = LoadSeconds(10000);
+  const double large = LoadSeconds(40000);
+  std::printf("load: 10,000 ops %.3f s, 40,000 ops %.3f s of CPU\n", small, large);
+  EXPECT_LT(large, 8 * small + 0.05 * kSlowdown);
+  EXPECT_LT(large, 3.0 * kSlowdown);
+}
+
+TEST(ProgramLimits, HugeMeshIsRefusedBeforeBuildingRanks) {
+  // 4 x 10^9 ranks would allocate 32 GB of rank ids before the check.
+  for (const std::vector<int64_t>& mesh :
+       {std::vector<int64_t>{4000000000}, {65536, 65536, 65536, 65536}, {65537},
+        {int64_t{1} << 62, 4}}) {
+    absl::StatusOr<Program> p = ProgramFromJson(kDocsExample, Ops(), mesh);
+    ASSERT_FALSE(p.ok());
+    EXPECT_EQ(p.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(std::string(p.status().message()),
+                AllOf(HasSubstr("mesh"), HasSubstr("65536 ranks")));
+  }
+  EXPECT_TRUE(ProgramFromJson(kDocsExample, Ops(), {256, 256}).status().message().find(
+                  "65536 ranks") == absl::string_view::npos);
+}
+
+TEST(ProgramLimits, DeeplyNestedAttrsAreRefusedInLinearTime) {
+  // Deep attrs went into protobuf's Value conversion, which aborted at 33
+  // levels of lists (while printing the value) and slowed down on others.
+  const std::vector<std::pair<std::string, std::string>> levels = {
+      {"[", "]"}, {"{\"a\":", "}"}, {"{\"a\":[", "]}"}};
+  for (const auto& [open, shut] : levels) {
+    for (int depth : {33, 100, 20000}) {
+      std::string value, close;
+      for (int i = 0; i < depth; ++i) {
+        value += open;
+        close += shut;
+      }
+      const std::string json = WithOps(
+          absl::StrCat(R"({"op":"matmul","inputs":["x","w"],"attrs":{"transpose_b":)", value, "1",
+                       close, "}}"));
+      const double start = ThreadCpuSeconds();
+      absl::StatusOr<Program> p = ProgramFromJson(json, Ops(), {});
+      EXPECT_LT(ThreadCpuSeconds() - start, 0.5 * kSlowdown);
+      ASSERT_FALSE(p.ok()) << open << " x " << depth;
+      EXPECT_EQ(p.status().code(), absl::StatusCode::kInvalidArgument);
+      EXPECT_THAT(std::string(p.status().message()), HasSubstr("nested more than 32 levels"));
+    }
+  }
+  // Brackets inside strings do not count.
+  const std::string in_string = WithOps(absl::StrCat(
+      R"({"op":"matmul","inputs":["x","w"],"name":")", std::string(100, '['), R"("})"));
+  EXPECT_TRUE(ProgramFromJson(in_string, Ops(), {}).ok());
 }
 
 }  // namespace

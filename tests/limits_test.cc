@@ -17,6 +17,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "engine/engine.h"
+#include "io/calibration_io.h"
 #include "oneflow_sbp/explain_recorder.h"
 #include "oneflow_sbp/op_registry.h"
 #include "oneflow_sbp/sbp_context.h"
@@ -98,6 +99,20 @@ TEST(RequestSizeLimit, ADirectoryIsAnErrorNotAnEmptyRequest) {
 }
 
 // --- variadic inputs ----------------------------------------------------
+
+// Issue 24: --calibration read /dev/zero until memory ran out.
+TEST(RequestSizeLimit, CalibrationFileReadIsBounded) {
+  absl::StatusOr<boxing::Calibration> c;
+  const absl::Duration cpu = Time([&] { c = boxing::LoadCalibration("/dev/zero"); });
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(std::string(c.status().message()), HasSubstr("/dev/zero"));
+  EXPECT_LT(cpu, kRefusal);
+  EXPECT_THAT(std::string(boxing::ParseCalibration("axis { latency_s: -1 }", "calibration file 'x'")
+                              .status()
+                              .message()),
+              HasSubstr("calibration file 'x': "));
+}
 
 TEST(VariadicInputLimit, SixtyFourThousandAddNInputsInferInLinearTime) {
   InferSpec spec{"add_n", "cpu:0-1", {}};

@@ -5,6 +5,8 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
+#include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "io/proto_io.h"
@@ -16,6 +18,7 @@
 namespace oneflow_sbp::cli {
 namespace {
 
+using ::testing::AllOf;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
@@ -213,4 +216,26 @@ TEST(SbpPlan, Errors) {
 }
 
 }  // namespace
+// Issue 24: a 3-op MLP on 1,024 ranks took 258 s and 3.95 GB pricing
+// boxing; the work is estimated first and refused at once over the budget.
+TEST(SbpPlan, LargeMeshIsRefusedBeforePricingUnlessTheBudgetIsRaised) {
+  PlanOptions o = Mlp("text");
+  absl::StrReplaceAll({{"cpu:0-3 [2,2]", "cpu:0-1023 [32,32]"}}, &o.program);
+  const absl::Time start = absl::Now();
+  absl::StatusOr<std::string> out = RunPlan(o, Eng());
+  EXPECT_LT(absl::Now() - start, absl::Seconds(20));  // was minutes; wall clock only as a guard
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(out.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(ErrorOf(out), AllOf(HasSubstr("planner steps, over the budget"),
+                                  HasSubstr("--work_budget"), HasSubstr("cpu:0-1023 [32,32]")));
+  // A small budget refuses even the docs' program; a bad one is a flag error.
+  o = Mlp("text");
+  o.work_budget = "1000";
+  EXPECT_EQ(RunPlan(o, Eng()).status().code(), absl::StatusCode::kResourceExhausted);
+  o.work_budget = "0";
+  EXPECT_THAT(ErrorOf(RunPlan(o, Eng())), HasSubstr("--work_budget='0'"));
+  o.work_budget = "100000000000";
+  EXPECT_TRUE(RunPlan(o, Eng()).ok());
+}
+
 }  // namespace oneflow_sbp::cli

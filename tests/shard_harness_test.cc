@@ -58,6 +58,24 @@ TEST(ShardHarness, EmptyShardsWhenTheExtentIsSmallerThanTheMesh) {
   EXPECT_TRUE(ExactlyEqual(*back, full)) << DescribeMismatch(*back, full);
 }
 
+// One rank's local tensor alone (sbp boxing --execute makes only its own).
+TEST(ShardHarness, DistributeTensorToIsOneRanksLocal) {
+  LocalTensor full = GridTensor(DataType::kFloat32, {4, 6}, 3);
+  const Placement p = P("cpu:0-5 [2,3]");
+  HarnessOptions o;
+  o.seed = 7;
+  for (const char* nd : {"(S(0),S(1))", "(P,S(1))", "(S(1),P)", "(B,P)", "(P(max),S(0))"}) {
+    absl::StatusOr<std::vector<LocalTensor>> all = DistributeTensor(full, Nd(nd), p, o);
+    ASSERT_TRUE(all.ok()) << nd << all.status();
+    for (int64_t pid = 0; pid < p.parallel_num(); ++pid) {
+      absl::StatusOr<LocalTensor> one = kernels::DistributeTensorTo(full, Nd(nd), p, pid, o);
+      ASSERT_TRUE(one.ok()) << one.status();
+      EXPECT_EQ(DescribeMismatch(*one, (*all)[pid]), "") << nd << " rank " << pid;
+    }
+  }
+  EXPECT_FALSE(kernels::DistributeTensorTo(full, Nd("(S(0),B)"), p, 6, o).ok());
+}
+
 TEST(ShardHarness, PartialAddendsAreSmallIntegersThatSumExactly) {
   LocalTensor full = GridTensor(DataType::kFloat32, {4, 5}, 3);
   absl::StatusOr<std::vector<LocalTensor>> l = DistributeTensor(full, Nd("P"), P("cpu:0-2"));

@@ -1,8 +1,8 @@
 #include "tools/bert_encoder.h"
 
 #include <algorithm>
-#include <fstream>
-#include <sstream>
+#include <cstdio>
+#include <memory>
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
@@ -13,6 +13,7 @@
 #include "io/sharded_load.h"
 #include "oneflow_sbp/status_macros.h"
 #include "runtime/comm/inprocess_world.h"
+#include "tools/bounded_read.h"
 
 namespace oneflow_sbp::cli {
 namespace {
@@ -25,11 +26,11 @@ using eager::GlobalTensor;
 namespace pb = google::protobuf;
 
 absl::StatusOr<pb::Struct> ReadJson(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return absl::NotFoundError(absl::StrCat("no ", path));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  const std::string text = ss.str();
+  // A model's JSON configs are a few KiB; 1 MiB bounds a wrong path
+  // (docs/RELIABILITY.md, "Issue 24 probe").
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> f(std::fopen(path.c_str(), "rb"), &std::fclose);
+  if (f == nullptr) return absl::NotFoundError(absl::StrCat("no ", path));
+  OFS_ASSIGN_OR_RETURN(const std::string text, ReadBounded(f.get(), path, size_t{1} << 20));
   pb::Struct s;
   const auto parsed = pb::util::JsonStringToMessage(pb::StringPiece(text.data(), text.size()), &s);
   if (!parsed.ok()) {

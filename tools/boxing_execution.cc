@@ -14,18 +14,37 @@ namespace oneflow_sbp::cli {
 namespace {
 
 // Seeded integer values in [-120, 120]: sums of addends stay exact in
-// every dtype the executor moves.
-LocalTensor SeededFull(const boxing::BoxingPlan& plan, uint64_t seed) {
-  LocalTensor t = *LocalTensor::Empty(plan.dtype, plan.shape.dims());
-  uint64_t x = seed * 0x9E3779B97F4A7C15ull + 1;
-  for (int64_t i = 0; i < t.elem_cnt(); ++i) {
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    t.SetDouble(i, plan.dtype == DataType::kBool ? static_cast<double>(x % 2)
-                                                 : static_cast<double>(x % 241) - 120);
+// every dtype the executor moves. Element i's value depends on (seed, i)
+// only, so a rank makes its own slice without the full tensor.
+double SeededValue(uint64_t seed, uint64_t i, DataType dtype) {
+  uint64_t x = seed * 0x9E3779B97F4A7C15ull + (i + 1) * 0xD1B54A32D192ED03ull;
+  x ^= x >> 30;
+  x *= 0xBF58476D1CE4E5B9ull;
+  x ^= x >> 27;
+  x *= 0x94D049BB133111EBull;
+  x ^= x >> 31;
+  return dtype == DataType::kBool ? static_cast<double>(x % 2) : static_cast<double>(x % 241) - 120;
+}
+
+// The seeded values of `slice` of the plan's tensor.
+LocalTensor SeededSlice(const boxing::BoxingPlan& plan, uint64_t seed, const TensorSlice& slice) {
+  LocalDims dims;
+  for (const IndexRange& r : slice.ranges()) dims.push_back(r.size());
+  LocalTensor t = *LocalTensor::Empty(plan.dtype, dims);
+  const LocalDims strides = RowMajorStrides(plan.shape.dims());
+  const int rank = static_cast<int>(dims.size());
+  std::vector<int64_t> at(rank, 0);
+  for (int64_t n = 0; n < t.elem_cnt(); ++n) {
+    int64_t flat = 0;
+    for (int d = 0; d < rank; ++d) flat += (slice.ranges()[d].begin + at[d]) * strides[d];
+    t.SetDouble(n, SeededValue(seed, static_cast<uint64_t>(flat), plan.dtype));
+    for (int d = rank - 1; d >= 0 && ++at[d] == dims[d]; --d) at[d] = 0;
   }
   return t;
+}
+
+LocalTensor SeededFull(const boxing::BoxingPlan& plan, uint64_t seed) {
+  return SeededSlice(plan, seed, TensorSlice(plan.shape));
 }
 
 int ParticipantOf(const boxing::BoxingPlan& plan, int64_t rank) {
@@ -61,17 +80,26 @@ absl::StatusOr<LocalTensor> On(const LocalTensor& t, DeviceType device) {
   return t.CopyTo(device);
 }
 
-// This rank's shard of `full` laid out as the plan's source, on `device`
-// (undefined where the rank holds none).
-absl::StatusOr<LocalTensor> SourceShard(const boxing::BoxingPlan& plan, const LocalTensor& full,
-                                        int rank, uint64_t seed, DeviceType device) {
+// This rank's shard of the seeded tensor laid out as the plan's source, on
+// `device` (undefined where the rank holds none). Without partial sums it
+// is made from the rank's own slice; with partial sums the rank's addends
+// (DistributeTensorTo) are made from the full tensor.
+absl::StatusOr<LocalTensor> SourceShard(const boxing::BoxingPlan& plan, int rank, uint64_t seed,
+                                        DeviceType device) {
+  absl::StatusOr<int64_t> src_id = plan.src_placement.ParallelIdOf(rank);
+  if (!src_id.ok()) return LocalTensor();
+  if (!plan.src.any_partial()) {
+    return On(SeededSlice(plan, seed,
+                          SliceAt(plan.shape, plan.src, plan.src_placement.hierarchy(),
+                                  plan.src_placement.CoordinateOf(*src_id))),
+              device);
+  }
   kernels::HarnessOptions ho;
   ho.seed = seed;
-  absl::StatusOr<std::vector<LocalTensor>> src =
-      kernels::DistributeTensor(full, plan.src, plan.src_placement, ho);
+  absl::StatusOr<LocalTensor> src = kernels::DistributeTensorTo(
+      SeededFull(plan, seed), plan.src, plan.src_placement, *src_id, ho);
   if (!src.ok()) return src.status();
-  absl::StatusOr<int64_t> src_id = plan.src_placement.ParallelIdOf(rank);
-  return On(src_id.ok() ? (*src)[*src_id] : LocalTensor(), device);
+  return On(*src, device);
 }
 
 // Fills summary->measured and ->seconds with every rank's traffic and times,
@@ -146,22 +174,71 @@ std::vector<LocalTensor> SplitDestinationShards(const boxing::BoxingPlan& plan,
   return shards;
 }
 
+// Every destination shard to every rank (device worlds, whose collectives
+// take device buffers), cut into one tensor per parallel id on rank 0.
+absl::Status AllGatherShards(const boxing::BoxingPlan& plan, const LocalTensor& out,
+                             comm::Communicator& world, DeviceType device,
+                             const std::vector<int64_t>& shard_counts,
+                             std::vector<LocalTensor>* shards) {
+  int64_t total = 0;
+  for (int64_t c : shard_counts) total += c;
+  absl::StatusOr<LocalTensor> gathered = LocalTensor::Empty(plan.dtype, {total});
+  if (!gathered.ok()) return gathered.status();
+  const void* send = out.defined() ? out.raw_data() : gathered->raw_data();
+  absl::Status s =
+      HostAllGatherV(world, device, send, gathered->raw_data(), shard_counts, plan.dtype);
+  if (!s.ok()) return s;
+  if (world.rank() == 0) *shards = SplitDestinationShards(plan, *gathered, shard_counts);
+  return absl::OkStatus();
+}
+
+// Rank 0 receives every destination shard into one tensor per parallel id
+// (its own is `out`); the other ranks send theirs.
+absl::Status GatherShardsToRankZero(const boxing::BoxingPlan& plan, const LocalTensor& out,
+                                    comm::Communicator& world,
+                                    const std::vector<int64_t>& shard_counts,
+                                    std::vector<LocalTensor>* shards) {
+  const int me = world.rank();
+  if (me != 0) {
+    if (shard_counts[me] == 0) return absl::OkStatus();
+    return world.Send(out.raw_data(), shard_counts[me], plan.dtype, 0);
+  }
+  for (int64_t id = 0; id < plan.dst_placement.parallel_num(); ++id) {
+    const int64_t rank = plan.dst_placement.RankOf(id);
+    if (rank == 0) {
+      shards->push_back(out);
+      continue;
+    }
+    const TensorSlice sl = SliceAt(plan.shape, plan.dst, plan.dst_placement.hierarchy(),
+                                   plan.dst_placement.CoordinateOf(id));
+    LocalDims dims;
+    for (const IndexRange& r : sl.ranges()) dims.push_back(r.size());
+    absl::StatusOr<LocalTensor> t = LocalTensor::Empty(plan.dtype, dims);
+    if (!t.ok()) return t.status();
+    if (t->elem_cnt() > 0) {
+      absl::Status s = world.Recv(t->raw_data(), t->elem_cnt(), plan.dtype, static_cast<int>(rank));
+      if (!s.ok()) return s;
+    }
+    shards->push_back(*std::move(t));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<ExecutionSummary> ExecuteAndVerify(const boxing::BoxingPlan& plan,
                                                   comm::Communicator& world, uint64_t seed,
                                                   DeviceType device) {
   const int me = world.rank();
-  const LocalTensor full = SeededFull(plan, seed);
-  absl::StatusOr<LocalTensor> mine = SourceShard(plan, full, me, seed, device);
+  absl::StatusOr<LocalTensor> mine = SourceShard(plan, me, seed, device);
   if (!mine.ok()) return mine.status();
-
   absl::Status s = world.Barrier();
   if (!s.ok()) return s;
   const absl::Time start = absl::Now();
   boxing::ExecutionReport report;
   absl::StatusOr<LocalTensor> out = boxing::ExecutePlan(plan, *mine, world, &report);
   if (!out.ok()) return out.status();
+  *mine = LocalTensor();
   out = On(*out, DeviceType::kCpu);
   if (!out.ok()) return out.status();
   s = world.Barrier();
@@ -170,21 +247,22 @@ absl::StatusOr<ExecutionSummary> ExecuteAndVerify(const boxing::BoxingPlan& plan
   summary.wall_s = absl::ToDoubleSeconds(absl::Now() - start);
   s = GatherStepReports(plan, report, world, device, &summary);
   if (!s.ok()) return s;
-
-  // Every destination shard to every rank, then assemble and compare.
   const std::vector<int64_t> shard_counts = DestinationShardCounts(plan, world.size());
-  int64_t total = 0;
-  for (int64_t c : shard_counts) total += c;
-  absl::StatusOr<LocalTensor> gathered = LocalTensor::Empty(plan.dtype, {total});
-  if (!gathered.ok()) return gathered.status();
-  const void* send = out->defined() ? out->raw_data() : gathered->raw_data();
-  s = HostAllGatherV(world, device, send, gathered->raw_data(), shard_counts, plan.dtype);
-  if (!s.ok()) return s;
-  if (me != 0) return summary;
-  const std::vector<LocalTensor> shards = SplitDestinationShards(plan, *gathered, shard_counts);
+  std::vector<LocalTensor> shards;
+  if (device == DeviceType::kCpu) {
+    // Every destination shard to rank 0 only, straight into its place:
+    // rank 0 holds the shards, the assembled tensor and the reference; the
+    // other ranks hold nothing more than their shard.
+    s = GatherShardsToRankZero(plan, *out, world, shard_counts, &shards);
+  } else {
+    s = AllGatherShards(plan, *out, world, device, shard_counts, &shards);
+  }
+  if (!s.ok() || me != 0) return s.ok() ? absl::StatusOr<ExecutionSummary>(summary) : s;
+  *out = LocalTensor();
   absl::StatusOr<LocalTensor> assembled = kernels::AssembleTensor(
       shards, TensorDesc{plan.shape, plan.dtype}, plan.dst, plan.dst_placement);
-  summary.mismatch = assembled.ok() ? DescribeMismatch(*assembled, full)
+  shards.clear();
+  summary.mismatch = assembled.ok() ? DescribeMismatch(*assembled, SeededFull(plan, seed))
                                     : std::string(assembled.status().message());
   summary.verified = summary.mismatch.empty();
   return summary;

@@ -39,8 +39,8 @@ struct Links {
 };
 
 // Collective step: a one-element all-reduce gives the latency; an
-// all-gather of `large` bytes per rank gives the bandwidth of the bytes
-// each rank receives ((n-1) x large). Point to point: ranks 0 and 1 ping-pong.
+// all-gather of `large` bytes in all (large / n from each rank) gives the
+// bandwidth of the bytes each rank receives ((n-1)/n x large). Point to point: ranks 0 and 1 ping-pong.
 absl::StatusOr<Links> Measure(comm::Communicator& world, int64_t large) {
   Links links;
   const int n = world.size();
@@ -50,7 +50,10 @@ absl::StatusOr<Links> Measure(comm::Communicator& world, int64_t large) {
   });
   if (!t.ok()) return t.status();
   links.collective_latency = *t;
-  const int64_t elems = large / 4;
+  // The gathered tensor is `large` bytes in all (each rank gives 1/n of
+  // it), so every rank holds O(large) and the run O(n x large); with
+  // `large` per rank it was n^2 x large (64 GiB at --nproc=64).
+  const int64_t elems = std::max<int64_t>(1, large / 4 / n);
   std::vector<float> mine(elems, 1.0f);
   std::vector<float> all(elems * n);
   std::vector<int64_t> counts(n, elems);
@@ -58,10 +61,11 @@ absl::StatusOr<Links> Measure(comm::Communicator& world, int64_t large) {
     return world.AllGatherV(mine.data(), all.data(), counts, DataType::kFloat32);
   });
   if (!t.ok()) return t.status();
-  const double received = static_cast<double>(large) * (n - 1);
+  const double received = static_cast<double>(elems) * 4 * (n - 1);
   links.collective_bandwidth = received / std::max(*t - links.collective_latency, 1e-9);
   if (n >= 2) {
-    std::vector<char> small(8), big(large);
+    // Only ranks 0 and 1 ping-pong; the others need no buffer.
+    std::vector<char> small(8), big(world.rank() < 2 ? large : 0);
     auto ping = [&](std::vector<char>& buf) -> absl::Status {
       if (world.rank() == 0) {
         absl::Status s = world.Send(buf.data(), static_cast<int64_t>(buf.size()), DataType::kInt8, 1);
@@ -107,7 +111,7 @@ absl::StatusOr<std::string> RunCalibrate(const CalibrateOptions& o) {
     proto.set_ranks(o.nproc);
     proto.set_note(absl::StrCat(
         "collective step: latency of a 1-element all-reduce, bandwidth of an all-gather of ",
-        o.large_bytes, " B per rank; p2p: ping-pong between ranks 0 and 1; every mesh axis "
+        o.large_bytes, " B in all; p2p: ping-pong between ranks 0 and 1; every mesh axis "
         "gets the collective numbers (one machine, one kind of link)"));
     if (o.out) {
       absl::Status s = boxing::SaveCalibration(*o.out, proto);

@@ -14,6 +14,20 @@
 #include "tools/plan_execution.h"
 
 namespace oneflow_sbp::cli {
+namespace {
+
+// The value of --`flag`, which must be an integer > 0.
+absl::StatusOr<int64_t> PositiveFlag(absl::string_view flag, const std::string& value,
+                                     absl::string_view expected) {
+  int64_t v = 0;
+  if (!absl::SimpleAtoi(value, &v) || v <= 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--", flag, "='", value, "': expected ", expected));
+  }
+  return v;
+}
+
+}  // namespace
 
 absl::StatusOr<std::string> RunPlan(const PlanOptions& o, Engine& engine, bool* execution_ok) {
   absl::StatusOr<OutputFormat> format = ParseOutputFormat(o.format, "text|json|dot");
@@ -29,12 +43,16 @@ absl::StatusOr<std::string> RunPlan(const PlanOptions& o, Engine& engine, bool* 
   }
   graph::PlanProgramOptions options;
   if (o.memory_cap.has_value()) {
-    int64_t cap = 0;
-    if (!absl::SimpleAtoi(*o.memory_cap, &cap) || cap <= 0) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "--memory_cap='", *o.memory_cap, "': expected a positive number of bytes per rank"));
-    }
-    options.memory_cap_bytes = cap;
+    absl::StatusOr<int64_t> cap =
+        PositiveFlag("memory_cap", *o.memory_cap, "a positive number of bytes per rank");
+    if (!cap.ok()) return cap.status();
+    options.memory_cap_bytes = *cap;
+  }
+  if (o.work_budget.has_value()) {
+    absl::StatusOr<int64_t> budget =
+        PositiveFlag("work_budget", *o.work_budget, "a positive number of planner steps");
+    if (!budget.ok()) return budget.status();
+    options.work_budget = *budget;
   }
   absl::StatusOr<oneflow::ProgramProto> parsed = ProgramProtoFromJson(o.program);
   if (!parsed.ok()) return parsed.status();

@@ -20,6 +20,9 @@ struct PlanOptions {
   std::optional<std::string> mesh;
   // Bytes per rank, e.g. "24000000".
   std::optional<std::string> memory_cap;
+  // Estimated boxing-planner steps, e.g. "4294967296"
+  // (graph::PlanProgramOptions::work_budget); unset: the default.
+  std::optional<std::string> work_budget;
   // Plan the training step (eager/training_step.h); also selected by
   // "training": true in the program.
   bool training = false;

@@ -124,6 +124,8 @@ ABSL_FLAG(std::optional<std::string>, program, std::nullopt,
           "Program file for `sbp plan` (JSON, see docs/PLANNING.md); - for stdin.");
 ABSL_FLAG(std::optional<std::string>, memory_cap, std::nullopt,
           "Per-rank memory cap in bytes for `sbp plan`.");
+ABSL_FLAG(std::optional<std::string>, work_budget, std::nullopt,
+          "`sbp plan`: estimated boxing-planner steps the pricing may take (default 2^28).");
 ABSL_FLAG(bool, training, false,
           "plan: plan the whole training step (forward, backward, gradient reductions, "
           "Adam updates) with the program's output as the loss.");
@@ -227,8 +229,9 @@ absl::StatusOr<std::string> ReadFlagFile(const std::string& path, const char* fl
 absl::StatusOr<std::unique_ptr<Engine>> MakeEngine() {
   Engine::Options options;
   if (const std::optional<std::string> path = absl::GetFlag(FLAGS_calibration)) {
-    absl::StatusOr<oneflow_sbp::boxing::Calibration> c =
-        oneflow_sbp::boxing::LoadCalibration(*path);
+    OFS_ASSIGN_OR_RETURN(std::string text, ReadFlagFile(*path, "calibration"));
+    absl::StatusOr<oneflow_sbp::boxing::Calibration> c = oneflow_sbp::boxing::ParseCalibration(
+        text, absl::StrCat("calibration file ", oneflow_sbp::QuotedInput(*path)));
     if (!c.ok()) return c.status();
     options.calibration = *std::move(c);
   }
@@ -335,6 +338,7 @@ absl::StatusOr<std::string> PlanCmd(const Invocation& in) {
   // --mesh has the demo's default; plan uses it only when given.
   if (in.cl.given.contains("mesh")) o.mesh = absl::GetFlag(FLAGS_mesh);
   o.memory_cap = absl::GetFlag(FLAGS_memory_cap);
+  o.work_budget = absl::GetFlag(FLAGS_work_budget);
   o.training = absl::GetFlag(FLAGS_training);
   o.format = in.format;
   if (const std::optional<std::string> execute = absl::GetFlag(FLAGS_execute)) {

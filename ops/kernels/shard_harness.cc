@@ -134,10 +134,86 @@ absl::StatusOr<LocalTensor> MoveForKernel(const LocalTensor& t, DeviceType devic
 
 }  // namespace
 
-absl::StatusOr<std::vector<LocalTensor>> DistributeTensor(const LocalTensor& full,
-                                                          const NdSbp& nd_sbp,
-                                                          const Placement& placement,
-                                                          const HarnessOptions& options) {
+namespace {
+
+// Rank `pid`'s local tensor of `full` laid out as `nd_sbp` (checked by the
+// caller).
+absl::StatusOr<LocalTensor> LocalOf(const LocalTensor& full, const NdSbp& nd_sbp,
+                                    const Placement& placement, const HarnessOptions& options,
+                                    int64_t pid) {
+  const int64_t span = 2 * static_cast<int64_t>(options.max_addend) + 1;
+  const MeshCoord coord = placement.CoordinateOf(pid);
+  LocalTensor local = full;
+  uint64_t key = SplitMix64(options.seed);
+  for (int a = 0; a < nd_sbp.size(); ++a) {
+    const SbpParallel sbp = nd_sbp[a];
+    const int64_t h = placement.hierarchy()[a];
+    if (sbp.is_split()) {
+      const int k = sbp.split_axis();
+      local = SubBlock(local, k, BalancedPart(IndexRange{0, local.dim(k)}, h, coord[a]));
+    } else if (sbp.is_partial_sum()) {
+      // Addend c of element i; the same on every rank that shares the
+      // coordinates of the axes before this one. P arithmetic is in
+      // double (exact for integers up to 2^53).
+      auto addend = [&](int64_t c, int64_t i) {
+        const uint64_t r = SplitMix64(key ^ SplitMix64(static_cast<uint64_t>(c) * 0x100000001b3ull +
+                                                       static_cast<uint64_t>(i)));
+        return static_cast<double>(static_cast<int64_t>(r % static_cast<uint64_t>(span)) -
+                                   options.max_addend);
+      };
+      LocalTensor next = local.Clone();
+      for (int64_t i = 0; i < local.elem_cnt(); ++i) {
+        double v = local.GetDouble(i);
+        if (coord[a] != 0) {
+          v = addend(coord[a], i);
+        } else {
+          for (int64_t c = 1; c < h; ++c) v -= addend(c, i);
+        }
+        next.SetDouble(i, v);
+        const double got = next.GetDouble(i);
+        if (!(got == v || (std::isnan(got) && std::isnan(v)))) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              "cannot lay out a ", DataTypeName(full.dtype()), " tensor as ",
+              nd_sbp.ToString(), " exactly: rank ", pid, "'s addend ", v, " rounds to ", got,
+              " (use values on a coarser grid)"));
+        }
+      }
+      local = std::move(next);
+    } else if (sbp.is_partial()) {
+      // P(max) (P(min)): the rank at coordinate 0 holds the value, every
+      // other a candidate 1..max_addend below (above) it, so a kernel that
+      // treats the candidates as copies or as addends shows.
+      const double sign = sbp.is_partial_max() ? -1 : 1;
+      LocalTensor next = local.Clone();
+      for (int64_t i = 0; i < local.elem_cnt() && coord[a] != 0; ++i) {
+        const uint64_t r = SplitMix64(key ^ SplitMix64(static_cast<uint64_t>(coord[a]) *
+                                                           0x100000001b3ull +
+                                                       static_cast<uint64_t>(i)));
+        const double v = local.GetDouble(i) +
+                         sign * static_cast<double>(1 + r % static_cast<uint64_t>(
+                                                                std::max(1, options.max_addend)));
+        next.SetDouble(i, v);
+        const double got = next.GetDouble(i);
+        if (!(got == v || std::isnan(v) || std::isinf(v))) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              "cannot lay out a ", DataTypeName(full.dtype()), " tensor as ",
+              nd_sbp.ToString(), " exactly: rank ", pid, "'s candidate ", v, " rounds to ",
+              got, " (use values on a coarser grid)"));
+        }
+      }
+      local = std::move(next);
+    }
+    // Ranks that differ only in B coordinates must hold identical copies.
+    if (!sbp.is_broadcast()) {
+      key = SplitMix64(key ^ (static_cast<uint64_t>(coord[a]) + 1) * 0x9E3779B97F4A7C15ull);
+    }
+  }
+  if (local.SharesStorageWith(full)) local = full.Clone();
+  return local;
+}
+
+absl::Status CheckDistributable(const LocalTensor& full, const NdSbp& nd_sbp,
+                                const Placement& placement) {
   OFS_ASSIGN_OR_RETURN(const Shape shape, LogicalShapeOf(full, "the full tensor"));
   OFS_RETURN_IF_ERROR(ValidateNdSbp(nd_sbp, shape, placement.hierarchy()));
   if (nd_sbp.any_partial() && full.dtype() == DataType::kBool) {
@@ -145,79 +221,33 @@ absl::StatusOr<std::vector<LocalTensor>> DistributeTensor(const LocalTensor& ful
         absl::StrCat("a bool tensor cannot be laid out as ", nd_sbp.ToString(),
                      ": bool values have no addends"));
   }
-  const int64_t span = 2 * static_cast<int64_t>(options.max_addend) + 1;
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<LocalTensor>> DistributeTensor(const LocalTensor& full,
+                                                          const NdSbp& nd_sbp,
+                                                          const Placement& placement,
+                                                          const HarnessOptions& options) {
+  OFS_RETURN_IF_ERROR(CheckDistributable(full, nd_sbp, placement));
   std::vector<LocalTensor> locals;
   for (int64_t pid = 0; pid < placement.parallel_num(); ++pid) {
-    const MeshCoord coord = placement.CoordinateOf(pid);
-    LocalTensor local = full;
-    uint64_t key = SplitMix64(options.seed);
-    for (int a = 0; a < nd_sbp.size(); ++a) {
-      const SbpParallel sbp = nd_sbp[a];
-      const int64_t h = placement.hierarchy()[a];
-      if (sbp.is_split()) {
-        const int k = sbp.split_axis();
-        local = SubBlock(local, k, BalancedPart(IndexRange{0, local.dim(k)}, h, coord[a]));
-      } else if (sbp.is_partial_sum()) {
-        // Addend c of element i; the same on every rank that shares the
-        // coordinates of the axes before this one. P arithmetic is in
-        // double (exact for integers up to 2^53).
-        auto addend = [&](int64_t c, int64_t i) {
-          const uint64_t r = SplitMix64(key ^ SplitMix64(static_cast<uint64_t>(c) * 0x100000001b3ull +
-                                                         static_cast<uint64_t>(i)));
-          return static_cast<double>(static_cast<int64_t>(r % static_cast<uint64_t>(span)) -
-                                     options.max_addend);
-        };
-        LocalTensor next = local.Clone();
-        for (int64_t i = 0; i < local.elem_cnt(); ++i) {
-          double v = local.GetDouble(i);
-          if (coord[a] != 0) {
-            v = addend(coord[a], i);
-          } else {
-            for (int64_t c = 1; c < h; ++c) v -= addend(c, i);
-          }
-          next.SetDouble(i, v);
-          const double got = next.GetDouble(i);
-          if (!(got == v || (std::isnan(got) && std::isnan(v)))) {
-            return absl::InvalidArgumentError(absl::StrCat(
-                "cannot lay out a ", DataTypeName(full.dtype()), " tensor as ",
-                nd_sbp.ToString(), " exactly: rank ", pid, "'s addend ", v, " rounds to ", got,
-                " (use values on a coarser grid)"));
-          }
-        }
-        local = std::move(next);
-      } else if (sbp.is_partial()) {
-        // P(max) (P(min)): the rank at coordinate 0 holds the value, every
-        // other a candidate 1..max_addend below (above) it, so a kernel that
-        // treats the candidates as copies or as addends shows.
-        const double sign = sbp.is_partial_max() ? -1 : 1;
-        LocalTensor next = local.Clone();
-        for (int64_t i = 0; i < local.elem_cnt() && coord[a] != 0; ++i) {
-          const uint64_t r = SplitMix64(key ^ SplitMix64(static_cast<uint64_t>(coord[a]) *
-                                                             0x100000001b3ull +
-                                                         static_cast<uint64_t>(i)));
-          const double v = local.GetDouble(i) +
-                           sign * static_cast<double>(1 + r % static_cast<uint64_t>(
-                                                                  std::max(1, options.max_addend)));
-          next.SetDouble(i, v);
-          const double got = next.GetDouble(i);
-          if (!(got == v || std::isnan(v) || std::isinf(v))) {
-            return absl::InvalidArgumentError(absl::StrCat(
-                "cannot lay out a ", DataTypeName(full.dtype()), " tensor as ",
-                nd_sbp.ToString(), " exactly: rank ", pid, "'s candidate ", v, " rounds to ",
-                got, " (use values on a coarser grid)"));
-          }
-        }
-        local = std::move(next);
-      }
-      // Ranks that differ only in B coordinates must hold identical copies.
-      if (!sbp.is_broadcast()) {
-        key = SplitMix64(key ^ (static_cast<uint64_t>(coord[a]) + 1) * 0x9E3779B97F4A7C15ull);
-      }
-    }
-    if (local.SharesStorageWith(full)) local = full.Clone();
+    OFS_ASSIGN_OR_RETURN(LocalTensor local, LocalOf(full, nd_sbp, placement, options, pid));
     locals.push_back(std::move(local));
   }
   return locals;
+}
+
+absl::StatusOr<LocalTensor> DistributeTensorTo(const LocalTensor& full, const NdSbp& nd_sbp,
+                                               const Placement& placement, int64_t parallel_id,
+                                               const HarnessOptions& options) {
+  OFS_RETURN_IF_ERROR(CheckDistributable(full, nd_sbp, placement));
+  if (parallel_id < 0 || parallel_id >= placement.parallel_num()) {
+    return absl::InvalidArgumentError(absl::StrCat("parallel id ", parallel_id, " of ",
+                                                   placement.ToString()));
+  }
+  return LocalOf(full, nd_sbp, placement, options, parallel_id);
 }
 
 absl::StatusOr<LocalTensor> AssembleTensor(absl::Span<const LocalTensor> locals,

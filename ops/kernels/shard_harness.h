@@ -109,6 +109,12 @@ absl::StatusOr<std::vector<LocalTensor>> DistributeTensor(const LocalTensor& ful
                                                           const Placement& placement,
                                                           const HarnessOptions& options = {});
 
+// DistributeTensor's local tensor of one rank (by parallel id) only, the
+// same as DistributeTensor(...)[parallel_id] without making the others.
+absl::StatusOr<LocalTensor> DistributeTensorTo(const LocalTensor& full, const NdSbp& nd_sbp,
+                                               const Placement& placement, int64_t parallel_id,
+                                               const HarnessOptions& options = {});
+
 // The full tensor of `logical` from every rank's local tensor (step 3).
 // `bn` names the blob in messages.
 absl::StatusOr<LocalTensor> AssembleTensor(absl::Span<const LocalTensor> locals,
