@@ -8,6 +8,7 @@
 #include "absl/time/clock.h"
 #include "runtime/executor.h"
 #include "oneflow_sbp/device_ops.h"
+#include "oneflow_sbp/status_macros.h"
 #include "ops/kernels/shard_harness.h"
 
 namespace oneflow_sbp::cli {
@@ -15,8 +16,8 @@ namespace {
 
 // Seeded integer values in [-120, 120]: sums of addends stay exact in
 // every dtype the executor moves.
-LocalTensor SeededFull(const boxing::BoxingPlan& plan, uint64_t seed) {
-  LocalTensor t = *LocalTensor::Empty(plan.dtype, plan.shape.dims());
+absl::StatusOr<LocalTensor> SeededFull(const boxing::BoxingPlan& plan, uint64_t seed) {
+  OFS_ASSIGN_OR_RETURN(LocalTensor t, LocalTensor::Empty(plan.dtype, plan.shape.dims()));
   uint64_t x = seed * 0x9E3779B97F4A7C15ull + 1;
   for (int64_t i = 0; i < t.elem_cnt(); ++i) {
     x ^= x << 13;
@@ -123,9 +124,9 @@ std::vector<int64_t> DestinationShardCounts(const boxing::BoxingPlan& plan, int 
 
 // Cuts the gathered destination shards (in rank order) into one tensor per
 // parallel id.
-std::vector<LocalTensor> SplitDestinationShards(const boxing::BoxingPlan& plan,
-                                                const LocalTensor& gathered,
-                                                const std::vector<int64_t>& shard_counts) {
+absl::StatusOr<std::vector<LocalTensor>> SplitDestinationShards(
+    const boxing::BoxingPlan& plan, const LocalTensor& gathered,
+    const std::vector<int64_t>& shard_counts) {
   std::vector<LocalTensor> shards;
   const char* at = static_cast<const char*>(gathered.raw_data());
   for (int64_t id = 0; id < plan.dst_placement.parallel_num(); ++id) {
@@ -133,7 +134,7 @@ std::vector<LocalTensor> SplitDestinationShards(const boxing::BoxingPlan& plan,
                                    plan.dst_placement.CoordinateOf(id));
     LocalDims dims;
     for (const IndexRange& r : sl.ranges()) dims.push_back(r.size());
-    LocalTensor t = *LocalTensor::Empty(plan.dtype, dims);
+    OFS_ASSIGN_OR_RETURN(LocalTensor t, LocalTensor::Empty(plan.dtype, dims));
     int64_t offset = 0;
     for (int64_t rank = 0; rank < plan.dst_placement.RankOf(id); ++rank) {
       offset += shard_counts[rank];
@@ -152,7 +153,7 @@ absl::StatusOr<ExecutionSummary> ExecuteAndVerify(const boxing::BoxingPlan& plan
                                                   comm::Communicator& world, uint64_t seed,
                                                   DeviceType device) {
   const int me = world.rank();
-  const LocalTensor full = SeededFull(plan, seed);
+  OFS_ASSIGN_OR_RETURN(const LocalTensor full, SeededFull(plan, seed));
   absl::StatusOr<LocalTensor> mine = SourceShard(plan, full, me, seed, device);
   if (!mine.ok()) return mine.status();
 
@@ -181,7 +182,8 @@ absl::StatusOr<ExecutionSummary> ExecuteAndVerify(const boxing::BoxingPlan& plan
   s = HostAllGatherV(world, device, send, gathered->raw_data(), shard_counts, plan.dtype);
   if (!s.ok()) return s;
   if (me != 0) return summary;
-  const std::vector<LocalTensor> shards = SplitDestinationShards(plan, *gathered, shard_counts);
+  OFS_ASSIGN_OR_RETURN(const std::vector<LocalTensor> shards,
+                       SplitDestinationShards(plan, *gathered, shard_counts));
   absl::StatusOr<LocalTensor> assembled = kernels::AssembleTensor(
       shards, TensorDesc{plan.shape, plan.dtype}, plan.dst, plan.dst_placement);
   summary.mismatch = assembled.ok() ? DescribeMismatch(*assembled, full)
