@@ -14,6 +14,7 @@
 #include <optional>
 #include <string>
 #include <cstring>
+#include <system_error>
 #include <thread>
 
 #include "absl/container/flat_hash_set.h"
@@ -211,10 +212,18 @@ class PrefixedStream {
   // After the fork: the launcher keeps only the read end and copies until
   // every writer is gone, or until `stop` is set and nothing is left to read
   // (a grandchild that keeps the pipe open cannot hold the launcher).
-  void Start(const std::atomic<bool>* stop) {
+  // kResourceExhausted when the copying thread cannot be started (thread
+  // or memory limits).
+  absl::Status Start(const std::atomic<bool>* stop) {
     close(write_fd_);
     write_fd_ = -1;
-    thread_ = std::thread([this, stop] { Copy(stop); });
+    try {
+      thread_ = std::thread([this, stop] { Copy(stop); });
+    } catch (const std::system_error& e) {
+      return absl::ResourceExhaustedError(
+          absl::StrCat("launch: cannot start the thread that copies a rank's output: ", e.what()));
+    }
+    return absl::OkStatus();
   }
 
  private:
@@ -320,6 +329,15 @@ absl::StatusOr<int> MasterPort(const LaunchOptions& options) {
 
 // With prefix_output: two prefixed streams per rank, stopped (once the
 // ranks have ended) by `stop_copying`.
+// Ends a child this launcher can no longer watch; its wait status.
+int KillAndReap(int pid) {
+  kill(pid, SIGKILL);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  return status;
+}
+
 struct RankOutput {
   absl::Mutex write_mu;
   std::atomic<bool> stop_copying{false};
@@ -349,8 +367,14 @@ absl::StatusOr<int> SpawnRank(const LaunchOptions& options, const std::string& p
   absl::StatusOr<int> pid =
       Spawn(path, cargs, cenv, out ? out->write_fd() : -1, err ? err->write_fd() : -1);
   if (out != nullptr) {
-    out->Start(&output.stop_copying);
-    err->Start(&output.stop_copying);
+    absl::Status started = out->Start(&output.stop_copying);
+    absl::Status err_started = err->Start(&output.stop_copying);
+    if (started.ok()) started = err_started;
+    if (!started.ok() && pid.ok()) {
+      // Nobody would read the rank's output: end it now.
+      KillAndReap(*pid);
+      return started;
+    }
   }
   return pid;
 }
@@ -416,12 +440,20 @@ absl::StatusOr<LaunchResult> Launch(const LaunchOptions& options,
       break;
     }
     children.Add(options.node_rank * options.nproc + local, *pid);
-    waiters.emplace_back([&children, local, pid = *pid] {
-      int status = 0;
-      while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-      }
-      children.Reaped(local, status);
-    });
+    try {
+      waiters.emplace_back([&children, local, pid = *pid] {
+        int status = 0;
+        while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+        }
+        children.Reaped(local, status);
+      });
+    } catch (const std::system_error& e) {
+      // Without its waiter the rank would never be reaped: end it here.
+      children.Reaped(local, KillAndReap(*pid));
+      spawn_error = absl::ResourceExhaustedError(absl::StrCat(
+          "launch: cannot start the thread that waits for local rank ", local, ": ", e.what()));
+      break;
+    }
   }
 
   const RanksEnded ended = AwaitRanks(options, deadline, spawn_error.ok(), children);
