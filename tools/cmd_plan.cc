@@ -9,6 +9,7 @@
 #include "graph/plan_format.h"
 #include "graph/program_planner.h"
 #include "io/program_proto.h"
+#include "oneflow_sbp/quoted_input.h"
 #include "oneflow_sbp/shape.h"
 #include "tools/cli_format.h"
 #include "tools/plan_execution.h"
@@ -23,7 +24,7 @@ absl::StatusOr<std::string> RunPlan(const PlanOptions& o, Engine& engine, bool* 
     absl::StatusOr<Shape> m = Shape::Parse(*o.mesh);
     if (!m.ok() || m->rank() == 0) {
       return absl::InvalidArgumentError(
-          absl::StrCat("--mesh='", *o.mesh, "': expected extents like 2,2"));
+          absl::StrCat("--mesh=", QuotedInput(*o.mesh), ": expected extents like 2,2"));
     }
     mesh.assign(m->dims().begin(), m->dims().end());
   }
@@ -32,7 +33,7 @@ absl::StatusOr<std::string> RunPlan(const PlanOptions& o, Engine& engine, bool* 
     int64_t cap = 0;
     if (!absl::SimpleAtoi(*o.memory_cap, &cap) || cap <= 0) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "--memory_cap='", *o.memory_cap, "': expected a positive number of bytes per rank"));
+          "--memory_cap=", QuotedInput(*o.memory_cap), ": expected a positive number of bytes per rank"));
     }
     options.memory_cap_bytes = cap;
   }

@@ -179,8 +179,12 @@ bool IsHelpFlag(const std::string& arg) {
          arg == "help";
 }
 
+// Messages are one line of text on the terminal whatever they echo: control
+// characters that escaped QuotedInput (a NUL, a newline, an ANSI escape in
+// a name) are escaped here as a last line.
 int Fail(const std::string& command, const absl::Status& status) {
-  std::fprintf(stderr, "sbp %s: %s\n", command.c_str(), std::string(status.message()).c_str());
+  std::fprintf(stderr, "sbp %s: %s\n", oneflow_sbp::EscapedControls(command).c_str(),
+               oneflow_sbp::EscapedControls(status.message()).c_str());
   return 1;
 }
 
@@ -200,7 +204,9 @@ int FinishStdout(const std::string& command, int rc, int write_errno) {
 }
 
 int Usage(const std::string& command, const std::string& why) {
-  std::fprintf(stderr, "sbp%s%s: %s\n", command.empty() ? "" : " ", command.c_str(), why.c_str());
+  std::fprintf(stderr, "sbp%s%s: %s\n", command.empty() ? "" : " ",
+               oneflow_sbp::EscapedControls(command).c_str(),
+               oneflow_sbp::EscapedControls(why).c_str());
   return 2;
 }
 
