@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <atomic>
 #include <limits>
+#include <new>
 #include <optional>
+#include <system_error>
 #include <thread>
 #include <utility>
 
@@ -168,12 +170,26 @@ absl::Status BoxingPrices::Prefetch(const std::vector<Request>& requests, int th
   std::atomic<size_t> next{0};
   auto work = [&]() {
     for (size_t i = next++; i < todo.size(); i = next++) {
-      results[i] = Compute(todo[i].desc, todo[i].from, todo[i].to);
+      try {
+        results[i] = Compute(todo[i].desc, todo[i].from, todo[i].to);
+      } catch (const std::bad_alloc&) {  // an exception must not leave a pool thread
+        results[i] = absl::ResourceExhaustedError("out of memory pricing a boxing");
+      }
     }
   };
   const int n = std::max(1, std::min<int>(threads, static_cast<int>(todo.size())));
   std::vector<std::thread> pool;
-  for (int t = 1; t < n; ++t) pool.emplace_back(work);
+  for (int t = 1; t < n; ++t) {
+    // Fewer helpers than asked for (thread or memory limits) only make the
+    // prices slower: this thread takes whatever the pool does not.
+    try {
+      pool.emplace_back(work);
+    } catch (const std::system_error&) {
+      break;
+    } catch (const std::bad_alloc&) {
+      break;
+    }
+  }
   work();
   for (std::thread& t : pool) t.join();
   for (size_t i = 0; i < todo.size(); ++i) {

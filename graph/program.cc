@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "oneflow_sbp/nd_sbp_validation.h"
+#include "oneflow_sbp/quoted_input.h"
 
 namespace oneflow_sbp::graph {
 
@@ -39,7 +40,7 @@ absl::Status ProgramBuilder::AddTensor(absl::string_view name, ProgramTensor ten
   const int id = static_cast<int>(program_.tensors_.size());
   if (!program_.by_name_.emplace(std::string(name), id).second) {
     return absl::InvalidArgumentError(
-        absl::StrCat("program: tensor '", name, "' is defined twice"));
+        absl::StrCat("program: tensor ", QuotedInput(name), " is defined twice"));
   }
   tensor.name = std::string(name);
   program_.tensors_.push_back(std::move(tensor));
@@ -51,7 +52,7 @@ absl::Status ProgramBuilder::AddInput(absl::string_view name, TensorDesc desc, N
                                       bool parameter) {
   absl::Status valid = ValidateNdSbp(nd_sbp, desc.shape, program_.placement_.hierarchy());
   if (!valid.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat("program: tensor '", name, "' ",
+    return absl::InvalidArgumentError(absl::StrCat("program: tensor ", QuotedInput(name), " ",
                                                    desc.ToString(), " on ",
                                                    program_.placement_.ToString(), ": ",
                                                    valid.message()));
@@ -78,7 +79,7 @@ absl::Status ProgramBuilder::AddOp(absl::string_view type, const std::vector<std
   ProgramOp op;
   op.label = label.empty() ? absl::StrCat("op ", index, " (", type, ")") : std::string(label);
   auto fail = [&op](absl::string_view why) {
-    return absl::InvalidArgumentError(absl::StrCat(op.label, ": ", why));
+    return absl::InvalidArgumentError(absl::StrCat(UnquotedInput(op.label), ": ", why));
   };
   if (labels_.contains(op.label)) return fail("another op has this name");
   std::shared_ptr<const OpDef> def = registry_.Find(type);
@@ -90,8 +91,8 @@ absl::Status ProgramBuilder::AddOp(absl::string_view type, const std::vector<std
   for (size_t i = 0; i < inputs.size(); ++i) {
     const int t = program_.FindTensor(inputs[i]);
     if (t < 0) {
-      return fail(absl::StrCat("input ", i, " '", inputs[i],
-                               "' is not defined before this op (list it under \"tensors\" or "
+      return fail(absl::StrCat("input ", i, " ", QuotedInput(inputs[i]),
+                               " is not defined before this op (list it under \"tensors\" or "
                                "define it by an earlier op)"));
     }
     op.inputs.push_back(t);
@@ -120,7 +121,7 @@ absl::Status ProgramBuilder::AddOp(absl::string_view type, const std::vector<std
     const bool named = o < static_cast<int>(outputs.size()) && !outputs[o].empty();
     const std::string name = named ? outputs[o] : absl::StrCat(op.label, ":", op.call->bn(blob));
     absl::Status s = AddTensor(name, std::move(t));
-    if (!s.ok()) return fail(absl::StrCat("output '", name, "' is already defined"));
+    if (!s.ok()) return fail(absl::StrCat("output ", QuotedInput(name), " is already defined"));
     user_named_.back() = named;
     op.outputs.push_back(static_cast<int>(program_.tensors_.size()) - 1);
   }
@@ -136,18 +137,18 @@ absl::Status ProgramBuilder::MarkOutput(absl::string_view name, std::optional<Nd
   const int t = program_.FindTensor(name);
   if (t < 0) {
     return absl::InvalidArgumentError(
-        absl::StrCat("program: output '", name, "' is not a tensor of the program"));
+        absl::StrCat("program: output ", QuotedInput(name), " is not a tensor of the program"));
   }
   if (marked_.contains(t)) {
     return absl::InvalidArgumentError(
-        absl::StrCat("program: output '", name, "' is listed twice"));
+        absl::StrCat("program: output ", QuotedInput(name), " is listed twice"));
   }
   if (nd_sbp.has_value()) {
     const ProgramTensor& tensor = program_.tensors_[t];
     absl::Status valid =
         ValidateNdSbp(*nd_sbp, tensor.desc.shape, program_.placement_.hierarchy());
     if (!valid.ok()) {
-      return absl::InvalidArgumentError(absl::StrCat("program: output '", name, "' ",
+      return absl::InvalidArgumentError(absl::StrCat("program: output ", QuotedInput(name), " ",
                                                      tensor.desc.ToString(), ": ",
                                                      valid.message()));
     }

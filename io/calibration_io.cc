@@ -1,10 +1,13 @@
 #include "io/calibration_io.h"
 
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 
 #include "absl/strings/str_cat.h"
 #include "io/proto_io.h"
 #include "oneflow_sbp/nd_sbp.h"
+#include "oneflow_sbp/quoted_input.h"
 
 namespace oneflow_sbp::boxing {
 namespace {
@@ -87,9 +90,17 @@ absl::StatusOr<Calibration> LoadCalibration(const std::string& path) {
 }
 
 absl::Status SaveCalibration(const std::string& path, const oneflow::CalibrationProto& proto) {
+  // Written, flushed and closed before the verdict: a full disk (or
+  // /dev/full) shows only when the buffer reaches the file.
+  errno = 0;
   std::ofstream f(path, std::ios::binary | std::ios::trunc);
   if (f) f << ToTextProto(proto);
-  if (!f) return absl::InvalidArgumentError(absl::StrCat("cannot write calibration file '", path, "'"));
+  if (f) f.close();
+  if (!f) {
+    return absl::InvalidArgumentError(absl::StrCat("cannot write calibration file ",
+                                                   QuotedInput(path), ": ",
+                                                   errno != 0 ? std::strerror(errno) : "I/O error"));
+  }
   return absl::OkStatus();
 }
 

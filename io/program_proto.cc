@@ -10,6 +10,7 @@
 #include "google/protobuf/struct.pb.h"
 #include "oneflow_sbp/data_type.h"
 #include "io/proto_io.h"
+#include "oneflow_sbp/quoted_input.h"
 #include "oneflow_sbp/sbp_signature.h"
 
 namespace oneflow_sbp {
@@ -122,7 +123,7 @@ absl::StatusOr<graph::Program> ProgramFromProto(const oneflow::ProgramProto& pro
   for (int i = 0; i < proto.tensors_size(); ++i) {
     const oneflow::ProgramTensorProto& t = proto.tensors(i);
     if (t.name().empty()) return Bad(absl::StrCat("tensors[", i, "]"), "has no \"name\"");
-    const std::string where = absl::StrCat("tensor '", t.name(), "'");
+    const std::string where = absl::StrCat("tensor ", QuotedInput(t.name()));
     absl::StatusOr<Shape> shape = Shape::Make(std::vector<int64_t>(t.shape().begin(), t.shape().end()));
     if (!shape.ok()) return Bad(where, absl::StrCat("shape: ", shape.status().message()));
     absl::StatusOr<DataType> dtype = ParseDataType(t.has_dtype() ? t.dtype() : "f32");
@@ -141,11 +142,11 @@ absl::StatusOr<graph::Program> ProgramFromProto(const oneflow::ProgramProto& pro
   for (int i = 0; i < proto.ops_size(); ++i) {
     const oneflow::ProgramOpProto& op = proto.ops(i);
     const std::string label =
-        op.name().empty() ? absl::StrCat("op ", i, " (", op.op(), ")") : op.name();
-    if (op.op().empty()) return Bad(label, "has no \"op\" (the op type, e.g. \"matmul\")");
+        op.name().empty() ? absl::StrCat("op ", i, " (", UnquotedInput(op.op()), ")") : op.name();
+    if (op.op().empty()) return Bad(UnquotedInput(label), "has no \"op\" (the op type, e.g. \"matmul\")");
     std::shared_ptr<const OpDef> def = registry.Find(op.op());
     if (def == nullptr) {
-      return Bad(label, registry.Get(op.op()).status().message());
+      return Bad(UnquotedInput(label), registry.Get(op.op()).status().message());
     }
     AttrMap attrs;
     // Sorted, so the first bad attribute reported does not depend on hashing.
@@ -157,7 +158,7 @@ absl::StatusOr<graph::Program> ProgramFromProto(const oneflow::ProgramProto& pro
         continue;
       }
       absl::StatusOr<AttrValue> v = ToAttr(value, decl->type);
-      if (!v.ok()) return Bad(label, absl::StrCat("attribute '", name, "': ", v.status().message()));
+      if (!v.ok()) return Bad(UnquotedInput(label), absl::StrCat("attribute ", QuotedInput(name), ": ", v.status().message()));
       attrs.Set(name, *std::move(v));
     }
     absl::Status s = b.AddOp(op.op(), std::vector<std::string>(op.inputs().begin(), op.inputs().end()),
@@ -171,7 +172,7 @@ absl::StatusOr<graph::Program> ProgramFromProto(const oneflow::ProgramProto& pro
     if (o.has_nd_sbp()) {
       absl::StatusOr<NdSbp> parsed = NdSbp::Parse(o.nd_sbp());
       if (!parsed.ok()) {
-        return Bad(absl::StrCat("output '", o.name(), "'"),
+        return Bad(absl::StrCat("output ", QuotedInput(o.name())),
                    absl::StrCat("nd_sbp: ", parsed.status().message()));
       }
       nd = *parsed;

@@ -8,7 +8,10 @@
 //   absl::Status s = FromJson(json, &parsed);
 //
 // Parsing never aborts: malformed input is kInvalidArgument carrying the
-// parser's own message (line and column for text format).
+// parser's own message (line and column for text format). JSON is read
+// strictly (RFC 8259: double quotes only, no trailing commas, no comments),
+// and an array may hold an array only inside google.protobuf.Value,
+// ListValue or Struct: protobuf alone would read [[1]] as [1].
 #ifndef IO_PROTO_IO_H_
 #define IO_PROTO_IO_H_
 

@@ -56,6 +56,19 @@ LocalDims RowMajorStrides(absl::Span<const int64_t> dims) {
 
 namespace {
 
+using FreeLists = absl::flat_hash_map<int64_t, std::vector<void*>>;
+
+// Adds `p` to the free list of its size; false when memory for the list
+// runs out (Storage's destructor, which calls this, must not throw).
+bool TryPush(FreeLists& lists, void* p, int64_t padded) noexcept {
+  try {
+    lists[padded].push_back(p);
+    return true;
+  } catch (const std::bad_alloc&) {
+    return false;
+  }
+}
+
 // Freed CPU buffers by padded size. Thread-safe; bounded.
 class CachingAllocator {
  public:
@@ -72,11 +85,12 @@ class CachingAllocator {
     ++stats_.hits;
     return p;
   }
-  // False if the cache is full (the caller frees).
-  bool Give(void* p, int64_t padded) {
+  // False if the cache is full or cannot grow its lists (the caller
+  // frees). Never throws: it runs in Storage's destructor.
+  bool Give(void* p, int64_t padded) noexcept {
     absl::MutexLock lock(&mu_);
     if (stats_.cached_bytes + padded > Storage::kMaxCachedBytes) return false;
-    free_[padded].push_back(p);
+    if (!TryPush(free_, p, padded)) return false;
     stats_.cached_bytes += padded;
     return true;
   }
@@ -95,7 +109,7 @@ class CachingAllocator {
 
  private:
   absl::Mutex mu_;
-  absl::flat_hash_map<int64_t, std::vector<void*>> free_ ABSL_GUARDED_BY(mu_);
+  FreeLists free_ ABSL_GUARDED_BY(mu_);
   Storage::CacheStats stats_ ABSL_GUARDED_BY(mu_);
 };
 
@@ -129,9 +143,9 @@ class ThreadCache {
     }
     return SharedCache().Take(padded);
   }
-  bool Give(void* p, int64_t padded) {
-    if (bytes_ + padded <= kThreadCachedBytes) {
-      free_[padded].push_back(p);
+  // Never throws (see CachingAllocator::Give).
+  bool Give(void* p, int64_t padded) noexcept {
+    if (bytes_ + padded <= kThreadCachedBytes && TryPush(free_, p, padded)) {
       bytes_ += padded;
       return true;
     }
@@ -139,7 +153,7 @@ class ThreadCache {
   }
 
  private:
-  absl::flat_hash_map<int64_t, std::vector<void*>> free_;
+  FreeLists free_;
   int64_t bytes_ = 0;
 };
 
@@ -163,7 +177,7 @@ absl::StatusOr<std::shared_ptr<Storage>> Storage::Allocate(DeviceType device,
     const int64_t bytes = std::max<int64_t>(kAlignment, byte_size);
     absl::StatusOr<void*> p = (*ops)->Allocate(bytes);
     if (!p.ok()) return p.status();
-    return std::shared_ptr<Storage>(new Storage(device, *p, byte_size, bytes));
+    return Own(device, *p, byte_size, bytes);
   }
   // aligned_alloc wants a multiple of the alignment.
   const int64_t padded = std::max<int64_t>(
@@ -174,7 +188,32 @@ absl::StatusOr<std::shared_ptr<Storage>> Storage::Allocate(DeviceType device,
     return absl::ResourceExhaustedError(
         absl::StrCat("out of memory allocating ", byte_size, " bytes on cpu"));
   }
-  return std::shared_ptr<Storage>(new Storage(device, p, byte_size, padded));
+  return Own(device, p, byte_size, padded);
+}
+
+absl::StatusOr<std::shared_ptr<Storage>> Storage::Own(DeviceType device, void* data,
+                                                      int64_t byte_size, int64_t padded) {
+  // The Storage and the shared_ptr's control block are small allocations
+  // of their own; when they fail, the buffer goes back and the caller gets
+  // the same error as for the buffer.
+  Storage* storage = new (std::nothrow) Storage(device, data, byte_size, padded);
+  if (storage == nullptr) {
+    if (device == DeviceType::kCpu) {
+      std::free(data);
+    } else if (absl::StatusOr<DeviceOps*> ops = GetDeviceOps(device); ops.ok()) {
+      (*ops)->Free(data, padded);
+    }
+    return absl::ResourceExhaustedError(absl::StrCat("out of memory allocating the storage of ",
+                                                     byte_size, " bytes on ",
+                                                     DeviceTypeName(device)));
+  }
+  try {
+    return std::shared_ptr<Storage>(storage);  // deletes `storage` if it throws
+  } catch (const std::bad_alloc&) {
+    return absl::ResourceExhaustedError(absl::StrCat("out of memory allocating the storage of ",
+                                                     byte_size, " bytes on ",
+                                                     DeviceTypeName(device)));
+  }
 }
 
 Storage::~Storage() {

@@ -85,6 +85,8 @@ class Storage {
   // size allocates one aligned line, so data() is never null.
   static absl::StatusOr<std::shared_ptr<Storage>> Allocate(DeviceType device,
                                                            int64_t byte_size);
+  // Never throws: a freed CPU buffer the cache cannot keep (full, or out
+  // of memory for its lists) is freed.
   ~Storage();
   Storage(const Storage&) = delete;
   Storage& operator=(const Storage&) = delete;
@@ -97,6 +99,10 @@ class Storage {
  private:
   Storage(DeviceType device, void* data, int64_t byte_size, int64_t padded)
       : device_(device), data_(data), byte_size_(byte_size), padded_(padded) {}
+  // Wraps an allocated buffer; frees it and returns kResourceExhausted when
+  // the wrapper itself cannot be allocated.
+  static absl::StatusOr<std::shared_ptr<Storage>> Own(DeviceType device, void* data,
+                                                      int64_t byte_size, int64_t padded);
   DeviceType device_;
   void* data_;
   int64_t byte_size_;

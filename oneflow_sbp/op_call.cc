@@ -7,6 +7,7 @@
 #include "absl/hash/hash.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "oneflow_sbp/quoted_input.h"
 #include "absl/strings/str_join.h"
 
 namespace oneflow_sbp {
@@ -85,7 +86,7 @@ absl::StatusOr<AttrMap> ResolveAttrs(const OpDef& def, const AttrMap& attrs) {
       std::vector<std::string> known;
       for (const AttrDef& a : def.attrs()) known.push_back(a.name);
       return absl::InvalidArgumentError(absl::StrCat(
-          op, ": unknown attribute '", name, "'",
+          op, ": unknown attribute ", QuotedInput(name),
           known.empty() ? "; the op has no attributes"
                         : absl::StrCat("; known: ", absl::StrJoin(known, ", "))));
     }
@@ -95,8 +96,8 @@ absl::StatusOr<AttrMap> ResolveAttrs(const OpDef& def, const AttrMap& attrs) {
       resolved.Set(name, AttrValue(static_cast<double>(value.i())));
     } else {
       return absl::InvalidArgumentError(absl::StrCat(
-          op, ": attribute '", name, "' is ", AttrTypeName(decl->type), ", got ",
-          AttrTypeName(value.type()), " '", value.ToString(), "'"));
+          op, ": attribute ", QuotedInput(name), " is ", AttrTypeName(decl->type), ", got ",
+          AttrTypeName(value.type()), " ", QuotedInput(value.ToString())));
     }
   }
   for (const AttrDef& a : def.attrs()) {

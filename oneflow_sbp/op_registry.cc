@@ -7,6 +7,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "oneflow_sbp/quoted_input.h"
 #include "absl/strings/str_join.h"
 #include "oneflow_sbp/check.h"
 
@@ -68,7 +69,7 @@ absl::StatusOr<std::shared_ptr<const OpDef>> OpRegistry::Get(
   }
   if (close.size() > 6) close.resize(6);
   return absl::NotFoundError(absl::StrCat(
-      "unknown op '", type_name, "'",
+      "unknown op ", QuotedInput(type_name),
       close.empty() ? "" : absl::StrCat(" (did you mean ", absl::StrJoin(close, ", "), "?)"),
       "; `sbp ops` lists the registered ops"));
 }

@@ -3,10 +3,16 @@
 // Messages name the bad value, but a hostile or accidental input can be
 // megabytes long (a file passed where a layout was expected); echoing it
 // would bury the reason. QuotedInput keeps the first kMaxQuotedChars
-// characters, then "..." and the full length:
+// bytes (never splitting a UTF-8 character), then "..." and the full
+// length. Control characters are escaped, so that a NUL, a newline or an
+// ANSI escape in a name can neither cut the message nor drive the terminal:
 //
 //   QuotedInput("S(0)")          -> 'S(0)'
 //   QuotedInput(<100 x "B,">)    -> 'B,B,...,B,...' (200 characters)
+//   QuotedInput("x\x1b[31m\n")   -> 'x\x1b[31m\n'
+//
+// Every message that echoes user text (names of ops, blobs, tensors and
+// files, flag values) quotes it through QuotedInput.
 #ifndef ONEFLOW_SBP_QUOTED_INPUT_H_
 #define ONEFLOW_SBP_QUOTED_INPUT_H_
 
@@ -20,8 +26,17 @@ inline constexpr size_t kMaxQuotedChars = 64;
 
 std::string QuotedInput(absl::string_view text);
 
+// The same without the quotes, for a name that starts a message ("fc1:
+// ..."): UnquotedInput(<100 x "a">) -> aaa...a... (100 characters).
+std::string UnquotedInput(absl::string_view text);
+
+// `text` with control characters escaped: \n \t \r, other C0 controls and
+// DEL as \xNN, C1 controls (UTF-8 U+0080..U+009F) as \u00NN; everything
+// else, UTF-8 included, unchanged. For whole messages bound for a terminal.
+std::string EscapedControls(absl::string_view text);
+
 // A message part that may embed input (a protobuf parser's reason): cut to
-// `max_chars` characters followed by "...", unquoted.
+// `max_chars` bytes followed by "...", unquoted, controls escaped.
 std::string Abbreviated(absl::string_view text, size_t max_chars = 4 * kMaxQuotedChars);
 
 }  // namespace oneflow_sbp

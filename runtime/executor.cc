@@ -178,7 +178,9 @@ absl::StatusOr<LocalTensor> Exchange(const StepRun& r) {
     recv_counts.push_back(rc);
     total_recv += rc;
   }
-  LocalTensor packed = *LocalTensor::Empty(r.dtype, {0}, r.in.device());
+  absl::StatusOr<LocalTensor> empty = LocalTensor::Empty(r.dtype, {0}, r.in.device());
+  if (!empty.ok()) return empty.status();
+  LocalTensor packed = *std::move(empty);
   const void* send = packed.raw_data();
   if (rs.holds_input && !sends.empty()) {
     if (std::optional<int64_t> at = ConsecutiveRuns(rs.in, sends)) {

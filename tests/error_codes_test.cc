@@ -23,6 +23,7 @@
 #include "oneflow_sbp/nd_sbp.h"
 #include "oneflow_sbp/oneflow_selection.h"
 #include "oneflow_sbp/placement.h"
+#include "oneflow_sbp/quoted_input.h"
 #include "oneflow_sbp/sbp_context.h"
 #include "oneflow_sbp/shape.h"
 #include "oneflow_sbp/signature_inference.h"
@@ -403,6 +404,37 @@ TEST(ErrorCodes, EngineOptionsAndPolicies) {
     last = engine->RegisterCostPolicy(absl::StrCat("p", i), nd, nd);
   }
   EXPECT_EQ(last.code(), StatusCode::kResourceExhausted) << last;
+}
+
+// User text in messages (issue 24): controls escaped, so a NUL cannot cut a
+// message nor an ANSI escape drive the terminal; long text cut at 64 bytes,
+// never inside a UTF-8 character, with the full length.
+TEST(QuotedInputText, EscapesControlsAndCutsLongText) {
+  EXPECT_EQ(QuotedInput("S(0)"), "'S(0)'");
+  EXPECT_EQ(QuotedInput(absl::string_view("a\0b\x1b[31m\n\t\r\x7f", 12)),
+            "'a\\x00b\\x1b[31m\\n\\t\\r\\x7f'");
+  EXPECT_EQ(QuotedInput("\xc2\x9b" "2J \xc3\xa9"), "'\\u009b2J \xc3\xa9'");  // C1 CSI; é kept
+  EXPECT_EQ(QuotedInput(std::string(100, 'b')),
+            absl::StrCat("'", std::string(64, 'b'), "...' (100 characters)"));
+  // 63 ASCII bytes then a two-byte character: the cut keeps 63 bytes.
+  EXPECT_EQ(QuotedInput(std::string(63, 'a') + "\xc3\xa9" + std::string(10, 'a')),
+            absl::StrCat("'", std::string(63, 'a'), "...' (75 characters)"));
+  EXPECT_EQ(UnquotedInput(std::string(70, 'n')),
+            absl::StrCat(std::string(64, 'n'), "... (70 characters)"));
+  EXPECT_EQ(Abbreviated("x\x1b[2J"), "x\\x1b[2J");
+  EXPECT_EQ(EscapedControls("ok \xe2\x9c\x93"), "ok \xe2\x9c\x93");
+}
+
+// A JSON request is read strictly too: the reader is shared.
+TEST(ErrorCodes, JsonIsStrict) {
+  oneflow::NdSbp nd;
+  EXPECT_TRUE(FromJson(R"j({"sbp_parallel": [{"broadcast_parallel": {}}]})j", &nd).ok());
+  for (const char* bad : {R"j({'sbp_parallel': []})j", R"j({"sbp_parallel": [],})j",
+                          R"j({"sbp_parallel": [[{"broadcast_parallel": {}}]]})j"}) {
+    const absl::Status s = FromJson(bad, &nd);
+    EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << bad;
+    EXPECT_THAT(std::string(s.message()), HasSubstr("malformed JSON for oneflow.NdSbp")) << bad;
+  }
 }
 
 }  // namespace

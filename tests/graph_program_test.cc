@@ -213,6 +213,79 @@ TEST(ProgramJson, ErrorsNameTheirOpTensorOrField) {
   }
 }
 
+// The reader is strict JSON (issue 24): protobuf's parser alone took
+// single quotes and trailing commas, and read [[64, 256]] as [64, 256].
+TEST(ProgramJson, OnlyStrictJsonIsRead) {
+  const std::string good = R"j({"placement": "cpu:0-1",
+    "tensors": [{"name": "x", "shape": [8, 4]}],
+    "ops": [{"op": "relu", "name": "r", "inputs": ["x"], "outputs": ["y"]}]})j";
+  ASSERT_TRUE(ProgramFromJson(good, Ops()).ok());
+  const std::vector<BadCase> cases = {
+      {"single-quoted key", R"j({'placement': "cpu:0-1", "ops": []})j", {"double-quoted key"}},
+      {"single-quoted value", R"j({"placement": 'cpu:0-1', "ops": []})j", {"expected a value"}},
+      {"trailing comma in an array",
+       R"j({"placement": "cpu:0-1", "tensors": [{"name": "x", "shape": [8, 4,]}], "ops": []})j",
+       {"expected a value"}},
+      {"trailing comma in an object", R"j({"placement": "cpu:0-1", "ops": [],})j",
+       {"double-quoted key"}},
+      {"nested array as a shape",
+       R"j({"placement": "cpu:0-1", "tensors": [{"name": "x", "shape": [[8, 4]]}], "ops": []})j",
+       {"an element of shape, not an array"}},
+      {"nested array as inputs",
+       R"j({"placement": "cpu:0-1", "tensors": [{"name": "x", "shape": [8]}],
+           "ops": [{"op": "relu", "inputs": [["x"]], "outputs": ["y"]}]})j",
+       {"an element of inputs, not an array"}},
+      {"unquoted key", R"j({placement: "cpu:0-1", "ops": []})j", {"double-quoted key"}},
+      {"comment", "{\"placement\": \"cpu:0-1\", /* c */ \"ops\": []}", {"double-quoted key"}},
+      {"raw newline in a string", "{\"placement\": \"cpu:0-1\n\", \"ops\": []}",
+       {"control character"}},
+      {"bad escape", R"j({"placement": "cpu:0-1\q", "ops": []})j", {"an escape"}},
+      {"leading zero", R"j({"placement": "cpu:0-1", "tensors": [{"name": "x", "shape": [08]}]})j",
+       {"byte"}},
+      {"text after the object", R"j({"placement": "cpu:0-1", "ops": []} x)j", {"end of input"}},
+      {"unclosed", R"j({"placement": "cpu:0-1", "ops": [)j", {"the end of input"}},
+      {"nesting bomb",
+       R"j({"ops": [{"attrs": {"a": )j" + std::string(5000, '[') + std::string(5000, ']') + "}}]}",
+       {"levels of nesting"}},
+  };
+  for (const BadCase& c : cases) {
+    absl::StatusOr<oneflow::ProgramProto> p = ProgramProtoFromJson(c.json);
+    ASSERT_FALSE(p.ok()) << c.name;
+    EXPECT_EQ(p.status().code(), absl::StatusCode::kInvalidArgument) << c.name;
+    EXPECT_THAT(std::string(p.status().message()), HasSubstr("malformed JSON")) << c.name;
+    for (const std::string& m : c.mentions) {
+      EXPECT_THAT(std::string(p.status().message()), HasSubstr(m)) << c.name;
+    }
+  }
+  // Attribute values are google.protobuf.Value: free-form JSON, where an
+  // array of arrays is a list of lists.
+  EXPECT_TRUE(ProgramProtoFromJson(R"j({"placement": "cpu:0-1", "ops": [{"op": "relu",
+      "attrs": {"table": [[1, 2], [3]]}}]})j").ok());
+}
+
+// Names from the program are echoed escaped and cut (issue 24): a NUL,
+// a newline or an ANSI escape cannot cut the message or drive a terminal.
+TEST(ProgramJson, NamesInMessagesAreEscapedAndCut) {
+  const std::string evil = R"j({"placement": "cpu:0-1",
+    "tensors": [{"name": "x", "shape": [8]}],
+    "ops": [{"op": "relu", "name": "r\u001b[31m\u0000", "inputs": ["h\n\u009b2J"],
+             "outputs": ["y"]}]})j";
+  absl::StatusOr<Program> p = ProgramFromJson(evil, Ops());
+  ASSERT_FALSE(p.ok());
+  const std::string m(p.status().message());
+  EXPECT_THAT(m, HasSubstr("r\\x1b[31m\\x00: input 0 'h\\n\\u009b2J' is not defined"));
+  for (char c : m) EXPECT_FALSE(static_cast<unsigned char>(c) < 0x20) << m;
+  const std::string long_name(1000, 'w');
+  const std::string json = R"j({"placement": "cpu:0-1", "tensors": [{"name": ")j" + long_name +
+                           R"j(", "shape": [4]}, {"name": ")j" + long_name +
+                           R"j(", "shape": [4]}], "ops": []})j";
+  absl::StatusOr<Program> twice = ProgramFromJson(json, Ops());
+  ASSERT_FALSE(twice.ok());
+  EXPECT_THAT(std::string(twice.status().message()),
+              HasSubstr("tensor '" + std::string(64, 'w') + "...' (1000 characters) is defined twice"));
+  EXPECT_LT(twice.status().message().size(), 200u);
+}
+
 TEST(ProgramBuilder, BuildsInCode) {
   ProgramBuilder b(Ops(), *Placement::Parse("cpu:0-1"));
   ASSERT_TRUE(b.AddInput("x", *TensorDesc::Parse("f32[8,4]"), *NdSbp::Parse("S(0)")).ok());

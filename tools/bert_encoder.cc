@@ -209,9 +209,9 @@ absl::StatusOr<GlobalTensor> BertEncoder::Embed(EagerContext& ctx,
     return absl::InvalidArgumentError(absl::StrCat("sequence length ", s, " is outside [1, ",
                                                    c.max_position, "]"));
   }
-  LocalTensor ids = *LocalTensor::Empty(DataType::kInt64, {n, s});
-  LocalTensor types = *LocalTensor::Empty(DataType::kInt64, {n, s});
-  LocalTensor mask = *LocalTensor::Empty(DataType::kInt64, {n, s});
+  OFS_ASSIGN_OR_RETURN(LocalTensor ids, LocalTensor::Empty(DataType::kInt64, {n, s}));
+  OFS_ASSIGN_OR_RETURN(LocalTensor types, LocalTensor::Empty(DataType::kInt64, {n, s}));
+  OFS_ASSIGN_OR_RETURN(LocalTensor mask, LocalTensor::Empty(DataType::kInt64, {n, s}));
   for (int64_t b = 0; b < n; ++b) {
     if (static_cast<int64_t>(batch[b].ids.size()) != s) {
       return absl::InvalidArgumentError("the batch is not padded to one length");

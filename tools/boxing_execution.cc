@@ -8,6 +8,7 @@
 #include "absl/time/clock.h"
 #include "runtime/executor.h"
 #include "oneflow_sbp/device_ops.h"
+#include "oneflow_sbp/status_macros.h"
 #include "ops/kernels/shard_harness.h"
 
 namespace oneflow_sbp::cli {
@@ -27,10 +28,11 @@ double SeededValue(uint64_t seed, uint64_t i, DataType dtype) {
 }
 
 // The seeded values of `slice` of the plan's tensor.
-LocalTensor SeededSlice(const boxing::BoxingPlan& plan, uint64_t seed, const TensorSlice& slice) {
+absl::StatusOr<LocalTensor> SeededSlice(const boxing::BoxingPlan& plan, uint64_t seed,
+                                        const TensorSlice& slice) {
   LocalDims dims;
   for (const IndexRange& r : slice.ranges()) dims.push_back(r.size());
-  LocalTensor t = *LocalTensor::Empty(plan.dtype, dims);
+  OFS_ASSIGN_OR_RETURN(LocalTensor t, LocalTensor::Empty(plan.dtype, dims));
   const LocalDims strides = RowMajorStrides(plan.shape.dims());
   const int rank = static_cast<int>(dims.size());
   std::vector<int64_t> at(rank, 0);
@@ -43,7 +45,7 @@ LocalTensor SeededSlice(const boxing::BoxingPlan& plan, uint64_t seed, const Ten
   return t;
 }
 
-LocalTensor SeededFull(const boxing::BoxingPlan& plan, uint64_t seed) {
+absl::StatusOr<LocalTensor> SeededFull(const boxing::BoxingPlan& plan, uint64_t seed) {
   return SeededSlice(plan, seed, TensorSlice(plan.shape));
 }
 
@@ -89,15 +91,18 @@ absl::StatusOr<LocalTensor> SourceShard(const boxing::BoxingPlan& plan, int rank
   absl::StatusOr<int64_t> src_id = plan.src_placement.ParallelIdOf(rank);
   if (!src_id.ok()) return LocalTensor();
   if (!plan.src.any_partial()) {
-    return On(SeededSlice(plan, seed,
-                          SliceAt(plan.shape, plan.src, plan.src_placement.hierarchy(),
-                                  plan.src_placement.CoordinateOf(*src_id))),
-              device);
+    OFS_ASSIGN_OR_RETURN(
+        const LocalTensor mine,
+        SeededSlice(plan, seed,
+                    SliceAt(plan.shape, plan.src, plan.src_placement.hierarchy(),
+                            plan.src_placement.CoordinateOf(*src_id))));
+    return On(mine, device);
   }
   kernels::HarnessOptions ho;
   ho.seed = seed;
-  absl::StatusOr<LocalTensor> src = kernels::DistributeTensorTo(
-      SeededFull(plan, seed), plan.src, plan.src_placement, *src_id, ho);
+  OFS_ASSIGN_OR_RETURN(const LocalTensor full, SeededFull(plan, seed));
+  absl::StatusOr<LocalTensor> src =
+      kernels::DistributeTensorTo(full, plan.src, plan.src_placement, *src_id, ho);
   if (!src.ok()) return src.status();
   return On(*src, device);
 }
@@ -151,9 +156,9 @@ std::vector<int64_t> DestinationShardCounts(const boxing::BoxingPlan& plan, int 
 
 // Cuts the gathered destination shards (in rank order) into one tensor per
 // parallel id.
-std::vector<LocalTensor> SplitDestinationShards(const boxing::BoxingPlan& plan,
-                                                const LocalTensor& gathered,
-                                                const std::vector<int64_t>& shard_counts) {
+absl::StatusOr<std::vector<LocalTensor>> SplitDestinationShards(
+    const boxing::BoxingPlan& plan, const LocalTensor& gathered,
+    const std::vector<int64_t>& shard_counts) {
   std::vector<LocalTensor> shards;
   const char* at = static_cast<const char*>(gathered.raw_data());
   for (int64_t id = 0; id < plan.dst_placement.parallel_num(); ++id) {
@@ -161,7 +166,7 @@ std::vector<LocalTensor> SplitDestinationShards(const boxing::BoxingPlan& plan,
                                    plan.dst_placement.CoordinateOf(id));
     LocalDims dims;
     for (const IndexRange& r : sl.ranges()) dims.push_back(r.size());
-    LocalTensor t = *LocalTensor::Empty(plan.dtype, dims);
+    OFS_ASSIGN_OR_RETURN(LocalTensor t, LocalTensor::Empty(plan.dtype, dims));
     int64_t offset = 0;
     for (int64_t rank = 0; rank < plan.dst_placement.RankOf(id); ++rank) {
       offset += shard_counts[rank];
@@ -188,7 +193,9 @@ absl::Status AllGatherShards(const boxing::BoxingPlan& plan, const LocalTensor& 
   absl::Status s =
       HostAllGatherV(world, device, send, gathered->raw_data(), shard_counts, plan.dtype);
   if (!s.ok()) return s;
-  if (world.rank() == 0) *shards = SplitDestinationShards(plan, *gathered, shard_counts);
+  if (world.rank() == 0) {
+    OFS_ASSIGN_OR_RETURN(*shards, SplitDestinationShards(plan, *gathered, shard_counts));
+  }
   return absl::OkStatus();
 }
 
@@ -262,8 +269,12 @@ absl::StatusOr<ExecutionSummary> ExecuteAndVerify(const boxing::BoxingPlan& plan
   absl::StatusOr<LocalTensor> assembled = kernels::AssembleTensor(
       shards, TensorDesc{plan.shape, plan.dtype}, plan.dst, plan.dst_placement);
   shards.clear();
-  summary.mismatch = assembled.ok() ? DescribeMismatch(*assembled, SeededFull(plan, seed))
-                                    : std::string(assembled.status().message());
+  if (!assembled.ok()) {
+    summary.mismatch = std::string(assembled.status().message());
+  } else {
+    OFS_ASSIGN_OR_RETURN(const LocalTensor reference, SeededFull(plan, seed));
+    summary.mismatch = DescribeMismatch(*assembled, reference);
+  }
   summary.verified = summary.mismatch.empty();
   return summary;
 }

@@ -12,6 +12,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "oneflow_sbp/quoted_input.h"
 #include "runtime/comm/inprocess_world.h"
 #include "eager/autograd.h"
 #include "eager/tensor_layout.h"
@@ -149,7 +150,7 @@ absl::StatusOr<DemoSetup> CheckDemoOptions(const DemoOptions& o, Engine& engine)
   absl::StatusOr<DeviceType> device = ParseDeviceType(o.device);
   if (!device.ok() || (*device != DeviceType::kCpu && *device != DeviceType::kCuda)) {
     return absl::InvalidArgumentError(
-        absl::StrCat("--device='", o.device, "': expected cpu or cuda"));
+        absl::StrCat("--device=", QuotedInput(o.device), ": expected cpu or cuda"));
   }
   setup.device = *device;
   OFS_ASSIGN_OR_RETURN(setup.placement, MeshPlacement(o.mesh, *device));

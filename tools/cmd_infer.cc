@@ -9,6 +9,7 @@
 #include "io/infer_proto.h"
 #include "io/proto_convert.h"
 #include "io/message_decode.h"
+#include "oneflow_sbp/quoted_input.h"
 #include "tools/cli_format.h"
 
 namespace oneflow_sbp::cli {
@@ -28,7 +29,7 @@ absl::Status ApplyFlags(const InferOptions& o, const OpRegistry& registry,
     const size_t eq = a.find('=');
     if (eq == std::string::npos) {
       return absl::InvalidArgumentError(absl::StrCat(
-          op, ": --attr='", a, "' must read name=value, e.g. --attr=transpose_b=true"));
+          op, ": --attr=", QuotedInput(a), " must read name=value, e.g. --attr=transpose_b=true"));
     }
     const std::string name(absl::StripAsciiWhitespace(a.substr(0, eq)));
     const AttrDef* decl = (*def)->FindAttr(name);
@@ -40,7 +41,7 @@ absl::Status ApplyFlags(const InferOptions& o, const OpRegistry& registry,
     absl::StatusOr<AttrValue> v = ParseAttrValue(decl->type, a.substr(eq + 1));
     if (!v.ok()) {
       return absl::InvalidArgumentError(
-          absl::StrCat(op, ": attribute '", name, "': ", v.status().message()));
+          absl::StrCat(op, ": attribute ", QuotedInput(name), ": ", v.status().message()));
     }
     oneflow::AttrValueProto& p = (*proto->mutable_attr())[name];
     switch (v->type()) {
@@ -79,7 +80,7 @@ absl::Status ApplyFlags(const InferOptions& o, const OpRegistry& registry,
     const size_t eq = c.find('=');
     if (eq == std::string::npos) {
       return absl::InvalidArgumentError(absl::StrCat(
-          op, ": --constraint='", c, "' must read bn=nd_sbp, e.g. a_0='(S(0),B)'"));
+          op, ": --constraint=", QuotedInput(c), " must read bn=nd_sbp, e.g. a_0='(S(0),B)'"));
     }
     absl::StatusOr<NdSbp> nd = NdSbp::Parse(c.substr(eq + 1));
     if (!nd.ok()) {

@@ -9,6 +9,7 @@
 #include "graph/plan_format.h"
 #include "graph/program_planner.h"
 #include "io/program_proto.h"
+#include "oneflow_sbp/quoted_input.h"
 #include "oneflow_sbp/shape.h"
 #include "tools/cli_format.h"
 #include "tools/plan_execution.h"
@@ -22,7 +23,7 @@ absl::StatusOr<int64_t> PositiveFlag(absl::string_view flag, const std::string& 
   int64_t v = 0;
   if (!absl::SimpleAtoi(value, &v) || v <= 0) {
     return absl::InvalidArgumentError(
-        absl::StrCat("--", flag, "='", value, "': expected ", expected));
+        absl::StrCat("--", flag, "=", QuotedInput(value), ": expected ", expected));
   }
   return v;
 }
@@ -37,7 +38,7 @@ absl::StatusOr<std::string> RunPlan(const PlanOptions& o, Engine& engine, bool* 
     absl::StatusOr<Shape> m = Shape::Parse(*o.mesh);
     if (!m.ok() || m->rank() == 0) {
       return absl::InvalidArgumentError(
-          absl::StrCat("--mesh='", *o.mesh, "': expected extents like 2,2"));
+          absl::StrCat("--mesh=", QuotedInput(*o.mesh), ": expected extents like 2,2"));
     }
     mesh.assign(m->dims().begin(), m->dims().end());
   }

@@ -9,6 +9,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "oneflow_sbp/placement.h"
+#include "oneflow_sbp/quoted_input.h"
 #include "ops/kernels/verify/verifier.h"
 #include "tools/cli_format.h"
 
@@ -80,7 +81,7 @@ absl::StatusOr<std::string> RunVerify(const VerifyCmdOptions& o, const OpRegistr
   absl::StatusOr<DeviceType> device = ParseDeviceType(o.device);
   if (!device.ok()) {
     return absl::InvalidArgumentError(
-        absl::StrCat("--device='", o.device, "': expected cpu or cuda"));
+        absl::StrCat("--device=", QuotedInput(o.device), ": expected cpu or cuda"));
   }
   options.device = *device;
   if (o.op.has_value()) {

@@ -77,7 +77,7 @@ Marking MegatronMarking(const Placement& placement) {
 absl::StatusOr<GlobalTensor> LlamaModel::Param(EagerContext& ctx, const std::string& name,
                                                std::vector<int64_t> dims, const NdSbp& nd,
                                                double scale, double offset) {
-  LocalTensor full = *LocalTensor::Empty(DataType::kFloat32, dims);
+  OFS_ASSIGN_OR_RETURN(LocalTensor full, LocalTensor::Empty(DataType::kFloat32, dims));
   Stream stream(seed_, name);
   for (int64_t i = 0; i < full.elem_cnt(); ++i) full.SetDouble(i, offset + scale * stream.Next());
   OFS_ASSIGN_OR_RETURN(GlobalTensor t, eager::FromFull(ctx, full, placement_, nd));
@@ -127,8 +127,9 @@ absl::StatusOr<LlamaModel> LlamaModel::Create(EagerContext& ctx, const LlamaConf
 absl::Status LlamaModel::SetBatch(EagerContext& ctx, uint64_t seed) {
   const LlamaConfig& c = cfg_;
   Stream stream(seed, "batch");
-  LocalTensor ids = *LocalTensor::Empty(DataType::kInt64, Dims({c.batch, c.seq}));
-  LocalTensor labels = *LocalTensor::Empty(DataType::kInt64, Dims({c.batch * c.seq}));
+  OFS_ASSIGN_OR_RETURN(LocalTensor ids, LocalTensor::Empty(DataType::kInt64, Dims({c.batch, c.seq})));
+  OFS_ASSIGN_OR_RETURN(LocalTensor labels,
+                       LocalTensor::Empty(DataType::kInt64, Dims({c.batch * c.seq})));
   for (int64_t i = 0; i < ids.elem_cnt(); ++i) {
     ids.data<int64_t>()[i] = static_cast<int64_t>(stream.NextInt(c.vocab));
   }
@@ -141,8 +142,8 @@ absl::Status LlamaModel::SetBatch(EagerContext& ctx, uint64_t seed) {
     }
   }
   const int64_t hd = c.hidden / c.heads;
-  LocalTensor cos = *LocalTensor::Empty(DataType::kFloat32, Dims({c.seq, hd}));
-  LocalTensor sin = *LocalTensor::Empty(DataType::kFloat32, Dims({c.seq, hd}));
+  OFS_ASSIGN_OR_RETURN(LocalTensor cos, LocalTensor::Empty(DataType::kFloat32, Dims({c.seq, hd})));
+  OFS_ASSIGN_OR_RETURN(LocalTensor sin, LocalTensor::Empty(DataType::kFloat32, Dims({c.seq, hd})));
   for (int64_t p = 0; p < c.seq; ++p) {
     for (int64_t i = 0; i < hd / 2; ++i) {
       const double theta = static_cast<double>(p) *

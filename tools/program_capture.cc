@@ -1,9 +1,12 @@
 #include "tools/program_capture.h"
 
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 
 #include "absl/strings/str_cat.h"
 #include "io/proto_io.h"
+#include "oneflow_sbp/quoted_input.h"
 
 namespace oneflow_sbp::cli {
 namespace {
@@ -53,9 +56,16 @@ oneflow::ProgramProto RecordedProgramToProto(const eager::ProgramRecorder& recor
 }
 
 absl::Status WriteProgram(const std::string& path, const oneflow::ProgramProto& program) {
+  // Closed before the verdict: a full disk shows only at the flush.
+  errno = 0;
   std::ofstream f(path, std::ios::binary | std::ios::trunc);
   if (f) f << ToJson(program, /*pretty=*/true) << "\n";
-  if (!f) return absl::InvalidArgumentError(absl::StrCat("cannot write program file '", path, "'"));
+  if (f) f.close();
+  if (!f) {
+    return absl::InvalidArgumentError(absl::StrCat("cannot write program file ", QuotedInput(path),
+                                                   ": ",
+                                                   errno != 0 ? std::strerror(errno) : "I/O error"));
+  }
   return absl::OkStatus();
 }
 

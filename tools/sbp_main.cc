@@ -19,6 +19,7 @@
 #include <new>
 #include <optional>
 #include <string>
+#include <system_error>
 #include <vector>
 
 #include "absl/flags/flag.h"
@@ -186,13 +187,34 @@ bool IsHelpFlag(const std::string& arg) {
          arg == "help";
 }
 
+// Messages are one line of text on the terminal whatever they echo: control
+// characters that escaped QuotedInput (a NUL, a newline, an ANSI escape in
+// a name) are escaped here as a last line.
 int Fail(const std::string& command, const absl::Status& status) {
-  std::fprintf(stderr, "sbp %s: %s\n", command.c_str(), std::string(status.message()).c_str());
+  std::fprintf(stderr, "sbp %s: %s\n", oneflow_sbp::EscapedControls(command).c_str(),
+               oneflow_sbp::EscapedControls(status.message()).c_str());
   return 1;
 }
 
+// Flushes stdout and reports a failed write (a full disk, /dev/full, a
+// closed pipe): exit 1 with the reason (errno of the flush, else
+// `write_errno` of an earlier write), since the output is lost. Returns
+// `rc` when everything was written.
+int FinishStdout(const std::string& command, int rc, int write_errno) {
+  errno = 0;
+  if (std::fflush(stdout) == 0 && !std::ferror(stdout)) return rc;
+  const int err = errno != 0 ? errno : write_errno;
+  std::fprintf(stderr, "sbp%s%s: cannot write the output to stdout: %s\n",
+               command.empty() ? "" : " ", command.c_str(),
+               err != 0 ? std::strerror(err) : "I/O error");
+  std::clearerr(stdout);
+  return rc == 0 ? 1 : rc;
+}
+
 int Usage(const std::string& command, const std::string& why) {
-  std::fprintf(stderr, "sbp%s%s: %s\n", command.empty() ? "" : " ", command.c_str(), why.c_str());
+  std::fprintf(stderr, "sbp%s%s: %s\n", command.empty() ? "" : " ",
+               oneflow_sbp::EscapedControls(command).c_str(),
+               oneflow_sbp::EscapedControls(why).c_str());
   return 2;
 }
 
@@ -556,7 +578,7 @@ std::optional<std::string> ExportTimeouts(const CommandLine& cl) {
   return std::nullopt;
 }
 
-int RunMain(int argc, char** argv) {
+int RunMain(int argc, char** argv, int* write_errno) {
   const std::vector<std::string> args = Arguments(argc, argv);
   if (const std::optional<int> done = HelpOrVersion(args)) return *done;
 
@@ -590,18 +612,29 @@ int RunMain(int argc, char** argv) {
   const Invocation in{cl, **engine, format, &exit_code};
   absl::StatusOr<std::string> out = RunnerOf(cl.command)(in);
   if (!out.ok()) return Fail(cl.command, out.status());
-  std::fputs(out->c_str(), stdout);
-  return exit_code;
+  if (std::fwrite(out->data(), 1, out->size(), stdout) != out->size()) *write_errno = errno;
+  return exit_code;  // main checks that stdout took it all
 }
 
-// Allocation failure (a memory cap, a huge request) is an error like any
-// other, not an abort: kResourceExhausted's message and exit status 1.
+// Allocation failure (a memory cap, a huge request) and a thread the system
+// cannot start are errors like any other, not aborts: a message and exit
+// status 1. The commands turn them into kResourceExhausted where they
+// happen; this is the last line for what they miss.
 int main(int argc, char** argv) {
+  int rc = 1;
+  int write_errno = 0;
   try {
-    return RunMain(argc, argv);
+    rc = RunMain(argc, argv, &write_errno);
   } catch (const std::bad_alloc&) {
     std::fprintf(stderr, "sbp: out of memory (RESOURCE_EXHAUSTED); the request is too large "
                          "for this machine's memory limit\n");
     return 1;
+  } catch (const std::system_error& e) {
+    std::fprintf(stderr, "sbp: cannot start a thread (RESOURCE_EXHAUSTED): %s\n", e.what());
+    return 1;
   }
+  // Every command's output (and help, the version, the overview) goes to
+  // stdout; a message names the command when the first word is one.
+  const std::string command = argc > 1 && FindCommandSpec(argv[1]) != nullptr ? argv[1] : "";
+  return FinishStdout(command, rc, write_errno);
 }

@@ -24,14 +24,15 @@ uint64_t SplitMix64(uint64_t x) {
   return x ^ (x >> 31);
 }
 
-// The part [r.begin, r.end) of dim `dim` of `t`, bytes copied exactly.
-LocalTensor SubBlock(const LocalTensor& t, int dim, IndexRange r) {
+// The part [r.begin, r.end) of dim `dim` of `t`, bytes copied exactly;
+// kResourceExhausted if memory runs out.
+absl::StatusOr<LocalTensor> SubBlock(const LocalTensor& t, int dim, IndexRange r) {
   int64_t outer = 1, inner = ByteSizeOf(t.dtype());
   for (int d = 0; d < dim; ++d) outer *= t.dim(d);
   for (int d = dim + 1; d < t.rank(); ++d) inner *= t.dim(d);
   LocalDims dims = t.dims();
   dims[dim] = r.size();
-  LocalTensor out = *LocalTensor::Empty(t.dtype(), dims);
+  OFS_ASSIGN_OR_RETURN(LocalTensor out, LocalTensor::Empty(t.dtype(), dims));
   const char* src = static_cast<const char*>(t.raw_data());
   char* dst = static_cast<char*>(out.raw_data());
   for (int64_t o = 0; o < outer; ++o) {
@@ -150,7 +151,8 @@ absl::StatusOr<LocalTensor> LocalOf(const LocalTensor& full, const NdSbp& nd_sbp
     const int64_t h = placement.hierarchy()[a];
     if (sbp.is_split()) {
       const int k = sbp.split_axis();
-      local = SubBlock(local, k, BalancedPart(IndexRange{0, local.dim(k)}, h, coord[a]));
+      OFS_ASSIGN_OR_RETURN(local,
+                           SubBlock(local, k, BalancedPart(IndexRange{0, local.dim(k)}, h, coord[a])));
     } else if (sbp.is_partial_sum()) {
       // Addend c of element i; the same on every rank that shares the
       // coordinates of the axes before this one. P arithmetic is in
@@ -161,7 +163,7 @@ absl::StatusOr<LocalTensor> LocalOf(const LocalTensor& full, const NdSbp& nd_sbp
         return static_cast<double>(static_cast<int64_t>(r % static_cast<uint64_t>(span)) -
                                    options.max_addend);
       };
-      LocalTensor next = local.Clone();
+      OFS_ASSIGN_OR_RETURN(LocalTensor next, local.CopyTo(local.device()));
       for (int64_t i = 0; i < local.elem_cnt(); ++i) {
         double v = local.GetDouble(i);
         if (coord[a] != 0) {
@@ -184,7 +186,7 @@ absl::StatusOr<LocalTensor> LocalOf(const LocalTensor& full, const NdSbp& nd_sbp
       // other a candidate 1..max_addend below (above) it, so a kernel that
       // treats the candidates as copies or as addends shows.
       const double sign = sbp.is_partial_max() ? -1 : 1;
-      LocalTensor next = local.Clone();
+      OFS_ASSIGN_OR_RETURN(LocalTensor next, local.CopyTo(local.device()));
       for (int64_t i = 0; i < local.elem_cnt() && coord[a] != 0; ++i) {
         const uint64_t r = SplitMix64(key ^ SplitMix64(static_cast<uint64_t>(coord[a]) *
                                                            0x100000001b3ull +
@@ -208,7 +210,9 @@ absl::StatusOr<LocalTensor> LocalOf(const LocalTensor& full, const NdSbp& nd_sbp
       key = SplitMix64(key ^ (static_cast<uint64_t>(coord[a]) + 1) * 0x9E3779B97F4A7C15ull);
     }
   }
-  if (local.SharesStorageWith(full)) local = full.Clone();
+  if (local.SharesStorageWith(full)) {
+    OFS_ASSIGN_OR_RETURN(local, full.CopyTo(full.device()));
+  }
   return local;
 }
 
@@ -343,7 +347,9 @@ absl::StatusOr<std::vector<std::vector<LocalTensor>>> DistributeInputs(
     if (call.is_mutable_input(b)) {
       // B layouts share the full tensor's storage; a kernel writing in
       // place must see a rank-private copy.
-      for (LocalTensor& t : *l) t = t.Clone();
+      for (LocalTensor& t : *l) {
+        OFS_ASSIGN_OR_RETURN(t, t.CopyTo(t.device()));
+      }
     }
     locals.push_back(*std::move(l));
   }

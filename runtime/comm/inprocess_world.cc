@@ -3,7 +3,9 @@
 #include <cstring>
 #include <deque>
 #include <exception>
+#include <new>
 #include <string>
+#include <system_error>
 #include <thread>
 #include <utility>
 
@@ -367,26 +369,42 @@ absl::StatusOr<std::vector<absl::Status>> RunRanks(
   std::vector<absl::Status> results(n);
   std::vector<std::thread> threads;
   threads.reserve(n);
-  for (int r = 0; r < n; ++r) {
-    threads.emplace_back([&, r] {
-      absl::Status status;
-      try {
-        status = fn(*comms[r]);
-      } catch (const std::exception& e) {
-        status = absl::InternalError(absl::StrCat("rank ", r, " threw: ", e.what()));
-      } catch (...) {
-        status = absl::InternalError(absl::StrCat("rank ", r, " threw a non-standard exception"));
-      }
-      if (!status.ok()) {
-        // A rank that failed because the world was already aborted does
-        // not replace the first reason (Abort keeps the first).
-        (*world)->Abort(absl::Status(status.code(),
-                                     absl::StrCat("rank ", r, " failed: ", status.message())));
-      }
-      results[r] = std::move(status);
-    });
+  absl::Status start_error;
+  for (int r = 0; r < n && start_error.ok(); ++r) {
+    // A thread the system cannot start (thread or memory limits) fails the
+    // run; the ranks already running see the world aborted and return.
+    try {
+      threads.emplace_back([&, r] {
+        absl::Status status;
+        try {
+          status = fn(*comms[r]);
+        } catch (const std::bad_alloc&) {
+          status = absl::ResourceExhaustedError(
+              absl::StrCat("rank ", r, " ran out of memory (std::bad_alloc)"));
+        } catch (const std::exception& e) {
+          status = absl::InternalError(absl::StrCat("rank ", r, " threw: ", e.what()));
+        } catch (...) {
+          status = absl::InternalError(absl::StrCat("rank ", r, " threw a non-standard exception"));
+        }
+        if (!status.ok()) {
+          // A rank that failed because the world was already aborted does
+          // not replace the first reason (Abort keeps the first).
+          (*world)->Abort(absl::Status(status.code(),
+                                       absl::StrCat("rank ", r, " failed: ", status.message())));
+        }
+        results[r] = std::move(status);
+      });
+    } catch (const std::system_error& e) {
+      start_error = absl::ResourceExhaustedError(absl::StrCat(
+          "cannot start the thread of rank ", r, " of ", n, ": ", e.what()));
+    } catch (const std::bad_alloc&) {
+      start_error = absl::ResourceExhaustedError(absl::StrCat(
+          "out of memory starting the thread of rank ", r, " of ", n));
+    }
   }
+  if (!start_error.ok()) (*world)->Abort(start_error);
   for (std::thread& t : threads) t.join();
+  if (!start_error.ok()) return start_error;
   return results;
 }
 

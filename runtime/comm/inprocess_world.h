@@ -103,11 +103,14 @@ class InProcessWorld {
 
 // Runs fn(world communicator of rank r) for r in [0, n) on n threads of a
 // fresh world and returns each rank's status, once every thread has
-// returned. A rank whose fn returns an error or throws (the exception
-// becomes kInternal naming the rank and what()) aborts the world, so the
-// others fail promptly instead of waiting for their timeouts. The outer
-// status is kInvalidArgument for a bad n or options, kUnimplemented for a
-// device without a backend (see Create).
+// returned. A rank whose fn returns an error or throws (std::bad_alloc
+// becomes kResourceExhausted, any other exception kInternal, naming the
+// rank and what()) aborts the world, so the others fail promptly instead
+// of waiting for their timeouts. The outer status is kInvalidArgument for
+// a bad n or options, kUnimplemented for a device without a backend (see
+// Create), kResourceExhausted when a rank's thread cannot be started
+// (thread or memory limits; the ranks already started are aborted and
+// joined first).
 absl::StatusOr<std::vector<absl::Status>> RunRanks(
     int n, const std::function<absl::Status(Communicator&)>& fn,
     const InProcessOptions& options = {});

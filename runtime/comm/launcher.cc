@@ -14,6 +14,7 @@
 #include <optional>
 #include <string>
 #include <cstring>
+#include <system_error>
 #include <thread>
 
 #include "absl/container/flat_hash_set.h"
@@ -220,10 +221,18 @@ class PrefixedStream {
   // After the fork: the launcher keeps only the read end and copies until
   // every writer is gone, or until `stop` is set and nothing is left to read
   // (a grandchild that keeps the pipe open cannot hold the launcher).
-  void Start(const std::atomic<bool>* stop) {
+  // kResourceExhausted when the copying thread cannot be started (thread
+  // or memory limits).
+  absl::Status Start(const std::atomic<bool>* stop) {
     close(write_fd_);
     write_fd_ = -1;
-    thread_ = std::thread([this, stop] { Copy(stop); });
+    try {
+      thread_ = std::thread([this, stop] { Copy(stop); });
+    } catch (const std::system_error& e) {
+      return absl::ResourceExhaustedError(
+          absl::StrCat("launch: cannot start the thread that copies a rank's output: ", e.what()));
+    }
+    return absl::OkStatus();
   }
 
  private:
@@ -355,6 +364,15 @@ absl::StatusOr<std::string> JobSecret(const LaunchOptions& options) {
 
 // With prefix_output: two prefixed streams per rank, stopped (once the
 // ranks have ended) by `stop_copying`.
+// Ends a child this launcher can no longer watch; its wait status.
+int KillAndReap(int pid) {
+  kill(pid, SIGKILL);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  return status;
+}
+
 struct RankOutput {
   absl::Mutex write_mu;
   std::atomic<bool> stop_copying{false};
@@ -384,8 +402,14 @@ absl::StatusOr<int> SpawnRank(const LaunchOptions& options, const std::string& p
   absl::StatusOr<int> pid =
       Spawn(path, cargs, cenv, out ? out->write_fd() : -1, err ? err->write_fd() : -1);
   if (out != nullptr) {
-    out->Start(&output.stop_copying);
-    err->Start(&output.stop_copying);
+    absl::Status started = out->Start(&output.stop_copying);
+    absl::Status err_started = err->Start(&output.stop_copying);
+    if (started.ok()) started = err_started;
+    if (!started.ok() && pid.ok()) {
+      // Nobody would read the rank's output: end it now.
+      KillAndReap(*pid);
+      return started;
+    }
   }
   return pid;
 }
@@ -461,20 +485,28 @@ absl::StatusOr<LaunchResult> Launch(const LaunchOptions& options,
       break;
     }
     children.Add(options.node_rank * options.nproc + local, *pid);
-    waiters.emplace_back([&children, local, pid = *pid] {
-      int status = 0;
-      for (;;) {
-        const int rc = waitpid(pid, &status, WUNTRACED | WCONTINUED);
-        if (rc < 0 && errno == EINTR) continue;
-        if (rc > 0 && WIFSTOPPED(status)) {
-          children.Stopped(local, WSTOPSIG(status));
-          continue;
+    try {
+      waiters.emplace_back([&children, local, pid = *pid] {
+        int status = 0;
+        for (;;) {
+          const int rc = waitpid(pid, &status, WUNTRACED | WCONTINUED);
+          if (rc < 0 && errno == EINTR) continue;
+          if (rc > 0 && WIFSTOPPED(status)) {
+            children.Stopped(local, WSTOPSIG(status));
+            continue;
+          }
+          if (rc > 0 && WIFCONTINUED(status)) continue;
+          break;
         }
-        if (rc > 0 && WIFCONTINUED(status)) continue;
-        break;
-      }
-      children.Reaped(local, status);
-    });
+        children.Reaped(local, status);
+      });
+    } catch (const std::system_error& e) {
+      // Without its waiter the rank would never be reaped: end it here.
+      children.Reaped(local, KillAndReap(*pid));
+      spawn_error = absl::ResourceExhaustedError(absl::StrCat(
+          "launch: cannot start the thread that waits for local rank ", local, ": ", e.what()));
+      break;
+    }
   }
 
   const RanksEnded ended = AwaitRanks(options, deadline, spawn_error.ok(), children);
