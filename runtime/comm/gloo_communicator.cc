@@ -183,11 +183,14 @@ class GlooTransport : public Transport {
 
   ~GlooTransport() override {
     // The heartbeat first (it may call Abort), then the pairs (peers see an
-    // orderly close), then the store.
+    // orderly close), then the store. After a failure the store closes at
+    // once: the job is over, and a peer whose host went away never
+    // disconnects, so waiting for it would hold back this rank's error.
     heartbeat_.reset();
+    const bool failed = !health().ok();
     context_.reset();
     device_.reset();
-    if (server_ != nullptr) server_->Shutdown(kStoreDrain);
+    if (server_ != nullptr) server_->Shutdown(failed ? absl::ZeroDuration() : kStoreDrain);
   }
 
   int rank() const override { return context_->rank; }
