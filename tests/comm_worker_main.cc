@@ -22,6 +22,7 @@
 //                      boxing plan of SEED; rank RANK fails as KIND
 //                      (none, return_error, abort_call, sleep, exit, crash)
 //                      before step STEP
+// COMM_WORKER_RANK1_JOIN_DELAY_MS=N makes rank 1 wait N ms before it joins.
 // Exit code: 0 when the call under test succeeded, 1 otherwise, 2 when the
 // world could not be joined.
 #include <signal.h>
@@ -124,10 +125,16 @@ int Main(int argc, char** argv) {
   const std::string dir = argv[2];
   int timeout_ms = 0;
   if (!absl::SimpleAtoi(argv[3], &timeout_ms)) return 2;
-  absl::StatusOr<std::unique_ptr<Communicator>> world =
-      ConnectFromEnvironment(absl::Milliseconds(timeout_ms));
   const char* rank_env = std::getenv("RANK");
   const int rank = rank_env == nullptr ? -1 : std::atoi(rank_env);
+  // Holds the job's store open for a known time: rank 0 serves it until
+  // every rank joined, so a late rank 1 keeps it listening.
+  if (const char* delay = std::getenv("COMM_WORKER_RANK1_JOIN_DELAY_MS");
+      delay != nullptr && rank == 1) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(std::atoi(delay)));
+  }
+  absl::StatusOr<std::unique_ptr<Communicator>> world =
+      ConnectFromEnvironment(absl::Milliseconds(timeout_ms));
   if (!world.ok()) {
     WriteResult(dir, rank, world.status(), absl::ZeroDuration());
     std::fprintf(stderr, "rank %d: %s\n", rank, world.status().ToString().c_str());
