@@ -7,8 +7,9 @@
 #include <utility>
 #include <vector>
 
-#include "boxing/byte_count.h"
 #include "absl/container/flat_hash_map.h"
+#include "boxing/byte_count.h"
+#include "oneflow_sbp/check.h"
 
 namespace oneflow_sbp::boxing {
 namespace {
@@ -600,6 +601,11 @@ int64_t BalancedOwnershipBudget(int64_t src_ranks, int64_t dst_ranks, bool parti
 BoxingStep PointToPointExchange(LayoutSpace& src, const NdSbp& from, LayoutSpace& dst,
                                 const NdSbp& to, const Calibration& calibration, bool detailed,
                                 PartialOwnership ownership) {
+  // Pieces of a partial source are summed on arrival; a P(max)/P(min)
+  // source would be read as if it were B and give a wrong value, so the
+  // planner reduces those by collectives first (P2pCanSend in planner.cc).
+  OFS_CHECK(!from.any_partial() || from.any_partial_sum())
+      << "PointToPointExchange from a max/min partial layout " << from.ToString();
   const std::vector<TensorSlice>& src_slices = src.Slices(from);
   const std::vector<TensorSlice>& dst_slices = dst.Slices(to);
   const Placement& dp = dst.placement();

@@ -129,6 +129,18 @@ TEST(CollectiveMoves, InexactMovesAreNotOffered) {
                              SbpParallel::Broadcast(), Cal()));
 }
 
+// The exchange sums the pieces of a partial source, so a max/min partial
+// must never reach it (the planner reduces those first): an internal
+// invariant, checked.
+TEST(PointToPointExchangeDeathTest, RefusesAMaxPartialSource) {
+  const Placement p = P("cpu:0-3 [2,2]");
+  LayoutSpace space(Shape{8, 6}, DataType::kFloat32, p, Identity(4), 4);
+  EXPECT_DEATH(PointToPointExchange(space, Nd("(P(max),S(0))"), space, Nd("(S(1),B)"), Cal()),
+               "max/min partial");
+  // A sum partial is fine.
+  EXPECT_GT(PointToPointExchange(space, Nd("(P,S(0))"), space, Nd("(S(1),B)"), Cal()).time_s, 0);
+}
+
 // --- Reference: every plan of up to three steps ------------------------------
 
 double ExhaustiveBest(const PlanRequest& r, int max_steps) {
