@@ -37,8 +37,12 @@ How to run it (from the repository root; never a test, it needs torch):
 It needs: a python3 that imports torch (with Gloo) and numpy, of the same
 CPython version the `_C.so` module was built for (bazel-bin's module with
 the sources under python/, or --package_dir); the `sbp` tool (bazel-bin/tools/sbp,
-or --sbp). A full run (3 rounds) takes about 2-3 minutes on a quiet 2-core
-machine. Without torch it says so and exits 1.
+or --sbp). Without torch it says so and exits 1. A full run (3 rounds)
+took 481 s on a 2-vCPU machine at load average 11-18; most of it is
+outside the timed regions: torch's start-up in 4 processes, and per case
+and round one `sbp boxing` run that seeds the source shards and checks the
+result of its first run (a 64 MiB all-reduce over Gloo: 23 s wall there
+for 2 s of timed runs). --rounds=1 --repeat=3 cuts it to about a third.
 
 `--json` prints one object: "collectives" -> name -> "1MiB"/"64MiB" ->
 {torch_gbps, ours_gloo_gbps, ours_threads_gbps, memcpy_gbps (at the median
