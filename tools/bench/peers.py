@@ -42,7 +42,7 @@ took 481 s on a 2-vCPU machine at load average 11-18; most of it is
 outside the timed regions: torch's start-up in 4 processes, and per case
 and round one `sbp boxing` run that seeds the source shards and checks the
 result of its first run (a 64 MiB all-reduce over Gloo: 23 s wall there
-for 2 s of timed runs). --rounds=1 --repeat=3 cuts it to about a third.
+for 8 s of timed runs). --rounds=1 --repeat=3 cuts it to about a third.
 
 `--json` prints one object: "collectives" -> name -> "1MiB"/"64MiB" ->
 {torch_gbps, ours_gloo_gbps, ours_threads_gbps, memcpy_gbps (at the median
