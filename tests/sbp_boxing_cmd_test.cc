@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <string>
+#include <tuple>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -133,6 +134,47 @@ TEST(SbpBoxing, BadRequests) {
   o = Swap();
   o.from = "(S(0),Q)";
   EXPECT_THAT(ErrorOf(RunBoxing(o, Eng())), HasSubstr("bad SBP 'Q'"));
+}
+
+// --repeat=N: the checked run, then N timed re-runs of the same plan
+// (tools/bench/peers.py times our collectives with it); the JSON carries
+// one time per re-run and the bytes stay the planned ones. No time is
+// asserted beyond being positive.
+TEST(SbpBoxing, RepeatTimesTheCheckedPlan) {
+  BoxingOptions o = Swap();  // f32[8,6], all-reduced over 4 ranks
+  std::tie(o.placement, o.from, o.to, o.execute) = std::make_tuple("cpu:0-3", "P", "B", "threads");
+  o.repeat = 3;
+  o.format = "json";
+  int exit_code = 0;
+  absl::StatusOr<std::string> json = RunBoxing(o, Eng(), &exit_code);
+  ASSERT_TRUE(json.ok()) << json.status();
+  EXPECT_EQ(exit_code, 0);
+  oneflow::BoxingPlanProto plan;
+  ASSERT_TRUE(FromJson(*json, &plan).ok()) << *json;
+  ASSERT_EQ(plan.steps_size(), 1);
+  EXPECT_EQ(plan.steps(0).kind(), "all_reduce");
+  EXPECT_TRUE(plan.execution().verified());
+  ASSERT_EQ(plan.execution().repeat_s_size(), 3);
+  for (double s : plan.execution().repeat_s()) EXPECT_GT(s, 0);
+  o.format = "text";
+  absl::StatusOr<std::string> text = RunBoxing(o, Eng(), &exit_code);
+  ASSERT_TRUE(text.ok()) << text.status();
+  EXPECT_THAT(*text, HasSubstr("repeated 3 times (slowest rank per run): min "));
+  // Without --repeat nothing is timed twice.
+  o.repeat = 0;
+  text = RunBoxing(o, Eng(), &exit_code);
+  ASSERT_TRUE(text.ok()) << text.status();
+  EXPECT_THAT(*text, ::testing::Not(HasSubstr("repeated")));
+}
+
+TEST(SbpBoxing, RepeatNeedsExecuteAndABound) {
+  BoxingOptions o = Swap();
+  o.repeat = 2;
+  EXPECT_THAT(ErrorOf(RunBoxing(o, Eng())), HasSubstr("--repeat=2: expected 0 to 10000 timed "
+                                                      "re-runs, and only with --execute"));
+  o.execute = "threads";
+  o.repeat = -1;
+  EXPECT_THAT(ErrorOf(RunBoxing(o, Eng())), HasSubstr("--repeat=-1"));
 }
 
 // --execute on a cuda placement runs rank threads on one GPU; a build

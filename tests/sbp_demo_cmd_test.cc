@@ -8,8 +8,11 @@
 #include <regex>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_split.h"
 #include "io/program_proto.h"
 #include "tools/cmd_plan.h"
 #include "gmock/gmock.h"
@@ -38,6 +41,28 @@ TEST(SbpDemo, DefaultMeshTrainsAndMatchesOneRank) {
   for (const char* op : {"rotary_embedding ", "rotary_embedding_grad",
                          "scaled_dot_product_attention ", "scaled_dot_product_attention_grad"}) {
     EXPECT_THAT(*out, HasSubstr(op));
+  }
+}
+
+// The JSON report times every step (tools/bench/dtensor_llama_step.py
+// compares them with DTensor's); only that they are there and positive is
+// checked, never a speed.
+TEST(SbpDemo, JsonTimesEveryStep) {
+  DemoOptions o;  // [2,2], 1 layer
+  o.steps = 2;
+  o.json = true;
+  absl::StatusOr<std::string> out = RunDemo(o, Eng());
+  ASSERT_TRUE(out.ok()) << out.status();
+  const size_t at = out->find("\"step_seconds\": [");
+  ASSERT_NE(at, std::string::npos) << *out;
+  const size_t end = out->find(']', at);
+  std::vector<std::string> times =
+      absl::StrSplit(out->substr(at + 17, end - at - 17), ", ");
+  ASSERT_EQ(times.size(), 2u) << out->substr(at, end - at);
+  for (const std::string& t : times) {
+    double v = 0;
+    EXPECT_TRUE(absl::SimpleAtod(t, &v)) << t;
+    EXPECT_GT(v, 0);
   }
 }
 

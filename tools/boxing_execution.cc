@@ -231,11 +231,36 @@ absl::Status GatherShardsToRankZero(const boxing::BoxingPlan& plan, const LocalT
   return absl::OkStatus();
 }
 
+// Runs the plan `repeat` times from `mine`, each run timed on every rank
+// from leaving a barrier to holding its output; per run, the slowest
+// rank's seconds (the time the collective took for the whole world).
+absl::StatusOr<std::vector<double>> TimedRepeats(const boxing::BoxingPlan& plan,
+                                                 const LocalTensor& mine,
+                                                 comm::Communicator& world, DeviceType device,
+                                                 int repeat) {
+  std::vector<double> local(repeat, 0);
+  for (int i = 0; i < repeat; ++i) {
+    OFS_RETURN_IF_ERROR(world.Barrier());
+    const absl::Time start = absl::Now();
+    OFS_ASSIGN_OR_RETURN(LocalTensor out, boxing::ExecutePlan(plan, mine, world));
+    local[i] = absl::ToDoubleSeconds(absl::Now() - start);
+  }
+  std::vector<double> all(local.size() * world.size());
+  std::vector<int64_t> counts(world.size(), repeat);
+  OFS_RETURN_IF_ERROR(
+      HostAllGatherV(world, device, local.data(), all.data(), counts, DataType::kFloat64));
+  std::vector<double> slowest(repeat, 0);
+  for (int r = 0; r < world.size(); ++r) {
+    for (int i = 0; i < repeat; ++i) slowest[i] = std::max(slowest[i], all[r * repeat + i]);
+  }
+  return slowest;
+}
+
 }  // namespace
 
 absl::StatusOr<ExecutionSummary> ExecuteAndVerify(const boxing::BoxingPlan& plan,
                                                   comm::Communicator& world, uint64_t seed,
-                                                  DeviceType device) {
+                                                  DeviceType device, int repeat) {
   const int me = world.rank();
   absl::StatusOr<LocalTensor> mine = SourceShard(plan, me, seed, device);
   if (!mine.ok()) return mine.status();
@@ -245,13 +270,19 @@ absl::StatusOr<ExecutionSummary> ExecuteAndVerify(const boxing::BoxingPlan& plan
   boxing::ExecutionReport report;
   absl::StatusOr<LocalTensor> out = boxing::ExecutePlan(plan, *mine, world, &report);
   if (!out.ok()) return out.status();
+  const double first_wall_s = absl::ToDoubleSeconds(absl::Now() - start);
+  std::vector<double> repeats;
+  if (repeat > 0) {
+    OFS_ASSIGN_OR_RETURN(repeats, TimedRepeats(plan, *mine, world, device, repeat));
+  }
   *mine = LocalTensor();
   out = On(*out, DeviceType::kCpu);
   if (!out.ok()) return out.status();
   s = world.Barrier();
   if (!s.ok()) return s;
   ExecutionSummary summary;
-  summary.wall_s = absl::ToDoubleSeconds(absl::Now() - start);
+  summary.wall_s = repeat > 0 ? first_wall_s : absl::ToDoubleSeconds(absl::Now() - start);
+  summary.repeat_seconds = std::move(repeats);
   s = GatherStepReports(plan, report, world, device, &summary);
   if (!s.ok()) return s;
   const std::vector<int64_t> shard_counts = DestinationShardCounts(plan, world.size());
@@ -306,6 +337,15 @@ std::string ExecutionText(const boxing::BoxingPlan& plan, const ExecutionSummary
   }
   absl::StrAppend(&out, summary.bytes_as_planned ? "every rank moved exactly the planned bytes\n"
                                                  : "MEASURED BYTES DIFFER FROM THE PLAN\n");
+  if (!summary.repeat_seconds.empty()) {
+    std::vector<double> sorted = summary.repeat_seconds;
+    std::sort(sorted.begin(), sorted.end());
+    const size_t n = sorted.size();
+    const double median = n % 2 == 1 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+    absl::StrAppend(&out, absl::StrFormat("repeated %d times (slowest rank per run): min %.3f ms, "
+                                          "median %.3f ms\n",
+                                          static_cast<int>(n), sorted[0] * 1e3, median * 1e3));
+  }
   return out;
 }
 
@@ -323,6 +363,7 @@ oneflow::ExecutionProto ExecutionToProto(const ExecutionSummary& summary,
   p.set_verified(summary.verified && summary.bytes_as_planned);
   p.set_wall_s(summary.wall_s);
   p.set_backend(std::string(backend));
+  for (double s : summary.repeat_seconds) p.add_repeat_s(s);
   return p;
 }
 

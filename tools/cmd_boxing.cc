@@ -26,6 +26,10 @@ absl::StatusOr<std::string> RunBoxing(const BoxingOptions& o, Engine& engine, in
           absl::StrCat("--", flag, " is required, e.g. --", flag, "=", example));
     }
   }
+  if (o.repeat < 0 || o.repeat > 10000 || (o.repeat > 0 && !o.execute)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--repeat=", o.repeat, ": expected 0 to 10000 timed re-runs, and only with --execute"));
+  }
   absl::StatusOr<Shape> shape = Shape::Parse(o.shape);
   if (!shape.ok()) return shape.status();
   absl::StatusOr<DataType> dtype = ParseDataType(o.dtype);
@@ -71,7 +75,7 @@ absl::StatusOr<std::string> RunBoxing(const BoxingOptions& o, Engine& engine, in
     absl::StatusOr<std::string> ran = RunOnRanks(
         *backend, world, [&](comm::Communicator& comm) -> absl::StatusOr<std::string> {
           absl::StatusOr<ExecutionSummary> summary =
-              ExecuteAndVerify(**plan, comm, o.seed, device);
+              ExecuteAndVerify(**plan, comm, o.seed, device, o.repeat);
           if (!summary.ok()) return summary.status();
           if (comm.rank() != 0) return std::string();
           if (!summary->verified || !summary->bytes_as_planned) {

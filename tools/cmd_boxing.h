@@ -26,6 +26,9 @@ struct BoxingOptions {
   // World size for --execute (0: the largest rank of the placements + 1).
   int nproc = 0;
   uint64_t seed = 1;
+  // With `execute`: re-run the checked plan this many more times, timed
+  // (ExecutionSummary::repeat_seconds); 0: no timed runs.
+  int repeat = 0;
 };
 
 // Plans through `engine` (its calibration and plan cache). With

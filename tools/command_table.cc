@@ -78,11 +78,11 @@ filtered_by_constraint). --request reads the same request as a protobuf
 message (InferRequestProto in proto/infer.proto) in JSON or text format;
 flags given with it override its fields.)help"},
     {"boxing", "the cheapest exact plan from one layout to another",
-     "shape dtype placement from to to_placement format execute nproc seed calibration timeout "
-     "heartbeat_timeout",
+     "shape dtype placement from to to_placement format execute nproc seed repeat calibration "
+     "timeout heartbeat_timeout",
      "text|json|textproto|dot", 0,
      R"help(sbp boxing --shape=SHAPE --placement=PL --from=ND --to=ND [--dtype=DT]
-           [--to_placement=PL] [--execute[=threads|gloo]] [--nproc=N]
+           [--to_placement=PL] [--execute[=threads|gloo]] [--nproc=N] [--repeat=N]
            [--calibration=FILE] [--format=text|json|textproto|dot]
 
 Plans the collectives that convert a tensor laid out as --from on --placement
@@ -91,7 +91,10 @@ step with its rank groups and the exact bytes each rank sends and receives.
 --execute[=threads|gloo] also runs the plan on real ranks (threads of this
 process, or Gloo processes it launches) with seeded integer-valued data,
 checks the result against the full tensor, and prints every rank's measured
-bytes next to the planned ones; it exits 1 on any difference.
+bytes next to the planned ones; it exits 1 on any difference. --repeat=N
+then re-runs the checked plan N times on the same shards and reports each
+run's time (the slowest rank's, from a barrier to its output): a timed
+collective, e.g. --from=P --to=B on cpu:0-3 is an all-reduce.
 
   $ sbp boxing --shape=8,6 --placement='cpu:0-3 [2,2]' --from='(S(0),S(1))' --to='(S(1),S(0))'
   $ sbp boxing --shape=8,6 --placement=cpu:0-3 --from='S(0)' --to=B --to_placement=cpu:4-7

@@ -94,6 +94,7 @@ std::string DemoReportJson(const DemoReport& r) {
   absl::StrAppend(&out, "  \"first_step\": ", r.first_step, ",\n");
   absl::StrAppend(&out, "  \"losses\": ", Numbers(r.losses), ",\n");
   absl::StrAppend(&out, "  \"reference_losses\": ", Numbers(r.reference_losses), ",\n");
+  absl::StrAppend(&out, "  \"step_seconds\": ", Numbers(r.step_seconds), ",\n");
   absl::StrAppend(&out, "  \"collectives\": {", absl::StrJoin(collectives, ", "), "},\n");
   absl::StrAppend(&out, absl::StrFormat(
       "  \"check\": {\"passed\": %s, \"loss_matches\": %s, \"loss_max_rel_err\": %s, "

@@ -21,6 +21,9 @@ struct DemoReport {
   int first_step = 0;
   std::vector<double> losses;
   std::vector<double> reference_losses;
+  // Rank 0's seconds per step (forward, backward, Adam; the check's
+  // gradient gathering left out).
+  std::vector<double> step_seconds;
   // Per collective kind over the run, all ranks: steps, planned and
   // measured bytes received.
   struct Collective {

@@ -94,6 +94,7 @@ ABSL_FLAG(std::string, rank_prefix, "auto",
           "terminal), yes or no.");
 ABSL_FLAG(std::optional<std::string>, out, std::nullopt, "calibrate: file to write.");
 ABSL_FLAG(uint64_t, seed, 1, "Seed of generated data.");
+ABSL_FLAG(int, repeat, 0, "boxing --execute: timed re-runs of the checked plan.");
 ABSL_FLAG(std::string, device, "cpu",
           "verify, demo: where the ranks run the kernels, cpu or cuda (cuda needs a "
           "--config=cuda build and a GPU).");
@@ -316,6 +317,7 @@ absl::StatusOr<std::string> BoxingCmd(const Invocation& in) {
   o.execute = absl::GetFlag(FLAGS_execute);
   o.nproc = absl::GetFlag(FLAGS_nproc);
   o.seed = absl::GetFlag(FLAGS_seed);
+  o.repeat = absl::GetFlag(FLAGS_repeat);
   return oneflow_sbp::cli::RunBoxing(o, in.engine, in.exit_code);
 }
 

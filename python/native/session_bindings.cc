@@ -231,12 +231,20 @@ std::optional<Tensor> Grad(const Tensor& t) {
 // Google-Benchmark-style timing from C++ for the Python overhead
 // comparison: `iters` calls of `op` on `x` through the same controller,
 // no Python in the loop. Seconds per call.
-double TimeCppApply(const Tensor& x, const std::string& op, int iters) {
-  std::shared_ptr<Session> s = x.session;
-  std::shared_ptr<const OpCall> call = s->Call(op, 1, AttrMap());
+// `inputs` (one or more tensors of one session): add and mm take two, so
+// tools/bench/peers.py times them against DTensor's the same way.
+double TimeCppApply(const std::vector<const Tensor*>& inputs, const std::string& op, int iters) {
+  if (inputs.empty()) throw py::value_error(op + ": time_cpp_apply needs at least one tensor");
+  std::shared_ptr<Session> s = inputs[0]->session;
+  for (const Tensor* t : inputs) {
+    if (t->session != s) throw py::value_error(op + ": time_cpp_apply's tensors are of two sessions");
+  }
+  std::shared_ptr<const OpCall> call = s->Call(op, static_cast<int>(inputs.size()), AttrMap());
   const int n = s->num_local();
   std::vector<std::vector<GlobalTensor>> in(n);
-  for (int i = 0; i < n; ++i) in[i] = {x.At(i)};
+  for (int i = 0; i < n; ++i) {
+    for (const Tensor* t : inputs) in[i].push_back(t->At(i));
+  }
   Controller& c = s->controller();
   absl::Status status;
   absl::Time start;
@@ -349,7 +357,11 @@ void BindSession(py::module_& m) {
         return py::object(py::tuple(r));
       })
       .def("time_cpp_apply", [](Session&, const Tensor& x, const std::string& op, int iters) {
-        return TimeCppApply(x, op, iters);
+        return TimeCppApply({&x}, op, iters);
+      })
+      .def("time_cpp_apply", [](Session&, const std::vector<const Tensor*>& xs,
+                                const std::string& op, int iters) {
+        return TimeCppApply(xs, op, iters);
       })
       .def("close", &Session::Close);
 }

@@ -233,3 +233,15 @@ def test_the_gil_is_released_while_the_engine_works(session):
     # Python ran in the other thread strictly inside the call: the GIL was free.
     inside = [x for x in stamps if start + 0.005 < x < end - 0.005]
     assert len(inside) > 100
+
+
+def test_time_cpp_apply_takes_several_inputs(session, mesh22):
+    # tools/bench/peers.py times add and matmul from C++ beside DTensor's;
+    # only that the call runs and returns a positive time is checked.
+    x = ofs.tensor(arange(8, 8), placement=mesh22, sbp=[Shard(0), Replicate()])
+    w = ofs.tensor(arange(8, 8), placement=mesh22, sbp="(B, B)")
+    assert session.time_cpp_apply(x, "relu", 3) > 0
+    assert session.time_cpp_apply([x, x], "broadcast_add", 3) > 0
+    assert session.time_cpp_apply([x, w], "matmul", 3) > 0
+    with pytest.raises(ValueError, match="at least one tensor"):
+        session.time_cpp_apply([], "relu", 1)
