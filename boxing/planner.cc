@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <functional>
+#include <limits>
 #include <map>
+#include <optional>
 #include <queue>
 #include <tuple>
 #include <utility>
@@ -213,6 +215,15 @@ int64_t EstimatePlanWork(const PlanRequest& r) {
   return work;
 }
 
+int64_t EstimateCollectiveSearchWork(const PlanRequest& r) {
+  if (r.src_placement != r.dst_placement) return std::numeric_limits<int64_t>::max();
+  const int64_t values = r.shape.rank() + 2;
+  const int axes = r.src_placement.num_axes();
+  const int64_t layouts = SatPow(values, axes);
+  const int64_t tries = SatMul((int64_t{1} << axes) - 1, values);
+  return SatMul(layouts, SatMul(tries, r.src_placement.parallel_num()));
+}
+
 namespace {
 
 // Refuses a request that is invalid, or whose search would take more than
@@ -289,10 +300,12 @@ struct QueueEntry {
 // by time, then communication steps, then steps.
 class PlanSearch {
  public:
-  PlanSearch(const PlanRequest& r, const Calibration& cal, PartialOwnership ownership, Spaces& sp)
+  PlanSearch(const PlanRequest& r, const Calibration& cal, PartialOwnership ownership, Spaces& sp,
+             bool collectives_only)
       : r_(r),
         cal_(cal),
         ownership_(ownership),
+        collectives_only_(collectives_only),
         sp_(sp),
         goal_side_(sp.same ? 0 : 1),
         dst_partial_(r.dst.any_partial()),
@@ -300,10 +313,15 @@ class PlanSearch {
         axis_sets_(AxisSets(r.src.size())),
         dst_axis_sets_(AxisSets(r.dst.size())) {}
 
-  // The detailed steps of the best path.
-  std::vector<BoxingStep> Run() {
+  // The detailed steps of the best path; nullopt only when collectives
+  // alone cannot reach the destination (with p2p edges the goal is always
+  // reached).
+  std::optional<std::vector<BoxingStep>> Run() {
     const int goal = FindGoal();
-    OFS_CHECK(goal >= 0) << "the p2p edge always reaches the destination";
+    if (goal < 0) {
+      OFS_CHECK(collectives_only_) << "the p2p edge always reaches the destination";
+      return std::nullopt;
+    }
     return RebuildPath(goal);
   }
 
@@ -318,6 +336,7 @@ class PlanSearch {
   const PlanRequest& r_;
   const Calibration& cal_;
   const PartialOwnership ownership_;
+  const bool collectives_only_;
   Spaces& sp_;
   const int goal_side_;
   const bool dst_partial_;
@@ -359,7 +378,7 @@ void PlanSearch::Expand(int from) {
       if (step) Relax(from, *step, SearchEdge{false, axes, to}, side);
     }
   }
-  if (side != 0 || !P2pCanSend(nd)) return;
+  if (collectives_only_ || side != 0 || !P2pCanSend(nd)) return;
   if (!P2pToGoalCannotWin(from)) {
     Relax(from, PointToPointExchange(*sp_.src, nd, sp_.side(1), r_.dst, cal_, false, ownership_),
           SearchEdge{true}, goal_side_);
@@ -463,11 +482,23 @@ std::vector<BoxingStep> PlanSearch::RebuildPath(int goal) {
 absl::StatusOr<BoxingPlan> Search(const PlanRequest& r, const Calibration& cal,
                                   PartialOwnership ownership) {
   absl::Status searchable = CheckSearchable(r);
-  if (!searchable.ok()) return searchable;
+  // Over the limit only because of p2p exchanges (a large mesh): search
+  // the collectives alone (see kMaxPlanWork).
+  const bool collectives_only = !searchable.ok() &&
+                                searchable.code() == absl::StatusCode::kResourceExhausted &&
+                                EstimateCollectiveSearchWork(r) <= kMaxPlanWork;
+  if (!searchable.ok() && !collectives_only) return searchable;
   Spaces sp = MakeSpaces(r);
   BoxingPlan plan = EmptyPlan(r, sp);
   if (sp.same && r.src == r.dst) return plan;
-  plan.steps = PlanSearch(r, cal, ownership, sp).Run();
+  std::optional<std::vector<BoxingStep>> steps =
+      PlanSearch(r, cal, ownership, sp, collectives_only).Run();
+  if (!steps) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        searchable.message(), "; collectives alone cannot make ", r.dst.ToString(),
+        " from ", r.src.ToString()));
+  }
+  plan.steps = *std::move(steps);
   return plan;
 }
 

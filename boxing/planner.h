@@ -72,10 +72,21 @@ absl::Status ValidatePlanRequest(const PlanRequest& request);
 // kResourceExhausted before doing any of it. The limit keeps every plan
 // under about a second; a 1,024-rank [8,128] or [2,4,128] mesh is far
 // inside it, a 256-rank 8-axis one is not.
+//
+// Large meshes (1,024 to 65,536 ranks on one placement): a p2p exchange
+// costs O(ranks^2) to price, so the full search is over the limit long
+// before the collectives are. When only the p2p edges put a request over
+// it, and source and destination share one placement, PlanBoxing searches
+// the collectives alone (EstimateCollectiveSearchWork: layouts x
+// collective tries x ranks), so planning on [16,1024] answers; the plan is
+// exact and the cheapest made of collectives, but a p2p exchange might
+// have been cheaper. Layouts that collectives cannot reach are refused.
 inline constexpr int64_t kMaxPlanWork = int64_t{1} << 28;
 // Saturates at INT64_MAX. Requires a request that passed
 // ValidatePlanRequest.
 int64_t EstimatePlanWork(const PlanRequest& request);
+// The search without p2p edges; INT64_MAX when the placements differ.
+int64_t EstimateCollectiveSearchWork(const PlanRequest& request);
 
 // Plans without caching. `calibration` covers mesh axes 0..7 of either
 // placement (by axis index) and point-to-point links.

@@ -34,6 +34,15 @@ int64_t BoxingPrices::PricingWork(const boxing::PlanRequest& r) {
   for (int i = 0; i < axes; ++i) layouts = SatMul(layouts, values);
   const int64_t tries = SatMul((int64_t{1} << axes) - 1, values);
   const int64_t per_layout = SatMul(tries, ranks);
+  // Where p2p exchanges put a request over the planner's limit and the
+  // collectives alone fit, the planner searches the collectives alone
+  // (boxing/planner.h, large meshes): charge that search.
+  if (boxing::EstimatePlanWork(r) > boxing::kMaxPlanWork &&
+      boxing::EstimateCollectiveSearchWork(r) <= boxing::kMaxPlanWork) {
+    return SatMul(layouts, per_layout > std::numeric_limits<int64_t>::max() - kPairOverhead
+                               ? std::numeric_limits<int64_t>::max()
+                               : per_layout + kPairOverhead);
+  }
   const int64_t p2p = SatMul(ranks, ranks);
   const int64_t sum = per_layout > std::numeric_limits<int64_t>::max() - p2p
                           ? std::numeric_limits<int64_t>::max()

@@ -114,6 +114,73 @@ struct StepRun {
   comm::Communicator& group;
   DataType dtype;
   comm::CallOptions options;
+  // The logical shape (every member derives the same exchange bands from it).
+  const Shape& shape;
+};
+
+// Above kBandBytes, an all-gather that cannot write its output in place and
+// every reduce-scatter go band by band: each chunk is cut into the same
+// number of balanced parts along dim 0, and part b of every chunk makes
+// band b, one collective each. The staging buffers (packed input, gathered
+// output, the ring's own) then hold one band instead of the whole tensor,
+// which kept `sbp boxing --execute` above 4x the tensor (P -> S(1), S(1) ->
+// B); every rank moves the same bytes in all, as the ring's traffic is a
+// sum over chunk sizes.
+constexpr int64_t kBandBytes = int64_t{4} << 20;
+
+int64_t BandCount(const std::vector<TensorSlice>& chunks, int64_t es) {
+  int64_t bytes = 0;
+  int64_t rows = -1;
+  for (const TensorSlice& c : chunks) {
+    bytes += c.elem_cnt() * es;
+    if (c.rank() > 0 && c.elem_cnt() > 0) {
+      rows = rows < 0 ? c.range(0).size() : std::min(rows, c.range(0).size());
+    }
+  }
+  if (bytes <= kBandBytes || rows <= 1) return 1;
+  return std::min(rows, (bytes + kBandBytes - 1) / kBandBytes);
+}
+
+// Part `band` of every chunk.
+std::vector<TensorSlice> BandPieces(const std::vector<TensorSlice>& chunks, int64_t bands,
+                                    int64_t band) {
+  std::vector<TensorSlice> pieces = chunks;
+  if (bands == 1) return pieces;
+  for (TensorSlice& p : pieces) p.set_range(0, BalancedPart(p.range(0), bands, band));
+  return pieces;
+}
+
+// Pointers to the non-empty `pieces`, in order (what a packed buffer of
+// the pieces holds).
+std::vector<const TensorSlice*> NonEmpty(const std::vector<TensorSlice>& pieces) {
+  std::vector<const TensorSlice*> out;
+  for (const TensorSlice& p : pieces) {
+    if (p.elem_cnt() > 0) out.push_back(&p);
+  }
+  return out;
+}
+
+// Collects the traffic of a step's band calls: CallOptions::traffic
+// receives one call's bytes, the step reports their sum.
+class BandTraffic {
+ public:
+  explicit BandTraffic(const comm::CallOptions& options) : options_(options), step_(options.traffic) {
+    options_.traffic = &call_;
+    if (step_ != nullptr) *step_ = comm::Traffic{};
+  }
+  const comm::CallOptions& options() {
+    call_ = comm::Traffic{};
+    return options_;
+  }
+  // After each call, successful or not.
+  void Add() {
+    if (step_ != nullptr) *step_ += call_;
+  }
+
+ private:
+  comm::CallOptions options_;
+  comm::Traffic* step_;
+  comm::Traffic call_;
 };
 
 absl::StatusOr<LocalTensor> AllGather(const StepRun& r) {
@@ -130,34 +197,139 @@ absl::StatusOr<LocalTensor> AllGather(const StepRun& r) {
     if (!s.ok()) return s;
     return out;
   }
-  absl::StatusOr<LocalTensor> gathered = LocalTensor::Empty(r.dtype, {r.rs.out.elem_cnt()}, r.in.device());
-  if (!gathered.ok()) return gathered;
-  absl::StatusOr<LocalTensor> sent = PackAll(r.in, r.rs.in, {&mine});
-  if (!sent.ok()) return sent.status();
-  absl::Status s =
-      r.group.AllGatherV(sent->raw_data(), gathered->raw_data(), counts, r.dtype, r.options);
-  std::vector<const TensorSlice*> regions;
-  for (const TensorSlice& c : r.rs.chunks) regions.push_back(&c);
-  if (s.ok()) s = UnpackAll(*gathered, regions, &*out, r.rs.out, RegionOp::kCopy);
-  if (!s.ok()) return s;
+  const int64_t bands = BandCount(r.rs.chunks, ByteSizeOf(r.dtype));
+  BandTraffic traffic(r.options);
+  for (int64_t band = 0; band < bands; ++band) {
+    const std::vector<TensorSlice> pieces = BandPieces(r.rs.chunks, bands, band);
+    const std::vector<int64_t> band_counts = Counts(pieces);
+    int64_t total = 0;
+    for (int64_t c : band_counts) total += c;
+    absl::StatusOr<LocalTensor> gathered = LocalTensor::Empty(r.dtype, {total}, r.in.device());
+    if (!gathered.ok()) return gathered;
+    const std::vector<TensorSlice> own = {pieces[r.rs.position]};
+    absl::StatusOr<LocalTensor> sent = PackAll(r.in, r.rs.in, NonEmpty(own));
+    if (!sent.ok()) return sent.status();
+    absl::Status s = r.group.AllGatherV(sent->raw_data(), gathered->raw_data(), band_counts,
+                                        r.dtype, traffic.options());
+    traffic.Add();
+    if (s.ok()) s = UnpackAll(*gathered, NonEmpty(pieces), &*out, r.rs.out, RegionOp::kCopy);
+    if (!s.ok()) return s;
+  }
   return out;
 }
 
 absl::StatusOr<LocalTensor> ReduceScatter(const StepRun& r) {
   absl::StatusOr<LocalTensor> out = Alloc(r.dtype, r.rs.out, false, r.in.device());
   if (!out.ok()) return out;
-  const std::vector<int64_t> counts = Counts(r.rs.chunks);
-  LocalTensor send = r.in;
-  if (!Concatenates(r.rs.in, r.rs.chunks)) {
-    std::vector<const TensorSlice*> regions;
-    for (const TensorSlice& c : r.rs.chunks) regions.push_back(&c);
-    absl::StatusOr<LocalTensor> packed = PackAll(r.in, r.rs.in, regions);
-    if (!packed.ok()) return packed;
-    send = *std::move(packed);
+  const int64_t bands = BandCount(r.rs.chunks, ByteSizeOf(r.dtype));
+  if (bands == 1) {
+    const std::vector<int64_t> counts = Counts(r.rs.chunks);
+    LocalTensor send = r.in;
+    if (!Concatenates(r.rs.in, r.rs.chunks)) {
+      std::vector<const TensorSlice*> regions;
+      for (const TensorSlice& c : r.rs.chunks) regions.push_back(&c);
+      absl::StatusOr<LocalTensor> packed = PackAll(r.in, r.rs.in, regions);
+      if (!packed.ok()) return packed;
+      send = *std::move(packed);
+    }
+    absl::Status s =
+        r.group.ReduceScatterV(send.raw_data(), out->raw_data(), counts, r.dtype, r.options);
+    if (!s.ok()) return s;
+    return out;
   }
-  absl::Status s =
-      r.group.ReduceScatterV(send.raw_data(), out->raw_data(), counts, r.dtype, r.options);
-  if (!s.ok()) return s;
+  BandTraffic traffic(r.options);
+  for (int64_t band = 0; band < bands; ++band) {
+    const std::vector<TensorSlice> pieces = BandPieces(r.rs.chunks, bands, band);
+    absl::StatusOr<LocalTensor> packed = PackAll(r.in, r.rs.in, NonEmpty(pieces));
+    if (!packed.ok()) return packed;
+    const TensorSlice& mine = pieces[r.rs.position];
+    absl::StatusOr<LocalTensor> reduced =
+        LocalTensor::Empty(r.dtype, {mine.elem_cnt()}, r.in.device());
+    if (!reduced.ok()) return reduced;
+    absl::Status s = r.group.ReduceScatterV(packed->raw_data(), reduced->raw_data(),
+                                            Counts(pieces), r.dtype, traffic.options());
+    traffic.Add();
+    if (s.ok() && mine.elem_cnt() > 0) {
+      s = UnpackRegion(reduced->raw_data(), mine, &*out, r.rs.out, RegionOp::kCopy);
+    }
+    if (!s.ok()) return s;
+  }
+  return out;
+}
+
+// Rows of the logical tensor per exchange band: bands of about kBandBytes,
+// 0 when the whole tensor fits in one (then no banding).
+int64_t ExchangeBandRows(const Shape& shape, int64_t es) {
+  if (shape.rank() == 0 || shape.elem_cnt() * es <= kBandBytes || shape.dims()[0] <= 1) return 0;
+  const int64_t row_bytes = shape.elem_cnt() / shape.dims()[0] * es;
+  return std::max<int64_t>(1, kBandBytes / std::max<int64_t>(1, row_bytes));
+}
+
+// An exchange of a large tensor, band by band: the same global rows on
+// every member, so what a sender cuts from a region is what its receiver
+// expects. Each element belongs to one band and meets its pieces in the
+// same member order as in one exchange, so sums are bit-identical.
+absl::StatusOr<LocalTensor> BandedExchange(const StepRun& r, int64_t band_rows) {
+  const RankStep& rs = r.rs;
+  LocalTensor out;
+  if (rs.holds_output) {
+    int64_t covered = 0;
+    for (const auto& pieces : rs.recv) {
+      for (const TensorSlice& t : pieces) covered += t.elem_cnt();
+    }
+    for (const TensorSlice& region : rs.local) covered += region.elem_cnt();
+    absl::StatusOr<LocalTensor> o =
+        Alloc(r.dtype, rs.out, rs.sum || covered != rs.out.elem_cnt(), r.in.device());
+    if (!o.ok()) return o;
+    out = *std::move(o);
+  }
+  const RegionOp op = rs.sum ? RegionOp::kAdd : RegionOp::kCopy;
+  if (rs.holds_output) {
+    for (const TensorSlice& region : rs.local) {
+      absl::Status s = CopyRegion(r.in, rs.in, region, &out, rs.out, op);
+      if (!s.ok()) return s;
+    }
+  }
+  BandTraffic traffic(r.options);
+  const int64_t rows = r.shape.dims()[0];
+  for (int64_t begin = 0; begin < rows; begin += band_rows) {
+    const IndexRange band{begin, std::min(rows, begin + band_rows)};
+    std::vector<TensorSlice> sends, recvs;
+    std::vector<int64_t> send_counts, recv_counts;
+    for (size_t j = 0; j < rs.group.size(); ++j) {
+      int64_t sc = 0, rc = 0;
+      for (const TensorSlice& t : rs.send[j]) {
+        TensorSlice piece = t;
+        piece.set_range(0, IndexRange{std::max(t.range(0).begin, band.begin),
+                                      std::min(t.range(0).end, band.end)});
+        if (piece.elem_cnt() > 0) sends.push_back(piece), sc += piece.elem_cnt();
+      }
+      for (const TensorSlice& t : rs.recv[j]) {
+        TensorSlice piece = t;
+        piece.set_range(0, IndexRange{std::max(t.range(0).begin, band.begin),
+                                      std::min(t.range(0).end, band.end)});
+        if (piece.elem_cnt() > 0) recvs.push_back(piece), rc += piece.elem_cnt();
+      }
+      send_counts.push_back(sc);
+      recv_counts.push_back(rc);
+    }
+    std::vector<const TensorSlice*> send_ptrs, recv_ptrs;
+    for (const TensorSlice& t : sends) send_ptrs.push_back(&t);
+    for (const TensorSlice& t : recvs) recv_ptrs.push_back(&t);
+    absl::StatusOr<LocalTensor> packed =
+        PackAll(r.in, rs.in, rs.holds_input ? send_ptrs : std::vector<const TensorSlice*>{});
+    if (!packed.ok()) return packed;
+    int64_t total_recv = 0;
+    for (int64_t c : recv_counts) total_recv += c;
+    absl::StatusOr<LocalTensor> received = LocalTensor::Empty(r.dtype, {total_recv}, r.in.device());
+    if (!received.ok()) return received;
+    absl::Status s = r.group.AllToAllV(packed->raw_data(), send_counts, received->raw_data(),
+                                       recv_counts, r.dtype, traffic.options());
+    traffic.Add();
+    if (s.ok() && rs.holds_output) s = UnpackAll(*received, recv_ptrs, &out, rs.out, op);
+    if (!s.ok()) return s;
+  }
+  if (!rs.holds_output) return LocalTensor();
   return out;
 }
 
@@ -165,6 +337,9 @@ absl::StatusOr<LocalTensor> ReduceScatter(const StepRun& r) {
 // Where the regions sent (or received) are consecutive runs of the shard,
 // the exchange reads (or writes) the shard in place instead.
 absl::StatusOr<LocalTensor> Exchange(const StepRun& r) {
+  if (const int64_t band_rows = ExchangeBandRows(r.shape, ByteSizeOf(r.dtype)); band_rows > 0) {
+    return BandedExchange(r, band_rows);
+  }
   const RankStep& rs = r.rs;
   const int64_t es = ByteSizeOf(r.dtype);
   std::vector<const TensorSlice*> sends, recvs;
@@ -309,7 +484,7 @@ comm::Traffic PlannedTraffic(const BoxingPlan& plan, int step, int64_t device_ra
   return comm::Traffic{s.bytes_sent[p], s.bytes_received[p]};
 }
 
-absl::StatusOr<LocalTensor> ExecutePlan(const BoxingPlan& plan, const LocalTensor& local,
+absl::StatusOr<LocalTensor> ExecutePlan(const BoxingPlan& plan, LocalTensor local,
                                         comm::Communicator& world, ExecutionReport* report,
                                         const comm::CallOptions& options) {
   const int64_t me = world.rank();
@@ -319,7 +494,9 @@ absl::StatusOr<LocalTensor> ExecutePlan(const BoxingPlan& plan, const LocalTenso
   absl::Status s = CheckShard(plan, local, me);
   if (!s.ok()) return s;
   const absl::Time start = absl::Now();
-  LocalTensor cur = local;
+  // The only reference when the caller moved its shard in: each step's
+  // input is freed as soon as the next step's output replaces it.
+  LocalTensor cur = std::move(local);
   for (int k = 0; k < static_cast<int>(plan.steps.size()); ++k) {
     const absl::Time step_start = absl::Now();
     absl::StatusOr<RankStep> rs = LowerStep(plan, k, me);
@@ -335,7 +512,7 @@ absl::StatusOr<LocalTensor> ExecutePlan(const BoxingPlan& plan, const LocalTenso
       // Reductions combine partials by their kind: P sums, P(max) maxes.
       const BoxingStep& step = plan.steps[k];
       if (step.from.is_partial()) call.reduce_op = ReduceOpOf(step.from.partial_kind());
-      absl::StatusOr<LocalTensor> next = RunStep(StepRun{*rs, cur, **group, plan.dtype, call});
+      absl::StatusOr<LocalTensor> next = RunStep(StepRun{*rs, cur, **group, plan.dtype, call, plan.shape});
       if (!next.ok()) return next.status();
       cur = *std::move(next);
     }

@@ -16,7 +16,10 @@
 // * `world`'s member positions are device ranks: position r is the rank
 //   named r in the placements (a world of at least max rank + 1 members).
 // * `local` is this rank's source shard (dims = its slice of the source
-//   layout); it is ignored on ranks outside the source placement. The
+//   layout); it is ignored on ranks outside the source placement. It is
+//   taken by value (a LocalTensor shares its storage when copied): a caller
+//   that moves its shard in lets the source be freed after the first step
+//   instead of living through every step. The
 //   result is this rank's destination shard, or an undefined LocalTensor on
 //   ranks outside the destination placement. Ranks in neither placement
 //   return at once without communicating.
@@ -48,7 +51,7 @@ struct ExecutionReport {
   double seconds = 0;
 };
 
-absl::StatusOr<LocalTensor> ExecutePlan(const BoxingPlan& plan, const LocalTensor& local,
+absl::StatusOr<LocalTensor> ExecutePlan(const BoxingPlan& plan, LocalTensor local,
                                         comm::Communicator& world,
                                         ExecutionReport* report = nullptr,
                                         const comm::CallOptions& options = {});

@@ -1,7 +1,11 @@
 #include "tools/boxing_execution.h"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
+#include <optional>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -27,26 +31,94 @@ double SeededValue(uint64_t seed, uint64_t i, DataType dtype) {
   return dtype == DataType::kBool ? static_cast<double>(x % 2) : static_cast<double>(x % 241) - 120;
 }
 
+// Fills `t` (already allocated, `count` elements) with elements
+// [begin, begin + count) of `slice` of the plan's seeded tensor, in the
+// slice's row-major order. Nothing of the full tensor is made.
+void FillSeeded(const boxing::BoxingPlan& plan, uint64_t seed, const TensorSlice& slice,
+                int64_t begin, int64_t count, LocalTensor* t) {
+  const LocalDims strides = RowMajorStrides(plan.shape.dims());
+  const int rank = static_cast<int>(slice.ranges().size());
+  std::vector<int64_t> at(rank, 0);
+  for (int d = rank - 1; d >= 0; --d) {
+    const int64_t extent = slice.ranges()[d].size();
+    at[d] = extent == 0 ? 0 : begin % extent;
+    begin = extent == 0 ? 0 : begin / extent;
+  }
+  for (int64_t n = 0; n < count; ++n) {
+    int64_t flat = 0;
+    for (int d = 0; d < rank; ++d) flat += (slice.ranges()[d].begin + at[d]) * strides[d];
+    t->SetDouble(n, SeededValue(seed, static_cast<uint64_t>(flat), plan.dtype));
+    for (int d = rank - 1; d >= 0 && ++at[d] == slice.ranges()[d].size(); --d) at[d] = 0;
+  }
+}
+
 // The seeded values of `slice` of the plan's tensor.
 absl::StatusOr<LocalTensor> SeededSlice(const boxing::BoxingPlan& plan, uint64_t seed,
                                         const TensorSlice& slice) {
   LocalDims dims;
   for (const IndexRange& r : slice.ranges()) dims.push_back(r.size());
   OFS_ASSIGN_OR_RETURN(LocalTensor t, LocalTensor::Empty(plan.dtype, dims));
-  const LocalDims strides = RowMajorStrides(plan.shape.dims());
-  const int rank = static_cast<int>(dims.size());
-  std::vector<int64_t> at(rank, 0);
-  for (int64_t n = 0; n < t.elem_cnt(); ++n) {
-    int64_t flat = 0;
-    for (int d = 0; d < rank; ++d) flat += (slice.ranges()[d].begin + at[d]) * strides[d];
-    t.SetDouble(n, SeededValue(seed, static_cast<uint64_t>(flat), plan.dtype));
-    for (int d = rank - 1; d >= 0 && ++at[d] == dims[d]; --d) at[d] = 0;
-  }
+  FillSeeded(plan, seed, slice, 0, t.elem_cnt(), &t);
   return t;
 }
 
 absl::StatusOr<LocalTensor> SeededFull(const boxing::BoxingPlan& plan, uint64_t seed) {
   return SeededSlice(plan, seed, TensorSlice(plan.shape));
+}
+
+uint64_t Mix(uint64_t x) {
+  x += 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+
+// Turns `t`, the seeded values of the rank at `coord`'s slice, into what
+// that rank holds under the partial axes of `nd_sbp`, element by element
+// (so a rank never makes more than its own shard). On a P (sum) axis of
+// extent h the rank at coordinate c != 0 holds an addend in [-3, 3] drawn
+// from (seed, axis, c, element), and coordinate 0 the value minus the
+// others' addends; on P(max) (P(min)) coordinate 0 holds the value and the
+// others a candidate 1..3 below (above) it. Addends depend on the element's
+// place in the slice, which every rank of a partial group shares.
+absl::Status SplitIntoPartials(const boxing::BoxingPlan& plan, const NdSbp& nd_sbp,
+                               const MeshCoord& coord, int64_t rank, uint64_t seed,
+                               LocalTensor* t) {
+  constexpr int kMaxAddend = 3;
+  const Placement& placement = plan.src_placement;
+  auto draw = [&](int axis, int64_t c, int64_t i) {
+    return Mix(seed ^ Mix((static_cast<uint64_t>(axis) << 56) ^
+                          (static_cast<uint64_t>(c) << 40) ^ static_cast<uint64_t>(i)));
+  };
+  for (int64_t i = 0; i < t->elem_cnt(); ++i) {
+    double v = t->GetDouble(i);
+    for (int a = 0; a < nd_sbp.size(); ++a) {
+      const SbpParallel sbp = nd_sbp[a];
+      if (sbp.is_partial_sum()) {
+        auto addend = [&](int64_t c) {
+          return static_cast<double>(static_cast<int64_t>(draw(a, c, i) % (2 * kMaxAddend + 1)) -
+                                     kMaxAddend);
+        };
+        if (coord[a] != 0) {
+          v = addend(coord[a]);
+        } else {
+          for (int64_t c = 1; c < placement.hierarchy()[a]; ++c) v -= addend(c);
+        }
+      } else if (sbp.is_partial() && coord[a] != 0) {
+        const double sign = sbp.is_partial_max() ? -1 : 1;
+        v += sign * static_cast<double>(1 + draw(a, coord[a], i) % kMaxAddend);
+      }
+    }
+    t->SetDouble(i, v);
+    const double got = t->GetDouble(i);
+    if (!(got == v || (std::isnan(got) && std::isnan(v)))) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "cannot lay out a ", DataTypeName(plan.dtype), " tensor as ", nd_sbp.ToString(),
+          " exactly: rank ", rank, "'s addend ", v, " rounds to ", got,
+          " (use a wider dtype)"));
+    }
+  }
+  return absl::OkStatus();
 }
 
 int ParticipantOf(const boxing::BoxingPlan& plan, int64_t rank) {
@@ -83,28 +155,21 @@ absl::StatusOr<LocalTensor> On(const LocalTensor& t, DeviceType device) {
 }
 
 // This rank's shard of the seeded tensor laid out as the plan's source, on
-// `device` (undefined where the rank holds none). Without partial sums it
-// is made from the rank's own slice; with partial sums the rank's addends
-// (DistributeTensorTo) are made from the full tensor.
+// `device` (undefined where the rank holds none), made from the rank's own
+// slice only: partial sums are drawn element by element
+// (SplitIntoPartials), so no rank makes the full tensor.
 absl::StatusOr<LocalTensor> SourceShard(const boxing::BoxingPlan& plan, int rank, uint64_t seed,
                                         DeviceType device) {
   absl::StatusOr<int64_t> src_id = plan.src_placement.ParallelIdOf(rank);
   if (!src_id.ok()) return LocalTensor();
-  if (!plan.src.any_partial()) {
-    OFS_ASSIGN_OR_RETURN(
-        const LocalTensor mine,
-        SeededSlice(plan, seed,
-                    SliceAt(plan.shape, plan.src, plan.src_placement.hierarchy(),
-                            plan.src_placement.CoordinateOf(*src_id))));
-    return On(mine, device);
+  const MeshCoord coord = plan.src_placement.CoordinateOf(*src_id);
+  OFS_ASSIGN_OR_RETURN(
+      LocalTensor mine,
+      SeededSlice(plan, seed, SliceAt(plan.shape, plan.src, plan.src_placement.hierarchy(), coord)));
+  if (plan.src.any_partial()) {
+    OFS_RETURN_IF_ERROR(SplitIntoPartials(plan, plan.src, coord, rank, seed, &mine));
   }
-  kernels::HarnessOptions ho;
-  ho.seed = seed;
-  OFS_ASSIGN_OR_RETURN(const LocalTensor full, SeededFull(plan, seed));
-  absl::StatusOr<LocalTensor> src =
-      kernels::DistributeTensorTo(full, plan.src, plan.src_placement, *src_id, ho);
-  if (!src.ok()) return src.status();
-  return On(*src, device);
+  return On(mine, device);
 }
 
 // Fills summary->measured and ->seconds with every rank's traffic and times,
@@ -199,36 +264,151 @@ absl::Status AllGatherShards(const boxing::BoxingPlan& plan, const LocalTensor& 
   return absl::OkStatus();
 }
 
-// Rank 0 receives every destination shard into one tensor per parallel id
-// (its own is `out`); the other ranks send theirs.
-absl::Status GatherShardsToRankZero(const boxing::BoxingPlan& plan, const LocalTensor& out,
-                                    comm::Communicator& world,
-                                    const std::vector<int64_t>& shard_counts,
-                                    std::vector<LocalTensor>* shards) {
-  const int me = world.rank();
-  if (me != 0) {
-    if (shard_counts[me] == 0) return absl::OkStatus();
-    return world.Send(out.raw_data(), shard_counts[me], plan.dtype, 0);
-  }
-  for (int64_t id = 0; id < plan.dst_placement.parallel_num(); ++id) {
-    const int64_t rank = plan.dst_placement.RankOf(id);
-    if (rank == 0) {
-      shards->push_back(out);
-      continue;
-    }
-    const TensorSlice sl = SliceAt(plan.shape, plan.dst, plan.dst_placement.hierarchy(),
-                                   plan.dst_placement.CoordinateOf(id));
+// Every rank's destination shard against the dims its slice gives it; on
+// rank 0, a description of the first rank whose dims differ ("" if none).
+absl::StatusOr<std::string> CheckShardDims(const boxing::BoxingPlan& plan, const LocalTensor& out,
+                                           comm::Communicator& world) {
+  const Placement& placement = plan.dst_placement;
+  auto want_dims = [&](int64_t rank) -> std::optional<LocalDims> {
+    absl::StatusOr<int64_t> id = placement.ParallelIdOf(rank);
+    if (!id.ok()) return std::nullopt;
+    const TensorSlice slice =
+        SliceAt(plan.shape, plan.dst, placement.hierarchy(), placement.CoordinateOf(*id));
     LocalDims dims;
-    for (const IndexRange& r : sl.ranges()) dims.push_back(r.size());
-    absl::StatusOr<LocalTensor> t = LocalTensor::Empty(plan.dtype, dims);
-    if (!t.ok()) return t.status();
-    if (t->elem_cnt() > 0) {
-      absl::Status s = world.Recv(t->raw_data(), t->elem_cnt(), plan.dtype, static_cast<int>(rank));
-      if (!s.ok()) return s;
-    }
-    shards->push_back(*std::move(t));
+    for (const IndexRange& r : slice.ranges()) dims.push_back(r.size());
+    return dims;
+  };
+  const std::optional<LocalDims> want = want_dims(world.rank());
+  const bool ok = want ? out.defined() && out.dtype() == plan.dtype && out.dims() == *want
+                       : !out.defined();
+  double local[2] = {ok ? 1.0 : 0.0, out.defined() ? static_cast<double>(out.elem_cnt()) : -1.0};
+  std::vector<double> all(2 * world.size());
+  OFS_RETURN_IF_ERROR(world.AllGatherV(local, all.data(),
+                                       std::vector<int64_t>(world.size(), 2), DataType::kFloat64));
+  for (int r = 0; r < world.size(); ++r) {
+    if (all[2 * r] != 0) continue;
+    const std::optional<LocalDims> w = want_dims(r);
+    return absl::StrCat("rank ", r, " holds ",
+                        all[2 * r + 1] < 0 ? std::string("nothing")
+                                           : absl::StrCat(all[2 * r + 1], " elements"),
+                        " but ", plan.dst.ToString(), " on ", placement.ToString(), " gives it ",
+                        w ? absl::StrCat(DataTypeName(plan.dtype), DimsToString(*w))
+                          : std::string("nothing"));
   }
-  return absl::OkStatus();
+  return std::string();
+}
+
+// Bytes of chunks rank 0 holds at once while checking.
+constexpr int64_t kCheckBytes = int64_t{8} << 20;
+
+// The destination check on cpu worlds, chunk by chunk at rank 0, so that no
+// rank holds more than its shard plus a few chunks (the assembled tensor,
+// every shard at rank 0 and a full reference took 3x the tensor there,
+// 4x more for a B or P destination). It checks what assembling the shards
+// (kernels::AssembleTensor) and comparing with the seeded tensor checked:
+// broadcast copies equal the copy at B coordinate 0 of their mesh axes, and
+// those copies, reduced over the partial axes, equal the seeded values of
+// their slice. The shard dims are checked first (CheckShardDims).
+//
+// Every rank walks the same loop: parallel ids grouped by slice (equal
+// split coordinates), each slice in chunks, each chunk over the group's
+// members in parallel-id order; a member sends its chunk to rank 0, which
+// receives them in that order (Send and Recv pair in order per pair).
+// Returns, on rank 0, the first difference found ("" if none).
+absl::StatusOr<std::string> CheckDestinationAtRankZero(const boxing::BoxingPlan& plan,
+                                                       const LocalTensor& out,
+                                                       comm::Communicator& world, uint64_t seed) {
+  OFS_ASSIGN_OR_RETURN(std::string mismatch, CheckShardDims(plan, out, world));
+  if (!mismatch.empty()) return mismatch;
+  const Placement& placement = plan.dst_placement;
+  const NdSbp& nd = plan.dst;
+  const int me = world.rank();
+  const int64_t es = ByteSizeOf(plan.dtype);
+  const std::optional<PartialKind> kind = nd.partial_kind();
+  // Group of each parallel id (the id with its non-split coordinates at 0)
+  // and the copy it must equal (its B coordinates at 0).
+  std::vector<int64_t> group_of(placement.parallel_num()), copy_of(placement.parallel_num());
+  for (int64_t id = 0; id < placement.parallel_num(); ++id) {
+    MeshCoord g = placement.CoordinateOf(id), c = g;
+    for (int a = 0; a < nd.size(); ++a) {
+      if (!nd[a].is_split()) g[a] = 0;
+      if (nd[a].is_broadcast()) c[a] = 0;
+    }
+    group_of[id] = placement.ParallelIdAt(g);
+    copy_of[id] = placement.ParallelIdAt(c);
+  }
+  for (int64_t group = 0; group < placement.parallel_num(); ++group) {
+    if (group_of[group] != group) continue;
+    std::vector<int64_t> members, reps;
+    for (int64_t id = group; id < placement.parallel_num(); ++id) {
+      if (group_of[id] != group) continue;
+      members.push_back(id);
+      if (copy_of[id] == id) reps.push_back(id);
+    }
+    const TensorSlice slice =
+        SliceAt(plan.shape, nd, placement.hierarchy(), placement.CoordinateOf(group));
+    const int64_t n = slice.elem_cnt();
+    const int64_t chunk = std::max<int64_t>(
+        1024, kCheckBytes / (es * static_cast<int64_t>(reps.size() + 2)));
+    for (int64_t begin = 0; begin < n; begin += chunk) {
+      const int64_t k = std::min(chunk, n - begin);
+      absl::flat_hash_map<int64_t, LocalTensor> held;  // rank 0: the reps' chunks
+      for (int64_t id : members) {
+        const int rank = static_cast<int>(placement.RankOf(id));
+        const char* mine = static_cast<const char*>(me == rank ? out.raw_data() : nullptr);
+        if (me != 0) {
+          if (me == rank) OFS_RETURN_IF_ERROR(world.Send(mine + begin * es, k, plan.dtype, 0));
+          continue;
+        }
+        OFS_ASSIGN_OR_RETURN(LocalTensor got, LocalTensor::Empty(plan.dtype, {k}));
+        if (rank == 0) {
+          std::copy(mine + begin * es, mine + (begin + k) * es, static_cast<char*>(got.raw_data()));
+        } else {
+          OFS_RETURN_IF_ERROR(world.Recv(got.raw_data(), k, plan.dtype, rank));
+        }
+        if (copy_of[id] == id) {
+          held.emplace(id, std::move(got));
+        } else if (mismatch.empty()) {
+          const std::string diff = DescribeMismatch(got, held.at(copy_of[id]));
+          if (!diff.empty()) {
+            mismatch = absl::StrCat(nd.ToString(), ": ranks ", rank, " and ",
+                                    placement.RankOf(copy_of[id]),
+                                    " hold broadcast copies that differ: from element ", begin,
+                                    " of their shard, ", diff);
+          }
+        }
+      }
+      if (me != 0 || !mismatch.empty()) continue;
+      OFS_ASSIGN_OR_RETURN(LocalTensor want, LocalTensor::Empty(plan.dtype, {k}));
+      FillSeeded(plan, seed, slice, begin, k, &want);
+      LocalTensor result = held.at(reps.front());
+      if (kind) {
+        const double start = *kind == PartialKind::kSum   ? 0.0
+                             : *kind == PartialKind::kMax ? -std::numeric_limits<double>::infinity()
+                                                          : std::numeric_limits<double>::infinity();
+        std::vector<double> acc(k, start);
+        for (int64_t id : reps) {
+          const LocalTensor& t = held.at(id);
+          for (int64_t i = 0; i < k; ++i) {
+            const double v = t.GetDouble(i);
+            acc[i] = *kind == PartialKind::kSum   ? acc[i] + v
+                     : *kind == PartialKind::kMax ? std::max(acc[i], v)
+                                                  : std::min(acc[i], v);
+          }
+        }
+        if (plan.dtype == DataType::kBool) {
+          for (double& v : acc) v = v != 0 ? 1 : 0;
+        }
+        OFS_ASSIGN_OR_RETURN(result, LocalTensor::FromDoubles(plan.dtype, {k}, acc));
+      }
+      const std::string diff = DescribeMismatch(result, want);
+      if (!diff.empty()) {
+        mismatch = absl::StrCat("slice ", slice.ToString(), " of ", nd.ToString(),
+                                " differs from the seeded tensor from element ", begin, ": ", diff);
+      }
+    }
+  }
+  return mismatch;
 }
 
 // Runs the plan `repeat` times from `mine`, each run timed on every rank
@@ -268,14 +448,17 @@ absl::StatusOr<ExecutionSummary> ExecuteAndVerify(const boxing::BoxingPlan& plan
   if (!s.ok()) return s;
   const absl::Time start = absl::Now();
   boxing::ExecutionReport report;
-  absl::StatusOr<LocalTensor> out = boxing::ExecutePlan(plan, *mine, world, &report);
+  // Without repeats the source is moved in, so the executor frees it after
+  // its first step (peak memory); repeats re-run from a kept handle.
+  LocalTensor source = repeat > 0 ? *mine : LocalTensor();
+  absl::StatusOr<LocalTensor> out = boxing::ExecutePlan(plan, *std::move(mine), world, &report);
   if (!out.ok()) return out.status();
   const double first_wall_s = absl::ToDoubleSeconds(absl::Now() - start);
   std::vector<double> repeats;
   if (repeat > 0) {
-    OFS_ASSIGN_OR_RETURN(repeats, TimedRepeats(plan, *mine, world, device, repeat));
+    OFS_ASSIGN_OR_RETURN(repeats, TimedRepeats(plan, source, world, device, repeat));
   }
-  *mine = LocalTensor();
+  source = LocalTensor();
   out = On(*out, DeviceType::kCpu);
   if (!out.ok()) return out.status();
   s = world.Barrier();
@@ -285,16 +468,16 @@ absl::StatusOr<ExecutionSummary> ExecuteAndVerify(const boxing::BoxingPlan& plan
   summary.repeat_seconds = std::move(repeats);
   s = GatherStepReports(plan, report, world, device, &summary);
   if (!s.ok()) return s;
+  if (device == DeviceType::kCpu) {
+    absl::StatusOr<std::string> mismatch = CheckDestinationAtRankZero(plan, *out, world, seed);
+    if (!mismatch.ok()) return mismatch.status();
+    summary.mismatch = *std::move(mismatch);
+    summary.verified = summary.mismatch.empty();
+    return summary;
+  }
   const std::vector<int64_t> shard_counts = DestinationShardCounts(plan, world.size());
   std::vector<LocalTensor> shards;
-  if (device == DeviceType::kCpu) {
-    // Every destination shard to rank 0 only, straight into its place:
-    // rank 0 holds the shards, the assembled tensor and the reference; the
-    // other ranks hold nothing more than their shard.
-    s = GatherShardsToRankZero(plan, *out, world, shard_counts, &shards);
-  } else {
-    s = AllGatherShards(plan, *out, world, device, shard_counts, &shards);
-  }
+  s = AllGatherShards(plan, *out, world, device, shard_counts, &shards);
   if (!s.ok() || me != 0) return s.ok() ? absl::StatusOr<ExecutionSummary>(summary) : s;
   *out = LocalTensor();
   absl::StatusOr<LocalTensor> assembled = kernels::AssembleTensor(
