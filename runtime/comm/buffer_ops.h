@@ -98,6 +98,17 @@ class BufferOps {
     return DeviceReduce(op, dtype, in, inout, count);
   }
 
+  // out[i] = op(a[i], b[i]) over world memory (reduce_op.h ReduceTo): out
+  // may be a or b or overlap neither.
+  absl::Status ReduceTo(ReduceOp op, DataType dtype, const void* a, const void* b, void* out,
+                        int64_t count) const {
+    if (ops_ == nullptr) {
+      comm::ReduceTo(op, dtype, a, b, out, count);
+      return absl::OkStatus();
+    }
+    return DeviceReduceTo(op, dtype, a, b, out, count);
+  }
+
   // Waits for this thread's earlier work on world memory (no-op on host).
   absl::Status Synchronize() const {
     return ops_ == nullptr ? absl::OkStatus() : ops_->Synchronize();
@@ -130,6 +141,8 @@ class BufferOps {
                           int64_t bytes) const;
   absl::Status DeviceReduce(ReduceOp op, DataType dtype, const void* in, void* inout,
                             int64_t count) const;
+  absl::Status DeviceReduceTo(ReduceOp op, DataType dtype, const void* a, const void* b,
+                              void* out, int64_t count) const;
 
   DeviceOps* ops_ = nullptr;
 };
