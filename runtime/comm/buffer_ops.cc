@@ -77,7 +77,7 @@ absl::Status BufferOps::DeviceReduceTo(ReduceOp op, DataType dtype, const void* 
 absl::StatusOr<BufferOps::Staging> BufferOps::Allocate(int64_t bytes) const {
   Staging s;
   if (ops_ == nullptr) {
-    s.host_.resize(static_cast<size_t>(bytes));
+    s.host_.reset(new char[static_cast<size_t>(bytes)]);
     return s;
   }
   absl::StatusOr<void*> p = ops_->Allocate(bytes);

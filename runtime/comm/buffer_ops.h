@@ -124,11 +124,13 @@ class BufferOps {
     Staging& operator=(const Staging&) = delete;
     ~Staging();
 
-    char* data() { return ops_ == nullptr ? host_.data() : static_cast<char*>(device_); }
+    char* data() { return ops_ == nullptr ? host_.get() : static_cast<char*>(device_); }
 
    private:
     friend class BufferOps;
-    std::vector<char> host_;
+    // Not zero-filled: every staged byte is written before it is read, and
+    // filling tens of MiB per collective call cost as much as the copy.
+    std::unique_ptr<char[]> host_;
     DeviceOps* ops_ = nullptr;
     void* device_ = nullptr;
     int64_t bytes_ = 0;

@@ -140,19 +140,6 @@ absl::Status RingReduceScatterImpl(const GroupCall& call, const char* send,
   const bool host = mem.host();
   const bool fused = host && call.transport->FusesReduce();
   if (!host) work = nullptr;
-  // Staging: the partials when there is no work buffer; the landing place
-  // of a non-fused receive whose target is its own addend.
-  const int64_t max_chunk = *std::max_element(sizes.begin(), sizes.end());
-  const bool need_staging = work == nullptr || (!fused && work == send);
-  BufferOps::Staging staging;
-  char* bufs[2] = {nullptr, nullptr};
-  if (need_staging) {
-    absl::StatusOr<BufferOps::Staging> st = mem.Allocate(2 * max_chunk);
-    if (!st.ok()) return st.status();
-    staging = *std::move(st);
-    bufs[0] = staging.data();
-    bufs[1] = staging.data() + max_chunk;
-  }
   // The last step may write straight into `out` unless `out` overlaps
   // addends that are still read, other than its own chunk's at the same
   // place (combined element by element, so in place is fine).
@@ -160,15 +147,44 @@ absl::Status RingReduceScatterImpl(const GroupCall& call, const char* send,
   const bool direct =
       (host && out == own) || !Overlaps(out, sizes[k], send, off[n]) ||
       (work != nullptr && out == work + off[k]);
+  // Without a work buffer, a host `out` apart from `send` also holds the
+  // partials of the steps an even number of steps before the last (those
+  // that fit), so partials alternate between `out` and one staging buffer
+  // and the last lands in `out`. Two alternating staging buffers otherwise.
+  const bool out_free = host && work == nullptr && !Overlaps(out, sizes[k], send, off[n]);
+  auto in_out = [&](int s) {
+    return out_free && (n - 2 - s) % 2 == 0 && sizes[Mod(k - s - 2, n)] <= sizes[k];
+  };
+  int staged_steps = 0;
+  bool consecutive = false;  // two staged steps in a row need two buffers
+  for (int s = 0; s + 1 < n; ++s) {
+    const bool staged = work == nullptr ? !in_out(s) && !(s + 2 == n && direct)
+                                        : !fused && work == send;  // landing for in place
+    if (staged && s > 0 && staged_steps > 0 && work == nullptr && !in_out(s - 1)) {
+      consecutive = true;
+    }
+    staged_steps += staged ? 1 : 0;
+  }
+  const int64_t max_chunk = *std::max_element(sizes.begin(), sizes.end());
+  BufferOps::Staging staging;
+  char* bufs[2] = {nullptr, nullptr};
+  if (staged_steps > 0) {
+    const int slots = consecutive || work != nullptr ? 2 : 1;
+    absl::StatusOr<BufferOps::Staging> st = mem.Allocate(slots * max_chunk);
+    if (!st.ok()) return st.status();
+    staging = *std::move(st);
+    bufs[0] = staging.data();
+    bufs[1] = staging.data() + (slots - 1) * max_chunk;
+  }
   const char* partial = nullptr;  // what this step forwards (null: own addend)
   for (int s = 0; s + 1 < n; ++s) {
     const int fwd = Mod(k - s - 1, n);
     const int in = Mod(k - s - 2, n);
     const bool last = s + 2 == n;
     const char* addend = send + off[in];
-    char* target = (last && direct)   ? out
-                   : work != nullptr ? work + off[in]
-                                     : bufs[s % 2];
+    char* target = (last && direct) || in_out(s) ? out
+                   : work != nullptr              ? work + off[in]
+                                                  : bufs[s % 2];
     const char* src = partial != nullptr ? partial : send + off[fwd];
     const Msg send_msg{Mod(k + 1, n), const_cast<char*>(src), sizes[fwd], first_step + s};
     absl::Status status;
