@@ -61,10 +61,23 @@ absl::Status BufferOps::DeviceReduce(ReduceOp op, DataType dtype, const void* in
   return ops_->Copy(inout, acc.data(), bytes, CopyDirection::kHostToDevice);
 }
 
+absl::Status BufferOps::DeviceReduceTo(ReduceOp op, DataType dtype, const void* a, const void* b,
+                                      void* out, int64_t count) const {
+  if (out == a) return DeviceReduce(op, dtype, b, out, count);
+  // Through a scratch copy of `a`, so that `out` may also be `b`.
+  const int64_t bytes = count * ByteSizeOf(dtype);
+  absl::StatusOr<Staging> tmp = Allocate(bytes);
+  if (!tmp.ok()) return tmp.status();
+  absl::Status s = Copy(tmp->data(), a, bytes);
+  if (s.ok()) s = DeviceReduce(op, dtype, b, tmp->data(), count);
+  if (s.ok()) s = Copy(out, tmp->data(), bytes);
+  return s;
+}
+
 absl::StatusOr<BufferOps::Staging> BufferOps::Allocate(int64_t bytes) const {
   Staging s;
   if (ops_ == nullptr) {
-    s.host_.resize(static_cast<size_t>(bytes));
+    s.host_.reset(new char[static_cast<size_t>(bytes)]);
     return s;
   }
   absl::StatusOr<void*> p = ops_->Allocate(bytes);

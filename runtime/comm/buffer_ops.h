@@ -98,6 +98,17 @@ class BufferOps {
     return DeviceReduce(op, dtype, in, inout, count);
   }
 
+  // out[i] = op(a[i], b[i]) over world memory (reduce_op.h ReduceTo): out
+  // may be a or b or overlap neither.
+  absl::Status ReduceTo(ReduceOp op, DataType dtype, const void* a, const void* b, void* out,
+                        int64_t count) const {
+    if (ops_ == nullptr) {
+      comm::ReduceTo(op, dtype, a, b, out, count);
+      return absl::OkStatus();
+    }
+    return DeviceReduceTo(op, dtype, a, b, out, count);
+  }
+
   // Waits for this thread's earlier work on world memory (no-op on host).
   absl::Status Synchronize() const {
     return ops_ == nullptr ? absl::OkStatus() : ops_->Synchronize();
@@ -113,11 +124,13 @@ class BufferOps {
     Staging& operator=(const Staging&) = delete;
     ~Staging();
 
-    char* data() { return ops_ == nullptr ? host_.data() : static_cast<char*>(device_); }
+    char* data() { return ops_ == nullptr ? host_.get() : static_cast<char*>(device_); }
 
    private:
     friend class BufferOps;
-    std::vector<char> host_;
+    // Not zero-filled: every staged byte is written before it is read, and
+    // filling tens of MiB per collective call cost as much as the copy.
+    std::unique_ptr<char[]> host_;
     DeviceOps* ops_ = nullptr;
     void* device_ = nullptr;
     int64_t bytes_ = 0;
@@ -130,6 +143,8 @@ class BufferOps {
                           int64_t bytes) const;
   absl::Status DeviceReduce(ReduceOp op, DataType dtype, const void* in, void* inout,
                             int64_t count) const;
+  absl::Status DeviceReduceTo(ReduceOp op, DataType dtype, const void* a, const void* b,
+                              void* out, int64_t count) const;
 
   DeviceOps* ops_ = nullptr;
 };

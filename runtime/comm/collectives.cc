@@ -38,8 +38,11 @@ Memory MemoryOf(const GroupCall& call, const Msg& m) {
 
 // Posts the sends and receives together and waits for all; zero-byte
 // messages are skipped. Bytes are counted only once everything completed,
-// so the counters never include a message that did not arrive.
-absl::Status Post(const GroupCall& call, absl::Span<const Msg> sends, absl::Span<const Msg> recvs) {
+// so the counters never include a message that did not arrive. `extra`
+// may append further receives (fused ones) and returns their bytes.
+template <typename Extra>
+absl::Status PostWith(const GroupCall& call, absl::Span<const Msg> sends,
+                      absl::Span<const Msg> recvs, Extra extra) {
   absl::InlinedVector<P2POp, 4> ops;
   Traffic moved;
   auto tag = [&](const Msg& m) { return MixTag(MixTag(call.tag_base, m.step), m.bytes); };
@@ -53,10 +56,15 @@ absl::Status Post(const GroupCall& call, absl::Span<const Msg> sends, absl::Span
     ops.push_back(P2POp::Recv(call.members[m.member], tag(m), m.data, m.bytes, MemoryOf(call, m)));
     moved.bytes_received += m.bytes;
   }
+  moved.bytes_received += extra(ops);
   if (ops.empty()) return absl::OkStatus();
   absl::Status status = call.transport->Exchange(ops, call.deadline);
   if (status.ok()) *call.traffic += moved;
   return status;
+}
+
+absl::Status Post(const GroupCall& call, absl::Span<const Msg> sends, absl::Span<const Msg> recvs) {
+  return PostWith(call, sends, recvs, [](absl::InlinedVector<P2POp, 4>&) { return int64_t{0}; });
 }
 
 // One send and one receive of the same step (a ring or pairwise step).
@@ -88,12 +96,27 @@ absl::Status RingAllGatherInPlace(const GroupCall& call, char* buf,
 
 // Ring reduce-scatter: at step s member k sends its partial of chunk
 // k - s - 1 to k + 1 and receives the partial of chunk k - s - 2 from
-// k - 1, adding its own addend. After n - 1 steps the partial received
-// last is chunk k with every addend. Two staging buffers alternate: one is
-// being sent while the other receives.
+// k - 1, combining it with its own addend: partial = op(received, own).
+// After n - 1 steps the partial made last is chunk k with every addend.
+//
+// Where a partial goes (its "target"): into `work` + the chunk's offset
+// when the caller gives a full-size work buffer (the all-reduce's receive
+// buffer, which the all-gather overwrites anyway), else into two staging
+// buffers that alternate (one is being sent while the other receives); the
+// last step's target is `out` whenever that is safe. How it is made:
+//   - fused (a host transport that FusesReduce, the in-process world): the
+//     transport writes op(peer's partial, addend) straight into the target
+//     from the peer's buffer, so a step reads two streams and writes one;
+//   - host, not fused (Gloo): receive into the target (or a staging buffer
+//     when the target is the addend itself, as in an in-place all-reduce),
+//     then ReduceTo(received, addend, target) in one pass;
+//   - device: receive into a staging buffer and reduce the addend into it
+//     (BufferOps::Reduce), as before.
+// Every path computes op(received, own) element by element in the same
+// order, so the results are the same bits whichever runs.
 absl::Status RingReduceScatterImpl(const GroupCall& call, const char* send,
                                    absl::Span<const int64_t> counts, DataType dtype, ReduceOp op,
-                                   char* out, uint64_t first_step) {
+                                   char* out, uint64_t first_step, char* work = nullptr) {
   const int n = call.size();
   const int k = call.me;
   const int64_t es = ByteSizeOf(dtype);
@@ -114,25 +137,79 @@ absl::Status RingReduceScatterImpl(const GroupCall& call, const char* send,
     if (status.ok()) status = mem.Copy(out, tmp->data(), sizes[0]);
     return status;
   }
+  const bool host = mem.host();
+  const bool fused = host && call.transport->FusesReduce();
+  if (!host) work = nullptr;
+  // The last step may write straight into `out` unless `out` overlaps
+  // addends that are still read, other than its own chunk's at the same
+  // place (combined element by element, so in place is fine).
+  const char* own = send + off[k];
+  const bool direct =
+      (host && out == own) || !Overlaps(out, sizes[k], send, off[n]) ||
+      (work != nullptr && out == work + off[k]);
+  // Without a work buffer, a host `out` apart from `send` also holds the
+  // partials of the steps an even number of steps before the last (those
+  // that fit), so partials alternate between `out` and one staging buffer
+  // and the last lands in `out`. Two alternating staging buffers otherwise.
+  const bool out_free = host && work == nullptr && !Overlaps(out, sizes[k], send, off[n]);
+  auto in_out = [&](int s) {
+    return out_free && (n - 2 - s) % 2 == 0 && sizes[Mod(k - s - 2, n)] <= sizes[k];
+  };
+  int staged_steps = 0;
+  bool consecutive = false;  // two staged steps in a row need two buffers
+  for (int s = 0; s + 1 < n; ++s) {
+    const bool staged = work == nullptr ? !in_out(s) && !(s + 2 == n && direct)
+                                        : !fused && work == send;  // landing for in place
+    if (staged && s > 0 && staged_steps > 0 && work == nullptr && !in_out(s - 1)) {
+      consecutive = true;
+    }
+    staged_steps += staged ? 1 : 0;
+  }
   const int64_t max_chunk = *std::max_element(sizes.begin(), sizes.end());
-  absl::StatusOr<BufferOps::Staging> staging = mem.Allocate(2 * max_chunk);
-  if (!staging.ok()) return staging.status();
-  char* bufs[2] = {staging->data(), staging->data() + max_chunk};
-  // The last step may receive straight into `out` unless `out` overlaps
-  // addends still to be read (the in-place all-reduce case).
-  const bool direct = !Overlaps(out, sizes[k], send, off[n]);
+  BufferOps::Staging staging;
+  char* bufs[2] = {nullptr, nullptr};
+  if (staged_steps > 0) {
+    const int slots = consecutive || work != nullptr ? 2 : 1;
+    absl::StatusOr<BufferOps::Staging> st = mem.Allocate(slots * max_chunk);
+    if (!st.ok()) return st.status();
+    staging = *std::move(st);
+    bufs[0] = staging.data();
+    bufs[1] = staging.data() + (slots - 1) * max_chunk;
+  }
   const char* partial = nullptr;  // what this step forwards (null: own addend)
   for (int s = 0; s + 1 < n; ++s) {
     const int fwd = Mod(k - s - 1, n);
     const int in = Mod(k - s - 2, n);
-    char* dst = (s + 2 == n && direct) ? out : bufs[s % 2];
+    const bool last = s + 2 == n;
+    const char* addend = send + off[in];
+    char* target = (last && direct) || in_out(s) ? out
+                   : work != nullptr              ? work + off[in]
+                                                  : bufs[s % 2];
     const char* src = partial != nullptr ? partial : send + off[fwd];
-    absl::Status status = SendRecvStep(call, first_step + s, Mod(k + 1, n), src, sizes[fwd],
-                                       Mod(k - 1, n), dst, sizes[in]);
+    const Msg send_msg{Mod(k + 1, n), const_cast<char*>(src), sizes[fwd], first_step + s};
+    absl::Status status;
+    if (fused) {
+      const uint64_t tag = MixTag(MixTag(call.tag_base, first_step + s), sizes[in]);
+      status = PostWith(call, {&send_msg, 1}, {}, [&](absl::InlinedVector<P2POp, 4>& ops) {
+        if (sizes[in] == 0) return int64_t{0};
+        ops.push_back(P2POp::RecvReduce(call.members[Mod(k - 1, n)], tag, target, sizes[in],
+                                        addend, op, dtype));
+        return sizes[in];
+      });
+    } else {
+      // A receive must not land on the addend it is combined with.
+      char* landing = host && !Overlaps(target, sizes[in], addend, sizes[in]) ? target
+                      : host                                                  ? bufs[s % 2]
+                                                                              : target;
+      const Msg recv_msg{Mod(k - 1, n), landing, sizes[in], first_step + s};
+      status = Post(call, {&send_msg, 1}, {&recv_msg, 1});
+      if (status.ok()) {
+        status = host ? mem.ReduceTo(op, dtype, landing, addend, target, counts[in])
+                      : mem.Reduce(op, dtype, addend, target, counts[in]);
+      }
+    }
     if (!status.ok()) return status;
-    status = mem.Reduce(op, dtype, send + off[in], dst, counts[in]);
-    if (!status.ok()) return status;
-    partial = dst;
+    partial = target;
   }
   if (partial != out) return mem.Copy(out, partial, sizes[k]);
   return absl::OkStatus();
@@ -191,8 +268,10 @@ absl::Status RingAllReduce(const GroupCall& call, const void* send, void* recv, 
   }
   const std::vector<int64_t> off = Offsets(sizes);
   char* out = static_cast<char*>(recv);
+  // The partials go straight into `recv` (chunk j's partial at chunk j's
+  // place): the all-gather overwrites those places anyway, so no staging.
   absl::Status status = RingReduceScatterImpl(call, static_cast<const char*>(send), counts, dtype,
-                                              op, out + off[call.me], /*first_step=*/0);
+                                              op, out + off[call.me], /*first_step=*/0, out);
   if (!status.ok()) return status;
   // The reduce-scatter used steps 0 .. n-2.
   return RingAllGatherInPlace(call, out, sizes, /*first_step=*/n - 1);

@@ -56,6 +56,12 @@ std::string Describe(const P2POp& op) {
 
 absl::Status CheckOps(int rank, int world_size, absl::Span<const P2POp> ops) {
   for (const P2POp& op : ops) {
+    if (op.addend != nullptr && (op.kind != P2POp::Kind::kRecv ||
+                                 op.bytes % ByteSizeOf(op.reduce_dtype) != 0)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "in-process rank ", rank, ": ", Describe(op), " reduces ",
+          DataTypeName(op.reduce_dtype), " elements but is not a receive of whole elements"));
+    }
     if (op.peer < 0 || op.peer >= world_size || op.peer == rank || op.bytes < 0 ||
         (op.data == nullptr && op.bytes > 0)) {
       return absl::InvalidArgumentError(
@@ -87,9 +93,16 @@ using Copies = absl::InlinedVector<std::pair<Pending*, Pending*>, 4>;
 absl::Status CopyMatched(const BufferOps& buffers, int rank, const Copies& copies) {
   absl::Status copied;
   for (const auto& [s, r] : copies) {
-    if (copied.ok()) {
-      copied = buffers.Copy(r->op->data, r->op->memory, s->op->data, s->op->memory, s->op->bytes);
+    if (!copied.ok()) break;
+    const P2POp& recv = *r->op;
+    if (recv.addend != nullptr) {
+      // A fused receive (host worlds only, see FusesReduce): reduce
+      // straight from the sender's buffer into the receiver's.
+      ReduceTo(recv.reduce_op, recv.reduce_dtype, s->op->data, recv.addend, recv.data,
+               recv.bytes / ByteSizeOf(recv.reduce_dtype));
+      continue;
     }
+    copied = buffers.Copy(recv.data, recv.memory, s->op->data, s->op->memory, s->op->bytes);
   }
   if (copied.ok() && !copies.empty() && !buffers.host()) copied = buffers.Synchronize();
   if (!copied.ok()) {
@@ -295,6 +308,8 @@ class InProcessTransport : public Transport {
   }
   absl::Status health() const override { return state_->health(); }
   BufferOps buffers() const override { return state_->buffers(); }
+  // Host worlds only: a device world's copies go through DeviceOps.
+  bool FusesReduce() const override { return state_->buffers().host(); }
 
  private:
   const std::shared_ptr<InProcessWorld::State> state_;

@@ -44,6 +44,14 @@ struct P2POp {
   // Where `data` lives: the world's payload memory (the transport's
   // buffers(): the device for a device world) or plain host memory.
   Memory memory = Memory::kWorld;
+  // A receive that reduces (only where the transport FusesReduce()): with
+  // `addend` set, the receive leaves data[i] = reduce_op(message[i],
+  // addend[i]) over bytes / ByteSizeOf(reduce_dtype) elements instead of
+  // the message itself. `addend` is world memory that either is `data` or
+  // does not overlap it, and is only read.
+  const void* addend = nullptr;
+  ReduceOp reduce_op = ReduceOp::kSum;
+  DataType reduce_dtype = DataType::kFloat32;
 
   static P2POp Send(int peer, uint64_t tag, const void* data, int64_t bytes,
                     Memory memory = Memory::kWorld) {
@@ -52,6 +60,10 @@ struct P2POp {
   static P2POp Recv(int peer, uint64_t tag, void* data, int64_t bytes,
                     Memory memory = Memory::kWorld) {
     return {Kind::kRecv, peer, tag, data, bytes, memory};
+  }
+  static P2POp RecvReduce(int peer, uint64_t tag, void* data, int64_t bytes, const void* addend,
+                          ReduceOp op, DataType dtype) {
+    return {Kind::kRecv, peer, tag, data, bytes, Memory::kWorld, addend, op, dtype};
   }
 };
 
@@ -93,6 +105,12 @@ class Transport {
   // reductions, staging). Host unless the backend says otherwise (the
   // in-process world on a device).
   virtual BufferOps buffers() const { return BufferOps(); }
+
+  // True when this transport honours P2POp::addend: it reduces while it
+  // delivers (the in-process world reads the sender's buffer directly, so
+  // a ring step reads two streams and writes one, with no copy first).
+  // Otherwise the collectives receive, then reduce.
+  virtual bool FusesReduce() const { return false; }
 };
 
 }  // namespace oneflow_sbp::comm

@@ -8,8 +8,10 @@
 // same run, is the yardstick. Times are manual: only the collective (after
 // a barrier), not thread start-up.
 #include <cstring>
+#include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "benchmark/benchmark.h"
 #include "runtime/comm/inprocess_world.h"
@@ -89,6 +91,58 @@ void BM_InProcessAllToAll(benchmark::State& state) {
   state.SetBytesProcessed(state.iterations() * kBytes / kRanks / kRanks * (kRanks - 1) * kRanks);
 }
 BENCHMARK(BM_InProcessAllToAll)->UseManualTime()->Unit(benchmark::kMillisecond);
+
+// Reductions at memory speed (docs/PERFORMANCE.md): reduce-scatter and
+// all-reduce of 64 MiB f32 per rank on 4 rank threads. "bytes" are what
+// all ranks receive (the byte counters' formulas, collectives.h): 3/4 of
+// 64 MiB per rank for the reduce-scatter (192 MiB in all, the same bytes as
+// BM_MemcpyOfTheSameBytes) and twice that for the all-reduce. range(0):
+// 0 sum, 1 max.
+void BM_InProcessReduceScatter(benchmark::State& state) {
+  const int64_t count = kBytes / 4;
+  std::vector<std::vector<float>> in(kRanks, std::vector<float>(count, 1.f));
+  std::vector<std::vector<float>> out(kRanks, std::vector<float>(count / kRanks));
+  std::vector<int64_t> counts(kRanks, count / kRanks);
+  comm::CallOptions call;
+  call.reduce_op = state.range(0) == 0 ? comm::ReduceOp::kSum : comm::ReduceOp::kMax;
+  for (auto _ : state) {
+    const double t = TimeOnRanks(kRanks, [&](comm::Communicator& w) {
+      return w.ReduceScatterV(in[w.rank()].data(), out[w.rank()].data(), counts,
+                              DataType::kFloat32, call);
+    });
+    if (t < 0) state.SkipWithError("reduce-scatter failed");
+    state.SetIterationTime(t);
+  }
+  state.SetBytesProcessed(state.iterations() * kBytes / kRanks * (kRanks - 1) * kRanks);
+  state.SetLabel(std::string(comm::ReduceOpName(call.reduce_op)));
+}
+BENCHMARK(BM_InProcessReduceScatter)->Arg(0)->Arg(1)->UseManualTime()->Unit(benchmark::kMillisecond);
+
+// range(1): 1 in place (send == recv), 0 into a separate buffer.
+void BM_InProcessAllReduce(benchmark::State& state) {
+  const int64_t count = kBytes / 4;
+  std::vector<std::vector<float>> in(kRanks, std::vector<float>(count, 1.f));
+  std::vector<std::vector<float>> out(kRanks, std::vector<float>(count));
+  comm::CallOptions call;
+  call.reduce_op = state.range(0) == 0 ? comm::ReduceOp::kSum : comm::ReduceOp::kMax;
+  const bool in_place = state.range(1) == 1;
+  for (auto _ : state) {
+    const double t = TimeOnRanks(kRanks, [&](comm::Communicator& w) {
+      float* recv = in_place ? in[w.rank()].data() : out[w.rank()].data();
+      return w.AllReduce(in[w.rank()].data(), recv, count, DataType::kFloat32, call);
+    });
+    if (t < 0) state.SkipWithError("all-reduce failed");
+    state.SetIterationTime(t);
+  }
+  state.SetBytesProcessed(state.iterations() * 2 * kBytes / kRanks * (kRanks - 1) * kRanks);
+  state.SetLabel(absl::StrCat(comm::ReduceOpName(call.reduce_op), in_place ? " in place" : ""));
+}
+BENCHMARK(BM_InProcessAllReduce)
+    ->Args({0, 0})
+    ->Args({0, 1})
+    ->Args({1, 0})
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond);
 
 // The executor on a plan: (S(0),S(1)) -> (S(1),S(0)) on [2,2], one p2p
 // exchange with region packing.
