@@ -58,6 +58,35 @@ TEST(BertEncoder, TinyBertMatchesTransformersOnEveryMesh) {
   }
 }
 
+// --repeat: the weights load once, every run is timed, every run gives
+// the same vectors as a single run, bit for bit.
+TEST(BertEncoder, RepeatedRunsAreTimedAndIdentical) {
+  const std::vector<std::string> texts = {"a short text", "and a somewhat longer second one"};
+  for (const char* mesh : {"cpu:0", "cpu:0-3 [2,2]"}) {
+    absl::StatusOr<EmbedResult> once = EmbedTexts(Eng(), ModelDir(), *Placement::Parse(mesh), texts);
+    ASSERT_TRUE(once.ok()) << mesh << ": " << once.status();
+    EXPECT_EQ(once->run_seconds.size(), 1u);
+    absl::StatusOr<EmbedResult> three =
+        EmbedTexts(Eng(), ModelDir(), *Placement::Parse(mesh), texts, /*repeat=*/3);
+    ASSERT_TRUE(three.ok()) << mesh << ": " << three.status();
+    ASSERT_EQ(three->run_seconds.size(), 3u);
+    ASSERT_EQ(three->run_cpu_seconds.size(), 3u);
+    EXPECT_EQ(three->embed_seconds, three->run_seconds[0]);
+    for (size_t i = 0; i < 3; ++i) {
+      EXPECT_GT(three->run_seconds[i], 0) << mesh;
+      EXPECT_GE(three->run_cpu_seconds[i], 0) << mesh;
+    }
+    EXPECT_EQ(three->tokens, once->tokens) << mesh;
+    EXPECT_EQ(three->embeddings, once->embeddings) << mesh;
+  }
+  for (int bad : {0, -1, 1001}) {
+    absl::StatusOr<EmbedResult> r =
+        EmbedTexts(Eng(), ModelDir(), *Placement::Parse("cpu:0"), texts, bad);
+    EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument) << bad;
+    EXPECT_NE(r.status().message().find("--repeat"), std::string::npos) << r.status();
+  }
+}
+
 TEST(BertEncoder, FailurePaths) {
   EXPECT_EQ(ReadBertConfig("/nonexistent-model").status().code(), absl::StatusCode::kNotFound);
   // 4 heads do not split over 3 tensor-parallel ranks.

@@ -98,11 +98,20 @@ struct EmbedResult {
   // Weight bytes each rank read (parallel_id order).
   std::vector<int64_t> bytes_read;
   double load_seconds = 0;
-  double embed_seconds = 0;
+  double embed_seconds = 0;  // the first run
+  // With `repeat` runs: per run, tokenization + forward pass + gathering
+  // the vectors, after the weights are loaded once (wall seconds, and CPU
+  // seconds of the whole process: every rank thread). For benchmarks: a
+  // loaded machine inflates wall time, CPU time much less.
+  std::vector<double> run_seconds;
+  std::vector<double> run_cpu_seconds;
 };
+// `repeat` >= 1 runs of the same texts on the loaded weights (every run's
+// vectors are the same; the last is returned); kInvalidArgument outside
+// [1, 1000].
 absl::StatusOr<EmbedResult> EmbedTexts(Engine& engine, const std::string& model_dir,
                                        const Placement& placement,
-                                       const std::vector<std::string>& texts);
+                                       const std::vector<std::string>& texts, int repeat = 1);
 
 }  // namespace oneflow_sbp::cli
 

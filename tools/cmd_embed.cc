@@ -23,6 +23,12 @@ std::string Vector(const std::vector<float>& v, bool full) {
   return absl::StrCat("[", absl::StrJoin(parts, ", "), "]");
 }
 
+std::string Seconds(const std::vector<double>& v) {
+  return absl::StrJoin(v, ", ", [](std::string* out, double s) {
+    absl::StrAppend(out, absl::StrFormat("%.4f", s));
+  });
+}
+
 double Cosine(const std::vector<float>& a, const std::vector<float>& b) {
   double dot = 0, na = 0, nb = 0;
   for (size_t i = 0; i < a.size(); ++i) {
@@ -45,7 +51,7 @@ absl::StatusOr<std::string> RunEmbed(const EmbedOptions& o, Engine& engine) {
   if (!format.ok()) return format.status();
   absl::StatusOr<Placement> placement = Placement::Parse(o.placement);
   if (!placement.ok()) return placement.status();
-  absl::StatusOr<EmbedResult> r = EmbedTexts(engine, o.model, *placement, o.texts);
+  absl::StatusOr<EmbedResult> r = EmbedTexts(engine, o.model, *placement, o.texts, o.repeat);
   if (!r.ok()) return r.status();
   int64_t tokens = 0;
   for (const auto& t : r->tokens) tokens += static_cast<int64_t>(t.size());
@@ -60,13 +66,19 @@ absl::StatusOr<std::string> RunEmbed(const EmbedOptions& o, Engine& engine) {
                         absl::StrJoin(toks, ", "), "], \"embeddings\": [",
                         absl::StrJoin(embs, ", "), "], \"load_seconds\": ",
                         absl::StrFormat("%.3f", r->load_seconds), ", \"embed_seconds\": ",
-                        absl::StrFormat("%.3f", r->embed_seconds), ", \"weight_bytes_read\": [",
+                        absl::StrFormat("%.3f", r->embed_seconds), ", \"run_seconds\": [",
+                        Seconds(r->run_seconds), "], \"run_cpu_seconds\": [",
+                        Seconds(r->run_cpu_seconds), "], \"weight_bytes_read\": [",
                         absl::StrJoin(r->bytes_read, ", "), "]}\n");
   }
   std::string out = absl::StrFormat(
       "%s (%d layers, hidden %d, %d heads) on %s: %d texts, %d tokens\n", r->config.name,
       r->config.layers, r->config.hidden, r->config.heads, placement->ToString(),
       o.texts.size(), tokens);
+  if (o.repeat > 1) {
+    absl::StrAppend(&out, absl::StrFormat("%d runs after loading in %.3f s; seconds per run: %s\n",
+                                          o.repeat, r->load_seconds, Seconds(r->run_seconds)));
+  }
   for (size_t i = 0; i < o.texts.size(); ++i) {
     absl::StrAppend(&out, absl::StrFormat("[%d] %s (%d tokens)\n    %s\n", i, JsonQuote(o.texts[i]),
                                           r->tokens[i].size(), Vector(r->embeddings[i], false)));

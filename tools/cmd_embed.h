@@ -16,6 +16,7 @@ struct EmbedOptions {
   std::string model;                        // the model directory
   std::string placement = "cpu:0-3 [2,2]";  // texts on axis 0, tensor parallel on axis 1
   std::string format = "text";              // text|json
+  int repeat = 1;                           // timed runs after one load
   std::vector<std::string> texts;
 };
 

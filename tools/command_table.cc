@@ -278,8 +278,8 @@ and docs/GPU.md.)help"},
 Runs a few fixed examples of the other commands and prints them with their
 command lines: layouts, exact uneven slices, and signature inference.)help"},
     {"embed", "sentence embeddings from a BERT encoder loaded sharded onto a mesh",
-     "model placement format", "text|json", -1,
-     R"help(sbp embed --model=DIR [--placement='cpu:0-3 [2,2]'] [--format=text|json] TEXT...
+     "model placement format repeat", "text|json", -1,
+     R"help(sbp embed --model=DIR [--placement='cpu:0-3 [2,2]'] [--format=text|json] [--repeat=N] TEXT...
 
 Loads a BERT sentence encoder (all-MiniLM-L6-v2: `tools/fetch_model.sh`
 prints its directory) from DIR's config.json, vocab.txt and
@@ -289,9 +289,13 @@ texts split across mesh axis 0, the weights tensor parallel on axis 1
 BERT's WordPiece, runs the encoder, mean-pools over the real tokens and
 L2-normalises, as sentence-transformers does. Prints one unit vector per
 text (text: the first and last values; json: all of them) and, for several
-texts, their cosine similarities. JSON: {"model", "dim", "placement",
-"texts", "tokens", "embeddings", "load_seconds", "embed_seconds",
-"weight_bytes_read" (per rank)}.)help"},
+texts, their cosine similarities. --repeat=N (1 to 1000) embeds the texts
+N times on the weights loaded once, timing each run (tokenization, the
+forward pass, gathering the vectors): for benchmarks
+(tools/bench/embed_vs_torch.py). JSON: {"model", "dim", "placement",
+"texts", "tokens", "embeddings", "load_seconds", "embed_seconds" (the
+first run), "run_seconds" and "run_cpu_seconds" (per run: wall, and CPU of
+every rank thread), "weight_bytes_read" (per rank)}.)help"},
     {"ckpt", "inspect a checkpoint, or export it as one safetensors file",
      "", "", 3,
      R"help(sbp ckpt inspect DIR

@@ -116,6 +116,7 @@ ABSL_FLAG(bool, all_ops, false, "demo: list backward ops too.");
 ABSL_FLAG(std::optional<std::string>, record, std::nullopt,
           "demo: write step 0's training step as a program for `sbp plan` (and a .marked twin).");
 ABSL_FLAG(std::string, model, "", "embed: the model directory (tools/fetch_model.sh).");
+ABSL_FLAG(int, repeat, 1, "embed: timed runs of the texts after loading the weights once.");
 ABSL_FLAG(std::optional<std::string>, save, std::nullopt,
           "demo: save weights, Adam state and step count to this checkpoint directory.");
 ABSL_FLAG(std::optional<std::string>, resume, std::nullopt,
@@ -431,6 +432,7 @@ absl::StatusOr<std::string> EmbedCmd(const Invocation& in) {
   o.model = absl::GetFlag(FLAGS_model);
   if (const std::optional<std::string> p = absl::GetFlag(FLAGS_placement)) o.placement = *p;
   o.format = in.format;
+  o.repeat = absl::GetFlag(FLAGS_repeat);
   o.texts = in.cl.positional;
   return oneflow_sbp::cli::RunEmbed(o, in.engine);
 }

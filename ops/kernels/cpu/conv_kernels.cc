@@ -61,6 +61,19 @@ absl::Status BiasAddKernel(KernelContext& ctx) {
     const T* x = a.data<T>();
     const T* bias = b.data<T>();
     T* y = ctx.output(0).data<T>();
+    if (inner == 1) {
+      // Bias on the last axis (a Linear layer's): walk each row against
+      // the bias, so the loop is long and vectorizes (the loop below
+      // would run inner = 1 element per bias value).
+      for (int64_t o = 0; o < outer; ++o) {
+        const T* xr = x + o * mid;
+        T* yr = y + o * mid;
+        for (int64_t c = 0; c < mid; ++c) {
+          yr[c] = ConvertElement<T>(WrapAdd(ConvertElement<C>(xr[c]), ConvertElement<C>(bias[c])));
+        }
+      }
+      return absl::OkStatus();
+    }
     for (int64_t o = 0; o < outer; ++o) {
       for (int64_t c = 0; c < mid; ++c) {
         const C v = ConvertElement<C>(bias[c]);

@@ -49,10 +49,24 @@ absl::Status MatmulKernel(KernelContext& ctx) {
       std::copy(add.data(), add.data() + ctx.output(0).elem_cnt(), out.data());
     }
     const int64_t a_size = plan.m * plan.k, b_size = plan.k * plan.n, o_size = plan.m * plan.n;
-    for (size_t i = 0; i < plan.a_matrix.size(); ++i) {
-      Gemm<C>(ta, tb, plan.m, plan.n, plan.k, static_cast<C>(alpha),
-              av.data() + plan.a_matrix[i] * a_size, bv.data() + plan.b_matrix[i] * b_size,
-              has_add, out.data() + static_cast<int64_t>(i) * o_size);
+    for (const MatmulRun& r : MatmulRuns(plan)) {
+      // A run that walks a's matrices in order against one b matrix (a
+      // Linear layer: x [batch, s, in] times a shared weight) is one GEMM
+      // of count * m rows when a is not transposed: its matrices and
+      // out's are stacked rows of one row-major block. One call packs b
+      // once instead of once per matrix, and gives the GEMM tall panels.
+      if (!ta && r.count > 1 && r.a_step == 1 && r.b_step == 0) {
+        Gemm<C>(ta, tb, r.count * plan.m, plan.n, plan.k, static_cast<C>(alpha),
+                av.data() + r.a_first * a_size, bv.data() + r.b_first * b_size, has_add,
+                out.data() + r.first * o_size);
+        continue;
+      }
+      for (int64_t j = 0; j < r.count; ++j) {
+        Gemm<C>(ta, tb, plan.m, plan.n, plan.k, static_cast<C>(alpha),
+                av.data() + (r.a_first + j * r.a_step) * a_size,
+                bv.data() + (r.b_first + j * r.b_step) * b_size, has_add,
+                out.data() + (r.first + j) * o_size);
+      }
     }
     out.Finish();
     return absl::OkStatus();
