@@ -94,7 +94,9 @@ ABSL_FLAG(std::string, rank_prefix, "auto",
           "terminal), yes or no.");
 ABSL_FLAG(std::optional<std::string>, out, std::nullopt, "calibrate: file to write.");
 ABSL_FLAG(uint64_t, seed, 1, "Seed of generated data.");
-ABSL_FLAG(int, repeat, 0, "boxing --execute: timed re-runs of the checked plan.");
+ABSL_FLAG(std::optional<int>, repeat, std::nullopt,
+          "boxing --execute: timed re-runs of the checked plan (default 0). embed: timed runs "
+          "of the texts after loading the weights once (default 1).");
 ABSL_FLAG(std::string, device, "cpu",
           "verify, demo: where the ranks run the kernels, cpu or cuda (cuda needs a "
           "--config=cuda build and a GPU).");
@@ -116,7 +118,6 @@ ABSL_FLAG(bool, all_ops, false, "demo: list backward ops too.");
 ABSL_FLAG(std::optional<std::string>, record, std::nullopt,
           "demo: write step 0's training step as a program for `sbp plan` (and a .marked twin).");
 ABSL_FLAG(std::string, model, "", "embed: the model directory (tools/fetch_model.sh).");
-ABSL_FLAG(int, repeat, 1, "embed: timed runs of the texts after loading the weights once.");
 ABSL_FLAG(std::optional<std::string>, save, std::nullopt,
           "demo: save weights, Adam state and step count to this checkpoint directory.");
 ABSL_FLAG(std::optional<std::string>, resume, std::nullopt,
@@ -318,7 +319,7 @@ absl::StatusOr<std::string> BoxingCmd(const Invocation& in) {
   o.execute = absl::GetFlag(FLAGS_execute);
   o.nproc = absl::GetFlag(FLAGS_nproc);
   o.seed = absl::GetFlag(FLAGS_seed);
-  o.repeat = absl::GetFlag(FLAGS_repeat);
+  o.repeat = absl::GetFlag(FLAGS_repeat).value_or(0);
   return oneflow_sbp::cli::RunBoxing(o, in.engine, in.exit_code);
 }
 
@@ -432,7 +433,7 @@ absl::StatusOr<std::string> EmbedCmd(const Invocation& in) {
   o.model = absl::GetFlag(FLAGS_model);
   if (const std::optional<std::string> p = absl::GetFlag(FLAGS_placement)) o.placement = *p;
   o.format = in.format;
-  o.repeat = absl::GetFlag(FLAGS_repeat);
+  o.repeat = absl::GetFlag(FLAGS_repeat).value_or(1);
   o.texts = in.cl.positional;
   return oneflow_sbp::cli::RunEmbed(o, in.engine);
 }
