@@ -11,6 +11,7 @@
 #include "absl/synchronization/mutex.h"
 #include "eager/apply.h"
 #include "eager/tensor_layout.h"
+#include "oneflow_sbp/quoted_input.h"
 
 namespace oneflow_sbp::eager {
 namespace {
@@ -104,8 +105,8 @@ absl::Status RunNode(EagerContext& ctx, const TapeNode& node, GradMap& grads) {
   const BackwardFn* fn = FindBackward(node.call->type_name());
   if (fn == nullptr) {
     return absl::UnimplementedError(absl::StrCat(
-        "backward: no gradient rule for op '", node.call->type_name(),
-        "' (RegisterBackward adds one); a gradient must flow through it"));
+        "backward: no gradient rule for op ", QuotedInput(node.call->type_name()),
+        " (RegisterBackward adds one); a gradient must flow through it"));
   }
   BackwardContext bctx(ctx, node, std::move(out_grads), std::move(needs));
   absl::StatusOr<std::vector<GlobalTensor>> in_grads = (*fn)(bctx);
@@ -128,7 +129,7 @@ absl::Status RegisterBackward(const std::string& op, BackwardFn fn) {
   BackwardRegistry& r = Rules();
   absl::MutexLock lock(&r.mu);
   if (!r.rules.emplace(op, std::move(fn)).second) {
-    return absl::AlreadyExistsError(absl::StrCat("op '", op, "' already has a backward rule"));
+    return absl::AlreadyExistsError(absl::StrCat("op ", QuotedInput(op), " already has a backward rule"));
   }
   return absl::OkStatus();
 }

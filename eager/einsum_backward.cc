@@ -8,6 +8,7 @@
 #include "eager/autograd.h"
 #include "oneflow_sbp/status_macros.h"
 #include "ops/einsum_rule.h"
+#include "oneflow_sbp/quoted_input.h"
 
 namespace oneflow_sbp::eager {
 namespace {
@@ -32,8 +33,8 @@ absl::StatusOr<std::vector<GlobalTensor>> EinsumGrad(BackwardContext& c) {
     for (char letter : spec.inputs[i]) {
       if (seen.find(letter) == std::string::npos) {
         return absl::UnimplementedError(absl::StrCat(
-            "einsum backward: letter '", std::string(1, letter), "' of equation '", equation,
-            "' appears only in operand ", i, " (summed inside it); its gradient would need a "
+            "einsum backward: letter '", std::string(1, letter), "' of equation ", QuotedInput(equation),
+            " appears only in operand ", i, " (summed inside it); its gradient would need a "
             "broadcast back, which this rule does not do"));
       }
     }

@@ -3,6 +3,7 @@
 #include <fstream>
 
 #include "absl/strings/str_cat.h"
+#include "oneflow_sbp/quoted_input.h"
 
 namespace oneflow_sbp::eager {
 namespace {
@@ -66,10 +67,10 @@ std::string ChromeTraceJson(absl::Span<const TraceRecorder* const> ranks) {
 absl::Status WriteChromeTrace(const std::string& path,
                               absl::Span<const TraceRecorder* const> ranks) {
   std::ofstream f(path, std::ios::binary | std::ios::trunc);
-  if (!f) return absl::InvalidArgumentError(absl::StrCat("cannot write trace file '", path, "'"));
+  if (!f) return absl::InvalidArgumentError(absl::StrCat("cannot write trace file ", QuotedPath(path)));
   f << ChromeTraceJson(ranks);
   f.close();
-  if (!f) return absl::InvalidArgumentError(absl::StrCat("cannot write trace file '", path, "'"));
+  if (!f) return absl::InvalidArgumentError(absl::StrCat("cannot write trace file ", QuotedPath(path)));
   return absl::OkStatus();
 }
 

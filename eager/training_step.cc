@@ -13,6 +13,7 @@
 #include "eager/program_recorder.h"
 #include "oneflow_sbp/status_macros.h"
 #include "runtime/comm/inprocess_world.h"
+#include "oneflow_sbp/quoted_input.h"
 
 namespace oneflow_sbp::eager {
 namespace {
@@ -88,8 +89,8 @@ absl::Status RecordStep(EagerContext& ctx, const graph::Program& forward, const 
   const GlobalTensor loss = values[forward.outputs()[0].tensor];
   if (!loss.requires_grad()) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "training: the loss '", loss_tensor.name,
-        "' depends on no parameter (free tensor or marked \"parameter\")"));
+        "training: the loss ", QuotedInput(loss_tensor.name),
+        " depends on no parameter (free tensor or marked \"parameter\")"));
   }
   out.loss = loss_tensor.name;
   // The seed and the updates are not differentiated.
@@ -131,7 +132,7 @@ absl::Status RecordStep(EagerContext& ctx, const graph::Program& forward, const 
         Apply(ctx, op, inputs, Attrs({{"learning_rate", AttrValue(options.learning_rate)}}));
     if (!done.ok()) {
       return absl::Status(done.status().code(),
-                          absl::StrCat("update of '", name, "': ", done.status().message()));
+                          absl::StrCat("update of ", QuotedInput(name), ": ", done.status().message()));
     }
   }
   return absl::OkStatus();
@@ -165,7 +166,7 @@ absl::StatusOr<graph::TrainingStepInfo> BuildStep(const Engine& engine,
                                                       : absl::StrCat("grad:", t.name);
     if (f == r.forward_names.end() && forward_taken.contains(name)) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "training: the derived tensor name '", name, "' is taken by a forward tensor"));
+          "training: the derived tensor name ", QuotedInput(name), " is taken by a forward tensor"));
     }
     names[t.name] = std::move(name);
   }

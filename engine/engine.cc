@@ -9,6 +9,7 @@
 #include "oneflow_sbp/oneflow_selection.h"
 #include "oneflow_sbp/planned_selection.h"
 #include "ops/builtin_ops.h"
+#include "oneflow_sbp/quoted_input.h"
 
 namespace oneflow_sbp {
 namespace {
@@ -103,13 +104,13 @@ absl::Status Engine::RegisterCostPolicy(absl::string_view name, PolicyPtr one_d,
   const int n = num_policies_.load(std::memory_order_relaxed);
   for (int i = 0; i < n; ++i) {
     if (policies_[i].name == key) {
-      return absl::AlreadyExistsError(absl::StrCat("engine: cost policy '", name,
-                                                   "' is already registered"));
+      return absl::AlreadyExistsError(absl::StrCat("engine: cost policy ", QuotedInput(name),
+                                                   " is already registered"));
     }
   }
   if (n == kMaxCostPolicies) {
     return absl::ResourceExhaustedError(absl::StrCat(
-        "engine: at most ", kMaxCostPolicies, " cost policies; cannot add '", name, "'"));
+        "engine: at most ", kMaxCostPolicies, " cost policies; cannot add ", QuotedInput(name)));
   }
   policies_[n] = PolicyEntry{key, std::move(one_d), std::move(nd)};
   num_policies_.store(n + 1, std::memory_order_release);
@@ -128,8 +129,8 @@ const Engine::PolicyPtr* Engine::FindPolicy(PolicyName name, const Placement& pl
 absl::StatusOr<Engine::PolicyPtr> Engine::SelectionPolicyFor(PolicyName name,
                                                               const Placement& placement) const {
   if (const PolicyPtr* p = FindPolicy(name, placement)) return *p;
-  return absl::InvalidArgumentError(absl::StrCat("unknown cost policy '", name.str(),
-                                                 "': expected ",
+  return absl::InvalidArgumentError(absl::StrCat("unknown cost policy ", QuotedInput(name.str()),
+                                                 ": expected ",
                                                  absl::StrJoin(CostPolicyNames(), " or ")));
 }
 

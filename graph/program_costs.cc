@@ -4,6 +4,7 @@
 #include "graph/cost_graph.h"
 #include "graph/kernel_collectives.h"
 #include "oneflow_sbp/nd_sbp_validation.h"
+#include "oneflow_sbp/quoted_input.h"
 
 namespace oneflow_sbp::graph {
 
@@ -65,7 +66,7 @@ absl::StatusOr<ProgramCosts> EvaluateAssignment(const Program& program, const As
     absl::Status valid = ValidateNdSbp(a.free_layouts[j], tensor.desc.shape, hierarchy);
     if (!valid.ok()) {
       return absl::InvalidArgumentError(
-          absl::StrCat("assignment: free tensor '", tensor.name, "': ", valid.message()));
+          absl::StrCat("assignment: free tensor ", QuotedInput(tensor.name), ": ", valid.message()));
     }
   }
   const std::vector<NdSbp> layouts = TensorLayouts(program, a);

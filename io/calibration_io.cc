@@ -77,16 +77,16 @@ absl::StatusOr<Calibration> ParseCalibration(absl::string_view text, absl::strin
 
 absl::StatusOr<Calibration> LoadCalibration(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
-  if (!f) return absl::InvalidArgumentError(absl::StrCat("cannot read calibration file '", path, "'"));
+  if (!f) return absl::InvalidArgumentError(absl::StrCat("cannot read calibration file ", QuotedPath(path)));
   std::string text(kMaxCalibrationBytes + 1, '\0');
   f.read(text.data(), static_cast<std::streamsize>(text.size()));
   text.resize(static_cast<size_t>(f.gcount()));
   if (text.size() > kMaxCalibrationBytes) {
-    return absl::ResourceExhaustedError(absl::StrCat("calibration file '", path,
-                                                     "' is larger than ", kMaxCalibrationBytes,
+    return absl::ResourceExhaustedError(absl::StrCat("calibration file ", QuotedPath(path),
+                                                     " is larger than ", kMaxCalibrationBytes,
                                                      " bytes; is it the right file?"));
   }
-  return ParseCalibration(text, absl::StrCat("calibration file '", path, "'"));
+  return ParseCalibration(text, absl::StrCat("calibration file ", QuotedPath(path)));
 }
 
 absl::Status SaveCalibration(const std::string& path, const oneflow::CalibrationProto& proto) {
@@ -98,7 +98,7 @@ absl::Status SaveCalibration(const std::string& path, const oneflow::Calibration
   if (f) f.close();
   if (!f) {
     return absl::InvalidArgumentError(absl::StrCat("cannot write calibration file ",
-                                                   QuotedInput(path), ": ",
+                                                   QuotedPath(path), ": ",
                                                    errno != 0 ? std::strerror(errno) : "I/O error"));
   }
   return absl::OkStatus();

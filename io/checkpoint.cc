@@ -16,10 +16,10 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "eager/tensor_layout.h"
-#include "google/protobuf/struct.pb.h"
-#include "google/protobuf/util/json_util.h"
 #include "io/json_string.h"
+#include "io/json_value.h"
 #include "io/safetensors.h"
+#include "oneflow_sbp/quoted_input.h"
 #include "oneflow_sbp/nd_sbp_validation.h"
 #include "runtime/comm/reduce_op.h"
 #include "runtime/region_copy.h"
@@ -28,7 +28,6 @@ namespace oneflow_sbp::io {
 namespace {
 
 using eager::GlobalTensor;
-namespace pb = google::protobuf;
 
 constexpr char kIndexFile[] = "index.json";
 constexpr char kFormat[] = "oneflow_sbp.checkpoint";
@@ -145,109 +144,132 @@ std::string IndexToJson(const CheckpointIndex& index) {
   return out;
 }
 
-absl::StatusOr<int64_t> JsonInt(const pb::Value& v, const std::string& where) {
-  if (v.kind_case() != pb::Value::kNumberValue || v.number_value() < 0 ||
-      v.number_value() > 9007199254740992.0 ||
-      static_cast<double>(static_cast<int64_t>(v.number_value())) != v.number_value()) {
+absl::StatusOr<int64_t> JsonInt(const JsonValue& v, const std::string& where) {
+  if (v.kind != JsonValue::kNumber || v.number < 0 || v.number > 9007199254740992.0 ||
+      static_cast<double>(static_cast<int64_t>(v.number)) != v.number) {
     return absl::InvalidArgumentError(absl::StrCat(where, " must be a non-negative integer"));
   }
-  return static_cast<int64_t>(v.number_value());
+  return static_cast<int64_t>(v.number);
 }
 
+// The index is read strictly (io/json_value.h): a repeated tensor name or
+// field is an error, as are members of the wrong JSON type, rather than
+// read as the last one or as an empty value.
 absl::StatusOr<CheckpointIndex> ParseIndex(const std::string& json, const std::string& path) {
-  pb::Struct root;
-  const auto parsed =
-      pb::util::JsonStringToMessage(pb::StringPiece(json.data(), json.size()), &root);
-  if (!parsed.ok()) {
-    return absl::DataLossError(absl::StrCat(path, ": not a JSON object: ", parsed.ToString()));
-  }
-  const auto& f = root.fields();
   auto bad = [&](const std::string& what) {
-    return absl::DataLossError(absl::StrCat(path, ": ", what));
+    return absl::DataLossError(absl::StrCat(QuotedPath(path), ": ", what));
   };
-  auto format = f.find("format");
-  if (format == f.end() || format->second.string_value() != kFormat) {
-    return bad(absl::StrCat("field 'format' must be \"", kFormat, "\""));
+  absl::StatusOr<JsonValue> root = ParseStrictJson(json);
+  if (!root.ok()) return bad(absl::StrCat("not valid JSON: ", root.status().message()));
+  if (root->kind != JsonValue::kObject) {
+    return bad(absl::StrCat("not a JSON object but ", JsonValue::KindName(root->kind)));
+  }
+  // A member of `obj` that must have kind `kind`; `what` names it.
+  auto member = [&](const JsonValue& obj, absl::string_view key, JsonValue::Kind kind,
+                    const std::string& what) -> absl::StatusOr<const JsonValue*> {
+    const JsonValue* v = obj.Find(key);
+    if (v == nullptr) return bad(absl::StrCat(what, "field '", key, "' is missing"));
+    if (v->kind != kind) {
+      return bad(absl::StrCat(what, "field '", key, "' must be ", JsonValue::KindName(kind),
+                              ", not ", JsonValue::KindName(v->kind)));
+    }
+    return v;
+  };
+  absl::StatusOr<const JsonValue*> format = member(*root, "format", JsonValue::kString, "");
+  if (!format.ok()) return format.status();
+  if ((*format)->string != kFormat) {
+    return bad(absl::StrCat("field 'format' is ", QuotedInput((*format)->string), "; must be \"",
+                            kFormat, "\""));
   }
   CheckpointIndex index;
   index.source = path;
-  auto version = f.find("version");
-  if (version == f.end()) return bad("field 'version' is missing");
-  absl::StatusOr<int64_t> v = JsonInt(version->second, "version");
+  absl::StatusOr<const JsonValue*> version = member(*root, "version", JsonValue::kNumber, "");
+  if (!version.ok()) return version.status();
+  absl::StatusOr<int64_t> v = JsonInt(**version, "field 'version'");
   if (!v.ok()) return bad(std::string(v.status().message()));
   index.version = *v;
-  auto meta = f.find("metadata");
-  if (meta != f.end()) {
-    for (const auto& [k, val] : meta->second.struct_value().fields()) {
-      index.metadata[k] = val.string_value();
+  if (root->Find("metadata") != nullptr) {
+    absl::StatusOr<const JsonValue*> meta = member(*root, "metadata", JsonValue::kObject, "");
+    if (!meta.ok()) return meta.status();
+    for (const auto& [k, val] : (*meta)->object) {
+      if (val.kind != JsonValue::kString) {
+        return bad(absl::StrCat("field 'metadata': ", QuotedInput(k), " must be a string"));
+      }
+      index.metadata[k] = val.string;
     }
   }
-  auto tensors = f.find("tensors");
-  if (tensors == f.end() || tensors->second.kind_case() != pb::Value::kStructValue) {
-    return bad("field 'tensors' must be an object");
-  }
-  for (const auto& [name, tv] : tensors->second.struct_value().fields()) {
-    const auto& tf = tv.struct_value().fields();
-    const std::string where = absl::StrCat("tensor '", name, "'");
+  absl::StatusOr<const JsonValue*> tensors = member(*root, "tensors", JsonValue::kObject, "");
+  if (!tensors.ok()) return tensors.status();
+  for (const auto& [name, tv] : (*tensors)->object) {
+    const std::string where = absl::StrCat("tensor ", QuotedInput(name));
+    const std::string in = where + ": ";
+    if (tv.kind != JsonValue::kObject) return bad(where + " must be an object");
     CheckpointTensor t;
     t.name = name;
-    auto dtype = tf.find("dtype");
-    if (dtype == tf.end()) return bad(where + ": field 'dtype' is missing");
-    absl::StatusOr<DataType> dt = ParseDataType(dtype->second.string_value());
-    if (!dt.ok()) return bad(absl::StrCat(where, ": ", dt.status().message()));
+    absl::StatusOr<const JsonValue*> dtype = member(tv, "dtype", JsonValue::kString, in);
+    if (!dtype.ok()) return dtype.status();
+    absl::StatusOr<DataType> dt = ParseDataType((*dtype)->string);
+    if (!dt.ok()) return bad(absl::StrCat(in, dt.status().message()));
     t.desc.dtype = *dt;
     std::vector<int64_t> dims;
-    auto shape = tf.find("shape");
-    if (shape == tf.end()) return bad(where + ": field 'shape' is missing");
-    for (const auto& d : shape->second.list_value().values()) {
-      absl::StatusOr<int64_t> x = JsonInt(d, where + ": shape");
+    absl::StatusOr<const JsonValue*> shape = member(tv, "shape", JsonValue::kArray, in);
+    if (!shape.ok()) return shape.status();
+    for (const JsonValue& d : (*shape)->array) {
+      absl::StatusOr<int64_t> x = JsonInt(d, in + "field 'shape' entry");
       if (!x.ok()) return bad(std::string(x.status().message()));
       dims.push_back(*x);
     }
     absl::StatusOr<Shape> s = Shape::Make(dims);
-    if (!s.ok()) return bad(absl::StrCat(where, ": ", s.status().message()));
+    if (!s.ok()) return bad(absl::StrCat(in, s.status().message()));
     t.desc.shape = *s;
-    auto nd = tf.find("nd_sbp");
-    auto pl = tf.find("placement");
-    t.nd_sbp = nd == tf.end() ? "" : nd->second.string_value();
-    t.placement = pl == tf.end() ? "" : pl->second.string_value();
-    auto pieces = tf.find("pieces");
-    if (pieces == tf.end()) return bad(where + ": field 'pieces' is missing");
-    for (const auto& pv : pieces->second.list_value().values()) {
-      const auto& pf = pv.struct_value().fields();
+    for (auto [key, out] : {std::pair{"nd_sbp", &t.nd_sbp}, std::pair{"placement", &t.placement}}) {
+      if (tv.Find(key) == nullptr) continue;
+      absl::StatusOr<const JsonValue*> text = member(tv, key, JsonValue::kString, in);
+      if (!text.ok()) return text.status();
+      *out = (*text)->string;
+    }
+    absl::StatusOr<const JsonValue*> pieces = member(tv, "pieces", JsonValue::kArray, in);
+    if (!pieces.ok()) return pieces.status();
+    for (const JsonValue& pv : (*pieces)->array) {
+      if (pv.kind != JsonValue::kObject) return bad(in + "a piece must be an object");
       CheckpointPiece p;
-      auto file = pf.find("file");
-      auto key = pf.find("key");
-      auto region = pf.find("region");
-      auto bytes = pf.find("bytes");
-      auto crc = pf.find("crc32c");
-      if (file == pf.end() || key == pf.end() || region == pf.end() || bytes == pf.end() ||
-          crc == pf.end()) {
-        return bad(where + ": a piece lacks file, key, region, bytes or crc32c");
+      const JsonValue* file = pv.Find("file");
+      const JsonValue* key = pv.Find("key");
+      const JsonValue* region = pv.Find("region");
+      const JsonValue* bytes = pv.Find("bytes");
+      const JsonValue* crc = pv.Find("crc32c");
+      if (file == nullptr || key == nullptr || region == nullptr || bytes == nullptr ||
+          crc == nullptr) {
+        return bad(in + "a piece lacks file, key, region, bytes or crc32c");
       }
-      p.file = file->second.string_value();
+      if (file->kind != JsonValue::kString || key->kind != JsonValue::kString) {
+        return bad(in + "a piece's fields 'file' and 'key' must be strings");
+      }
+      p.file = file->string;
       if (p.file.empty() || p.file.find('/') != std::string::npos) {
-        return bad(absl::StrCat(where, ": piece file '", p.file, "' must be a plain file name"));
+        return bad(absl::StrCat(in, "piece file ", QuotedInput(p.file),
+                                " must be a plain file name"));
       }
-      p.key = key->second.string_value();
+      p.key = key->string;
       p.region = TensorSlice(t.desc.shape);
-      const auto& ranges = region->second.list_value().values();
-      if (ranges.size() != static_cast<int>(dims.size())) {
-        return bad(where + ": a piece region has the wrong number of dims");
+      if (region->kind != JsonValue::kArray || region->array.size() != dims.size()) {
+        return bad(in + "a piece's field 'region' must list one [begin, end] per dim");
       }
-      for (int d = 0; d < ranges.size(); ++d) {
-        const auto& r = ranges[d].list_value().values();
-        if (r.size() != 2) return bad(where + ": a region range must be [begin, end]");
-        absl::StatusOr<int64_t> b = JsonInt(r[0], where);
-        absl::StatusOr<int64_t> e = JsonInt(r[1], where);
-        if (!b.ok() || !e.ok() || *b > *e || *e > dims[d]) {
-          return bad(absl::StrCat(where, ": piece region out of the shape"));
+      for (size_t d = 0; d < dims.size(); ++d) {
+        const JsonValue& r = region->array[d];
+        if (r.kind != JsonValue::kArray || r.array.size() != 2) {
+          return bad(in + "a region range must be [begin, end]");
         }
-        p.region.set_range(d, {*b, *e});
+        absl::StatusOr<int64_t> b = JsonInt(r.array[0], where);
+        absl::StatusOr<int64_t> e = JsonInt(r.array[1], where);
+        if (!b.ok() || !e.ok() || *b > *e || *e > dims[d]) {
+          return bad(absl::StrCat(in, "piece region out of the shape"));
+        }
+        p.region.set_range(static_cast<int>(d), {*b, *e});
       }
-      absl::StatusOr<int64_t> nb = JsonInt(bytes->second, where);
-      absl::StatusOr<int64_t> c = JsonInt(crc->second, where);
-      if (!nb.ok() || !c.ok() || *c > 0xFFFFFFFFll) return bad(where + ": bad bytes or crc32c");
+      absl::StatusOr<int64_t> nb = JsonInt(*bytes, where);
+      absl::StatusOr<int64_t> c = JsonInt(*crc, where);
+      if (!nb.ok() || !c.ok() || *c > 0xFFFFFFFFll) return bad(in + "bad bytes or crc32c");
       p.bytes = *nb;
       p.crc32c = static_cast<uint32_t>(*c);
       t.pieces.push_back(std::move(p));
@@ -262,8 +284,9 @@ absl::StatusOr<CheckpointIndex> ParseIndex(const std::string& json, const std::s
 absl::StatusOr<std::string> ReadWholeFile(const std::string& path) {
   FILE* f = std::fopen(path.c_str(), "rb");
   if (f == nullptr) {
-    if (errno == ENOENT) return absl::NotFoundError(absl::StrCat("no checkpoint at ", path));
-    return absl::UnavailableError(absl::StrCat("open ", path, ": ", std::strerror(errno)));
+    if (errno == ENOENT) return absl::NotFoundError(absl::StrCat("no checkpoint at ", QuotedPath(path)));
+    return absl::UnavailableError(
+        absl::StrCat("open ", QuotedPath(path), ": ", std::strerror(errno)));
   }
   std::string out;
   char buf[1 << 16];
@@ -272,7 +295,7 @@ absl::StatusOr<std::string> ReadWholeFile(const std::string& path) {
     out.append(buf, n);
     if (out.size() > static_cast<size_t>(kMaxHeaderBytes)) {
       std::fclose(f);
-      return absl::InvalidArgumentError(absl::StrCat(path, ": larger than ", kMaxHeaderBytes,
+      return absl::InvalidArgumentError(absl::StrCat(QuotedPath(path), ": larger than ", kMaxHeaderBytes,
                                                      " bytes"));
     }
   }
@@ -358,12 +381,13 @@ absl::Status SaveCheckpoint(eager::EagerContext& ctx, const std::string& dir,
   for (size_t i = 0; i < tensors.size(); ++i) {
     if (tensors[i].name.empty() || !tensors[i].tensor.defined()) {
       return absl::InvalidArgumentError(
-          absl::StrCat("checkpoint ", dir, ": tensor ", i, " has no name or no value"));
+          absl::StrCat("checkpoint ", QuotedPath(dir), ": tensor ", i, " has no name or no value"));
     }
     for (size_t j = 0; j < i; ++j) {
       if (tensors[j].name == tensors[i].name) {
         return absl::InvalidArgumentError(
-            absl::StrCat("checkpoint ", dir, ": tensor '", tensors[i].name, "' given twice"));
+            absl::StrCat("checkpoint ", QuotedPath(dir), ": tensor ", QuotedInput(tensors[i].name),
+                         " given twice"));
       }
     }
   }
@@ -373,7 +397,7 @@ absl::Status SaveCheckpoint(eager::EagerContext& ctx, const std::string& dir,
     version = old->version + 1;
   }
   if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) {
-    return Agree(ctx, absl::UnavailableError(absl::StrCat("mkdir ", dir, ": ", std::strerror(errno))),
+    return Agree(ctx, absl::UnavailableError(absl::StrCat("mkdir ", QuotedPath(dir), ": ", std::strerror(errno))),
                  "checkpoint save");
   }
   CheckpointIndex index;
@@ -430,7 +454,7 @@ absl::Status SaveCheckpoint(eager::EagerContext& ctx, const std::string& dir,
     status = WriteSafetensors(absl::StrCat(dir, "/", RankFile(version, ctx.rank())), mine, my_crcs);
   }
   // No rank commits unless every rank's pieces are on disk.
-  absl::Status s = Agree(ctx, status, absl::StrCat("checkpoint save to ", dir));
+  absl::Status s = Agree(ctx, status, absl::StrCat("checkpoint save to ", QuotedPath(dir)));
   if (!s.ok()) return s;
   if (ctx.rank() == 0) {
     // The checksums each owner computed travel in its file's metadata.
@@ -446,8 +470,8 @@ absl::Status SaveCheckpoint(eager::EagerContext& ctx, const std::string& dir,
         auto crc = (*f)->metadata().find(CrcKey(p.key));
         uint32_t value = 0;
         if (crc == (*f)->metadata().end() || !absl::SimpleAtoi(crc->second, &value)) {
-          status = absl::DataLossError(absl::StrCat(dir, "/", p.file, ": no checksum for '",
-                                                    p.key, "'"));
+          status = absl::DataLossError(absl::StrCat(QuotedPath(absl::StrCat(dir, "/", p.file)),
+                                                    ": no checksum for ", QuotedInput(p.key)));
           break;
         }
         p.crc32c = value;
@@ -460,7 +484,7 @@ absl::Status SaveCheckpoint(eager::EagerContext& ctx, const std::string& dir,
     }
     if (status.ok()) RemoveStaleFiles(dir, index);
   }
-  return Agree(ctx, status, absl::StrCat("checkpoint save to ", dir));
+  return Agree(ctx, status, absl::StrCat("checkpoint save to ", QuotedPath(dir)));
 }
 
 absl::StatusOr<std::vector<GlobalTensor>> LoadCheckpoint(eager::EagerContext& ctx,
@@ -477,23 +501,25 @@ absl::StatusOr<std::vector<GlobalTensor>> LoadCheckpoint(eager::EagerContext& ct
     const CheckpointTensor* t = index->Find(target.name);
     if (t == nullptr) {
       std::vector<std::string> names;
-      for (const CheckpointTensor& x : index->tensors) names.push_back(x.name);
+      for (const CheckpointTensor& x : index->tensors) names.push_back(QuotedInput(x.name));
       if (names.size() > 8) names.resize(8), names.push_back("...");
-      status = absl::NotFoundError(absl::StrCat("checkpoint ", source, ": no tensor '",
-                                                target.name, "' (it has ",
+      status = absl::NotFoundError(absl::StrCat("checkpoint ", QuotedPath(source), ": no tensor ",
+                                                QuotedInput(target.name), " (it has ",
                                                 absl::StrJoin(names, ", "), ")"));
       break;
     }
     if (target.expect && *target.expect != t->desc) {
       status = absl::InvalidArgumentError(absl::StrCat(
-          "checkpoint ", source, ": tensor '", t->name, "' is ", t->desc.ToString(),
+          "checkpoint ", QuotedPath(source), ": tensor ", QuotedInput(t->name), " is ",
+          t->desc.ToString(),
           "; expected ", target.expect->ToString()));
       break;
     }
     status = ValidateNdSbp(target.nd_sbp, t->desc.shape, target.placement.hierarchy());
     if (!status.ok()) {
       status = absl::InvalidArgumentError(
-          absl::StrCat("checkpoint ", source, ": tensor '", t->name, "': ", status.message()));
+          absl::StrCat("checkpoint ", QuotedPath(source), ": tensor ", QuotedInput(t->name), ": ",
+                       status.message()));
       break;
     }
     absl::StatusOr<int64_t> id = target.placement.ParallelIdOf(ctx.rank());
@@ -525,14 +551,15 @@ absl::StatusOr<std::vector<GlobalTensor>> LoadCheckpoint(eager::EagerContext& ct
         status = f.status();
         break;
       }
-      const std::string where = absl::StrCat((*f)->path(), ": tensor '", t->name, "'");
+      const std::string where =
+          absl::StrCat(QuotedPath((*f)->path()), ": tensor ", QuotedInput(t->name));
       absl::StatusOr<LocalTensor> data;
       TensorSlice data_slice = p.region;
       if (p.crc32c) {
         data = (*f)->Read(p.key);  // the whole piece, so its checksum can be checked
         if (data.ok() && Crc32c(data->raw_data(), data->byte_size()) != *p.crc32c) {
-          status = absl::DataLossError(absl::StrCat(where, ": piece '", p.key,
-                                                    "' fails its checksum (altered or damaged)"));
+          status = absl::DataLossError(absl::StrCat(where, ": piece ", QuotedInput(p.key),
+                                                    " fails its checksum (altered or damaged)"));
           break;
         }
       } else {
@@ -544,7 +571,7 @@ absl::StatusOr<std::vector<GlobalTensor>> LoadCheckpoint(eager::EagerContext& ct
         break;
       }
       if (data->dtype() != t->desc.dtype) {
-        status = absl::DataLossError(absl::StrCat(where, ": piece '", p.key, "' is ",
+        status = absl::DataLossError(absl::StrCat(where, ": piece ", QuotedInput(p.key), " is ",
                                                   DataTypeName(data->dtype()), ", the index says ",
                                                   DataTypeName(t->desc.dtype)));
         break;
@@ -552,7 +579,7 @@ absl::StatusOr<std::vector<GlobalTensor>> LoadCheckpoint(eager::EagerContext& ct
       status = boxing::CopyRegion(*data, data_slice, overlap, &*local, slice,
                                   boxing::RegionOp::kCopy);
       if (!status.ok()) {
-        status = absl::DataLossError(absl::StrCat(where, ": piece '", p.key, "': ",
+        status = absl::DataLossError(absl::StrCat(where, ": piece ", QuotedInput(p.key), ": ",
                                                   status.message()));
         break;
       }
@@ -561,8 +588,8 @@ absl::StatusOr<std::vector<GlobalTensor>> LoadCheckpoint(eager::EagerContext& ct
     }
     if (!status.ok()) break;
     if (reads && covered != slice.elem_cnt()) {
-      status = absl::DataLossError(absl::StrCat("checkpoint ", source, ": tensor '", t->name,
-                                                "': its pieces cover ", covered, " of the ",
+      status = absl::DataLossError(absl::StrCat("checkpoint ", QuotedPath(source), ": tensor ",
+                                                QuotedInput(t->name), ": its pieces cover ", covered, " of the ",
                                                 slice.elem_cnt(), " elements rank ", ctx.rank(),
                                                 " needs"));
       break;
@@ -579,7 +606,7 @@ absl::StatusOr<std::vector<GlobalTensor>> LoadCheckpoint(eager::EagerContext& ct
   if (stats != nullptr) {
     stats->bytes_read += files.bytes_read();
   }
-  absl::Status agreed = Agree(ctx, status, absl::StrCat("checkpoint load from ", source));
+  absl::Status agreed = Agree(ctx, status, absl::StrCat("checkpoint load from ", QuotedPath(source)));
   if (!agreed.ok()) return agreed;
   return out;
 }
@@ -600,8 +627,9 @@ absl::Status ExportCheckpoint(const std::string& source, const std::string& out_
       absl::StatusOr<LocalTensor> data = (*f)->Read(p.key);
       if (!data.ok()) return data.status();
       if (p.crc32c && Crc32c(data->raw_data(), data->byte_size()) != *p.crc32c) {
-        return absl::DataLossError(absl::StrCat((*f)->path(), ": tensor '", t.name, "': piece '",
-                                                p.key, "' fails its checksum"));
+        return absl::DataLossError(absl::StrCat(QuotedPath((*f)->path()), ": tensor ",
+                                                QuotedInput(t.name), ": piece ", QuotedInput(p.key),
+                                                " fails its checksum"));
       }
       absl::Status s =
           boxing::CopyRegion(*data, p.region, p.region, &*full, all, boxing::RegionOp::kCopy);
@@ -609,7 +637,8 @@ absl::Status ExportCheckpoint(const std::string& source, const std::string& out_
       covered += p.region.elem_cnt();
     }
     if (covered != all.elem_cnt()) {
-      return absl::DataLossError(absl::StrCat(source, ": tensor '", t.name, "': pieces cover ",
+      return absl::DataLossError(absl::StrCat(QuotedPath(source), ": tensor ", QuotedInput(t.name),
+                                              ": pieces cover ",
                                               covered, " of ", all.elem_cnt(), " elements"));
     }
     whole.emplace_back(t.name, *std::move(full));

@@ -46,7 +46,7 @@ absl::StatusOr<AttrValue> FromProto(const oneflow::AttrValueProto& v, absl::stri
       break;
   }
   return absl::InvalidArgumentError(
-      absl::StrCat(op, ": attribute '", name, "' has no value"));
+      absl::StrCat(op, ": attribute ", QuotedInput(name), " has no value"));
 }
 
 absl::StatusOr<InferInput> InputFromProto(const oneflow::InferInputProto& in,
@@ -208,8 +208,8 @@ absl::StatusOr<std::vector<std::optional<NdSbp>>> ConstraintsFromRequest(
     if (b < 0) {
       std::vector<std::string> bns;
       for (int i = 0; i < call.num_blobs(); ++i) bns.push_back(call.bn(i));
-      return absl::InvalidArgumentError(absl::StrCat(op, ": constraint on unknown blob '", bn,
-                                                     "'; blobs are ", absl::StrJoin(bns, ", ")));
+      return absl::InvalidArgumentError(absl::StrCat(op, ": constraint on unknown blob ", QuotedInput(bn),
+                                                     "; blobs are ", absl::StrJoin(bns, ", ")));
     }
     absl::StatusOr<NdSbp> nd = oneflow_sbp::FromProto(nd_proto);
     if (!nd.ok()) {

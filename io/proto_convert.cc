@@ -5,6 +5,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "oneflow_sbp/check.h"
+#include "oneflow_sbp/quoted_input.h"
 
 namespace oneflow_sbp {
 
@@ -136,8 +137,8 @@ absl::Status ParseNonNegative(absl::string_view text, absl::string_view entry,
   for (char c : text) digits = digits && c >= '0' && c <= '9';
   if (!digits || !absl::SimpleAtoi(text, out)) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "ParallelConf.device_name '", entry, "': '", text,
-        "' is not a non-negative integer"));
+        "ParallelConf.device_name ", QuotedInput(entry), ": ", QuotedInput(text),
+        " is not a non-negative integer"));
   }
   return absl::OkStatus();
 }
@@ -157,8 +158,8 @@ absl::StatusOr<Placement> FromProto(const oneflow::ParallelConf& proto) {
     std::vector<absl::string_view> parts = absl::StrSplit(e, ':');
     if (parts.size() != 2) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "ParallelConf.device_name '", entry,
-          "': expected <node>:<dev>, <node>:<lo>-<hi> or @<rank>:<dev>"));
+          "ParallelConf.device_name ", QuotedInput(entry),
+          ": expected <node>:<dev>, <node>:<lo>-<hi> or @<rank>:<dev>"));
     }
     int64_t head = 0;
     absl::Status s = ParseNonNegative(parts[0], entry, &head);
@@ -172,14 +173,14 @@ absl::StatusOr<Placement> FromProto(const oneflow::ParallelConf& proto) {
     }
     if (head != 0) {
       return absl::UnimplementedError(absl::StrCat(
-          "ParallelConf.device_name '", entry,
-          "': oneflow_sbp places every rank on node 0; node ", head,
+          "ParallelConf.device_name ", QuotedInput(entry),
+          ": oneflow_sbp places every rank on node 0; node ", head,
           " is not supported"));
     }
     std::vector<absl::string_view> ends = absl::StrSplit(parts[1], '-');
     if (ends.size() > 2) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "ParallelConf.device_name '", entry, "': bad device range"));
+          "ParallelConf.device_name ", QuotedInput(entry), ": bad device range"));
     }
     int64_t lo = 0;
     s = ParseNonNegative(ends[0], entry, &lo);
@@ -191,7 +192,7 @@ absl::StatusOr<Placement> FromProto(const oneflow::ParallelConf& proto) {
     }
     if (hi < lo || hi - lo >= Placement::kMaxParallelNum) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "ParallelConf.device_name '", entry, "': bad device range"));
+          "ParallelConf.device_name ", QuotedInput(entry), ": bad device range"));
     }
     for (int64_t d = lo; d <= hi; ++d) ranks.push_back(d);
   }

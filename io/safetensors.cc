@@ -12,9 +12,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "google/protobuf/struct.pb.h"
-#include "google/protobuf/util/json_util.h"
 #include "io/json_string.h"
+#include "io/json_value.h"
+#include "oneflow_sbp/quoted_input.h"
 
 namespace oneflow_sbp::io {
 namespace {
@@ -34,11 +34,12 @@ constexpr DtypeInfo kDtypes[] = {
 };
 
 // Integral JSON numbers up to 2^53 (JSON numbers are doubles in the parser).
-absl::StatusOr<int64_t> AsIndex(const google::protobuf::Value& v, const std::string& where) {
-  if (v.kind_case() != google::protobuf::Value::kNumberValue) {
-    return absl::InvalidArgumentError(absl::StrCat(where, " must be a number"));
+absl::StatusOr<int64_t> AsIndex(const JsonValue& v, const std::string& where) {
+  if (v.kind != JsonValue::kNumber) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(where, " must be a number, not ", JsonValue::KindName(v.kind)));
   }
-  const double d = v.number_value();
+  const double d = v.number;
   if (!(d >= 0) || d > 9007199254740992.0 || std::floor(d) != d) {
     return absl::InvalidArgumentError(
         absl::StrCat(where, " must be an integer in [0, 2^53]; got ", absl::StrFormat("%.17g", d)));
@@ -48,7 +49,7 @@ absl::StatusOr<int64_t> AsIndex(const google::protobuf::Value& v, const std::str
 
 absl::Status Errno(const std::string& what, const std::string& path) {
   const int e = errno;
-  const std::string msg = absl::StrCat(what, " ", path, ": ", std::strerror(e));
+  const std::string msg = absl::StrCat(what, " ", QuotedPath(path), ": ", std::strerror(e));
   if (e == ENOENT) return absl::NotFoundError(msg);
   if (e == EACCES || e == EPERM) return absl::PermissionDeniedError(msg);
   return absl::UnavailableError(msg);
@@ -114,68 +115,69 @@ absl::string_view SafetensorsDtypeName(DataType dtype) {
 absl::StatusOr<SafetensorsHeader> ParseSafetensorsHeader(absl::string_view json,
                                                          int64_t data_start, int64_t data_size,
                                                          absl::string_view file) {
-  google::protobuf::Struct root;
-  google::protobuf::util::JsonParseOptions options;
-  const auto parsed = google::protobuf::util::JsonStringToMessage(
-      google::protobuf::StringPiece(json.data(), json.size()), &root, options);
-  if (!parsed.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        file, ": the header is not a JSON object: ", std::string(parsed.message())));
+  const std::string qfile = QuotedPath(file);
+  absl::StatusOr<JsonValue> root = ParseStrictJson(json);
+  if (!root.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(qfile, ": the header is not valid JSON: ", root.status().message()));
+  }
+  if (root->kind != JsonValue::kObject) {
+    return absl::InvalidArgumentError(absl::StrCat(qfile, ": the header is not a JSON object but ",
+                                                   JsonValue::KindName(root->kind)));
   }
   SafetensorsHeader h;
   h.data_start = data_start;
-  for (const auto& [name, value] : root.fields()) {
-    const std::string where = absl::StrCat(file, ": tensor '", name, "'");
+  for (const auto& [name, value] : root->object) {
+    const std::string where = absl::StrCat(qfile, ": tensor ", QuotedInput(name));
     if (name == "__metadata__") {
-      if (value.kind_case() != google::protobuf::Value::kStructValue) {
-        return absl::InvalidArgumentError(absl::StrCat(file, ": __metadata__ must be an object"));
+      if (value.kind != JsonValue::kObject) {
+        return absl::InvalidArgumentError(absl::StrCat(qfile, ": __metadata__ must be an object"));
       }
-      for (const auto& [k, v] : value.struct_value().fields()) {
-        if (v.kind_case() != google::protobuf::Value::kStringValue) {
-          return absl::InvalidArgumentError(
-              absl::StrCat(file, ": __metadata__ field '", k, "' must be a string"));
+      for (const auto& [k, v] : value.object) {
+        if (v.kind != JsonValue::kString) {
+          return absl::InvalidArgumentError(absl::StrCat(qfile, ": __metadata__ field ",
+                                                         QuotedInput(k), " must be a string"));
         }
-        h.metadata[k] = v.string_value();
+        h.metadata[k] = v.string;
       }
       continue;
     }
-    if (value.kind_case() != google::protobuf::Value::kStructValue) {
+    if (value.kind != JsonValue::kObject) {
       return absl::InvalidArgumentError(absl::StrCat(where, " must be an object"));
     }
-    const auto& f = value.struct_value().fields();
-    for (const auto& [k, v] : f) {
+    for (const auto& [k, v] : value.object) {
       if (k != "dtype" && k != "shape" && k != "data_offsets") {
-        return absl::InvalidArgumentError(absl::StrCat(where, ": unknown field '", k, "'"));
+        return absl::InvalidArgumentError(absl::StrCat(where, ": unknown field ", QuotedInput(k)));
       }
     }
     SafetensorsEntry e;
     e.name = name;
-    auto dtype = f.find("dtype");
-    if (dtype == f.end() || dtype->second.kind_case() != google::protobuf::Value::kStringValue) {
+    const JsonValue* dtype = value.Find("dtype");
+    if (dtype == nullptr || dtype->kind != JsonValue::kString) {
       return absl::InvalidArgumentError(absl::StrCat(where, ": field 'dtype' must be a string"));
     }
-    e.dtype = dtype->second.string_value();
+    e.dtype = dtype->string;
     const DtypeInfo* info = nullptr;
     for (const DtypeInfo& d : kDtypes) {
       if (e.dtype == d.name) info = &d;
     }
     if (info == nullptr) {
       return absl::InvalidArgumentError(absl::StrCat(
-          where, ": field 'dtype' is '", e.dtype,
-          "'; known: F64 F32 F16 BF16 I64 I32 I16 I8 U8 BOOL"));
+          where, ": field 'dtype' is ", QuotedInput(e.dtype),
+          "; known: F64 F32 F16 BF16 I64 I32 I16 I8 U8 BOOL"));
     }
     e.data_type = info->type;
     e.itemsize = info->itemsize;
-    auto shape = f.find("shape");
-    if (shape == f.end() || shape->second.kind_case() != google::protobuf::Value::kListValue) {
+    const JsonValue* shape = value.Find("shape");
+    if (shape == nullptr || shape->kind != JsonValue::kArray) {
       return absl::InvalidArgumentError(absl::StrCat(where, ": field 'shape' must be a list"));
     }
-    if (shape->second.list_value().values_size() > Shape::kMaxRank) {
+    if (shape->array.size() > static_cast<size_t>(Shape::kMaxRank)) {
       return absl::InvalidArgumentError(
           absl::StrCat(where, ": field 'shape' has more than ", Shape::kMaxRank, " dims"));
     }
     int64_t bytes = e.itemsize;
-    for (const auto& d : shape->second.list_value().values()) {
+    for (const JsonValue& d : shape->array) {
       absl::StatusOr<int64_t> v = AsIndex(d, absl::StrCat(where, ": field 'shape' entry"));
       if (!v.ok()) return v.status();
       e.shape.push_back(*v);
@@ -184,17 +186,14 @@ absl::StatusOr<SafetensorsHeader> ParseSafetensorsHeader(absl::string_view json,
       }
       bytes *= *v;
     }
-    auto offsets = f.find("data_offsets");
-    if (offsets == f.end() || offsets->second.kind_case() != google::protobuf::Value::kListValue ||
-        offsets->second.list_value().values_size() != 2) {
+    const JsonValue* offsets = value.Find("data_offsets");
+    if (offsets == nullptr || offsets->kind != JsonValue::kArray || offsets->array.size() != 2) {
       return absl::InvalidArgumentError(
           absl::StrCat(where, ": field 'data_offsets' must be a list [begin, end]"));
     }
-    absl::StatusOr<int64_t> b =
-        AsIndex(offsets->second.list_value().values(0), where + ": field 'data_offsets' begin");
+    absl::StatusOr<int64_t> b = AsIndex(offsets->array[0], where + ": field 'data_offsets' begin");
     if (!b.ok()) return b.status();
-    absl::StatusOr<int64_t> en =
-        AsIndex(offsets->second.list_value().values(1), where + ": field 'data_offsets' end");
+    absl::StatusOr<int64_t> en = AsIndex(offsets->array[1], where + ": field 'data_offsets' end");
     if (!en.ok()) return en.status();
     if (*en < *b || *en - *b != bytes) {
       return absl::InvalidArgumentError(absl::StrCat(
@@ -218,8 +217,8 @@ absl::StatusOr<SafetensorsHeader> ParseSafetensorsHeader(absl::string_view json,
     const SafetensorsEntry& cur = h.entries[i];
     if (cur.begin < prev.end) {
       return absl::InvalidArgumentError(
-          absl::StrCat(file, ": tensor '", cur.name, "': field 'data_offsets' overlaps tensor '",
-                       prev.name, "'"));
+          absl::StrCat(QuotedPath(file), ": tensor ", QuotedInput(cur.name),
+                       ": field 'data_offsets' overlaps tensor ", QuotedInput(prev.name)));
     }
   }
   return h;
@@ -237,7 +236,7 @@ absl::StatusOr<std::unique_ptr<SafetensorsFile>> SafetensorsFile::Open(const std
   const int64_t size = st.st_size;
   if (size < 8) {
     return fail(absl::DataLossError(
-        absl::StrCat(path, ": ", size, " bytes; a safetensors file starts with an 8-byte length")));
+        absl::StrCat(QuotedPath(path), ": ", size, " bytes; a safetensors file starts with an 8-byte length")));
   }
   unsigned char len_bytes[8];
   if (::pread(fd, len_bytes, 8, 0) != 8) return fail(Errno("read", path));
@@ -245,10 +244,11 @@ absl::StatusOr<std::unique_ptr<SafetensorsFile>> SafetensorsFile::Open(const std
   for (int i = 7; i >= 0; --i) n = (n << 8) | len_bytes[i];
   if (n > static_cast<uint64_t>(kMaxHeaderBytes)) {
     return fail(absl::InvalidArgumentError(absl::StrCat(
-        path, ": header length ", n, " exceeds the ", kMaxHeaderBytes, "-byte limit")));
+        QuotedPath(path), ": header length ", n, " exceeds the ", kMaxHeaderBytes, "-byte limit")));
   }
   if (static_cast<int64_t>(n) > size - 8) {
-    return fail(absl::DataLossError(absl::StrCat(path, ": header length ", n, " but the file has ",
+    return fail(absl::DataLossError(absl::StrCat(QuotedPath(path), ": header length ", n,
+                                                 " but the file has ",
                                                  size - 8, " bytes after the length")));
   }
   std::string json(n, '\0');
@@ -282,9 +282,10 @@ absl::Status SafetensorsFile::PreadExactly(int64_t offset, int64_t size, void* o
   while (done < size) {
     const ssize_t r = ::pread(fd_, p + done, size - done, offset + done);
     if (r < 0 && errno == EINTR) continue;
-    if (r < 0) return Errno(absl::StrCat("read of tensor '", tensor, "' from"), path_);
+    if (r < 0) return Errno(absl::StrCat("read of tensor ", QuotedInput(tensor), " from"), path_);
     if (r == 0) {
-      return absl::DataLossError(absl::StrCat(path_, ": tensor '", tensor, "': the file ends at ",
+      return absl::DataLossError(absl::StrCat(QuotedPath(path_), ": tensor ", QuotedInput(tensor),
+                                              ": the file ends at ",
                                               offset + done, " (truncated since it was opened?)"));
     }
     done += r;
@@ -296,7 +297,7 @@ absl::Status SafetensorsFile::PreadExactly(int64_t offset, int64_t size, void* o
 absl::StatusOr<LocalTensor> SafetensorsFile::Read(absl::string_view name) {
   const SafetensorsEntry* e = Find(name);
   if (e == nullptr) {
-    return absl::NotFoundError(absl::StrCat(path_, ": no tensor '", name, "'"));
+    return absl::NotFoundError(absl::StrCat(QuotedPath(path_), ": no tensor ", QuotedInput(name)));
   }
   for (int64_t d : e->shape) {
     // Zero-size tensors are valid in the format; the engine's Shape is not
@@ -315,22 +316,25 @@ absl::StatusOr<LocalTensor> SafetensorsFile::ReadRegion(absl::string_view name,
                                                         const TensorSlice& region) {
   const SafetensorsEntry* e = Find(name);
   if (e == nullptr) {
-    return absl::NotFoundError(absl::StrCat(path_, ": no tensor '", name, "'"));
+    return absl::NotFoundError(absl::StrCat(QuotedPath(path_), ": no tensor ", QuotedInput(name)));
   }
   if (!e->data_type) {
-    return absl::UnimplementedError(absl::StrCat(path_, ": tensor '", e->name, "' is ", e->dtype,
+    return absl::UnimplementedError(absl::StrCat(QuotedPath(path_), ": tensor ", QuotedInput(e->name),
+                                                 " is ", e->dtype,
                                                  ", which the engine has no dtype for"));
   }
   const int rank = static_cast<int>(e->shape.size());
   if (region.rank() != rank) {
-    return absl::InvalidArgumentError(absl::StrCat(path_, ": tensor '", e->name, "' has ", rank,
+    return absl::InvalidArgumentError(absl::StrCat(QuotedPath(path_), ": tensor ",
+                                                   QuotedInput(e->name), " has ", rank,
                                                    " dims; region ", region.ToString()));
   }
   std::vector<int64_t> dims(rank);
   for (int d = 0; d < rank; ++d) {
     const IndexRange r = region.range(d);
     if (r.begin < 0 || r.end > e->shape[d] || r.end < r.begin) {
-      return absl::InvalidArgumentError(absl::StrCat(path_, ": tensor '", e->name, "': region ",
+      return absl::InvalidArgumentError(absl::StrCat(QuotedPath(path_), ": tensor ",
+                                                     QuotedInput(e->name), ": region ",
                                                      region.ToString(), " is outside its shape"));
     }
     dims[d] = r.size();
@@ -395,16 +399,19 @@ absl::Status WriteSafetensors(const std::string& path,
   for (size_t i = 0; i < tensors.size(); ++i) {
     const auto& [name, t] = tensors[i];
     if (name == "__metadata__" || name.empty()) {
-      return absl::InvalidArgumentError(absl::StrCat(path, ": tensor name '", name, "' is reserved"));
+      return absl::InvalidArgumentError(
+          absl::StrCat(QuotedPath(path), ": tensor name ", QuotedInput(name), " is reserved"));
     }
     for (size_t j = 0; j < i; ++j) {
       if (tensors[j].first == name) {
-        return absl::InvalidArgumentError(absl::StrCat(path, ": tensor '", name, "' given twice"));
+        return absl::InvalidArgumentError(
+            absl::StrCat(QuotedPath(path), ": tensor ", QuotedInput(name), " given twice"));
       }
     }
     if (!t.defined() || t.device() != DeviceType::kCpu) {
       return absl::InvalidArgumentError(
-          absl::StrCat(path, ": tensor '", name, "' must be a defined host tensor"));
+          absl::StrCat(QuotedPath(path), ": tensor ", QuotedInput(name),
+                       " must be a defined host tensor"));
     }
     offset = (offset + 7) / 8 * 8;
     begins.push_back(offset);

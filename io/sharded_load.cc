@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "oneflow_sbp/nd_sbp_validation.h"
+#include "oneflow_sbp/quoted_input.h"
 #include "oneflow_sbp/tensor_slice_view.h"
 
 namespace oneflow_sbp::io {
@@ -19,10 +20,10 @@ absl::StatusOr<eager::GlobalTensor> LoadGlobal(eager::EagerContext& ctx, Safeten
                                                const NdSbp& nd_sbp, std::optional<DataType> as) {
   const SafetensorsEntry* e = file.Find(name);
   if (e == nullptr) {
-    return absl::NotFoundError(absl::StrCat(file.path(), ": no tensor '", name, "'"));
+    return absl::NotFoundError(absl::StrCat(QuotedPath(file.path()), ": no tensor ", QuotedInput(name)));
   }
   if (!e->data_type) {
-    return absl::UnimplementedError(absl::StrCat(file.path(), ": tensor '", name, "' is ",
+    return absl::UnimplementedError(absl::StrCat(QuotedPath(file.path()), ": tensor ", QuotedInput(name), " is ",
                                                  e->dtype, ", which the engine has no dtype for"));
   }
   absl::StatusOr<Shape> shape = Shape::Make(e->shape);
@@ -30,7 +31,7 @@ absl::StatusOr<eager::GlobalTensor> LoadGlobal(eager::EagerContext& ctx, Safeten
   absl::Status s = ValidateNdSbp(nd_sbp, *shape, placement.hierarchy());
   if (!s.ok()) {
     return absl::InvalidArgumentError(
-        absl::StrCat(file.path(), ": tensor '", name, "': ", s.message()));
+        absl::StrCat(QuotedPath(file.path()), ": tensor ", QuotedInput(name), ": ", s.message()));
   }
   const DataType dtype = as.value_or(*e->data_type);
   const TensorDesc desc{*shape, dtype};

@@ -136,10 +136,10 @@ absl::StatusOr<const AttrValue*> Typed(const AttrMap& m, absl::string_view name,
   const AttrValue* v = m.Find(name);
   if (v == nullptr) {
     return absl::InternalError(
-        absl::StrCat("reads attribute '", name, "', which the op does not declare"));
+        absl::StrCat("reads attribute ", QuotedInput(name), ", which the op does not declare"));
   }
   if (v->type() != want) {
-    return absl::InternalError(absl::StrCat("reads attribute '", name, "' as ",
+    return absl::InternalError(absl::StrCat("reads attribute ", QuotedInput(name), " as ",
                                             AttrTypeName(want), " but it is ",
                                             AttrTypeName(v->type())));
   }

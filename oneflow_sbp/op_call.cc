@@ -68,7 +68,7 @@ absl::Status CheckInputCounts(const OpDef& def, const std::vector<int>& input_co
     const int c = input_counts[i];
     if (c < 0 || (c == 0 && !a.optional) || (c > 1 && !a.variadic)) {
       return absl::InvalidArgumentError(absl::StrCat(
-          op, ": input '", a.name, "' cannot have ", c, " blobs",
+          op, ": input ", QuotedInput(a.name), " cannot have ", c, " blobs",
           a.variadic ? "" : " (not variadic)"));
     }
   }
@@ -104,7 +104,7 @@ absl::StatusOr<AttrMap> ResolveAttrs(const OpDef& def, const AttrMap& attrs) {
     if (resolved.Find(a.name) != nullptr) continue;
     if (!a.default_value) {
       return absl::InvalidArgumentError(absl::StrCat(
-          op, ": required attribute '", a.name, "' (", AttrTypeName(a.type),
+          op, ": required attribute ", QuotedInput(a.name), " (", AttrTypeName(a.type),
           ") is missing"));
     }
     resolved.Set(a.name, *a.default_value);

@@ -3,6 +3,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "oneflow_sbp/quoted_input.h"
 
 namespace oneflow_sbp {
 
@@ -118,18 +119,18 @@ absl::StatusOr<OpDef> OpDefBuilder::Build() const {
   const std::string& op = def_.type_name_;
   if (!IsIdentifier(op)) {
     return absl::InvalidArgumentError(
-        absl::StrCat("op type name '", op, "' must be an identifier"));
+        absl::StrCat("op type name ", QuotedInput(op), " must be an identifier"));
   }
   absl::flat_hash_set<std::string> names;
   for (const auto* args : {&def_.inputs_, &def_.outputs_}) {
     for (const ArgDef& a : *args) {
       if (!IsIdentifier(a.name)) {
         return absl::InvalidArgumentError(
-            absl::StrCat(op, ": arg name '", a.name, "' must be an identifier"));
+            absl::StrCat(op, ": arg name ", QuotedInput(a.name), " must be an identifier"));
       }
       if (!names.insert(a.name).second) {
         return absl::InvalidArgumentError(
-            absl::StrCat(op, ": arg '", a.name, "' is declared twice"));
+            absl::StrCat(op, ": arg ", QuotedInput(a.name), " is declared twice"));
       }
     }
   }
@@ -137,7 +138,7 @@ absl::StatusOr<OpDef> OpDefBuilder::Build() const {
   for (const AttrDef& a : def_.attrs_) {
     if (!IsIdentifier(a.name) || !attr_names.insert(a.name).second) {
       return absl::InvalidArgumentError(absl::StrCat(
-          op, ": attribute '", a.name, "' is malformed or declared twice"));
+          op, ": attribute ", QuotedInput(a.name), " is malformed or declared twice"));
     }
   }
   if (!def_.shape_fn_) {
@@ -153,11 +154,11 @@ absl::StatusOr<OpDef> OpDefBuilder::Build() const {
   for (const ArgDef& a : def_.outputs_) {
     if (a.optional) {
       return absl::InvalidArgumentError(
-          absl::StrCat(op, ": output '", a.name, "' cannot be optional"));
+          absl::StrCat(op, ": output ", QuotedInput(a.name), " cannot be optional"));
     }
     if (a.variadic && !def_.output_arity_fn_) {
       return absl::InvalidArgumentError(absl::StrCat(
-          op, ": variadic output '", a.name, "' needs SetOutputArityFn"));
+          op, ": variadic output ", QuotedInput(a.name), " needs SetOutputArityFn"));
     }
   }
   return def_;

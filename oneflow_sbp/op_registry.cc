@@ -22,13 +22,13 @@ absl::Status OpRegistry::Register(OpDef def) {
   absl::MutexLock lock(&mu_);
   const std::string name = def.type_name();
   if (ops_.contains(name)) {
-    return absl::AlreadyExistsError(absl::StrCat("op '", name, "' is already registered"));
+    return absl::AlreadyExistsError(absl::StrCat("op ", QuotedInput(name), " is already registered"));
   }
   // An op may not take a name that already resolves, as an alias, to
   // another op: users typing it would silently change ops.
   if (auto it = aliases_.find(name); it != aliases_.end()) {
-    return absl::AlreadyExistsError(absl::StrCat("op '", name, "' is already registered as an alias of '",
-                                                 it->second, "'"));
+    return absl::AlreadyExistsError(absl::StrCat("op ", QuotedInput(name), " is already registered as an alias of ",
+                                                 QuotedInput(it->second)));
   }
   ops_.emplace(name, std::make_shared<const OpDef>(std::move(def)));
   return absl::OkStatus();
@@ -87,27 +87,27 @@ std::vector<std::string> OpRegistry::OpNames() const {
 absl::Status OpRegistry::RegisterAlias(absl::string_view alias, absl::string_view canonical) {
   if (alias.empty() || alias == canonical) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "alias '", alias, "' of op '", canonical, "': an alias must be a non-empty name other "
+        "alias ", QuotedInput(alias), " of op ", QuotedInput(canonical), ": an alias must be a non-empty name other "
         "than the op's own"));
   }
   absl::MutexLock lock(&mu_);
   if (ops_.contains(alias)) {
-    return absl::AlreadyExistsError(absl::StrCat("alias '", alias, "' of op '", canonical,
-                                                 "': '", alias, "' is already a registered op"));
+    return absl::AlreadyExistsError(absl::StrCat("alias ", QuotedInput(alias), " of op ", QuotedInput(canonical),
+                                                 ": ", QuotedInput(alias), " is already a registered op"));
   }
   if (auto it = aliases_.find(alias); it != aliases_.end()) {
-    return absl::AlreadyExistsError(absl::StrCat("alias '", alias, "' of op '", canonical,
-                                                 "': '", alias, "' is already an alias of '",
-                                                 it->second, "'"));
+    return absl::AlreadyExistsError(absl::StrCat("alias ", QuotedInput(alias), " of op ", QuotedInput(canonical),
+                                                 ": ", QuotedInput(alias), " is already an alias of ",
+                                                 QuotedInput(it->second)));
   }
   if (auto it = aliases_.find(canonical); it != aliases_.end()) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "alias '", alias, "' of op '", canonical, "': '", canonical, "' is itself an alias of '",
-        it->second, "'; name the op '", it->second, "'"));
+        "alias ", QuotedInput(alias), " of op ", QuotedInput(canonical), ": ", QuotedInput(canonical), " is itself an alias of ",
+        QuotedInput(it->second), "; name the op ", QuotedInput(it->second)));
   }
   if (!ops_.contains(canonical)) {
-    return absl::NotFoundError(absl::StrCat("alias '", alias, "' of op '", canonical, "': no op '",
-                                            canonical, "' is registered"));
+    return absl::NotFoundError(absl::StrCat("alias ", QuotedInput(alias), " of op ", QuotedInput(canonical), ": no op ",
+                                            QuotedInput(canonical), " is registered"));
   }
   aliases_.emplace(std::string(alias), std::string(canonical));
   return absl::OkStatus();

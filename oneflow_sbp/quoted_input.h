@@ -26,13 +26,21 @@ inline constexpr size_t kMaxQuotedChars = 64;
 
 std::string QuotedInput(absl::string_view text);
 
+// A file path, quoted: escaped like QuotedInput but cut at
+// kMaxQuotedPathChars, since a path is what the user needs to find the
+// file and real ones run past 64 bytes (build sandboxes, checkpoints under
+// long experiment directories); the cut still bounds a hostile one.
+inline constexpr size_t kMaxQuotedPathChars = 4 * kMaxQuotedChars;
+std::string QuotedPath(absl::string_view path);
+
 // The same without the quotes, for a name that starts a message ("fc1:
 // ..."): UnquotedInput(<100 x "a">) -> aaa...a... (100 characters).
 std::string UnquotedInput(absl::string_view text);
 
 // `text` with control characters escaped: \n \t \r, other C0 controls and
-// DEL as \xNN, C1 controls (UTF-8 U+0080..U+009F) as \u00NN; everything
-// else, UTF-8 included, unchanged. For whole messages bound for a terminal.
+// DEL as \xNN, C1 controls (UTF-8 U+0080..U+009F) as \u00NN, bytes that
+// are not part of a UTF-8 sequence (a lone 0x9B, 8-bit CSI) as \xNN;
+// everything else, UTF-8 included, unchanged. For whole messages bound for a terminal.
 std::string EscapedControls(absl::string_view text);
 
 // A message part that may embed input (a protobuf parser's reason): cut to

@@ -5,6 +5,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "oneflow_sbp/quoted_input.h"
 #include "ops/op_util.h"
 
 namespace oneflow_sbp::ops {
@@ -15,13 +16,13 @@ absl::Status CheckLetters(absl::string_view spec, absl::string_view operand,
   for (size_t i = 0; i < operand.size(); ++i) {
     if (!absl::ascii_isalpha(operand[i])) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "einsum '", spec, "': ", what, " '", operand, "' has '", operand.substr(i, 1),
-          "'; use letters only (no ellipsis)"));
+          "einsum ", QuotedInput(spec), ": ", what, " ", QuotedInput(operand), " has ",
+          QuotedInput(operand.substr(i, 1)), "; use letters only (no ellipsis)"));
     }
     if (operand.find(operand[i], i + 1) != absl::string_view::npos) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "einsum '", spec, "': ", what, " '", operand, "' repeats '", operand.substr(i, 1),
-          "' (diagonals are not supported)"));
+          "einsum ", QuotedInput(spec), ": ", what, " ", QuotedInput(operand), " repeats ",
+          QuotedInput(operand.substr(i, 1)), " (diagonals are not supported)"));
     }
   }
   return absl::OkStatus();
@@ -37,12 +38,12 @@ absl::StatusOr<EinsumSpec> ParseEinsum(absl::string_view text) {
   const size_t arrow = compact.find("->");
   if (arrow == std::string::npos || compact.find("->", arrow + 2) != std::string::npos) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "einsum '", text, "' needs exactly one '->', as in \"mk,kn->mn\""));
+        "einsum ", QuotedInput(text), " needs exactly one '->', as in \"mk,kn->mn\""));
   }
   EinsumSpec spec;
   for (absl::string_view operand : absl::StrSplit(compact.substr(0, arrow), ',')) {
     if (operand.empty()) {
-      return absl::InvalidArgumentError(absl::StrCat("einsum '", text, "' has an empty operand"));
+      return absl::InvalidArgumentError(absl::StrCat("einsum ", QuotedInput(text), " has an empty operand"));
     }
     absl::Status s = CheckLetters(text, operand, "operand");
     if (!s.ok()) return s;
@@ -56,7 +57,8 @@ absl::StatusOr<EinsumSpec> ParseEinsum(absl::string_view text) {
     for (const std::string& in : spec.inputs) found = found || in.find(c) != std::string::npos;
     if (!found) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "einsum '", text, "': output letter '", std::string(1, c), "' is in no operand"));
+          "einsum ", QuotedInput(text), ": output letter ", QuotedInput(std::string(1, c)),
+          " is in no operand"));
     }
   }
   return spec;
@@ -164,11 +166,12 @@ absl::StatusOr<OpDefBuilder> EinsumOp(const std::string& name, absl::string_view
                                       const std::string& output_name) {
   absl::StatusOr<EinsumSpec> spec = ParseEinsum(spec_text);
   if (!spec.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat(name, ": ", spec.status().message()));
+    return absl::InvalidArgumentError(
+        absl::StrCat(UnquotedInput(name), ": ", spec.status().message()));
   }
   if (!input_names.empty() && input_names.size() != spec->inputs.size()) {
     return absl::InvalidArgumentError(absl::StrCat(
-        name, ": ", input_names.size(), " input names for ", spec->inputs.size(),
+        UnquotedInput(name), ": ", input_names.size(), " input names for ", spec->inputs.size(),
         " einsum operands"));
   }
   OpDefBuilder b(name);

@@ -20,6 +20,7 @@
 #include "oneflow_sbp/sbp_context.h"
 #include "ops/einsum_rule.h"
 #include "ops/op_util.h"
+#include "oneflow_sbp/quoted_input.h"
 
 namespace oneflow_sbp::ops {
 namespace {
@@ -206,7 +207,7 @@ OpDefBuilder Einsum() {
     absl::StatusOr<EinsumSpec> s = ParseEinsum(equation);
     if (!s.ok()) {
       return absl::InvalidArgumentError(
-          absl::StrCat("einsum: equation '", equation, "': ", s.status().message()));
+          absl::StrCat("einsum: equation ", QuotedInput(equation), ": ", s.status().message()));
     }
     return s;
   };
@@ -216,7 +217,8 @@ OpDefBuilder Einsum() {
     const int n = ctx.input_count("in");
     if (n != static_cast<int>(spec->inputs.size())) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "einsum: equation '", ctx.Attr<std::string>("equation"), "' has ", spec->inputs.size(),
+          "einsum: equation ", QuotedInput(ctx.Attr<std::string>("equation")), " has ",
+          spec->inputs.size(),
           " operands; the call has ", n, " inputs"));
     }
     std::vector<TensorDesc> descs;
@@ -224,7 +226,8 @@ OpDefBuilder Einsum() {
     absl::StatusOr<TensorDesc> out = EinsumOutputDesc(*spec, descs);
     if (!out.ok()) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "einsum: equation '", ctx.Attr<std::string>("equation"), "': ", out.status().message()));
+          "einsum: equation ", QuotedInput(ctx.Attr<std::string>("equation")), ": ",
+          out.status().message()));
     }
     ctx.set_output("out", 0, *out);
     return absl::OkStatus();

@@ -9,12 +9,15 @@
 
 #include <fstream>
 #include <functional>
+#include <iterator>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "eager/tensor_layout.h"
 #include "gtest/gtest.h"
 #include "io/safetensors.h"
@@ -196,6 +199,71 @@ TEST(CheckpointTest, FailuresAreClearAndAgreedByEveryRank) {
   st = LoadW(*engine, dir);
   EXPECT_EQ(st[1].code(), absl::StatusCode::kDataLoss) << st[1];
   EXPECT_EQ(ExportCheckpoint(dir, dir + ".out.safetensors").code(), absl::StatusCode::kDataLoss);
+}
+
+// Names from the caller and from files reach messages escaped and cut: a
+// NUL, an ANSI escape and 2,000 characters in a tensor name.
+TEST(CheckpointTest, NamesInMessagesAreEscapedAndCut) {
+  std::unique_ptr<Engine> engine = *Engine::Create();
+  const std::string dir = FreshDir("hostile");
+  SaveFrom22(*engine, dir, "(S(0), B)", "(B, B)");
+  const std::string name = std::string("v\0\x1b[31mred", 10) + std::string(2000, 'n');
+  std::vector<absl::Status> st = LoadW(*engine, dir, 2, std::nullopt, name);
+  ASSERT_EQ(st[0].code(), absl::StatusCode::kNotFound) << st[0];
+  const std::string m(st[0].message());
+  EXPECT_NE(m.find("no tensor 'v\\x00\\x1b[31mrednnn"), std::string::npos) << m;
+  EXPECT_NE(m.find("...' (2010 characters) (it has 'b', 'w')"), std::string::npos) << m;
+  EXPECT_LT(m.size(), 400u) << m;
+  for (char c : m) EXPECT_FALSE(static_cast<unsigned char>(c) < 0x20) << absl::CEscape(m);
+}
+
+// index.json is read as strict JSON: a repeated tensor name (protobuf's
+// reader kept the last entry), trailing commas and single quotes are
+// errors naming the file; a member of the wrong type is named, not read
+// as empty.
+TEST(CheckpointTest, TheIndexIsStrictJson) {
+  std::unique_ptr<Engine> engine = *Engine::Create();
+  const std::string dir = FreshDir("strict");
+  SaveFrom22(*engine, dir, "(S(0), B)", "(B, B)");
+  const std::string path = dir + "/index.json";
+  std::string good;
+  {
+    std::ifstream in(path);
+    good.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  ASSERT_TRUE(ReadCheckpointIndex(dir).ok());
+  const size_t w = good.find("\"w\": ");
+  ASSERT_NE(w, std::string::npos) << good;
+  const size_t w_end = good.find("]}", w) + 2;
+  const std::string w_entry = good.substr(w, w_end - w);
+  struct Case {
+    std::string json;
+    std::string needle;
+  };
+  const std::vector<Case> cases = {
+      {absl::StrCat(good.substr(0, w_end), ", ", w_entry, good.substr(w_end)),
+       "not valid JSON: byte"},
+      {absl::StrCat(good.substr(0, w_end), ",", good.substr(w_end)),
+       "expected a double-quoted key, got '}'"},
+      {absl::StrCat("{'format'", good.substr(good.find(':'))), "a double-quoted key"},
+      {absl::StrReplaceAll(good, {{"\"version\": 1", "\"version\": \"1\""}}),
+       "field 'version' must be a number, not a string"},
+      {absl::StrReplaceAll(good, {{"\"nd_sbp\": \"(S(0), B)\"", "\"nd_sbp\": 3"}}),
+       "tensor 'w': field 'nd_sbp' must be a string, not a number"},
+      {absl::StrReplaceAll(good, {{"\"format\": \"oneflow_sbp.checkpoint\"",
+                                   "\"format\": \"x\\u001b[2J\""}}),
+       "field 'format' is 'x\\x1b[2J'"},
+  };
+  for (size_t i = 0; i < cases.size(); ++i) {
+    std::ofstream(path, std::ios::trunc) << cases[i].json;
+    const absl::Status s = ReadCheckpointIndex(dir).status();
+    EXPECT_EQ(s.code(), absl::StatusCode::kDataLoss) << i << ": " << s;
+    EXPECT_NE(s.message().find(cases[i].needle), std::string::npos) << i << ": " << s;
+    EXPECT_NE(s.message().find(path), std::string::npos) << s;
+  }
+  std::ofstream(path, std::ios::trunc) << cases[0].json;
+  EXPECT_NE(ReadCheckpointIndex(dir).status().message().find("duplicate key 'w'"),
+            std::string::npos);
 }
 
 TEST(CheckpointTest, ASecondSaveCommitsANewVersionAndRemovesTheOld) {

@@ -117,6 +117,32 @@ TEST(EinsumOp, TheEquationAttributeDrivesShapeAndRule) {
             "in_0:(S(0),B) in_1:(B,S(1)) -> out_0:(S(0),S(2))");
 }
 
+// An equation is user text: a NUL, an ANSI escape or a long tail reach the
+// message escaped and cut, from the parser and from the catalog's op.
+TEST(EinsumParse, EquationsInMessagesAreEscapedAndCut) {
+  const std::string tail(2000, 'k');
+  for (const auto& [spec, needle] : std::vector<std::pair<std::string, std::string>>{
+           {std::string("x\x1b[2Jk,kn->xn"), "einsum 'x\\x1b[2Jk,kn->xn': operand 'x\\x1b[2Jk' has '\\x1b'"},
+           {std::string("mk\0,kn", 6) + tail, "einsum 'mk\\x00,kn" + std::string(58, 'k') +
+                                                 "...' (2006 characters) needs exactly one '->'"},
+           {"mk,kn->m\x9b" + tail, "(2009 characters)"},
+           {"mk,kn->\x7fn", "output '\\x7fn' has '\\x7f'"}}) {
+    absl::StatusOr<ops::EinsumSpec> parsed = ops::ParseEinsum(spec);
+    ASSERT_FALSE(parsed.ok()) << spec;
+    const std::string m(parsed.status().message());
+    EXPECT_THAT(m, HasSubstr(needle));
+    EXPECT_LT(m.size(), 300u) << m;
+    for (char c : m) EXPECT_FALSE(static_cast<unsigned char>(c) < 0x20 || c == 0x7f) << m;
+    // A lone 0x9b byte is CSI to a terminal in 8-bit mode, like ESC [.
+    EXPECT_EQ(m.find('\x9b'), std::string::npos) << m;
+  }
+  const std::string m = OutputDescs("einsum", {"f32[8,4]", "f32[4,6]"},
+                                    {std::string("equation=mk,kn->\x1b[2J") + tail});
+  EXPECT_THAT(m, HasSubstr("einsum: equation 'mk,kn->\\x1b[2Jkkk"));
+  EXPECT_LT(m.size(), 400u) << m;
+  for (char c : m) EXPECT_FALSE(static_cast<unsigned char>(c) < 0x20) << m;
+}
+
 TEST(EinsumOp, BadEquationsAndOperandsNameTheEquation) {
   EXPECT_THAT(OutputDescs("einsum", {"f32[8,4]", "f32[4,6]"}, {"equation=mk,kn"}),
               HasSubstr("einsum: equation 'mk,kn'"));

@@ -423,6 +423,14 @@ TEST(QuotedInputText, EscapesControlsAndCutsLongText) {
             absl::StrCat(std::string(64, 'n'), "... (70 characters)"));
   EXPECT_EQ(Abbreviated("x\x1b[2J"), "x\\x1b[2J");
   EXPECT_EQ(EscapedControls("ok \xe2\x9c\x93"), "ok \xe2\x9c\x93");
+  // Bytes outside UTF-8 are escaped: a lone 0x9B is 8-bit CSI.
+  EXPECT_EQ(QuotedInput("a\x9b" "2J\xff \xc3"), "'a\\x9b2J\\xff \\xc3'");
+  EXPECT_EQ(EscapedControls("\xe2\x9c" "x \xf0\x9f\x98\x80"), "\\xe2\\x9cx \xf0\x9f\x98\x80");
+  // A path is cut at 256 bytes, not 64: it is what finds the file.
+  const std::string dir(200, 'd');
+  EXPECT_EQ(QuotedPath(dir + "/f\x1b.bin"), absl::StrCat("'", dir, "/f\\x1b.bin'"));
+  EXPECT_EQ(QuotedPath(std::string(300, 'p')),
+            absl::StrCat("'", std::string(256, 'p'), "...' (300 characters)"));
 }
 
 // A JSON request is read strictly too: the reader is shared.

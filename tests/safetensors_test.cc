@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "eager/eager_context.h"
 #include "gtest/gtest.h"
@@ -129,6 +130,105 @@ TEST(SafetensorsTest, HeaderValidation) {
       RawFile("i16.safetensors", "{\"a\":{\"dtype\":\"I16\",\"shape\":[2],\"data_offsets\":[0,4]}}", 4);
   std::unique_ptr<SafetensorsFile> f = *SafetensorsFile::Open(i16);
   EXPECT_EQ(f->Read("a").status().code(), absl::StatusCode::kUnimplemented);
+}
+
+// A message is safe for a terminal: no raw control byte, and user text
+// cut (a 2,000-character name adds at most 64 of its bytes).
+void ExpectEscaped(const absl::Status& s, size_t max_size = 600) {
+  for (char c : s.message()) {
+    EXPECT_FALSE(static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
+        << "raw control byte " << static_cast<int>(c) << " in " << absl::CEscape(s.message());
+  }
+  EXPECT_LE(s.message().size(), max_size) << s.message().size();
+}
+
+// A name with a NUL, an ANSI colour escape and 2,011 characters; in the
+// header it is written with JSON escapes (\u0000, \u001b).
+const std::string kHostileName = std::string("w\0\x1b[31mred", 10) + std::string(2001, 'n');
+const char kHostileJson[] = "w\\u0000\\u001b[31mred";
+
+TEST(SafetensorsTest, NamesInMessagesAreEscapedAndCut) {
+  const std::string key = absl::StrCat(kHostileJson, std::string(2001, 'n'));
+  const std::string path = RawFile(
+      "hostile.safetensors",
+      absl::StrCat("{\"", key, "\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]},",
+                   "\"b\":{\"dtype\":\"\\u001b[2J\",\"shape\":[1],\"data_offsets\":[4,8]}}"),
+      8);
+  absl::Status s = OpenStatus(path);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+  EXPECT_NE(s.message().find("field 'dtype' is '\\x1b[2J'"), std::string::npos) << s;
+  ExpectEscaped(s);
+  // The same name in a valid file: read (I16 has no engine dtype) and missing.
+  const std::string good = RawFile(
+      "hostile_ok.safetensors",
+      absl::StrCat("{\"", key, "\":{\"dtype\":\"I16\",\"shape\":[2],\"data_offsets\":[0,4]}}"), 4);
+  std::unique_ptr<SafetensorsFile> f = *SafetensorsFile::Open(good);
+  ASSERT_EQ(f->entries().size(), 1u);
+  EXPECT_EQ(f->entries()[0].name, kHostileName);
+  s = f->Read(kHostileName).status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kUnimplemented) << s;
+  EXPECT_NE(s.message().find("tensor 'w\\x00\\x1b[31mrednnn"), std::string::npos) << s;
+  EXPECT_NE(s.message().find("...' (2011 characters)"), std::string::npos) << s;
+  ExpectEscaped(s);
+  s = f->Read(absl::StrCat(kHostileName, "x")).status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kNotFound) << s;
+  EXPECT_NE(s.message().find("(2012 characters)"), std::string::npos) << s;
+  ExpectEscaped(s);
+  // The writer's refusals name the tensor the same way.
+  s = WriteSafetensors(TempPath("w.safetensors"), {{kHostileName, Iota(DataType::kFloat32, {2})},
+                                                   {kHostileName, Iota(DataType::kFloat32, {2})}});
+  EXPECT_NE(s.message().find("given twice"), std::string::npos) << s;
+  ExpectEscaped(s);
+  // A path with control characters is escaped too.
+  s = OpenStatus(TempPath("no\x1b[31mfile\n.safetensors"));
+  EXPECT_EQ(s.code(), absl::StatusCode::kNotFound) << s;
+  EXPECT_NE(s.message().find("no\\x1b[31mfile\\n.safetensors"), std::string::npos) << s;
+  ExpectEscaped(s);
+}
+
+// The header is read as strict JSON: what protobuf's reader let through
+// (single quotes, trailing commas, two entries for one name, of which it
+// kept the last) is refused, naming the file and the byte.
+TEST(SafetensorsTest, HeaderIsStrictJson) {
+  const std::string entry = "{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}";
+  struct Case {
+    std::string json;
+    std::string needle;
+  };
+  const std::vector<Case> cases = {
+      {absl::StrCat("{'a':", entry, "}"), "expected a double-quoted key, got '''"},
+      {absl::StrCat("{\"a\":", entry, ",}"), "expected a double-quoted key, got '}'"},
+      {"{\"a\":{\"dtype\":\"F32\",\"shape\":[1,],\"data_offsets\":[0,4]}}", "got ']'"},
+      {absl::StrCat("{a:", entry, "}"), "expected a double-quoted key"},
+      {absl::StrCat("{\"a\":", entry, ",\"a\":", entry, "}"), "duplicate key 'a'"},
+      {"{\"a\":{\"dtype\":\"F32\",\"dtype\":\"F16\",\"shape\":[1],\"data_offsets\":[0,4]}}",
+       "duplicate key 'dtype'"},
+      {"{\"__metadata__\":{\"k\":\"1\",\"k\":\"2\"}}", "duplicate key 'k'"},
+      {absl::StrCat("{\"a\":", entry, "} x"), "expected the end of input"},
+      {absl::StrCat("{\"a\":", entry, "/* c */}"), "got '/'"},
+      {"{\"a\":{\"dtype\":\"F32\",\"shape\":[01],\"data_offsets\":[0,4]}}", "got '1'"},
+      {"{\"x\\q\":1}", "an escape"},
+      {"{\"\xff\":1}", "valid UTF-8"},
+      {"{\"\\ud800\":1}", "low surrogate"},
+      {absl::StrCat(std::string(40, '['), std::string(40, ']')), "at most 32 levels"},
+  };
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const std::string path = RawFile(absl::StrCat("strict", i, ".safetensors"), cases[i].json, 4);
+    const absl::Status s = OpenStatus(path);
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << cases[i].json << " -> " << s;
+    EXPECT_NE(s.message().find("the header is not valid JSON: byte "), std::string::npos) << s;
+    EXPECT_NE(s.message().find(cases[i].needle), std::string::npos) << cases[i].json << " -> " << s;
+    EXPECT_NE(s.message().find(path), std::string::npos) << s;
+    ExpectEscaped(s);
+  }
+  // Escapes decode: a name spelled with \u escapes is the same name.
+  const std::string path = RawFile(
+      "escaped.safetensors",
+      absl::StrCat("{\"\\u0061\\ud83d\\ude00\\n\":", entry, ",\"__metadata__\":{\"k\":\"\\\"\"}}"), 4);
+  absl::StatusOr<std::unique_ptr<SafetensorsFile>> f = SafetensorsFile::Open(path);
+  ASSERT_TRUE(f.ok()) << f.status();
+  EXPECT_EQ((*f)->entries()[0].name, "a\xF0\x9F\x98\x80\n");
+  EXPECT_EQ((*f)->metadata().at("k"), "\"");
 }
 
 TEST(SafetensorsTest, LengthsAndTruncation) {

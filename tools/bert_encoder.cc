@@ -15,6 +15,7 @@
 #include "oneflow_sbp/status_macros.h"
 #include "runtime/comm/inprocess_world.h"
 #include "tools/bounded_read.h"
+#include "oneflow_sbp/quoted_input.h"
 
 namespace oneflow_sbp::cli {
 namespace {
@@ -48,7 +49,7 @@ absl::StatusOr<int64_t> PositiveInt(const pb::Struct& s, const std::string& fiel
       static_cast<double>(static_cast<int64_t>(it->second.number_value())) !=
           it->second.number_value()) {
     return absl::InvalidArgumentError(
-        absl::StrCat(path, ": field '", field, "' must be a positive integer"));
+        absl::StrCat(path, ": field ", QuotedInput(field), " must be a positive integer"));
   }
   return static_cast<int64_t>(it->second.number_value());
 }
@@ -81,9 +82,9 @@ absl::StatusOr<BertConfig> ReadBertConfig(const std::string& model_dir) {
   if (eps != s.fields().end()) c.layer_norm_eps = eps->second.number_value();
   auto act = s.fields().find("hidden_act");
   if (act != s.fields().end() && act->second.string_value() != "gelu") {
-    return absl::InvalidArgumentError(absl::StrCat(path, ": field 'hidden_act' is '",
-                                                   act->second.string_value(),
-                                                   "'; this encoder runs BERT's exact 'gelu'"));
+    return absl::InvalidArgumentError(absl::StrCat(path, ": field 'hidden_act' is ",
+                                                   QuotedInput(act->second.string_value()),
+                                                   "; this encoder runs BERT's exact 'gelu'"));
   }
   auto pe = s.fields().find("position_embedding_type");
   if (pe != s.fields().end() && pe->second.string_value() != "absolute") {
@@ -162,13 +163,13 @@ absl::StatusOr<BertEncoder> BertEncoder::Load(EagerContext& ctx, const BertConfi
     const io::SafetensorsEntry* e = file.Find(w.name);
     if (e == nullptr) {
       return absl::InvalidArgumentError(
-          absl::StrCat(file.path(), ": the model has no weight '", w.name, "'"));
+          absl::StrCat(file.path(), ": the model has no weight ", QuotedInput(w.name)));
     }
     if (e->shape != w.shape) {
       std::string got, expect;
       for (int64_t d : e->shape) absl::StrAppend(&got, got.empty() ? "" : ",", d);
       for (int64_t d : w.shape) absl::StrAppend(&expect, expect.empty() ? "" : ",", d);
-      return absl::InvalidArgumentError(absl::StrCat(file.path(), ": weight '", w.name, "' is [",
+      return absl::InvalidArgumentError(absl::StrCat(file.path(), ": weight ", QuotedInput(w.name), " is [",
                                                      got, "]; config.json implies [", expect, "]"));
     }
     OFS_ASSIGN_OR_RETURN(GlobalTensor t,

@@ -6,6 +6,7 @@
 #include "absl/strings/str_split.h"
 #include "io/json_string.h"
 #include "io/proto_io.h"
+#include "oneflow_sbp/quoted_input.h"
 
 namespace oneflow_sbp::cli {
 
@@ -28,7 +29,7 @@ absl::StatusOr<OutputFormat> ParseOutputFormat(absl::string_view text,
     }
   }
   return absl::InvalidArgumentError(absl::StrCat(
-      "unknown --format '", text, "': this command supports ", allowed));
+      "unknown --format ", QuotedInput(text), ": this command supports ", allowed));
 }
 
 std::string Render(OutputFormat format, const google::protobuf::Message& message,

@@ -13,6 +13,7 @@
 #include "runtime/comm/inprocess_world.h"
 #include "runtime/comm/job_auth.h"
 #include "runtime/comm/launcher.h"
+#include "oneflow_sbp/quoted_input.h"
 
 namespace oneflow_sbp::cli {
 namespace {
@@ -36,7 +37,7 @@ absl::StatusOr<Backend> ParseBackend(absl::string_view text) {
   if (text == "threads") return Backend::kThreads;
   if (text == "gloo") return Backend::kGloo;
   return absl::InvalidArgumentError(
-      absl::StrCat("unknown backend '", text, "': expected threads or gloo"));
+      absl::StrCat("unknown backend ", QuotedInput(text), ": expected threads or gloo"));
 }
 
 absl::string_view BackendName(Backend backend) {

@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "runtime/comm/communicator.h"
 #include "oneflow_sbp/attr_value.h"
+#include "oneflow_sbp/quoted_input.h"
 
 namespace oneflow_sbp::kernels {
 
@@ -188,7 +189,7 @@ absl::Status KernelContext::CheckOutput(int i, absl::Span<const int64_t> dims,
 
 absl::Status KernelContext::UnsupportedDtype(DataType dtype, absl::string_view bn) const {
   return absl::UnimplementedError(absl::StrCat("no ", DeviceTypeName(device_type()),
-                                               " kernel for op '", op_type(), "' with dtype ",
+                                               " kernel for op ", QuotedInput(op_type()), " with dtype ",
                                                DataTypeName(dtype), " (", bn, ")"));
 }
 
@@ -297,15 +298,15 @@ T ReadAttr(const KernelContext& ctx, absl::string_view name) {
   const AttrValue* v = ctx.op().attrs().Find(name);
   const AttrType want = AttrTraits<T>::kType;
   if (v == nullptr) {
-    ctx.RecordError(ctx.Internal(absl::StrCat("attribute '", name, "' (", AttrTypeName(want),
+    ctx.RecordError(ctx.Internal(absl::StrCat("attribute ", QuotedInput(name), " (", AttrTypeName(want),
                                               ") is missing from ", ctx.op().ToString())));
     return T{};
   }
   const bool int_as_float = want == AttrType::kFloat && v->type() == AttrType::kInt;
   if (v->type() != want && !int_as_float) {
-    ctx.RecordError(ctx.Internal(absl::StrCat("attribute '", name, "' is ",
-                                              AttrTypeName(v->type()), " '", v->ToString(),
-                                              "' but the kernel reads it as ",
+    ctx.RecordError(ctx.Internal(absl::StrCat("attribute ", QuotedInput(name), " is ",
+                                              AttrTypeName(v->type()), " ", QuotedInput(v->ToString()),
+                                              " but the kernel reads it as ",
                                               AttrTypeName(want))));
     return T{};
   }

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "oneflow_sbp/check.h"
+#include "oneflow_sbp/quoted_input.h"
 
 namespace oneflow_sbp::kernels {
 
@@ -16,13 +17,13 @@ absl::Status KernelRegistry::Register(std::string op, DeviceType device, KernelF
                                       std::vector<DataType> dtypes) {
   if (op.empty() || !fn) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "kernel registration needs an op name and a function (op '", op, "')"));
+        "kernel registration needs an op name and a function (op ", QuotedInput(op), ")"));
   }
   absl::MutexLock lock(&mu_);
   auto key = std::make_pair(op, device);
   if (kernels_.contains(key)) {
     return absl::AlreadyExistsError(absl::StrCat(
-        "a ", DeviceTypeName(device), " kernel for op '", op, "' is already registered"));
+        "a ", DeviceTypeName(device), " kernel for op ", QuotedInput(op), " is already registered"));
   }
   kernels_.emplace(std::move(key), Entry{std::move(fn), std::move(dtypes)});
   return absl::OkStatus();
@@ -33,7 +34,7 @@ absl::StatusOr<KernelFn> KernelRegistry::Find(absl::string_view op, DeviceType d
   auto it = kernels_.find(std::make_pair(std::string(op), device));
   if (it == kernels_.end()) {
     return absl::UnimplementedError(
-        absl::StrCat("no ", DeviceTypeName(device), " kernel for op '", op, "'"));
+        absl::StrCat("no ", DeviceTypeName(device), " kernel for op ", QuotedInput(op)));
   }
   return it->second.fn;
 }

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "runtime/comm/launcher.h"
+#include "oneflow_sbp/quoted_input.h"
 
 namespace oneflow_sbp::python {
 
@@ -122,7 +123,7 @@ absl::Status Controller::set_cost_policy(const std::string& name) {
   std::string list;
   for (const std::string& k : known) absl::StrAppend(&list, list.empty() ? "" : ", ", k);
   return absl::InvalidArgumentError(
-      absl::StrCat("unknown cost policy '", name, "'; known: ", list));
+      absl::StrCat("unknown cost policy ", QuotedInput(name), "; known: ", list));
 }
 
 namespace {

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "oneflow_sbp/quoted_input.h"
 
 namespace oneflow_sbp::python {
 
@@ -50,7 +51,7 @@ absl::StatusOr<DataType> DataTypeFromName(const std::string& name) {
   absl::StatusOr<DataType> t = ParseDataType(name);
   if (t.ok()) return t;
   return absl::InvalidArgumentError(absl::StrCat(
-      "unknown dtype '", name, "'; use f16, bf16, f32, f64, i8, i32, i64, u8, bool or numpy's "
+      "unknown dtype ", QuotedInput(name), "; use f16, bf16, f32, f64, i8, i32, i64, u8, bool or numpy's "
       "names (float32, int64, ...)"));
 }
 
@@ -188,14 +189,14 @@ absl::StatusOr<AttrValue> AttrFromPython(const std::string& name, const py::hand
     for (py::handle e : value) {
       if (!PyLong_Check(e.ptr()) && !py::hasattr(e, "__index__")) {
         return absl::InvalidArgumentError(absl::StrCat(
-            "attribute '", name, "': ", std::string(py::repr(value)),
+            "attribute ", QuotedInput(name), ": ", std::string(py::repr(value)),
             " must be a bool, int, float, str or a sequence of ints"));
       }
       ints.push_back(py::reinterpret_borrow<py::object>(e).cast<int64_t>());
     }
     return AttrValue(std::move(ints));
   }
-  return absl::InvalidArgumentError(absl::StrCat("attribute '", name, "': ",
+  return absl::InvalidArgumentError(absl::StrCat("attribute ", QuotedInput(name), ": ",
                                                  std::string(py::repr(value)),
                                                  " must be a bool, int, float, str or a sequence "
                                                  "of ints"));

@@ -22,6 +22,7 @@
 #include "ops/kernels/verify/verifier.h"
 #include "python/native/bindings.h"
 #include "python/native/conversions.h"
+#include "oneflow_sbp/quoted_input.h"
 
 namespace oneflow_sbp::python {
 namespace {
@@ -56,7 +57,7 @@ absl::StatusOr<TensorDesc> DescFromPython(const std::string& op, const std::stri
     return d;
   } catch (const py::cast_error&) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "custom op '", op, "': infer_shape must return one (shape, dtype) per output; got ",
+        "custom op ", QuotedInput(op), ": infer_shape must return one (shape, dtype) per output; got ",
         std::string(py::repr(item)), " for ", arg));
   }
 }
@@ -82,7 +83,7 @@ absl::Status RegisterPythonOp(const std::string& name, const std::vector<std::st
       py::object r = shape->get()(DescsToPython(descs), AttrsToPython(ctx.op().attrs()));
       py::list l = r.cast<py::list>();
       if (l.size() != outputs.size()) {
-        return absl::InvalidArgumentError(absl::StrCat("custom op '", name, "': infer_shape returned ",
+        return absl::InvalidArgumentError(absl::StrCat("custom op ", QuotedInput(name), ": infer_shape returned ",
                                                        l.size(), " outputs; the op declares ",
                                                        outputs.size()));
       }
@@ -93,10 +94,10 @@ absl::Status RegisterPythonOp(const std::string& name, const std::vector<std::st
       }
       return absl::OkStatus();
     } catch (py::error_already_set& e) {
-      return StatusFromPythonError(e, absl::StrCat("custom op '", name, "': infer_shape"));
+      return StatusFromPythonError(e, absl::StrCat("custom op ", QuotedInput(name), ": infer_shape"));
     } catch (const py::cast_error&) {
       return absl::InvalidArgumentError(
-          absl::StrCat("custom op '", name, "': infer_shape must return a list of (shape, dtype)"));
+          absl::StrCat("custom op ", QuotedInput(name), ": infer_shape must return a list of (shape, dtype)"));
     }
   });
   auto rule = std::make_shared<Callable>(sbp_fn);
@@ -120,8 +121,8 @@ absl::Status RegisterPythonOp(const std::string& name, const std::vector<std::st
           }
           if (found == nullptr) {
             return absl::InvalidArgumentError(absl::StrCat(
-                "custom op '", name, "': sbp rule names ", is_input ? "input" : "output", " '",
-                arg, "', which the op does not declare"));
+                "custom op ", QuotedInput(name), ": sbp rule names ", is_input ? "input" : "output", " ",
+                QuotedInput(arg), ", which the op does not declare"));
           }
           const std::string kind = e[3].cast<std::string>();
           if (kind == "S") {
@@ -136,10 +137,10 @@ absl::Status RegisterPythonOp(const std::string& name, const std::vector<std::st
       }
       return ctx.status();
     } catch (py::error_already_set& e) {
-      return StatusFromPythonError(e, absl::StrCat("custom op '", name, "': sbp rule"));
+      return StatusFromPythonError(e, absl::StrCat("custom op ", QuotedInput(name), ": sbp rule"));
     } catch (const py::cast_error& e) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "custom op '", name, "': the sbp rule must return signatures built with ctx.builder() (",
+          "custom op ", QuotedInput(name), ": the sbp rule must return signatures built with ctx.builder() (",
           e.what(), ")"));
     }
   });
@@ -175,10 +176,10 @@ absl::Status RegisterPythonOp(const std::string& name, const std::vector<std::st
           }
           return absl::OkStatus();
         } catch (py::error_already_set& e) {
-          return StatusFromPythonError(e, absl::StrCat("custom op '", name, "': kernel"));
+          return StatusFromPythonError(e, absl::StrCat("custom op ", QuotedInput(name), ": kernel"));
         } catch (const py::cast_error&) {
           return absl::InvalidArgumentError(absl::StrCat(
-              "custom op '", name, "': the kernel must return a list of arrays"));
+              "custom op ", QuotedInput(name), ": the kernel must return a list of arrays"));
         }
       });
 }

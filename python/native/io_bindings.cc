@@ -13,6 +13,7 @@
 #include "python/native/bindings.h"
 #include "python/native/conversions.h"
 #include "python/native/session.h"
+#include "oneflow_sbp/quoted_input.h"
 
 namespace oneflow_sbp::python {
 namespace {
@@ -74,8 +75,8 @@ void SaveCheckpoint(std::shared_ptr<Session> s, const std::string& dir, const py
   for (auto [k, v] : tensors) {
     names.push_back(py::str(k));
     if (!py::isinstance<Tensor>(v)) {
-      throw py::type_error(absl::StrCat("checkpoint.save: '", names.back(),
-                                        "' is not a global tensor"));
+      throw py::type_error(absl::StrCat("checkpoint.save: ", QuotedInput(names.back()),
+                                        " is not a global tensor"));
     }
     ts.push_back(v.cast<Tensor*>());
     if (ts.back()->session != s) throw py::value_error("the tensor belongs to another session");

@@ -14,6 +14,7 @@
 #include "oneflow_sbp/tensor_desc.h"
 #include "python/native/bindings.h"
 #include "python/native/conversions.h"
+#include "oneflow_sbp/quoted_input.h"
 
 namespace oneflow_sbp::python {
 namespace {
@@ -101,8 +102,8 @@ py::dict Infer(const std::string& op, const py::list& inputs, const py::dict& at
         for (int b = 0; b < req.op->num_blobs(); ++b) {
           absl::StrAppend(&known, b ? ", " : "", req.op->bn(b));
         }
-        throw py::value_error(absl::StrCat(op, ": constraint on unknown blob '", bn,
-                                           "'; the call's blobs are ", known));
+        throw py::value_error(absl::StrCat(op, ": constraint on unknown blob ", QuotedInput(bn),
+                                           "; the call's blobs are ", known));
       }
       req.constraints[blob] = ParseNdSbp(py::str(v), absl::StrCat(op, ": constraint ", bn));
     }

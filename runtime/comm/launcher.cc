@@ -28,6 +28,7 @@
 #include "runtime/comm/gloo_communicator.h"
 #include "runtime/comm/job_auth.h"
 #include "runtime/comm/net.h"
+#include "oneflow_sbp/quoted_input.h"
 
 extern char** environ;
 
@@ -64,7 +65,7 @@ absl::StatusOr<std::string> ResolveCommand(const std::string& name) {
     const std::string candidate = absl::StrCat(dir.empty() ? "." : dir, "/", name);
     if (access(candidate.c_str(), X_OK) == 0) return candidate;
   }
-  return absl::InvalidArgumentError(absl::StrCat("launch: '", name, "' is not in PATH"));
+  return absl::InvalidArgumentError(absl::StrCat("launch: ", QuotedInput(name), " is not in PATH"));
 }
 
 // The environment of one rank: ours, minus the variables we set, plus them.
@@ -539,7 +540,7 @@ absl::StatusOr<std::unique_ptr<Communicator>> ConnectFromEnvironment(absl::Durat
     if (!v.ok()) return v.status();
     int n = 0;
     if (!absl::SimpleAtoi(*v, &n)) {
-      return absl::InvalidArgumentError(absl::StrCat(name, "='", *v, "' is not a number"));
+      return absl::InvalidArgumentError(absl::StrCat(name, "=", QuotedInput(*v), " is not a number"));
     }
     return n;
   };
@@ -581,7 +582,7 @@ absl::StatusOr<absl::Duration> SecondsFromEnvironment(const char* name, absl::Du
   double seconds = 0;
   if (!absl::SimpleAtod(v, &seconds) || !(seconds >= 0) || seconds > 1e9) {
     return absl::InvalidArgumentError(
-        absl::StrCat(name, "='", v, "' is not a number of seconds (>= 0)"));
+        absl::StrCat(name, "=", QuotedInput(v), " is not a number of seconds (>= 0)"));
   }
   return absl::Seconds(seconds);
 }

@@ -18,6 +18,7 @@
 #include "ops/kernels/dtype_dispatch.h"
 #include "ops/kernels/kernel_registry.h"
 #include "oneflow_sbp/status_macros.h"
+#include "oneflow_sbp/quoted_input.h"
 
 namespace oneflow_sbp::kernels {
 namespace {
@@ -30,7 +31,7 @@ absl::Status EinsumKernel(KernelContext& ctx) {
   if (!spec.ok()) return ctx.InvalidArgument(std::string(spec.status().message()));
   const int n = ctx.num_inputs();
   if (n != static_cast<int>(spec->inputs.size())) {
-    return ctx.InvalidArgument(absl::StrCat("equation '", equation, "' has ",
+    return ctx.InvalidArgument(absl::StrCat("equation ", QuotedInput(equation), " has ",
                                             spec->inputs.size(), " operands; got ", n));
   }
   // Letters, their local extents (from whichever operand carries them).
@@ -48,7 +49,7 @@ absl::Status EinsumKernel(KernelContext& ctx) {
     const LocalTensor& t = ctx.input(i);
     if (t.rank() != static_cast<int>(spec->inputs[i].size())) {
       return ctx.InvalidArgument(absl::StrCat(ctx.input_bn(i), " has ", t.rank(),
-                                              " dims; equation '", equation, "' gives it ",
+                                              " dims; equation ", QuotedInput(equation), " gives it ",
                                               spec->inputs[i].size()));
     }
     for (int d = 0; d < t.rank(); ++d) {

@@ -9,6 +9,7 @@
 #include "oneflow_sbp/attr_value.h"
 #include "oneflow_sbp/tensor_desc.h"
 #include "ops/kernels/verify/random_tensor.h"
+#include "oneflow_sbp/quoted_input.h"
 
 namespace oneflow_sbp::kernels {
 namespace {
@@ -32,7 +33,7 @@ absl::StatusOr<LocalTensor> MakeInput(absl::string_view op, absl::string_view sp
   const absl::string_view domain = at == absl::string_view::npos ? "" : spec.substr(at + 1);
   auto bad = [&](absl::string_view why) {
     return absl::InvalidArgumentError(
-        absl::StrCat("input recipe of ", op, ": '", spec, "': ", why));
+        absl::StrCat("input recipe of ", op, ": ", QuotedInput(spec), ": ", why));
   };
   absl::StatusOr<TensorDesc> desc = TensorDesc::Parse(desc_text);
   if (!desc.ok()) return bad(desc.status().message());
@@ -206,7 +207,7 @@ absl::StatusOr<std::shared_ptr<const OpCall>> MakeCallFromStrings(
     const size_t eq = a.find('=');
     if (eq == std::string::npos) {
       return absl::InvalidArgumentError(
-          absl::StrCat(def->type_name(), ": attr '", a, "' has no '='"));
+          absl::StrCat(def->type_name(), ": attr ", QuotedInput(a), " has no '='"));
     }
     const std::string name = a.substr(0, eq);
     const AttrDef* decl = def->FindAttr(name);

@@ -15,6 +15,7 @@
 #include "oneflow_sbp/sbp_signature.h"
 #include "oneflow_sbp/signature_inference.h"
 #include "oneflow_sbp/tensor_desc.h"
+#include "oneflow_sbp/quoted_input.h"
 
 namespace oneflow_sbp::kernels {
 namespace {
@@ -173,7 +174,7 @@ class Sweeper {
   void Sweep1d(const std::string& text) {
     absl::StatusOr<Placement> placement = Placement::Parse(text);
     if (!placement.ok()) {
-      FailOp(absl::StrCat("placement '", text, "': ", placement.status().message()));
+      FailOp(absl::StrCat("placement ", QuotedInput(text), ": ", placement.status().message()));
       return;
     }
     const int64_t n = placement->parallel_num();
@@ -193,7 +194,7 @@ class Sweeper {
   void SweepNd(const std::string& text, bool sampled) {
     absl::StatusOr<Placement> placement = Placement::Parse(text);
     if (!placement.ok()) {
-      FailOp(absl::StrCat("placement '", text, "': ", placement.status().message()));
+      FailOp(absl::StrCat("placement ", QuotedInput(text), ": ", placement.status().message()));
       return;
     }
     absl::StatusOr<std::vector<NdSbpSignature>> list = NdCandidates(call_, in_descs_, *placement);

@@ -12,6 +12,7 @@
 #include "oneflow_sbp/sbp_signature.h"
 #include "ops/kernels/shard_harness.h"
 #include "ops/kernels/verify/input_recipes.h"
+#include "oneflow_sbp/quoted_input.h"
 
 namespace oneflow_sbp::kernels {
 namespace {
@@ -167,7 +168,7 @@ absl::StatusOr<VerifyReport> RunVerify(const OpRegistry& registry, const VerifyO
     std::shared_ptr<const OpDef> def = registry.Find(name);
     if (def == nullptr) {
       return absl::InvalidArgumentError(
-          absl::StrCat("unknown op '", name, "'; `sbp ops` lists them"));
+          absl::StrCat("unknown op ", QuotedInput(name), "; `sbp ops` lists them"));
     }
     defs.push_back(std::move(def));
   }
