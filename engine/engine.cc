@@ -141,17 +141,28 @@ std::vector<std::string> Engine::CostPolicyNames() const {
   return names;
 }
 
-absl::StatusOr<std::shared_ptr<const InferResult>> Engine::Infer(const InferRequest& request) {
+template <typename Result>
+absl::StatusOr<Result> Engine::InferThroughCache(
+    const InferRequest& request,
+    absl::StatusOr<Result> (InferCache::*get)(const InferRequest&, const PolicyPtr&)) {
   // The hot path: no lock and no reference-count traffic to find the policy.
   const PolicyPtr* policy = FindPolicy(request.cost.policy, request.placement);
   if (policy == nullptr) return SelectionPolicyFor(request.cost.policy, request.placement).status();
   // Allocation failure is a resource error of this request, not a crash of
   // the process that asked (docs/RELIABILITY.md, "Limits").
   try {
-    return infer_cache_->GetOrInfer(request, *policy);
+    return (infer_cache_.get()->*get)(request, *policy);
   } catch (const std::bad_alloc&) {
     return OutOfMemory("inference of", request.op ? request.op->type_name() : "");
   }
+}
+
+absl::StatusOr<std::shared_ptr<const InferResult>> Engine::Infer(const InferRequest& request) {
+  return InferThroughCache(request, &InferCache::GetOrInfer);
+}
+
+absl::StatusOr<const InferResult*> Engine::InferBorrowed(const InferRequest& request) {
+  return InferThroughCache(request, &InferCache::GetOrInferBorrowed);
 }
 
 absl::StatusOr<std::shared_ptr<const boxing::BoxingPlan>> Engine::Plan(

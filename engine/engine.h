@@ -97,6 +97,12 @@ class Engine {
   // policy the request names. kInvalidArgument for an unknown policy name;
   // otherwise the errors of InferSignature (signature_inference.h).
   absl::StatusOr<std::shared_ptr<const InferResult>> Infer(const InferRequest& request);
+  // Infer's answer, borrowed instead of shared: the eager hot path, with no
+  // reference-count traffic on a hit. The result stays valid, whatever
+  // other threads evict or clear, until this thread's next Infer or
+  // InferBorrowed on any Engine (InferCache::GetOrInferBorrowed); use Infer
+  // to keep a result longer or to hand it to another thread.
+  absl::StatusOr<const InferResult*> InferBorrowed(const InferRequest& request);
 
   // The cheapest exact boxing plan (planner.h), cached.
   absl::StatusOr<std::shared_ptr<const boxing::BoxingPlan>> Plan(
@@ -127,6 +133,11 @@ class Engine {
          std::shared_ptr<boxing::BoxingPlanner> planner);
   // nullptr if `name` is not registered.
   const PolicyPtr* FindPolicy(PolicyName name, const Placement& placement) const;
+  // `get` (GetOrInfer or GetOrInferBorrowed) under the request's policy.
+  template <typename Result>
+  absl::StatusOr<Result> InferThroughCache(
+      const InferRequest& request,
+      absl::StatusOr<Result> (InferCache::*get)(const InferRequest&, const PolicyPtr&));
 
   std::shared_ptr<const OpRegistry> registry_;
   std::unique_ptr<InferCache> infer_cache_;

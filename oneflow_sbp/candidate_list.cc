@@ -7,13 +7,26 @@ namespace oneflow_sbp {
 
 bool IsSplittable(const Shape& shape, const NdSbp& nd_sbp,
                   absl::Span<const int64_t> hierarchy) {
-  absl::InlinedVector<int64_t, 6> cur(shape.dims().begin(), shape.dims().end());
+  // Only split dims change, so track those (at most one per mesh axis)
+  // instead of copying the whole shape: this runs once per candidate and
+  // blob of every cold inference.
+  int split_dims[NdSbp::kMaxAxes];
+  int64_t extents[NdSbp::kMaxAxes];
+  int tracked = 0;
   for (size_t i = 0; i < hierarchy.size(); ++i) {
     const SbpParallel s = nd_sbp[static_cast<int>(i)];
     if (!s.is_split()) continue;
     const int a = s.split_axis();
-    if (a >= shape.rank() || cur[a] < hierarchy[i]) return false;
-    cur[a] /= hierarchy[i];
+    if (a >= shape.rank()) return false;
+    int j = 0;
+    while (j < tracked && split_dims[j] != a) ++j;
+    if (j == tracked) {
+      split_dims[j] = a;
+      extents[j] = shape.dim(a);
+      ++tracked;
+    }
+    if (extents[j] < hierarchy[i]) return false;
+    extents[j] /= hierarchy[i];
   }
   return true;
 }

@@ -74,13 +74,14 @@ std::vector<NdSbpSignature> DirectProduct(int num_blobs,
                                           const std::vector<const std::vector<SbpSignature>*>& per_axis,
                                           int64_t total) {
   const int axes = static_cast<int>(per_axis.size());
-  std::vector<NdSbpSignature> list(total, NdSbpSignature(num_blobs));
+  std::vector<NdSbpSignature> list;
+  list.reserve(total);
   absl::InlinedVector<int, NdSbp::kMaxAxes> digit(axes, 0);
   for (int64_t k = 0; k < total; ++k) {
+    NdSbpSignature& sig = list.emplace_back(num_blobs);
     for (int b = 0; b < num_blobs; ++b) {
-      NdSbp nd;
+      NdSbp& nd = sig[b];
       for (int i = 0; i < axes; ++i) nd.push_back((*per_axis[i])[digit[i]][b]);
-      list[k][b] = nd;
     }
     for (int i = axes - 1; i >= 0; --i) {
       if (++digit[i] < static_cast<int>(per_axis[i]->size())) break;

@@ -1,6 +1,7 @@
 #include "oneflow_sbp/hierarchy_reduction.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "oneflow_sbp/check.h"
 
@@ -54,6 +55,29 @@ ReducedNdSbps ReduceNdSbps(absl::Span<const int64_t> hierarchy,
     out.hierarchy.assign(hierarchy.begin(), hierarchy.end());
     for (size_t i = 0; i < k; ++i) {
       out.nd_sbps[i] = hierarchy[0] == 1 ? NdSbp{SbpParallel::Broadcast()} : nd_sbps[i];
+    }
+    return out;
+  }
+  // Fast path (most N-D candidates): no extent-1 axis and no two adjacent
+  // axes that every nd_sbp places alike, so nothing merges or drops and the
+  // walk below would return its input unchanged.
+  bool identity = true;
+  for (size_t d = 0; d < hierarchy.size() && identity; ++d) {
+    if (hierarchy[d] == 1) identity = false;
+    if (d == 0 || !identity) continue;
+    bool same = true;
+    for (size_t i = 0; i < k && same; ++i) same = nd_sbps[i][d] == nd_sbps[i][d - 1];
+    identity = !same;
+  }
+  if (identity) {
+    out.hierarchy.assign(hierarchy.begin(), hierarchy.end());
+    for (size_t i = 0; i < k; ++i) {
+      for (size_t d = 0; d < hierarchy.size(); ++d) {
+        const SbpParallel s = nd_sbps[i][d];
+        OFS_CHECK(!s.is_split() || s.split_axis() < shape.rank())
+            << s.ToString() << " on " << shape.ToString();
+      }
+      out.nd_sbps[i] = nd_sbps[i];
     }
     return out;
   }
@@ -122,15 +146,15 @@ InOutReduced InOutReduce(absl::Span<const int64_t> in_hierarchy,
     const NdSbp both[2] = {in, out};
     ReducedNdSbps joint = ReduceNdSbps(in_hierarchy, both, shape);
     r.in_hierarchy = joint.hierarchy;
-    r.out_hierarchy = joint.hierarchy;
+    r.out_hierarchy = std::move(joint.hierarchy);
     r.in = joint.nd_sbps[0];
     r.out = joint.nd_sbps[1];
     return r;
   }
   ReducedNdSbps a = ReduceNdSbps(in_hierarchy, {&in, 1}, shape);
   ReducedNdSbps b = ReduceNdSbps(out_hierarchy, {&out, 1}, shape);
-  r.in_hierarchy = a.hierarchy;
-  r.out_hierarchy = b.hierarchy;
+  r.in_hierarchy = std::move(a.hierarchy);
+  r.out_hierarchy = std::move(b.hierarchy);
   r.in = a.nd_sbps[0];
   r.out = b.nd_sbps[0];
   auto product = [](const Hierarchy& h) {

@@ -29,11 +29,20 @@ size_t InferKeyHash(const InferRequest& r) {
 }
 
 bool InferKeyEquals(const InferRequest& a, const InferRequest& b) {
+  // Cheapest and most selective first: callers share OpCall and Placement
+  // objects, so those usually compare as pointers; inputs compare their
+  // precomputed hashes before their contents.
   if (a.op != b.op && (a.op == nullptr || b.op == nullptr || !(*a.op == *b.op))) {
     return false;
   }
-  return a.placement == b.placement && a.cost == b.cost && a.explain == b.explain &&
-         a.inputs == b.inputs && a.constraints == b.constraints;
+  if (a.inputs.size() != b.inputs.size() || a.cost != b.cost || a.explain != b.explain ||
+      !(a.placement == b.placement)) {
+    return false;
+  }
+  for (size_t i = 0; i < a.inputs.size(); ++i) {
+    if (a.inputs[i] != b.inputs[i]) return false;
+  }
+  return a.constraints == b.constraints;
 }
 
 struct InferCache::Entry {
@@ -81,7 +90,9 @@ uint64_t NextCacheId() {
   return next.fetch_add(1, std::memory_order_relaxed);
 }
 
-// The per-thread front cache: direct-mapped by key hash.
+// The per-thread front cache: direct-mapped by key hash. A slot owns a
+// reference to its entry, which is what keeps borrowed results alive: only
+// this thread replaces the slot, and only during a later lookup.
 struct FrontSlot {
   uint64_t cache_id = 0;
   uint64_t epoch = 0;
@@ -93,14 +104,24 @@ struct FrontSlot {
   const std::atomic<bool>* referenced = nullptr;
 };
 constexpr size_t kFrontSlots = 64;
-thread_local FrontSlot tl_front[kFrontSlots];
+constexpr size_t kNoStripe = ~size_t{0};
+// One thread-local object, so the hit path computes one TLS address.
+struct FrontCache {
+  FrontSlot slots[kFrontSlots];
+  // Stripe of the hit/miss counters this thread uses (assigned on first
+  // count).
+  size_t stripe = kNoStripe;
+};
+thread_local FrontCache tl_front;
 
-// Stripe of the hit/miss counters this thread uses.
 size_t ThreadStripe() {
   static std::atomic<size_t> next{0};
-  thread_local const size_t stripe = next.fetch_add(1, std::memory_order_relaxed);
+  size_t& stripe = tl_front.stripe;
+  if (stripe == kNoStripe) stripe = next.fetch_add(1, std::memory_order_relaxed);
   return stripe;
 }
+
+FrontSlot& FrontSlotFor(size_t hash) { return tl_front.slots[hash % kFrontSlots]; }
 
 }  // namespace
 
@@ -174,20 +195,28 @@ void InferCache::CountMiss() const {
   Bump(counters_[owned ? stripe : kStripes - 1].misses, owned);
 }
 
+const InferResult* InferCache::FrontHit(const InferRequest& request,
+                                        const SelectionPolicy* policy, size_t hash) const {
+  const FrontSlot& slot = FrontSlotFor(hash);
+  if (slot.cache_id != id_ || slot.hash != hash ||
+      slot.epoch != epoch_.load(std::memory_order_acquire) ||
+      !SamePolicy(slot.policy, policy) || !InferKeyEquals(*slot.key, request)) {
+    return nullptr;
+  }
+  // Keep CLOCK informed; read first so that hot entries shared by many
+  // threads are not written on every hit.
+  if (!slot.referenced->load(std::memory_order_relaxed)) {
+    const_cast<std::atomic<bool>*>(slot.referenced)->store(true, std::memory_order_relaxed);
+  }
+  CountHit();
+  return slot.value;
+}
+
 std::shared_ptr<const InferResult> InferCache::Lookup(const InferRequest& request,
                                                       const PolicyPtr& policy) const {
   const size_t hash = HashOf(request, *policy);
-  FrontSlot& slot = tl_front[hash % kFrontSlots];
-  if (slot.cache_id == id_ && slot.hash == hash &&
-      slot.epoch == epoch_.load(std::memory_order_acquire) &&
-      SamePolicy(slot.policy, policy.get()) && InferKeyEquals(*slot.key, request)) {
-    // Keep CLOCK informed; read first so that hot entries shared by many
-    // threads are not written on every hit.
-    if (!slot.referenced->load(std::memory_order_relaxed)) {
-      const_cast<std::atomic<bool>*>(slot.referenced)->store(true, std::memory_order_relaxed);
-    }
-    CountHit();
-    return std::shared_ptr<const InferResult>(slot.entry, slot.value);
+  if (const InferResult* hit = FrontHit(request, policy.get(), hash)) {
+    return std::shared_ptr<const InferResult>(FrontSlotFor(hash).entry, hit);
   }
   std::shared_ptr<const InferResult> shared = LookupShared(request, policy, hash);
   if (shared == nullptr) {
@@ -197,6 +226,40 @@ std::shared_ptr<const InferResult> InferCache::Lookup(const InferRequest& reques
   }
   return shared;
 }
+
+const InferResult* InferCache::LookupBorrowed(const InferRequest& request,
+                                              const PolicyPtr& policy) const {
+  const size_t hash = HashOf(request, *policy);
+  if (const InferResult* hit = FrontHit(request, policy.get(), hash)) return hit;
+  // A shard hit moves the entry into this thread's front slot, which keeps
+  // it alive for the borrower.
+  const InferResult* shared = LookupShared(request, policy, hash).get();
+  if (shared == nullptr) {
+    CountMiss();
+  } else {
+    CountHit();
+  }
+  return shared;
+}
+
+namespace {
+
+// Points `slot` at `entry`, whose key, policy, value and reference bit it
+// records; the previous entry's reference is dropped.
+template <typename EntryT>
+void FillSlot(FrontSlot& slot, uint64_t cache_id, uint64_t epoch, size_t hash,
+              std::shared_ptr<EntryT> entry) {
+  slot.cache_id = cache_id;
+  slot.epoch = epoch;
+  slot.hash = hash;
+  slot.key = &entry->key;
+  slot.policy = entry->policy.get();
+  slot.value = &entry->value;
+  slot.referenced = &entry->referenced;
+  slot.entry = std::move(entry);
+}
+
+}  // namespace
 
 std::shared_ptr<const InferResult> InferCache::LookupShared(const InferRequest& request,
                                                             const PolicyPtr& policy,
@@ -211,23 +274,24 @@ std::shared_ptr<const InferResult> InferCache::LookupShared(const InferRequest& 
     entry = it->second;
   }
   entry->referenced.store(true, std::memory_order_relaxed);
-  FrontSlot& slot = tl_front[hash % kFrontSlots];
-  slot.cache_id = id_;
-  slot.epoch = epoch;
-  slot.hash = hash;
-  slot.entry = entry;
-  slot.key = &entry->key;
-  slot.policy = entry->policy.get();
-  slot.value = &entry->value;
-  slot.referenced = &entry->referenced;
   const InferResult* value = &entry->value;
-  return std::shared_ptr<const InferResult>(std::move(entry), value);
+  std::shared_ptr<const InferResult> shared(entry, value);
+  FillSlot(FrontSlotFor(hash), id_, epoch, hash, std::move(entry));
+  return shared;
 }
 
 std::shared_ptr<const InferResult> InferCache::Insert(const InferRequest& request,
                                                       const PolicyPtr& policy,
                                                       InferResult result) {
-  const size_t hash = HashOf(request, *policy);
+  std::shared_ptr<Entry> entry =
+      InsertHashed(request, policy, HashOf(request, *policy), std::move(result));
+  const InferResult* value = &entry->value;
+  return std::shared_ptr<const InferResult>(std::move(entry), value);
+}
+
+std::shared_ptr<InferCache::Entry> InferCache::InsertHashed(const InferRequest& request,
+                                                            const PolicyPtr& policy, size_t hash,
+                                                            InferResult result) {
   Shard& shard = ShardFor(hash);
   auto entry = std::make_shared<Entry>();
   entry->key = request;
@@ -236,9 +300,7 @@ std::shared_ptr<const InferResult> InferCache::Insert(const InferRequest& reques
   entry->value = std::move(result);
   absl::MutexLock lock(&shard.mu);
   auto it = shard.map.find(KeyRef{hash, &request, policy.get()});
-  if (it != shard.map.end()) {
-    return std::shared_ptr<const InferResult>(it->second, &it->second->value);
-  }
+  if (it != shard.map.end()) return it->second;
   if (shard.ring.size() >= per_shard_capacity_) {
     // CLOCK: clear reference bits until an unreferenced entry comes up.
     while (true) {
@@ -259,21 +321,49 @@ std::shared_ptr<const InferResult> InferCache::Insert(const InferRequest& reques
   }
   shard.inserts.fetch_add(1, std::memory_order_relaxed);
   const KeyRef key{hash, &entry->key, entry->policy.get()};
-  std::shared_ptr<const InferResult> value(entry, &entry->value);
-  shard.map.emplace(key, std::move(entry));
-  return value;
+  shard.map.emplace(key, entry);
+  return entry;
+}
+
+absl::StatusOr<std::shared_ptr<InferCache::Entry>> InferCache::InferAndInsert(
+    const InferRequest& request, const PolicyPtr& policy, size_t hash) {
+  absl::StatusOr<InferResult> result = InferSignature(request, *policy);
+  if (!result.ok()) return result.status();
+  if (result->used_broadcast_fallback) {
+    fallback_inferences_.fetch_add(1, std::memory_order_relaxed);
+  }
+  return InsertHashed(request, policy, hash, *std::move(result));
 }
 
 absl::StatusOr<std::shared_ptr<const InferResult>> InferCache::GetOrInfer(
     const InferRequest& request, const PolicyPtr& policy) {
   std::shared_ptr<const InferResult> hit = Lookup(request, policy);
   if (hit != nullptr) return hit;
-  absl::StatusOr<InferResult> result = InferSignature(request, *policy);
-  if (!result.ok()) return result.status();
-  if (result->used_broadcast_fallback) {
-    fallback_inferences_.fetch_add(1, std::memory_order_relaxed);
+  absl::StatusOr<std::shared_ptr<Entry>> entry =
+      InferAndInsert(request, policy, HashOf(request, *policy));
+  if (!entry.ok()) return entry.status();
+  const InferResult* value = &(*entry)->value;
+  return std::shared_ptr<const InferResult>(*std::move(entry), value);
+}
+
+absl::StatusOr<const InferResult*> InferCache::GetOrInferBorrowed(const InferRequest& request,
+                                                                  const PolicyPtr& policy) {
+  const size_t hash = HashOf(request, *policy);
+  if (const InferResult* hit = FrontHit(request, policy.get(), hash)) return hit;
+  if (std::shared_ptr<const InferResult> shared = LookupShared(request, policy, hash)) {
+    CountHit();
+    return shared.get();  // the front slot holds it now
   }
-  return Insert(request, policy, *std::move(result));
+  CountMiss();
+  // The epoch is read before inferring: a Clear() meanwhile leaves the slot
+  // stale (never answered again), not wrongly current.
+  const uint64_t epoch = epoch_.load(std::memory_order_acquire);
+  absl::StatusOr<std::shared_ptr<Entry>> entry = InferAndInsert(request, policy, hash);
+  if (!entry.ok()) return entry.status();
+  const InferResult* value = &(*entry)->value;
+  // The slot's reference is what keeps the borrowed value alive.
+  FillSlot(FrontSlotFor(hash), id_, epoch, hash, *std::move(entry));
+  return value;
 }
 
 InferCache::Stats InferCache::stats() const {

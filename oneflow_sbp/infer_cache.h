@@ -18,8 +18,9 @@
 // two different calls can never share an entry even when their hashes
 // collide.
 //
-// Values are immutable and shared (std::shared_ptr<const InferResult>).
-// Errors are not cached.
+// Values are immutable and shared (std::shared_ptr<const InferResult>), or
+// borrowed (LookupBorrowed, GetOrInferBorrowed: a plain pointer, no
+// reference count). Errors are not cached.
 //
 // Concurrency and eviction: the key space is split into shards by hash;
 // each shard has a reader-writer lock, so concurrent lookups proceed in
@@ -35,6 +36,13 @@
 // comparison short-cuts on shared objects. Front entries are correct
 // values for their keys even after the shared cache evicts them; they only
 // delay freeing a few entries per thread. Clear() invalidates them.
+//
+// Borrowed results: a front slot owns a reference to its entry, and only
+// its own thread replaces it, during a later lookup. So a pointer handed
+// out from (or through) a front slot stays valid, whatever other threads
+// evict or clear, until the same thread's next lookup of any InferCache or
+// Engine: the same guarantee as a hazard pointer, with no store, fence or
+// atomic read-modify-write on the hit path.
 #ifndef ONEFLOW_SBP_INFER_CACHE_H_
 #define ONEFLOW_SBP_INFER_CACHE_H_
 
@@ -98,6 +106,13 @@ class InferCache {
   absl::StatusOr<std::shared_ptr<const InferResult>> GetOrInfer(const InferRequest& request,
                                                                 const PolicyPtr& policy);
 
+  // As Lookup and GetOrInfer, but the result is borrowed from this thread's
+  // front cache: valid until this thread's next lookup in any InferCache
+  // (or Engine), never longer; take GetOrInfer's shared result to keep one.
+  const InferResult* LookupBorrowed(const InferRequest& request, const PolicyPtr& policy) const;
+  absl::StatusOr<const InferResult*> GetOrInferBorrowed(const InferRequest& request,
+                                                        const PolicyPtr& policy);
+
   Stats stats() const;
   void Clear();
 
@@ -108,8 +123,20 @@ class InferCache {
   size_t HashOf(const InferRequest& request, const SelectionPolicy& policy) const;
   Shard& ShardFor(size_t hash) const;
 
+  // This thread's front slot for `hash` if it holds the key, else nullptr.
+  const InferResult* FrontHit(const InferRequest& request, const SelectionPolicy* policy,
+                              size_t hash) const;
+  // The shard's entry for the key (moved into this thread's front slot for
+  // `hash`), or nullptr.
   std::shared_ptr<const InferResult> LookupShared(const InferRequest& request,
                                                  const PolicyPtr& policy, size_t hash) const;
+  // Insert with the hash known; the entry holding the key (an equal one
+  // already present wins).
+  std::shared_ptr<Entry> InsertHashed(const InferRequest& request, const PolicyPtr& policy,
+                                      size_t hash, InferResult result);
+  // InferSignature for a miss, inserted; errors pass through uncached.
+  absl::StatusOr<std::shared_ptr<Entry>> InferAndInsert(const InferRequest& request,
+                                                        const PolicyPtr& policy, size_t hash);
   void CountHit() const;
   void CountMiss() const;
 

@@ -1,5 +1,6 @@
 #include "oneflow_sbp/nd_sbp.h"
 
+#include <cstdlib>
 #include <utility>
 #include <vector>
 
@@ -108,17 +109,10 @@ absl::StatusOr<NdSbp> NdSbp::Parse(absl::string_view text) {
   return Make(sbps);
 }
 
-void NdSbp::set(int i, SbpParallel sbp) {
-  OFS_CHECK(i >= 0 && i < size_) << "index " << i << " of " << ToString();
-  const int shift = 8 * i;
-  packed_ = (packed_ & ~(uint64_t{0xff} << shift)) |
-            (uint64_t{sbp.code()} << shift);
-}
-
-void NdSbp::push_back(SbpParallel sbp) {
-  OFS_CHECK(size_ < kMaxAxes) << "too many mesh axes";
-  ++size_;
-  set(size_ - 1, sbp);
+void NdSbp::BadIndex(int i) const {
+  OFS_CHECK(i >= 0 && i < size_ && size_ <= kMaxAxes)
+      << "index " << i << " of " << ToString() << " (at most " << kMaxAxes << " mesh axes)";
+  std::abort();  // unreachable: the check above fails
 }
 
 bool NdSbp::all_broadcast() const {

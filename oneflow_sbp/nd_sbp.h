@@ -56,10 +56,19 @@ class NdSbp {
   SbpParallel operator[](int i) const {
     return SbpParallel::FromCode(static_cast<uint8_t>(packed_ >> (8 * i)));
   }
-  // Requires i < size().
-  void set(int i, SbpParallel sbp);
+  // Requires i < size(). Inline: candidate expansion builds thousands of
+  // these per cold inference.
+  void set(int i, SbpParallel sbp) {
+    if (i < 0 || i >= size_) BadIndex(i);
+    const int shift = 8 * i;
+    packed_ = (packed_ & ~(uint64_t{0xff} << shift)) | (uint64_t{sbp.code()} << shift);
+  }
   // Requires size() < kMaxAxes.
-  void push_back(SbpParallel sbp);
+  void push_back(SbpParallel sbp) {
+    if (size_ >= kMaxAxes) BadIndex(size_);
+    ++size_;
+    set(size_ - 1, sbp);
+  }
 
   bool all_broadcast() const;
   // Any P (sum) entry: OneFlow's partial.
@@ -96,6 +105,9 @@ class NdSbp {
   }
 
  private:
+  // Aborts: an index outside the entries is a bug of the caller, never input.
+  [[noreturn]] void BadIndex(int i) const;
+
   uint64_t packed_ = 0;
   uint8_t size_ = 0;
 };

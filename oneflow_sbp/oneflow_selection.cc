@@ -4,7 +4,6 @@
 #include <numeric>
 #include <utility>
 
-#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "oneflow_sbp/copy_cost.h"
@@ -92,6 +91,47 @@ struct NdEvaluation {
   int mismatched = 0;
 };
 
+// A small open-addressing map from a packed NdSbp to its cost: one
+// allocation per input and inference, no per-entry nodes, no rehash of a
+// general-purpose map for a few dozen or hundred keys.
+class LayoutCostTable {
+ public:
+  const CopyCost* Find(uint64_t key) const {
+    for (size_t i = Home(key);; i = (i + 1) & (slots_.size() - 1)) {
+      if (!slots_[i].used) return nullptr;
+      if (slots_[i].key == key) return &slots_[i].cost;
+    }
+  }
+  // Requires Find(key) == nullptr.
+  void Add(uint64_t key, CopyCost cost) {
+    if (2 * (count_ + 1) > slots_.size()) Grow();
+    size_t i = Home(key);
+    while (slots_[i].used) i = (i + 1) & (slots_.size() - 1);
+    slots_[i] = Slot{key, cost, true};
+    ++count_;
+  }
+
+ private:
+  struct Slot {
+    uint64_t key = 0;
+    CopyCost cost;
+    bool used = false;
+  };
+  size_t Home(uint64_t key) const {
+    return static_cast<size_t>((key * 0x9E3779B97F4A7C15ull) >> 32) & (slots_.size() - 1);
+  }
+  void Grow() {
+    std::vector<Slot> old = std::move(slots_);
+    slots_.assign(std::max<size_t>(32, 2 * old.size()), Slot());
+    count_ = 0;
+    for (const Slot& s : old) {
+      if (s.used) Add(s.key, s.cost);
+    }
+  }
+  std::vector<Slot> slots_ = std::vector<Slot>(32);
+  size_t count_ = 0;
+};
+
 // Costs of one input's conversions, memoised by wanted layout: the product
 // repeats each list entry many times.
 class NdCostMemo {
@@ -101,8 +141,8 @@ class NdCostMemo {
 
   absl::StatusOr<CopyCost> Cost(int b, const NdSbp& wanted) {
     // All NdSbps here have the hierarchy's length, so packed() is a full key.
-    auto [it, fresh] = memo_[b].try_emplace(wanted.packed(), CopyCost());
-    if (!fresh) return it->second;
+    const uint64_t key = wanted.packed();
+    if (const CopyCost* known = memo_[b].Find(key)) return *known;
     const absl::Span<const int64_t> h = in_.request.placement.hierarchy();
     const TensorDesc& d = in_.prepared.input_descs[b];
     absl::StatusOr<CopyCost> c = OneFlowEagerNdCost(
@@ -114,13 +154,13 @@ class NdCostMemo {
                                               in_.prepared.call->bn(b), ": ",
                                               c.status().message()));
     }
-    it->second = *c;
+    memo_[b].Add(key, *c);
     return *c;
   }
 
  private:
   const SelectionInput& in_;
-  std::vector<absl::flat_hash_map<uint64_t, CopyCost>> memo_;
+  std::vector<LayoutCostTable> memo_;
 };
 
 // Priority (SPEC.md §3): matching inputs 0; a mutable input that needs real

@@ -14,16 +14,30 @@ const AttrDef* OpDef::FindAttr(absl::string_view name) const {
   return nullptr;
 }
 
+namespace {
+
+// Arg names are short: an inline loop beats a memcmp call, and rules look
+// names up for every candidate they build.
+bool SameName(const std::string& a, absl::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < b.size(); ++i) {
+    if (a[i] != b[i]) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
 int OpDef::FindInput(absl::string_view name) const {
   for (size_t i = 0; i < inputs_.size(); ++i) {
-    if (inputs_[i].name == name) return static_cast<int>(i);
+    if (SameName(inputs_[i].name, name)) return static_cast<int>(i);
   }
   return -1;
 }
 
 int OpDef::FindOutput(absl::string_view name) const {
   for (size_t i = 0; i < outputs_.size(); ++i) {
-    if (outputs_[i].name == name) return static_cast<int>(i);
+    if (SameName(outputs_[i].name, name)) return static_cast<int>(i);
   }
   return -1;
 }

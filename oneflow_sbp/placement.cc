@@ -358,11 +358,9 @@ std::string Placement::ToString() const {
   return out;
 }
 
-bool operator==(const Placement& a, const Placement& b) {
-  if (a.rep_ == b.rep_) return true;
-  return a.rep_->hash == b.rep_->hash &&
-         a.rep_->device_type == b.rep_->device_type &&
-         a.rep_->ranks == b.rep_->ranks && a.rep_->hierarchy == b.rep_->hierarchy;
+bool Placement::EqualReps(const Rep& a, const Rep& b) {
+  return a.hash == b.hash && a.device_type == b.device_type && a.ranks == b.ranks &&
+         a.hierarchy == b.hierarchy;
 }
 
 }  // namespace oneflow_sbp

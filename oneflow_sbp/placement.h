@@ -105,7 +105,11 @@ class Placement {
   // Precomputed at construction.
   size_t hash() const { return rep_->hash; }
 
-  friend bool operator==(const Placement& a, const Placement& b);
+  // Inline for the pointer case: callers share Placement objects, and the
+  // inference cache compares one on every hit.
+  friend bool operator==(const Placement& a, const Placement& b) {
+    return a.rep_ == b.rep_ || EqualReps(*a.rep_, *b.rep_);
+  }
   friend bool operator!=(const Placement& a, const Placement& b) { return !(a == b); }
   template <typename H>
   friend H AbslHashValue(H h, const Placement& p) {
@@ -122,6 +126,7 @@ class Placement {
     size_t hash;
   };
   explicit Placement(std::shared_ptr<const Rep> rep) : rep_(std::move(rep)) {}
+  static bool EqualReps(const Rep& a, const Rep& b);
 
   std::shared_ptr<const Rep> rep_;
 };

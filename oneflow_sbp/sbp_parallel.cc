@@ -1,5 +1,6 @@
 #include "oneflow_sbp/sbp_parallel.h"
 
+#include <cstdlib>
 #include <optional>
 #include <utility>
 
@@ -45,9 +46,9 @@ PartialKind SbpParallel::partial_kind() const {
                                     : PartialKind::kSum;
 }
 
-int SbpParallel::split_axis() const {
+void SbpParallel::NotASplit() const {
   OFS_CHECK(is_split()) << ToString() << " is not a split";
-  return code_ - kFirstSplitCode;
+  std::abort();  // unreachable: the check above fails
 }
 
 namespace {

@@ -86,8 +86,12 @@ class SbpParallel {
   // Requires is_partial().
   PartialKind partial_kind() const;
   bool is_split() const { return code_ >= kFirstSplitCode && code_ < kPartialMinCode; }
-  // Requires is_split().
-  int split_axis() const;
+  // Requires is_split(). Inline: shape filters and costs ask for it per
+  // candidate.
+  int split_axis() const {
+    if (!is_split()) NotASplit();
+    return code_ - kFirstSplitCode;
+  }
 
   // The encoding described above; stable, used in hashes and sort keys.
   uint8_t code() const { return code_; }
@@ -120,6 +124,8 @@ class SbpParallel {
   static_assert(kFirstSplitCode + kMaxSplitAxis < kPartialMinCode);
 
   explicit constexpr SbpParallel(uint8_t code) : code_(code) {}
+  // Aborts: asking a non-split for its axis is a bug of the caller.
+  [[noreturn]] void NotASplit() const;
 
   uint8_t code_;
 };

@@ -52,8 +52,17 @@ class Shape {
   // "[10,6]"; "[]" for a scalar.
   std::string ToString() const;
 
+  // An inline loop, not InlinedVector's memcmp call: shapes are short and
+  // compared on every inference-cache hit.
   friend bool operator==(const Shape& a, const Shape& b) {
-    return a.dims_ == b.dims_;
+    const size_t n = a.dims_.size();
+    if (n != b.dims_.size() || a.elem_cnt_ != b.elem_cnt_) return false;
+    const int64_t* x = a.dims_.data();
+    const int64_t* y = b.dims_.data();
+    for (size_t i = 0; i < n; ++i) {
+      if (x[i] != y[i]) return false;
+    }
+    return true;
   }
   friend bool operator!=(const Shape& a, const Shape& b) { return !(a == b); }
 

@@ -119,6 +119,13 @@ bool SameInfer(const absl::StatusOr<InferResult>& want,
          (*got)->num_candidates == want->num_candidates;
 }
 
+bool SameInfer(const absl::StatusOr<InferResult>& want,
+               const absl::StatusOr<const InferResult*>& got) {
+  if (!want.ok() || !got.ok()) return want.status().code() == got.status().code();
+  return (*got)->signature == want->signature && (*got)->output_descs == want->output_descs &&
+         (*got)->num_candidates == want->num_candidates;
+}
+
 bool SamePlan(const boxing::BoxingPlan& want, const boxing::BoxingPlan& got) {
   return got.steps.size() == want.steps.size() && got.total_bytes() == want.total_bytes() &&
          got.max_rank_bytes() == want.max_rank_bytes() && got.time_s() == want.time_s() &&
@@ -262,15 +269,20 @@ TEST(CacheStress, InferCacheSizeIsInsertsMinusEvictionsWithoutClears) {
   EXPECT_LE(s.size, s.capacity);
 }
 
+// An engine with tiny caches (4 infer-cache shards), so that eviction races.
+std::unique_ptr<Engine> SmallEngine(size_t infer_capacity, size_t plan_capacity) {
+  Engine::Options options;
+  options.infer_cache.capacity = infer_capacity;
+  options.infer_cache.shards = 4;
+  options.plan_cache_capacity = plan_capacity;
+  return *Engine::Create(options);
+}
+
 TEST(CacheStress, EngineInferPlanAndClearAgreeWithOneThread) {
   const std::vector<InferRequest> infer = InferPool();
   const std::vector<boxing::PlanRequest> plans = PlanPool();
   const Reference ref = SingleThreadReference(infer, plans);
-  Engine::Options options;
-  options.infer_cache.capacity = 16;
-  options.infer_cache.shards = 4;
-  options.plan_cache_capacity = 6;
-  std::unique_ptr<Engine> engine = *Engine::Create(options);
+  std::unique_ptr<Engine> engine = SmallEngine(/*infer_capacity=*/16, /*plan_capacity=*/6);
 
   // Misses infer or plan for real, so this level runs fewer operations.
   const int64_t per_thread = TotalOps(200000) / kThreads;
@@ -308,6 +320,34 @@ TEST(CacheStress, EngineInferPlanAndClearAgreeWithOneThread) {
               static_cast<unsigned long long>(sum.plans),
               static_cast<unsigned long long>(ps.hits),
               static_cast<unsigned long long>(sum.clears));
+}
+
+// Borrowed results (Engine::InferBorrowed) are read after other threads had
+// time to evict and clear them: each stays valid until its thread's next
+// call (TSan and ASan watch the reads).
+TEST(CacheStress, EngineBorrowedResultsSurviveConcurrentEvictionAndClears) {
+  const std::vector<InferRequest> infer = InferPool();
+  const Reference ref = SingleThreadReference(infer, {});
+  // 1 entry per shard: most misses evict.
+  std::unique_ptr<Engine> engine = SmallEngine(/*infer_capacity=*/4, /*plan_capacity=*/1);
+  const Tally sum = RunThreads(TotalOps(200000) / kThreads, [&](std::mt19937_64& rng,
+                                                                 Tally& tally) {
+    const size_t k = Pick(rng, infer.size());
+    const uint64_t what = rng() % 200;
+    ++tally.infers;
+    const absl::StatusOr<const InferResult*> got = engine->InferBorrowed(infer[k]);
+    if (what < 50) std::this_thread::yield();  // let others evict and clear it
+    if (!SameInfer(ref.infer[k], got)) ++tally.wrong;
+    if (what == 0) {
+      engine->ClearCaches();
+      ++tally.clears;
+    }
+  });
+  EXPECT_EQ(sum.wrong, 0u);
+  const InferCache::Stats is = engine->infer_cache_stats();
+  EXPECT_EQ(is.hits + is.misses, sum.infers);
+  EXPECT_GT(is.evictions, 0u);
+  EXPECT_LE(is.size, is.capacity);
 }
 
 }  // namespace

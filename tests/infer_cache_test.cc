@@ -150,6 +150,52 @@ TEST(InferCache, ErrorsAreNotCached) {
   EXPECT_EQ(cache.stats().misses, 2u);
 }
 
+TEST(InferCache, BorrowedResultsAreTheSharedValues) {
+  InferCache cache;
+  const InferRequest r = DistinctRequests().front();
+  absl::StatusOr<const InferResult*> cold = cache.GetOrInferBorrowed(r, Policy(r));
+  ASSERT_TRUE(cold.ok()) << cold.status();
+  absl::StatusOr<const InferResult*> warm = cache.GetOrInferBorrowed(r, Policy(r));
+  ASSERT_TRUE(warm.ok()) << warm.status();
+  EXPECT_EQ(*warm, *cold);
+  EXPECT_EQ(cache.LookupBorrowed(r, Policy(r)), *cold);
+  EXPECT_EQ(cache.Lookup(r, Policy(r)).get(), *cold);
+  EXPECT_EQ(SignatureToString(*r.op, (*cold)->signature),
+            SignatureToString(*r.op, InferSignature(r)->signature));
+  const InferCache::Stats s = cache.stats();
+  EXPECT_EQ(s.misses, 1u);
+  EXPECT_EQ(s.hits, 3u);
+  InferRequest wrong = r;
+  wrong.inputs.pop_back();
+  EXPECT_FALSE(cache.GetOrInferBorrowed(wrong, Policy(wrong)).ok());
+  EXPECT_EQ(cache.LookupBorrowed(wrong, Policy(wrong)), nullptr);
+}
+
+// A borrowed result outlives its entry's eviction and a Clear() by other
+// threads until the borrowing thread looks up again (under ASan a freed
+// value would be reported here).
+TEST(InferCache, BorrowedResultSurvivesEvictionAndClearByOtherThreads) {
+  InferCache::Options options;
+  options.capacity = 1;
+  options.shards = 1;
+  std::unique_ptr<InferCache> cache = *InferCache::Create(options);
+  const std::vector<InferRequest> requests = DistinctRequests();
+  const InferRequest& r = requests.front();
+  const std::string want = SignatureToString(*r.op, InferSignature(r)->signature);
+  absl::StatusOr<const InferResult*> borrowed = cache->GetOrInferBorrowed(r, Policy(r));
+  ASSERT_TRUE(borrowed.ok()) << borrowed.status();
+  std::thread evictor([&] {
+    for (size_t i = 1; i < requests.size(); ++i) {
+      ASSERT_TRUE(cache->GetOrInfer(requests[i], Policy(requests[i])).ok());
+    }
+    cache->Clear();
+  });
+  evictor.join();
+  EXPECT_EQ(cache->stats().size, 0u);  // evicted, then cleared
+  EXPECT_EQ(SignatureToString(*r.op, (*borrowed)->signature), want);
+  EXPECT_EQ((*borrowed)->output_descs.size(), 1u);
+}
+
 TEST(InferCache, ConcurrentReadersAndWritersAgree) {
   InferCache::Options options;
   options.capacity = 32;  // smaller than the working set: evictions race too

@@ -47,6 +47,12 @@ InferRequest MakeRequest(const std::string& op, const std::string& placement,
   return r;
 }
 
+// The request every hit benchmark repeats.
+InferRequest HitRequest() {
+  return MakeRequest("broadcast_add", "cpu:0-3 [2,2]",
+                     {{"f32[64,64]", "(S(0),B)"}, {"f32[64,64]", "(B,S(1))"}});
+}
+
 // The baseline the cache is compared with: one lookup in a map of the same
 // size keyed by a precomputed 64-bit hash.
 void BM_RawFlatHashMapLookup(benchmark::State& state) {
@@ -62,9 +68,10 @@ void BM_RawFlatHashMapLookup(benchmark::State& state) {
 BENCHMARK(BM_RawFlatHashMapLookup);
 
 // A hit for broadcast_add on [2,2], with 1024 other entries in the cache.
-// Includes hashing the whole key and comparing it in full, the reader lock
-// and the reference-count increment of the shared result.
-void BM_CachedInferLookup(benchmark::State& state) {
+// Includes hashing the whole key and comparing it in full, and (not
+// borrowed) the reference-count increment of the shared result.
+template <bool kBorrowed>
+void BM_CachedLookup(benchmark::State& state) {
   InferCache cache;
   const std::vector<std::string> sbps = {"(S(0),B)", "(B,S(1))", "(S(0),S(1))", "(P,B)",
                                          "(B,B)", "(S(1),S(0))", "(B,P)", "(P,P)"};
@@ -78,29 +85,44 @@ void BM_CachedInferLookup(benchmark::State& state) {
       }
     }
   }
-  const InferRequest hit = MakeRequest("broadcast_add", "cpu:0-3 [2,2]",
-                                       {{"f32[64,64]", "(S(0),B)"}, {"f32[64,64]", "(B,S(1))"}});
+  const InferRequest hit = HitRequest();
   const std::shared_ptr<const SelectionPolicy> policy = OneFlowSelectionFor(hit.placement);
   if (cache.Lookup(hit, policy) == nullptr) state.SkipWithError("not cached");
   for (auto _ : state) {
-    benchmark::DoNotOptimize(cache.Lookup(hit, policy));
+    if constexpr (kBorrowed) {
+      benchmark::DoNotOptimize(cache.LookupBorrowed(hit, policy));
+    } else {
+      benchmark::DoNotOptimize(cache.Lookup(hit, policy));
+    }
   }
   state.counters["entries"] = static_cast<double>(cache.stats().size);
 }
+void BM_CachedInferLookup(benchmark::State& state) { BM_CachedLookup<false>(state); }
+void BM_CachedInferLookupBorrowed(benchmark::State& state) { BM_CachedLookup<true>(state); }
 BENCHMARK(BM_CachedInferLookup);
+BENCHMARK(BM_CachedInferLookupBorrowed);
 
 // The eager hot path: Engine::Infer on a cached call (policy lookup by name,
-// then the cache).
-void BM_EngineInferHit(benchmark::State& state) {
+// then the cache), or Engine::InferBorrowed: the same hit borrowed, no
+// reference count. Issue 25 asks for the borrowed hit within 2x of
+// BM_RawFlatHashMapLookup.
+template <bool kBorrowed>
+void BM_EngineHit(benchmark::State& state) {
   std::unique_ptr<Engine> engine = *Engine::Create();
-  const InferRequest hit = MakeRequest("broadcast_add", "cpu:0-3 [2,2]",
-                                       {{"f32[64,64]", "(S(0),B)"}, {"f32[64,64]", "(B,S(1))"}});
+  const InferRequest hit = HitRequest();
   if (!engine->Infer(hit).ok()) state.SkipWithError("inference failed");
   for (auto _ : state) {
-    benchmark::DoNotOptimize(engine->Infer(hit));
+    if constexpr (kBorrowed) {
+      benchmark::DoNotOptimize(engine->InferBorrowed(hit));
+    } else {
+      benchmark::DoNotOptimize(engine->Infer(hit));
+    }
   }
 }
+void BM_EngineInferHit(benchmark::State& state) { BM_EngineHit<false>(state); }
+void BM_EngineInferBorrowedHit(benchmark::State& state) { BM_EngineHit<true>(state); }
 BENCHMARK(BM_EngineInferHit);
+BENCHMARK(BM_EngineInferBorrowedHit);
 
 // The key hash alone, the part of a lookup that grows with the inputs.
 void BM_InferKeyHash(benchmark::State& state) {
