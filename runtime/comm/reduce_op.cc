@@ -4,7 +4,6 @@
 #include <cstring>
 #include <type_traits>
 
-#include "ops/kernels/cpu/int_arith.h"
 
 namespace oneflow_sbp::comm {
 namespace {
@@ -89,10 +88,19 @@ struct F16 {
 
 // ---- Ops on the computed type.
 
-// Integers wrap (kernels::WrapAdd goes through the unsigned type).
+// Integers wrap: the add goes through the unsigned type, where overflow is
+// defined (the same rule as the add kernel's; runtime/comm sits below
+// ops/kernels in the layering, so it is not shared from there).
 template <typename C>
 struct SumOp {
-  static C Apply(C a, C b) { return kernels::WrapAdd(a, b); }
+  static C Apply(C a, C b) {
+    if constexpr (std::is_integral_v<C> && !std::is_same_v<C, bool>) {
+      using U = std::make_unsigned_t<C>;
+      return static_cast<C>(static_cast<U>(a) + static_cast<U>(b));
+    } else {
+      return a + b;
+    }
+  }
 };
 
 // Max (kMax) or min. Floats: NaN on either side wins (the left one if both
