@@ -10,8 +10,8 @@
 //   ... y.data()[i] = ...;
 //   y.Finish();                             // ... rounded into `out` once
 //
-// Gemm is, for float on a CPU with AVX-512, sgemm_avx512.h's kernel
-// (chosen at run time), else Eigen's GEMM (blocked, vectorized for the
+// Gemm is, for float on a CPU with AVX-512 or AVX2+FMA, sgemm_simd.h's
+// kernel (chosen at run time), else Eigen's GEMM (blocked, vectorized for the
 // build's SSE2, single-threaded) on Eigen::Map views of the raw buffers:
 // no copy. f16 and bf16 tensors are
 // multiplied in float (converted once on the way in and out), as their
@@ -26,7 +26,7 @@
 #include "Eigen/Core"
 #include "oneflow_sbp/element_type.h"
 #include "oneflow_sbp/local_tensor.h"
-#include "ops/kernels/cpu/sgemm_avx512.h"
+#include "ops/kernels/cpu/sgemm_simd.h"
 
 namespace oneflow_sbp::kernels {
 
@@ -38,7 +38,7 @@ template <typename C>
 void Gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, C alpha, const C* a, const C* b,
           bool accumulate, C* out) {
   if constexpr (std::is_same_v<C, float>) {
-    if (SgemmAvx512(ta, tb, m, n, k, alpha, a, b, accumulate, out)) return;
+    if (Sgemm(ta, tb, m, n, k, alpha, a, b, accumulate, out)) return;
   }
   using Mat = Eigen::Matrix<C, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
   using ConstMap = Eigen::Map<const Mat>;
