@@ -116,6 +116,10 @@ __attribute__((target("avx2,fma"))) void TileAvx2(int64_t k, const float* a, int
     return;
   }
   const __m256i m0 = LaneMask(cols), m1 = LaneMask(cols - 8);
+  // Fully unrolled like every loop over the accumulators: a loop GCC
+  // leaves rolled indexes lo/hi by a variable, which keeps them in memory
+  // and stores all twelve on every k step (half the speed).
+#pragma GCC unroll 6
   for (int r = 0; r < MR; ++r) {
     float* o = out + r * ldo;
     __m256 v0, v1;
