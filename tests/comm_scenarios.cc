@@ -451,6 +451,25 @@ absl::Status CheckEveryCollective(Communicator& comm) {
   OFS_RETURN_IF_ERROR(CheckBroadcast(comm, 5 * kBroadcastSegmentBytes / 8, DataType::kFloat32,
                                  n / 2, 7));
   OFS_RETURN_IF_ERROR(CheckSendRecv(comm, DataType::kInt32, 3));
+  // Messages of several wire segments: the Gloo transport cuts messages at
+  // 1 MiB and reduces each piece of a ring step as it arrives. Chunks of
+  // about 2.5 segments, not a whole number of them, in place and not, for
+  // every reduce op and a 2-byte dtype (segment boundaries fall inside no
+  // element), and an all-gather of as many bytes.
+  const int64_t segment = int64_t{1} << 20;
+  const int64_t f32_big = n * (5 * segment / 2 / 4) + 3;
+  OFS_RETURN_IF_ERROR(CheckAllReduce(comm, f32_big, DataType::kFloat32, ReduceOp::kSum, 11,
+                                     /*in_place=*/true));
+  OFS_RETURN_IF_ERROR(CheckAllReduce(comm, f32_big, DataType::kFloat32, ReduceOp::kMax, 12,
+                                     /*in_place=*/false));
+  OFS_RETURN_IF_ERROR(CheckAllReduce(comm, 2 * f32_big + 1, DataType::kFloat16, ReduceOp::kMin,
+                                     13, /*in_place=*/true));
+  std::vector<int64_t> big_counts(n);
+  for (int j = 0; j < n; ++j) big_counts[j] = (5 * segment / 2 / 4) * (j % 2 + 1) + j;
+  OFS_RETURN_IF_ERROR(
+      CheckReduceScatterV(comm, big_counts, DataType::kFloat32, ReduceOp::kSum, 14));
+  OFS_RETURN_IF_ERROR(CheckAllGatherV(comm, big_counts, DataType::kFloat32, 15,
+                                      /*in_place=*/true));
   return CheckBarrier(comm);
 }
 

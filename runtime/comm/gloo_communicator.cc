@@ -16,7 +16,9 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
+#include "runtime/comm/collectives.h"
 #include "runtime/comm/kv_store.h"
+#include "runtime/comm/reduce_op.h"
 #include "runtime/comm/transport.h"
 #include "gloo/common/error.h"
 #include "gloo/common/logging.h"
@@ -198,6 +200,10 @@ class GlooTransport : public Transport {
 
   absl::Status Exchange(absl::Span<const P2POp> ops, absl::Time deadline) override;
 
+  // Reducing receives are reduced segment by segment as they arrive
+  // (Exchange), so the collectives hand them to the transport.
+  bool FusesReduce() const override { return true; }
+
   void Abort(const absl::Status& reason) override {
     {
       absl::MutexLock lock(&mu_);
@@ -228,6 +234,19 @@ class GlooTransport : public Transport {
     gloo::transport::UnboundBuffer* buffer;
     bool send;
   };
+  // One piece of one op's message on the wire: where it is sent from or
+  // lands (for a reducing receive, possibly a landing area apart from the
+  // op's data), at which offset of the message.
+  struct Segment {
+    size_t op;
+    char* data;
+    int64_t offset;
+    int64_t bytes;
+  };
+  // How a message is cut on the wire: big enough that posting costs little,
+  // small enough that the first segment's reduction starts early (1 MiB is
+  // a whole number of elements of every dtype).
+  static constexpr int64_t kSegmentBytes = int64_t{1} << 20;
 
   // Hard-closes every pair (idempotent). Peers waiting on this rank fail at
   // once; and once it returns, Gloo's event loop no longer reads into or
@@ -264,46 +283,89 @@ absl::Status GlooTransport::Exchange(absl::Span<const P2POp> ops, absl::Time dea
       return absl::InvalidArgumentError(absl::StrCat("gloo rank ", rank(), ": invalid ",
                                                      Describe(op), " in a world of ", size()));
     }
+    if (op.addend != nullptr &&
+        (op.kind != P2POp::Kind::kRecv || op.bytes % ByteSizeOf(op.reduce_dtype) != 0)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "gloo rank ", rank(), ": ", Describe(op), " reduces ", DataTypeName(op.reduce_dtype),
+          " elements but is not a receive of whole elements"));
+    }
   }
   if (absl::Status h = health(); !h.ok()) return h;
   if (ops.empty()) return absl::OkStatus();
 
+  // Every message travels as segments of kSegmentBytes (the last shorter),
+  // cut the same way on both sides from the byte count alone, all posted
+  // at once on one tag: they match in posting order. A reducing receive
+  // combines each segment with its addend as soon as it has arrived, while
+  // Gloo's event loop is still reading the next ones, so the reduction of
+  // a ring step overlaps its transfer instead of following it. Segments
+  // only cut the wire into pieces: the bytes moved are the message's.
+  std::vector<Segment> segments;
+  // A reducing receive lands beside its addend when the two are the same
+  // memory (an in-place step): the landing area is the message's size.
+  std::vector<std::vector<char>> landings;
+  landings.reserve(ops.size());
+  for (size_t i = 0; i < ops.size(); ++i) {
+    const P2POp& op = ops[i];
+    char* base = static_cast<char*>(op.data);
+    if (op.addend != nullptr && Overlaps(op.data, op.bytes, op.addend, op.bytes)) {
+      landings.emplace_back(static_cast<size_t>(op.bytes));
+      base = landings.back().data();
+    }
+    for (int64_t offset = 0; offset < op.bytes; offset += kSegmentBytes) {
+      segments.push_back({i, base + offset, offset, std::min(kSegmentBytes, op.bytes - offset)});
+    }
+  }
   std::vector<std::unique_ptr<gloo::transport::UnboundBuffer>> buffers;
-  buffers.reserve(ops.size());
+  buffers.reserve(segments.size());
   absl::Status status;
-  size_t current = 0;  // the op being posted or waited on, for messages
+  size_t current = 0;  // the segment being posted or waited on, for messages
   try {
-    for (current = 0; current < ops.size(); ++current) {
-      const P2POp& op = ops[current];
-      buffers.push_back(context_->createUnboundBuffer(op.data, static_cast<size_t>(op.bytes)));
+    for (current = 0; current < segments.size(); ++current) {
+      const Segment& seg = segments[current];
+      const P2POp& op = ops[seg.op];
+      buffers.push_back(context_->createUnboundBuffer(seg.data, static_cast<size_t>(seg.bytes)));
       if (op.kind == P2POp::Kind::kSend) {
-        buffers.back()->send(op.peer, op.tag, 0, static_cast<size_t>(op.bytes));
+        buffers.back()->send(op.peer, op.tag, 0, static_cast<size_t>(seg.bytes));
       } else {
-        buffers.back()->recv(op.peer, op.tag, 0, static_cast<size_t>(op.bytes));
+        buffers.back()->recv(op.peer, op.tag, 0, static_cast<size_t>(seg.bytes));
       }
     }
     {
       absl::MutexLock lock(&mu_);
-      for (size_t i = 0; i < ops.size(); ++i) {
-        waiting_.push_back({buffers[i].get(), ops[i].kind == P2POp::Kind::kSend});
+      for (size_t i = 0; i < segments.size(); ++i) {
+        waiting_.push_back({buffers[i].get(), ops[segments[i].op].kind == P2POp::Kind::kSend});
       }
       status = aborted_;  // an Abort between health() and here
     }
-    for (current = 0; status.ok() && current < ops.size(); ++current) {
-      const absl::Duration left = deadline - absl::Now();
-      if (left <= absl::ZeroDuration()) {
-        status = absl::DeadlineExceededError(absl::StrCat(
-            "gloo rank ", rank(), ": deadline passed waiting for ", Describe(ops[current])));
-        break;
+    // Receives first, in arrival order, so each segment is reduced while
+    // later ones arrive; then the sends (by then mostly done).
+    for (const bool sends : {false, true}) {
+      for (current = 0; status.ok() && current < segments.size(); ++current) {
+        const Segment& seg = segments[current];
+        const P2POp& op = ops[seg.op];
+        if ((op.kind == P2POp::Kind::kSend) != sends) continue;
+        const absl::Duration left = deadline - absl::Now();
+        if (left <= absl::ZeroDuration()) {
+          status = absl::DeadlineExceededError(absl::StrCat(
+              "gloo rank ", rank(), ": deadline passed waiting for ", Describe(op)));
+          break;
+        }
+        const bool done = sends ? buffers[current]->waitSend(Millis(left))
+                                : buffers[current]->waitRecv(Millis(left));
+        if (!done) {
+          status = health();  // woken by Abort
+        } else if (op.addend != nullptr) {
+          ReduceTo(op.reduce_op, op.reduce_dtype, seg.data,
+                   static_cast<const char*>(op.addend) + seg.offset,
+                   static_cast<char*>(op.data) + seg.offset,
+                   seg.bytes / ByteSizeOf(op.reduce_dtype));
+        }
       }
-      const bool done = ops[current].kind == P2POp::Kind::kSend
-                            ? buffers[current]->waitSend(Millis(left))
-                            : buffers[current]->waitRecv(Millis(left));
-      if (!done) status = health();  // woken by Abort
     }
   } catch (const gloo::IoException& e) {
     const bool timed_out = absl::StrContains(e.what(), "Timed out");
-    const P2POp& op = ops[std::min(current, ops.size() - 1)];
+    const P2POp& op = ops[segments[std::min(current, segments.size() - 1)].op];
     status = absl::Status(
         timed_out ? absl::StatusCode::kDeadlineExceeded : absl::StatusCode::kUnavailable,
         absl::StrCat("gloo rank ", rank(), ": ", timed_out ? "deadline passed during " : "",
@@ -311,9 +373,10 @@ absl::Status GlooTransport::Exchange(absl::Span<const P2POp> ops, absl::Time dea
                      e.what()));
   } catch (const std::exception& e) {
     // gloo::EnforceNotMet and anything else Gloo throws.
-    status = absl::InternalError(absl::StrCat("gloo rank ", rank(), ": ",
-                                              Describe(ops[std::min(current, ops.size() - 1)]),
-                                              ": ", e.what()));
+    status = absl::InternalError(
+        absl::StrCat("gloo rank ", rank(), ": ",
+                     Describe(ops[segments[std::min(current, segments.size() - 1)].op]), ": ",
+                     e.what()));
   }
   {
     absl::MutexLock lock(&mu_);
