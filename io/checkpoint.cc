@@ -15,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/strip.h"
 #include "eager/tensor_layout.h"
 #include "io/json_string.h"
 #include "io/json_value.h"
@@ -68,15 +69,17 @@ class PieceFiles {
   explicit PieceFiles(const std::string& source)
       : source_(source), plain_(IsSafetensorsFile(source)) {}
 
+  // The path of a piece's file.
+  std::string Path(const std::string& file) const {
+    return plain_ ? source_ : absl::StrCat(source_, "/", file);
+  }
+  // A file that fails to open is not cached: the next call tries again.
   absl::StatusOr<SafetensorsFile*> Open(const std::string& file) {
-    std::unique_ptr<SafetensorsFile>& f = files_[file];
-    if (f == nullptr) {
-      absl::StatusOr<std::unique_ptr<SafetensorsFile>> opened =
-          SafetensorsFile::Open(plain_ ? source_ : absl::StrCat(source_, "/", file));
-      if (!opened.ok()) return opened.status();
-      f = *std::move(opened);
-    }
-    return f.get();
+    auto it = files_.find(file);
+    if (it != files_.end()) return it->second.get();
+    absl::StatusOr<std::unique_ptr<SafetensorsFile>> opened = SafetensorsFile::Open(Path(file));
+    if (!opened.ok()) return opened.status();
+    return files_.emplace(file, *std::move(opened)).first->second.get();
   }
   // Payload bytes read from every file opened so far.
   int64_t bytes_read() const {
@@ -90,6 +93,25 @@ class PieceFiles {
   const bool plain_;
   std::map<std::string, std::unique_ptr<SafetensorsFile>> files_;
 };
+
+// `s` with the same code, naming the checkpoint (directory or file) and
+// the tensor it concerns.
+absl::Status InTensor(const std::string& source, const std::string& tensor, const absl::Status& s) {
+  return absl::Status(s.code(), absl::StrCat("checkpoint ", QuotedPath(source), ": tensor ",
+                                             QuotedInput(tensor), ": ", s.message()));
+}
+
+// A failure to open or read piece `key` of tensor `tensor` from `path`,
+// with the same code, naming the file, the tensor and the piece. The
+// reader's own messages start with the path; it is not repeated.
+absl::Status PieceError(const absl::Status& s, const std::string& path, const std::string& tensor,
+                        const std::string& key) {
+  const std::string prefix = absl::StrCat(QuotedPath(path), ": ");
+  absl::string_view inner = s.message();
+  absl::ConsumePrefix(&inner, prefix);
+  return absl::Status(s.code(), absl::StrCat(prefix, "tensor ", QuotedInput(tensor), ": piece ",
+                                             QuotedInput(key), ": ", inner));
+}
 
 // Every rank learns whether any rank failed: the failing rank keeps its
 // own error, the others get one saying another rank failed.
@@ -464,14 +486,15 @@ absl::Status SaveCheckpoint(eager::EagerContext& ctx, const std::string& dir,
         if (!status.ok()) break;
         absl::StatusOr<SafetensorsFile*> f = files.Open(p.file);
         if (!f.ok()) {
-          status = f.status();
+          status = PieceError(f.status(), files.Path(p.file), t.name, p.key);
           break;
         }
         auto crc = (*f)->metadata().find(CrcKey(p.key));
         uint32_t value = 0;
         if (crc == (*f)->metadata().end() || !absl::SimpleAtoi(crc->second, &value)) {
-          status = absl::DataLossError(absl::StrCat(QuotedPath(absl::StrCat(dir, "/", p.file)),
-                                                    ": no checksum for ", QuotedInput(p.key)));
+          status = absl::DataLossError(absl::StrCat(QuotedPath(files.Path(p.file)), ": tensor ",
+                                                    QuotedInput(t.name), ": no checksum for piece ",
+                                                    QuotedInput(p.key)));
           break;
         }
         p.crc32c = value;
@@ -517,9 +540,7 @@ absl::StatusOr<std::vector<GlobalTensor>> LoadCheckpoint(eager::EagerContext& ct
     }
     status = ValidateNdSbp(target.nd_sbp, t->desc.shape, target.placement.hierarchy());
     if (!status.ok()) {
-      status = absl::InvalidArgumentError(
-          absl::StrCat("checkpoint ", QuotedPath(source), ": tensor ", QuotedInput(t->name), ": ",
-                       status.message()));
+      status = InTensor(source, t->name, absl::InvalidArgumentError(status.message()));
       break;
     }
     absl::StatusOr<int64_t> id = target.placement.ParallelIdOf(ctx.rank());
@@ -534,7 +555,7 @@ absl::StatusOr<std::vector<GlobalTensor>> LoadCheckpoint(eager::EagerContext& ct
     for (int d = 0; d < slice.rank(); ++d) dims.push_back(slice.range(d).size());
     absl::StatusOr<LocalTensor> local = LocalTensor::Zeros(t->desc.dtype, dims);
     if (!local.ok()) {
-      status = local.status();
+      status = InTensor(source, t->name, local.status());
       break;
     }
     bool reads = true;  // on P axes only coordinate 0 holds the value
@@ -548,7 +569,7 @@ absl::StatusOr<std::vector<GlobalTensor>> LoadCheckpoint(eager::EagerContext& ct
       if (overlap.elem_cnt() == 0) continue;
       absl::StatusOr<SafetensorsFile*> f = files.Open(p.file);
       if (!f.ok()) {
-        status = f.status();
+        status = PieceError(f.status(), files.Path(p.file), t->name, p.key);
         break;
       }
       const std::string where =
@@ -567,7 +588,7 @@ absl::StatusOr<std::vector<GlobalTensor>> LoadCheckpoint(eager::EagerContext& ct
         data_slice = overlap;
       }
       if (!data.ok()) {
-        status = data.status();
+        status = PieceError(data.status(), (*f)->path(), t->name, p.key);
         break;
       }
       if (data->dtype() != t->desc.dtype) {
@@ -597,7 +618,7 @@ absl::StatusOr<std::vector<GlobalTensor>> LoadCheckpoint(eager::EagerContext& ct
     if (target.placement.device_type() != DeviceType::kCpu) {
       local = local->CopyTo(target.placement.device_type());
       if (!local.ok()) {
-        status = local.status();
+        status = InTensor(source, t->name, local.status());
         break;
       }
     }
@@ -623,17 +644,21 @@ absl::Status ExportCheckpoint(const std::string& source, const std::string& out_
     int64_t covered = 0;
     for (const CheckpointPiece& p : t.pieces) {
       absl::StatusOr<SafetensorsFile*> f = files.Open(p.file);
-      if (!f.ok()) return f.status();
+      if (!f.ok()) return PieceError(f.status(), files.Path(p.file), t.name, p.key);
       absl::StatusOr<LocalTensor> data = (*f)->Read(p.key);
-      if (!data.ok()) return data.status();
+      if (!data.ok()) return PieceError(data.status(), (*f)->path(), t.name, p.key);
+      const std::string where = absl::StrCat(QuotedPath((*f)->path()), ": tensor ",
+                                             QuotedInput(t.name), ": piece ", QuotedInput(p.key));
       if (p.crc32c && Crc32c(data->raw_data(), data->byte_size()) != *p.crc32c) {
-        return absl::DataLossError(absl::StrCat(QuotedPath((*f)->path()), ": tensor ",
-                                                QuotedInput(t.name), ": piece ", QuotedInput(p.key),
-                                                " fails its checksum"));
+        return absl::DataLossError(absl::StrCat(where, " fails its checksum"));
+      }
+      if (data->dtype() != t.desc.dtype) {
+        return absl::DataLossError(absl::StrCat(where, " is ", DataTypeName(data->dtype()),
+                                                ", the index says ", DataTypeName(t.desc.dtype)));
       }
       absl::Status s =
           boxing::CopyRegion(*data, p.region, p.region, &*full, all, boxing::RegionOp::kCopy);
-      if (!s.ok()) return s;
+      if (!s.ok()) return absl::DataLossError(absl::StrCat(where, ": ", s.message()));
       covered += p.region.elem_cnt();
     }
     if (covered != all.elem_cnt()) {

@@ -162,6 +162,11 @@ std::vector<absl::Status> LoadW(Engine& engine, const std::string& dir, int rank
   });
 }
 
+std::string ReadText(const std::string& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
 void FlipByte(const std::string& path, int64_t offset_from_end) {
   std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
   f.seekg(-offset_from_end, std::ios::end);
@@ -170,6 +175,35 @@ void FlipByte(const std::string& path, int64_t offset_from_end) {
   f.seekp(-offset_from_end, std::ios::end);
   c ^= 0x5a;
   f.write(&c, 1);
+}
+
+bool Mentions(const absl::Status& s, const std::string& needle) {
+  return s.message().find(needle) != std::string::npos;
+}
+
+// w saved as (S(0), B) from [2,2], its second piece (rows [3,6), in
+// v1-rank2.safetensors) damaged. Loading w as S(0) on cpu:0-1 (only rank 1
+// needs that piece) and exporting fail with `code`, and the message names
+// the file, the tensor and the piece, then the reader's words (`what`);
+// rank 0 hears another rank failed. Returns the ranks' LoadStats.
+std::vector<LoadStats> ExpectTheSecondPieceFails(Engine& engine, const std::string& dir,
+                                                 absl::StatusCode code, const std::string& what) {
+  const std::string named = absl::StrCat(dir, "/v1-rank2.safetensors': tensor 'w': piece 'w@1': ", what);
+  const Placement p = *Placement::Parse("cpu:0-1");
+  std::vector<LoadStats> stats(2);
+  std::vector<absl::Status> st = OnRanks(engine, 2, [&](EagerContext& ctx) -> absl::Status {
+    return LoadCheckpoint(ctx, dir, {{"w", p, *NdSbp::Parse("S(0)"), std::nullopt}},
+                          &stats[ctx.rank()])
+        .status();
+  });
+  EXPECT_EQ(st[0].code(), absl::StatusCode::kAborted) << st[0];
+  EXPECT_TRUE(Mentions(st[0], "another rank failed")) << st[0];
+  EXPECT_EQ(st[1].code(), code) << st[1];
+  EXPECT_TRUE(Mentions(st[1], named)) << st[1];
+  const absl::Status exported = ExportCheckpoint(dir, dir + ".out.safetensors");
+  EXPECT_EQ(exported.code(), code) << exported;
+  EXPECT_TRUE(Mentions(exported, named)) << exported;
+  return stats;
 }
 
 TEST(CheckpointTest, FailuresAreClearAndAgreedByEveryRank) {
@@ -181,24 +215,70 @@ TEST(CheckpointTest, FailuresAreClearAndAgreedByEveryRank) {
   SaveFrom22(*engine, dir, "(S(0), B)", "(B, B)");
   std::vector<absl::Status> st = LoadW(*engine, dir, 2, std::nullopt, "v");
   EXPECT_EQ(st[0].code(), absl::StatusCode::kNotFound);
-  EXPECT_NE(st[0].message().find("no tensor 'v'"), std::string::npos) << st[0];
+  EXPECT_TRUE(Mentions(st[0], "no tensor 'v'")) << st[0];
+  // The caller expects another shape, or another dtype.
   st = LoadW(*engine, dir, 2, TensorDesc{Shape{4, 6}, DataType::kFloat32});
-  EXPECT_EQ(st[1].code(), absl::StatusCode::kInvalidArgument) << st[1];
-  EXPECT_NE(st[1].message().find("f32[6,4]"), std::string::npos) << st[1];
+  for (const absl::Status& s : st) {
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+    EXPECT_TRUE(Mentions(s, "tensor 'w' is f32[6,4]; expected f32[4,6]")) << s;
+  }
+  st = LoadW(*engine, dir, 2, TensorDesc{Shape{6, 4}, DataType::kFloat64});
+  for (const absl::Status& s : st) {
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+    EXPECT_TRUE(Mentions(s, "tensor 'w' is f32[6,4]; expected f64[6,4]")) << s;
+  }
 
   // Alter one byte of w's second piece: only rank 1 reads it.
   FlipByte(dir + "/v1-rank2.safetensors", 3);
   st = LoadW(*engine, dir);
   EXPECT_TRUE(st[0].code() == absl::StatusCode::kAborted) << st[0];
   EXPECT_EQ(st[1].code(), absl::StatusCode::kDataLoss) << st[1];
-  EXPECT_NE(st[1].message().find("v1-rank2.safetensors"), std::string::npos) << st[1];
-  EXPECT_NE(st[1].message().find("'w'"), std::string::npos) << st[1];
-  EXPECT_NE(st[1].message().find("checksum"), std::string::npos) << st[1];
-  // Truncated piece file.
+  EXPECT_TRUE(Mentions(st[1], "v1-rank2.safetensors")) << st[1];
+  EXPECT_TRUE(Mentions(st[1], "'w'")) << st[1];
+  EXPECT_TRUE(Mentions(st[1], "checksum")) << st[1];
+  // Truncated piece file, cut inside its header.
   ASSERT_EQ(::truncate((dir + "/v1-rank2.safetensors").c_str(), 40), 0);
-  st = LoadW(*engine, dir);
-  EXPECT_EQ(st[1].code(), absl::StatusCode::kDataLoss) << st[1];
-  EXPECT_EQ(ExportCheckpoint(dir, dir + ".out.safetensors").code(), absl::StatusCode::kDataLoss);
+  ExpectTheSecondPieceFails(*engine, dir, absl::StatusCode::kDataLoss, "header length");
+}
+
+// A shard file deleted from under its index. With LoadStats asked for,
+// too: the failed open used to leave a null file behind that the byte
+// count then read.
+TEST(CheckpointTest, ADeletedShardFileIsNamedWithItsTensor) {
+  std::unique_ptr<Engine> engine = *Engine::Create();
+  const std::string dir = FreshDir("deleted");
+  SaveFrom22(*engine, dir, "(S(0), B)", "(B, B)");
+  ASSERT_EQ(::unlink((dir + "/v1-rank2.safetensors").c_str()), 0);
+  const std::vector<LoadStats> stats =
+      ExpectTheSecondPieceFails(*engine, dir, absl::StatusCode::kNotFound, "open");
+  EXPECT_EQ(stats[0].bytes_read, 48);  // its own piece, read before the agreement
+  EXPECT_EQ(stats[1].bytes_read, 0);
+}
+
+// An index whose dtype disagrees with the shard files (w's pieces are F32,
+// the index says i32): loading and exporting are kDataLoss naming the
+// file, the tensor and both dtypes, never the bytes read as the wrong type.
+TEST(CheckpointTest, APieceOfAnotherDtypeThanItsIndexIsDataLoss) {
+  std::unique_ptr<Engine> engine = *Engine::Create();
+  const std::string dir = FreshDir("dtype");
+  SaveFrom22(*engine, dir, "(S(0), B)", "(B, B)");
+  const std::string path = dir + "/index.json";
+  const std::string json = ReadText(path);
+  const std::string f32_w = "\"w\": {\"dtype\": \"f32\"";
+  ASSERT_NE(json.find(f32_w), std::string::npos) << json;
+  std::ofstream(path, std::ios::trunc)
+      << absl::StrReplaceAll(json, {{f32_w, "\"w\": {\"dtype\": \"i32\""}});
+  std::vector<absl::Status> st = LoadW(*engine, dir);
+  for (int r = 0; r < 2; ++r) {
+    EXPECT_EQ(st[r].code(), absl::StatusCode::kDataLoss) << st[r];
+    EXPECT_TRUE(Mentions(st[r], absl::StrCat("v1-rank", 2 * r, ".safetensors': tensor 'w': piece 'w@",
+                                             r, "' is f32, the index says i32")))
+        << st[r];
+  }
+  const absl::Status exported = ExportCheckpoint(dir, dir + ".out.safetensors");
+  EXPECT_EQ(exported.code(), absl::StatusCode::kDataLoss) << exported;
+  EXPECT_TRUE(Mentions(exported, "v1-rank0.safetensors': tensor 'w': piece 'w@0' is f32, the index says i32"))
+      << exported;
 }
 
 // Names from the caller and from files reach messages escaped and cut: a
@@ -226,11 +306,7 @@ TEST(CheckpointTest, TheIndexIsStrictJson) {
   const std::string dir = FreshDir("strict");
   SaveFrom22(*engine, dir, "(S(0), B)", "(B, B)");
   const std::string path = dir + "/index.json";
-  std::string good;
-  {
-    std::ifstream in(path);
-    good.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-  }
+  const std::string good = ReadText(path);
   ASSERT_TRUE(ReadCheckpointIndex(dir).ok());
   const size_t w = good.find("\"w\": ");
   ASSERT_NE(w, std::string::npos) << good;
