@@ -505,6 +505,9 @@ absl::Status SaveCheckpoint(eager::EagerContext& ctx, const std::string& dir,
     if (status.ok()) {
       status = WriteFileAtomically(absl::StrCat(dir, "/", kIndexFile), IndexToJson(index));
     }
+    // Files of older versions go before the ranks agree (and return): a
+    // rank that starts the next save at once cannot have its new shard
+    // file taken for a stale one.
     if (status.ok()) RemoveStaleFiles(dir, index);
   }
   return Agree(ctx, status, absl::StrCat("checkpoint save to ", QuotedPath(dir)));
