@@ -397,19 +397,29 @@ absl::StatusOr<CheckpointIndex> ReadCheckpointIndex(const std::string& source) {
   return index;
 }
 
+// Every failure of a save, on any rank, reaches the other ranks through an
+// agreement (Agree) before anyone issues another collective, so a rank that
+// fails alone makes every rank return an error at the next agreement
+// instead of leaving them waiting in a collective it never joins. The
+// agreements, in order:
+//   1. the arguments are valid and DIR exists (before any collective);
+//   2. after each partial-sum reduction (a collective of every rank);
+//   3. every rank's shard file is on disk (slices, device copies, writes);
+//   4. rank 0 committed the index.
 absl::Status SaveCheckpoint(eager::EagerContext& ctx, const std::string& dir,
                             absl::Span<const NamedTensor> tensors,
                             const std::map<std::string, std::string>& metadata) {
-  for (size_t i = 0; i < tensors.size(); ++i) {
+  const std::string what = absl::StrCat("checkpoint save to ", QuotedPath(dir));
+  absl::Status status;
+  for (size_t i = 0; i < tensors.size() && status.ok(); ++i) {
     if (tensors[i].name.empty() || !tensors[i].tensor.defined()) {
-      return absl::InvalidArgumentError(
+      status = absl::InvalidArgumentError(
           absl::StrCat("checkpoint ", QuotedPath(dir), ": tensor ", i, " has no name or no value"));
     }
-    for (size_t j = 0; j < i; ++j) {
+    for (size_t j = 0; j < i && status.ok(); ++j) {
       if (tensors[j].name == tensors[i].name) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("checkpoint ", QuotedPath(dir), ": tensor ", QuotedInput(tensors[i].name),
-                         " given twice"));
+        status = absl::InvalidArgumentError(absl::StrCat(
+            "checkpoint ", QuotedPath(dir), ": tensor ", QuotedInput(tensors[i].name), " given twice"));
       }
     }
   }
@@ -418,33 +428,44 @@ absl::Status SaveCheckpoint(eager::EagerContext& ctx, const std::string& dir,
   if (absl::StatusOr<CheckpointIndex> old = ReadCheckpointIndex(dir); old.ok()) {
     version = old->version + 1;
   }
-  if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) {
-    return Agree(ctx, absl::UnavailableError(absl::StrCat("mkdir ", QuotedPath(dir), ": ", std::strerror(errno))),
-                 "checkpoint save");
+  if (status.ok() && ::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) {
+    status = absl::UnavailableError(absl::StrCat("mkdir ", QuotedPath(dir), ": ", std::strerror(errno)));
+  }
+  if (absl::Status s = Agree(ctx, status, what); !s.ok()) return s;
+  // Partial sums are reduced once (P -> B), then saved like any other
+  // layout. Every rank reduces the same tensors in the same order.
+  std::vector<GlobalTensor> stored(tensors.size());
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    const GlobalTensor& t = tensors[i].tensor;
+    const NdSbp without = WithoutPartials(t.nd_sbp());
+    if (without == t.nd_sbp()) {
+      stored[i] = t;
+      continue;
+    }
+    absl::StatusOr<GlobalTensor> r = eager::Redistribute(ctx, t, t.placement(), without);
+    const absl::Status reduced = r.ok() ? absl::OkStatus() : InTensor(dir, tensors[i].name, r.status());
+    if (absl::Status s = Agree(ctx, reduced, what); !s.ok()) return s;
+    stored[i] = *std::move(r);
   }
   CheckpointIndex index;
   index.version = version;
   index.metadata = metadata;
   std::vector<std::pair<std::string, LocalTensor>> mine;
   std::map<std::string, std::string> my_crcs;
-  absl::Status status;
-  for (const NamedTensor& nt : tensors) {
-    GlobalTensor t = nt.tensor;
-    const NdSbp stored = WithoutPartials(t.nd_sbp());
-    if (stored != t.nd_sbp()) {
-      // Partial sums are reduced once, then saved like any other layout.
-      absl::StatusOr<GlobalTensor> r = eager::Redistribute(ctx, t, t.placement(), stored);
-      if (!r.ok()) return r.status();
-      t = *r;
-    }
+  for (size_t i = 0; i < tensors.size() && status.ok(); ++i) {
+    const std::string& name = tensors[i].name;
+    const GlobalTensor& t = stored[i];
     CheckpointTensor ct;
-    ct.name = nt.name;
+    ct.name = name;
     ct.desc = t.desc();
-    ct.nd_sbp = stored.ToString();
+    ct.nd_sbp = t.nd_sbp().ToString();
     ct.placement = t.placement().ToString();
     absl::StatusOr<std::vector<TensorSlice>> slices =
-        AllRankSlices(t.shape(), stored, t.placement());
-    if (!slices.ok()) return slices.status();
+        AllRankSlices(t.shape(), t.nd_sbp(), t.placement());
+    if (!slices.ok()) {
+      status = InTensor(dir, name, slices.status());
+      break;
+    }
     absl::StatusOr<int64_t> my_id = t.placement().ParallelIdOf(ctx.rank());
     for (int64_t id = 0; id < static_cast<int64_t>(slices->size()); ++id) {
       const TensorSlice& s = (*slices)[id];
@@ -455,14 +476,17 @@ absl::Status SaveCheckpoint(eager::EagerContext& ctx, const std::string& dir,
       const int64_t owner = t.placement().RankOf(id);
       CheckpointPiece p;
       p.file = RankFile(version, owner);
-      p.key = absl::StrCat(nt.name, "@", ct.pieces.size());
+      p.key = absl::StrCat(name, "@", ct.pieces.size());
       p.region = s;
       p.bytes = s.elem_cnt() * ByteSizeOf(t.dtype());
       if (my_id.ok() && *my_id == id) {
         LocalTensor local = t.local();
         if (local.device() != DeviceType::kCpu) {
           absl::StatusOr<LocalTensor> host = local.CopyTo(DeviceType::kCpu);
-          if (!host.ok()) return host.status();
+          if (!host.ok()) {
+            status = InTensor(dir, name, host.status());
+            break;
+          }
           local = *host;
         }
         my_crcs[CrcKey(p.key)] = absl::StrCat(Crc32c(local.raw_data(), local.byte_size()));
@@ -472,12 +496,15 @@ absl::Status SaveCheckpoint(eager::EagerContext& ctx, const std::string& dir,
     }
     index.tensors.push_back(std::move(ct));
   }
-  if (!mine.empty()) {
-    status = WriteSafetensors(absl::StrCat(dir, "/", RankFile(version, ctx.rank())), mine, my_crcs);
+  const std::string my_file = absl::StrCat(dir, "/", RankFile(version, ctx.rank()));
+  const bool writes = status.ok() && !mine.empty();
+  if (writes) status = WriteSafetensors(my_file, mine, my_crcs);
+  // No rank commits unless every rank's pieces are on disk. A failed save
+  // takes back the shard file it wrote: no index names it.
+  if (absl::Status s = Agree(ctx, status, what); !s.ok()) {
+    if (writes && status.ok()) ::unlink(my_file.c_str());
+    return s;
   }
-  // No rank commits unless every rank's pieces are on disk.
-  absl::Status s = Agree(ctx, status, absl::StrCat("checkpoint save to ", QuotedPath(dir)));
-  if (!s.ok()) return s;
   if (ctx.rank() == 0) {
     // The checksums each owner computed travel in its file's metadata.
     PieceFiles files(dir);
@@ -510,7 +537,7 @@ absl::Status SaveCheckpoint(eager::EagerContext& ctx, const std::string& dir,
     // file taken for a stale one.
     if (status.ok()) RemoveStaleFiles(dir, index);
   }
-  return Agree(ctx, status, absl::StrCat("checkpoint save to ", QuotedPath(dir)));
+  return Agree(ctx, status, what);
 }
 
 absl::StatusOr<std::vector<GlobalTensor>> LoadCheckpoint(eager::EagerContext& ctx,

@@ -162,6 +162,18 @@ std::vector<absl::Status> LoadW(Engine& engine, const std::string& dir, int rank
   });
 }
 
+// The names in a directory but hidden ones (., ..).
+std::set<std::string> FilesIn(const std::string& dir) {
+  std::set<std::string> files;
+  DIR* d = ::opendir(dir.c_str());
+  if (d == nullptr) return files;
+  while (dirent* e = ::readdir(d)) {
+    if (e->d_name[0] != '.') files.insert(e->d_name);
+  }
+  ::closedir(d);
+  return files;
+}
+
 std::string ReadText(const std::string& path) {
   std::ifstream in(path);
   return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
@@ -281,6 +293,54 @@ TEST(CheckpointTest, APieceOfAnotherDtypeThanItsIndexIsDataLoss) {
       << exported;
 }
 
+// One rank fails alone while saving (here: its copy of the arguments gives
+// w a layout that does not fit w; the SPMD contract is broken on that rank
+// only, as a device copy or an allocation could fail on one rank). Every
+// rank's function returns normally, so the world is not aborted for them:
+// only the save's own agreements can tell the others. Every rank returns
+// an error (the others: "another rank failed", not a timeout), and the
+// previous checkpoint stays intact, with no file of the failed version
+// left behind.
+TEST(CheckpointTest, ARankFailingAloneDuringSaveFailsEveryRankAndKeepsThePrevious) {
+  std::unique_ptr<Engine> engine = *Engine::Create();
+  const std::string dir = FreshDir("save-fails");
+  SaveFrom22(*engine, dir, "(S(0), B)", "(B, B)", 1);
+  const Placement p = *Placement::Parse("cpu:0-3 [2,2]");
+  std::vector<absl::Status> saved(4);
+  eager::EagerOptions options;
+  options.timeout = absl::Seconds(20);  // a lost agreement fails, never hangs the test
+  absl::StatusOr<std::vector<absl::Status>> ran = comm::RunRanks(4, [&](comm::Communicator& world) {
+    EagerContext ctx(*engine, world, options);
+    absl::StatusOr<GlobalTensor> w = eager::FromFull(ctx, Values({6, 4}, 2), p, *NdSbp::Parse("(S(0), B)"));
+    absl::StatusOr<GlobalTensor> b = eager::FromFull(ctx, kB, p, *NdSbp::Parse("(P, B)"));
+    if (!w.ok() || !b.ok()) return absl::InternalError("FromFull");
+    GlobalTensor mine = *w;
+    if (ctx.rank() == 2) mine = GlobalTensor(w->desc(), p, *NdSbp::Parse("(S(0), S(5))"), w->local());
+    saved[ctx.rank()] = SaveCheckpoint(ctx, dir, {{"w", mine}, {"b", *b}}, {{"step", "4"}});
+    return absl::OkStatus();
+  });
+  ASSERT_TRUE(ran.ok()) << ran.status();
+  for (int r = 0; r < 4; ++r) {
+    if (r == 2) {
+      EXPECT_EQ(saved[r].code(), absl::StatusCode::kInvalidArgument) << saved[r];
+      EXPECT_TRUE(Mentions(saved[r], "tensor 'w'")) << saved[r];
+    } else {
+      EXPECT_EQ(saved[r].code(), absl::StatusCode::kAborted) << r << ": " << saved[r];
+      EXPECT_TRUE(Mentions(saved[r], "another rank failed")) << r << ": " << saved[r];
+    }
+  }
+  const CheckpointIndex index = *ReadCheckpointIndex(dir);
+  EXPECT_EQ(index.version, 1);
+  EXPECT_EQ(index.metadata.at("step"), "3");
+  EXPECT_EQ(FilesIn(dir), (std::set<std::string>{"index.json", "v1-rank0.safetensors",
+                                                  "v1-rank2.safetensors"}));
+  const std::string out = dir + ".export.safetensors";
+  ASSERT_TRUE(ExportCheckpoint(dir, out).ok());
+  std::unique_ptr<SafetensorsFile> f = *SafetensorsFile::Open(out);
+  EXPECT_TRUE(ExactlyEqual(*f->Read("w"), kW));
+  EXPECT_TRUE(ExactlyEqual(*f->Read("b"), kB));
+}
+
 // Names from the caller and from files reach messages escaped and cut: a
 // NUL, an ANSI escape and 2,000 characters in a tensor name.
 TEST(CheckpointTest, NamesInMessagesAreEscapedAndCut) {
@@ -349,14 +409,8 @@ TEST(CheckpointTest, ASecondSaveCommitsANewVersionAndRemovesTheOld) {
   SaveFrom22(*engine, dir, "(B, S(1))", "(B, B)", 2);
   CheckpointIndex index = *ReadCheckpointIndex(dir);
   EXPECT_EQ(index.version, 2);
-  std::set<std::string> files;
-  DIR* d = ::opendir(dir.c_str());
-  while (dirent* e = ::readdir(d)) {
-    if (e->d_name[0] != '.') files.insert(e->d_name);
-  }
-  ::closedir(d);
-  EXPECT_EQ(files, (std::set<std::string>{"index.json", "v2-rank0.safetensors",
-                                          "v2-rank1.safetensors"}));
+  EXPECT_EQ(FilesIn(dir), (std::set<std::string>{"index.json", "v2-rank0.safetensors",
+                                                  "v2-rank1.safetensors"}));
   // Export gives the second version's values whole.
   const std::string out = dir + ".export.safetensors";
   ASSERT_TRUE(ExportCheckpoint(dir, out).ok());
