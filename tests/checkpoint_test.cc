@@ -113,21 +113,43 @@ TEST(CheckpointTest, SavesEachRegionOnceAndReshardsOnLoad) {
   }
 }
 
+// docs/CHECKPOINTS.md's example, exactly: w f32[6,4] saved as (S(0), B)
+// from cpu:0-3 [2,2] is two 48-byte pieces (rows [0,3) by rank 0, rows
+// [3,6) by rank 2). Loaded as S(0) on cpu:0-1 each rank reads one piece,
+// 48 bytes; as S(1) on cpu:0-3 every rank's columns cross both pieces, so
+// each reads both whole, 96 bytes. Nothing of b.
 TEST(CheckpointTest, EachRankReadsOnlyThePiecesItNeeds) {
   std::unique_ptr<Engine> engine = *Engine::Create();
   const std::string dir = FreshDir("bytes");
   SaveFrom22(*engine, dir, "(S(0), B)", "(B, B)");
-  const Placement p = *Placement::Parse("cpu:0-1");
-  std::vector<LoadStats> stats(2);
-  std::vector<absl::Status> st = OnRanks(*engine, 2, [&](EagerContext& ctx) -> absl::Status {
-    return LoadCheckpoint(ctx, dir, {{"w", p, *NdSbp::Parse("S(0)"), std::nullopt}},
-                          &stats[ctx.rank()])
-        .status();
-  });
-  for (int r = 0; r < 2; ++r) {
-    ASSERT_TRUE(st[r].ok()) << st[r];
-    EXPECT_EQ(stats[r].pieces_read, 1);
-    EXPECT_EQ(stats[r].bytes_read, 3 * 4 * 4);  // its own half of w, nothing of b
+  const CheckpointIndex index = *ReadCheckpointIndex(dir);
+  const CheckpointTensor* w = index.Find("w");
+  ASSERT_EQ(w->pieces.size(), 2u);
+  EXPECT_EQ(w->pieces[0].file, "v1-rank0.safetensors");
+  EXPECT_EQ(w->pieces[0].region.ToString(), "[0,3)x[0,4)");
+  EXPECT_EQ(w->pieces[1].file, "v1-rank2.safetensors");
+  EXPECT_EQ(w->pieces[1].region.ToString(), "[3,6)x[0,4)");
+  for (const CheckpointPiece& piece : w->pieces) EXPECT_EQ(piece.bytes, 48);
+  struct Case {
+    const char* placement;
+    const char* layout;
+    int ranks;
+    int64_t pieces;
+    int64_t bytes;
+  };
+  for (const Case& c : {Case{"cpu:0-1", "S(0)", 2, 1, 48}, Case{"cpu:0-3", "S(1)", 4, 2, 96}}) {
+    const Placement p = *Placement::Parse(c.placement);
+    std::vector<LoadStats> stats(c.ranks);
+    std::vector<absl::Status> st = OnRanks(*engine, c.ranks, [&](EagerContext& ctx) -> absl::Status {
+      return LoadCheckpoint(ctx, dir, {{"w", p, *NdSbp::Parse(c.layout), std::nullopt}},
+                            &stats[ctx.rank()])
+          .status();
+    });
+    for (int r = 0; r < c.ranks; ++r) {
+      ASSERT_TRUE(st[r].ok()) << c.layout << " " << st[r];
+      EXPECT_EQ(stats[r].pieces_read, c.pieces) << c.layout << " rank " << r;
+      EXPECT_EQ(stats[r].bytes_read, c.bytes) << c.layout << " rank " << r;
+    }
   }
 }
 
