@@ -15,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/strip.h"
 #include "eager/tensor_layout.h"
 #include "io/json_string.h"
 #include "io/json_value.h"
@@ -68,15 +69,17 @@ class PieceFiles {
   explicit PieceFiles(const std::string& source)
       : source_(source), plain_(IsSafetensorsFile(source)) {}
 
+  // The path of a piece's file.
+  std::string Path(const std::string& file) const {
+    return plain_ ? source_ : absl::StrCat(source_, "/", file);
+  }
+  // A file that fails to open is not cached: the next call tries again.
   absl::StatusOr<SafetensorsFile*> Open(const std::string& file) {
-    std::unique_ptr<SafetensorsFile>& f = files_[file];
-    if (f == nullptr) {
-      absl::StatusOr<std::unique_ptr<SafetensorsFile>> opened =
-          SafetensorsFile::Open(plain_ ? source_ : absl::StrCat(source_, "/", file));
-      if (!opened.ok()) return opened.status();
-      f = *std::move(opened);
-    }
-    return f.get();
+    auto it = files_.find(file);
+    if (it != files_.end()) return it->second.get();
+    absl::StatusOr<std::unique_ptr<SafetensorsFile>> opened = SafetensorsFile::Open(Path(file));
+    if (!opened.ok()) return opened.status();
+    return files_.emplace(file, *std::move(opened)).first->second.get();
   }
   // Payload bytes read from every file opened so far.
   int64_t bytes_read() const {
@@ -90,6 +93,25 @@ class PieceFiles {
   const bool plain_;
   std::map<std::string, std::unique_ptr<SafetensorsFile>> files_;
 };
+
+// `s` with the same code, naming the checkpoint (directory or file) and
+// the tensor it concerns.
+absl::Status InTensor(const std::string& source, const std::string& tensor, const absl::Status& s) {
+  return absl::Status(s.code(), absl::StrCat("checkpoint ", QuotedPath(source), ": tensor ",
+                                             QuotedInput(tensor), ": ", s.message()));
+}
+
+// A failure to open or read piece `key` of tensor `tensor` from `path`,
+// with the same code, naming the file, the tensor and the piece. The
+// reader's own messages start with the path; it is not repeated.
+absl::Status PieceError(const absl::Status& s, const std::string& path, const std::string& tensor,
+                        const std::string& key) {
+  const std::string prefix = absl::StrCat(QuotedPath(path), ": ");
+  absl::string_view inner = s.message();
+  absl::ConsumePrefix(&inner, prefix);
+  return absl::Status(s.code(), absl::StrCat(prefix, "tensor ", QuotedInput(tensor), ": piece ",
+                                             QuotedInput(key), ": ", inner));
+}
 
 // Every rank learns whether any rank failed: the failing rank keeps its
 // own error, the others get one saying another rank failed.
@@ -375,19 +397,29 @@ absl::StatusOr<CheckpointIndex> ReadCheckpointIndex(const std::string& source) {
   return index;
 }
 
+// Every failure of a save, on any rank, reaches the other ranks through an
+// agreement (Agree) before anyone issues another collective, so a rank that
+// fails alone makes every rank return an error at the next agreement
+// instead of leaving them waiting in a collective it never joins. The
+// agreements, in order:
+//   1. the arguments are valid and DIR exists (before any collective);
+//   2. after each partial-sum reduction (a collective of every rank);
+//   3. every rank's shard file is on disk (slices, device copies, writes);
+//   4. rank 0 committed the index.
 absl::Status SaveCheckpoint(eager::EagerContext& ctx, const std::string& dir,
                             absl::Span<const NamedTensor> tensors,
                             const std::map<std::string, std::string>& metadata) {
-  for (size_t i = 0; i < tensors.size(); ++i) {
+  const std::string what = absl::StrCat("checkpoint save to ", QuotedPath(dir));
+  absl::Status status;
+  for (size_t i = 0; i < tensors.size() && status.ok(); ++i) {
     if (tensors[i].name.empty() || !tensors[i].tensor.defined()) {
-      return absl::InvalidArgumentError(
+      status = absl::InvalidArgumentError(
           absl::StrCat("checkpoint ", QuotedPath(dir), ": tensor ", i, " has no name or no value"));
     }
-    for (size_t j = 0; j < i; ++j) {
+    for (size_t j = 0; j < i && status.ok(); ++j) {
       if (tensors[j].name == tensors[i].name) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("checkpoint ", QuotedPath(dir), ": tensor ", QuotedInput(tensors[i].name),
-                         " given twice"));
+        status = absl::InvalidArgumentError(absl::StrCat(
+            "checkpoint ", QuotedPath(dir), ": tensor ", QuotedInput(tensors[i].name), " given twice"));
       }
     }
   }
@@ -396,33 +428,44 @@ absl::Status SaveCheckpoint(eager::EagerContext& ctx, const std::string& dir,
   if (absl::StatusOr<CheckpointIndex> old = ReadCheckpointIndex(dir); old.ok()) {
     version = old->version + 1;
   }
-  if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) {
-    return Agree(ctx, absl::UnavailableError(absl::StrCat("mkdir ", QuotedPath(dir), ": ", std::strerror(errno))),
-                 "checkpoint save");
+  if (status.ok() && ::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) {
+    status = absl::UnavailableError(absl::StrCat("mkdir ", QuotedPath(dir), ": ", std::strerror(errno)));
+  }
+  if (absl::Status s = Agree(ctx, status, what); !s.ok()) return s;
+  // Partial sums are reduced once (P -> B), then saved like any other
+  // layout. Every rank reduces the same tensors in the same order.
+  std::vector<GlobalTensor> stored(tensors.size());
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    const GlobalTensor& t = tensors[i].tensor;
+    const NdSbp without = WithoutPartials(t.nd_sbp());
+    if (without == t.nd_sbp()) {
+      stored[i] = t;
+      continue;
+    }
+    absl::StatusOr<GlobalTensor> r = eager::Redistribute(ctx, t, t.placement(), without);
+    const absl::Status reduced = r.ok() ? absl::OkStatus() : InTensor(dir, tensors[i].name, r.status());
+    if (absl::Status s = Agree(ctx, reduced, what); !s.ok()) return s;
+    stored[i] = *std::move(r);
   }
   CheckpointIndex index;
   index.version = version;
   index.metadata = metadata;
   std::vector<std::pair<std::string, LocalTensor>> mine;
   std::map<std::string, std::string> my_crcs;
-  absl::Status status;
-  for (const NamedTensor& nt : tensors) {
-    GlobalTensor t = nt.tensor;
-    const NdSbp stored = WithoutPartials(t.nd_sbp());
-    if (stored != t.nd_sbp()) {
-      // Partial sums are reduced once, then saved like any other layout.
-      absl::StatusOr<GlobalTensor> r = eager::Redistribute(ctx, t, t.placement(), stored);
-      if (!r.ok()) return r.status();
-      t = *r;
-    }
+  for (size_t i = 0; i < tensors.size() && status.ok(); ++i) {
+    const std::string& name = tensors[i].name;
+    const GlobalTensor& t = stored[i];
     CheckpointTensor ct;
-    ct.name = nt.name;
+    ct.name = name;
     ct.desc = t.desc();
-    ct.nd_sbp = stored.ToString();
+    ct.nd_sbp = t.nd_sbp().ToString();
     ct.placement = t.placement().ToString();
     absl::StatusOr<std::vector<TensorSlice>> slices =
-        AllRankSlices(t.shape(), stored, t.placement());
-    if (!slices.ok()) return slices.status();
+        AllRankSlices(t.shape(), t.nd_sbp(), t.placement());
+    if (!slices.ok()) {
+      status = InTensor(dir, name, slices.status());
+      break;
+    }
     absl::StatusOr<int64_t> my_id = t.placement().ParallelIdOf(ctx.rank());
     for (int64_t id = 0; id < static_cast<int64_t>(slices->size()); ++id) {
       const TensorSlice& s = (*slices)[id];
@@ -433,14 +476,17 @@ absl::Status SaveCheckpoint(eager::EagerContext& ctx, const std::string& dir,
       const int64_t owner = t.placement().RankOf(id);
       CheckpointPiece p;
       p.file = RankFile(version, owner);
-      p.key = absl::StrCat(nt.name, "@", ct.pieces.size());
+      p.key = absl::StrCat(name, "@", ct.pieces.size());
       p.region = s;
       p.bytes = s.elem_cnt() * ByteSizeOf(t.dtype());
       if (my_id.ok() && *my_id == id) {
         LocalTensor local = t.local();
         if (local.device() != DeviceType::kCpu) {
           absl::StatusOr<LocalTensor> host = local.CopyTo(DeviceType::kCpu);
-          if (!host.ok()) return host.status();
+          if (!host.ok()) {
+            status = InTensor(dir, name, host.status());
+            break;
+          }
           local = *host;
         }
         my_crcs[CrcKey(p.key)] = absl::StrCat(Crc32c(local.raw_data(), local.byte_size()));
@@ -450,12 +496,15 @@ absl::Status SaveCheckpoint(eager::EagerContext& ctx, const std::string& dir,
     }
     index.tensors.push_back(std::move(ct));
   }
-  if (!mine.empty()) {
-    status = WriteSafetensors(absl::StrCat(dir, "/", RankFile(version, ctx.rank())), mine, my_crcs);
+  const std::string my_file = absl::StrCat(dir, "/", RankFile(version, ctx.rank()));
+  const bool writes = status.ok() && !mine.empty();
+  if (writes) status = WriteSafetensors(my_file, mine, my_crcs);
+  // No rank commits unless every rank's pieces are on disk. A failed save
+  // takes back the shard file it wrote: no index names it.
+  if (absl::Status s = Agree(ctx, status, what); !s.ok()) {
+    if (writes && status.ok()) ::unlink(my_file.c_str());
+    return s;
   }
-  // No rank commits unless every rank's pieces are on disk.
-  absl::Status s = Agree(ctx, status, absl::StrCat("checkpoint save to ", QuotedPath(dir)));
-  if (!s.ok()) return s;
   if (ctx.rank() == 0) {
     // The checksums each owner computed travel in its file's metadata.
     PieceFiles files(dir);
@@ -464,14 +513,15 @@ absl::Status SaveCheckpoint(eager::EagerContext& ctx, const std::string& dir,
         if (!status.ok()) break;
         absl::StatusOr<SafetensorsFile*> f = files.Open(p.file);
         if (!f.ok()) {
-          status = f.status();
+          status = PieceError(f.status(), files.Path(p.file), t.name, p.key);
           break;
         }
         auto crc = (*f)->metadata().find(CrcKey(p.key));
         uint32_t value = 0;
         if (crc == (*f)->metadata().end() || !absl::SimpleAtoi(crc->second, &value)) {
-          status = absl::DataLossError(absl::StrCat(QuotedPath(absl::StrCat(dir, "/", p.file)),
-                                                    ": no checksum for ", QuotedInput(p.key)));
+          status = absl::DataLossError(absl::StrCat(QuotedPath(files.Path(p.file)), ": tensor ",
+                                                    QuotedInput(t.name), ": no checksum for piece ",
+                                                    QuotedInput(p.key)));
           break;
         }
         p.crc32c = value;
@@ -482,9 +532,12 @@ absl::Status SaveCheckpoint(eager::EagerContext& ctx, const std::string& dir,
     if (status.ok()) {
       status = WriteFileAtomically(absl::StrCat(dir, "/", kIndexFile), IndexToJson(index));
     }
+    // Files of older versions go before the ranks agree (and return): a
+    // rank that starts the next save at once cannot have its new shard
+    // file taken for a stale one.
     if (status.ok()) RemoveStaleFiles(dir, index);
   }
-  return Agree(ctx, status, absl::StrCat("checkpoint save to ", QuotedPath(dir)));
+  return Agree(ctx, status, what);
 }
 
 absl::StatusOr<std::vector<GlobalTensor>> LoadCheckpoint(eager::EagerContext& ctx,
@@ -517,9 +570,7 @@ absl::StatusOr<std::vector<GlobalTensor>> LoadCheckpoint(eager::EagerContext& ct
     }
     status = ValidateNdSbp(target.nd_sbp, t->desc.shape, target.placement.hierarchy());
     if (!status.ok()) {
-      status = absl::InvalidArgumentError(
-          absl::StrCat("checkpoint ", QuotedPath(source), ": tensor ", QuotedInput(t->name), ": ",
-                       status.message()));
+      status = InTensor(source, t->name, absl::InvalidArgumentError(status.message()));
       break;
     }
     absl::StatusOr<int64_t> id = target.placement.ParallelIdOf(ctx.rank());
@@ -534,7 +585,7 @@ absl::StatusOr<std::vector<GlobalTensor>> LoadCheckpoint(eager::EagerContext& ct
     for (int d = 0; d < slice.rank(); ++d) dims.push_back(slice.range(d).size());
     absl::StatusOr<LocalTensor> local = LocalTensor::Zeros(t->desc.dtype, dims);
     if (!local.ok()) {
-      status = local.status();
+      status = InTensor(source, t->name, local.status());
       break;
     }
     bool reads = true;  // on P axes only coordinate 0 holds the value
@@ -548,7 +599,7 @@ absl::StatusOr<std::vector<GlobalTensor>> LoadCheckpoint(eager::EagerContext& ct
       if (overlap.elem_cnt() == 0) continue;
       absl::StatusOr<SafetensorsFile*> f = files.Open(p.file);
       if (!f.ok()) {
-        status = f.status();
+        status = PieceError(f.status(), files.Path(p.file), t->name, p.key);
         break;
       }
       const std::string where =
@@ -567,7 +618,7 @@ absl::StatusOr<std::vector<GlobalTensor>> LoadCheckpoint(eager::EagerContext& ct
         data_slice = overlap;
       }
       if (!data.ok()) {
-        status = data.status();
+        status = PieceError(data.status(), (*f)->path(), t->name, p.key);
         break;
       }
       if (data->dtype() != t->desc.dtype) {
@@ -597,7 +648,7 @@ absl::StatusOr<std::vector<GlobalTensor>> LoadCheckpoint(eager::EagerContext& ct
     if (target.placement.device_type() != DeviceType::kCpu) {
       local = local->CopyTo(target.placement.device_type());
       if (!local.ok()) {
-        status = local.status();
+        status = InTensor(source, t->name, local.status());
         break;
       }
     }
@@ -623,17 +674,21 @@ absl::Status ExportCheckpoint(const std::string& source, const std::string& out_
     int64_t covered = 0;
     for (const CheckpointPiece& p : t.pieces) {
       absl::StatusOr<SafetensorsFile*> f = files.Open(p.file);
-      if (!f.ok()) return f.status();
+      if (!f.ok()) return PieceError(f.status(), files.Path(p.file), t.name, p.key);
       absl::StatusOr<LocalTensor> data = (*f)->Read(p.key);
-      if (!data.ok()) return data.status();
+      if (!data.ok()) return PieceError(data.status(), (*f)->path(), t.name, p.key);
+      const std::string where = absl::StrCat(QuotedPath((*f)->path()), ": tensor ",
+                                             QuotedInput(t.name), ": piece ", QuotedInput(p.key));
       if (p.crc32c && Crc32c(data->raw_data(), data->byte_size()) != *p.crc32c) {
-        return absl::DataLossError(absl::StrCat(QuotedPath((*f)->path()), ": tensor ",
-                                                QuotedInput(t.name), ": piece ", QuotedInput(p.key),
-                                                " fails its checksum"));
+        return absl::DataLossError(absl::StrCat(where, " fails its checksum"));
+      }
+      if (data->dtype() != t.desc.dtype) {
+        return absl::DataLossError(absl::StrCat(where, " is ", DataTypeName(data->dtype()),
+                                                ", the index says ", DataTypeName(t.desc.dtype)));
       }
       absl::Status s =
           boxing::CopyRegion(*data, p.region, p.region, &*full, all, boxing::RegionOp::kCopy);
-      if (!s.ok()) return s;
+      if (!s.ok()) return absl::DataLossError(absl::StrCat(where, ": ", s.message()));
       covered += p.region.elem_cnt();
     }
     if (covered != all.elem_cnt()) {

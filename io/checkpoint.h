@@ -86,7 +86,11 @@ struct CheckpointIndex {
 
 // Every world rank calls it. kInvalidArgument for duplicate or empty
 // names or tensors of different placements' worlds; I/O errors name the
-// file. Returns once the new index is committed on every rank.
+// file. Returns once the new index is committed on every rank. A failure
+// on any rank (arguments, a partial-sum reduction, a slice, a device copy,
+// a write) is agreed before the next collective: every rank returns an
+// error promptly (the others kAborted, "another rank failed"), nothing is
+// committed, and the previous checkpoint stays as it was.
 absl::Status SaveCheckpoint(eager::EagerContext& ctx, const std::string& dir,
                             absl::Span<const NamedTensor> tensors,
                             const std::map<std::string, std::string>& metadata = {});

@@ -113,21 +113,43 @@ TEST(CheckpointTest, SavesEachRegionOnceAndReshardsOnLoad) {
   }
 }
 
+// docs/CHECKPOINTS.md's example, exactly: w f32[6,4] saved as (S(0), B)
+// from cpu:0-3 [2,2] is two 48-byte pieces (rows [0,3) by rank 0, rows
+// [3,6) by rank 2). Loaded as S(0) on cpu:0-1 each rank reads one piece,
+// 48 bytes; as S(1) on cpu:0-3 every rank's columns cross both pieces, so
+// each reads both whole, 96 bytes. Nothing of b.
 TEST(CheckpointTest, EachRankReadsOnlyThePiecesItNeeds) {
   std::unique_ptr<Engine> engine = *Engine::Create();
   const std::string dir = FreshDir("bytes");
   SaveFrom22(*engine, dir, "(S(0), B)", "(B, B)");
-  const Placement p = *Placement::Parse("cpu:0-1");
-  std::vector<LoadStats> stats(2);
-  std::vector<absl::Status> st = OnRanks(*engine, 2, [&](EagerContext& ctx) -> absl::Status {
-    return LoadCheckpoint(ctx, dir, {{"w", p, *NdSbp::Parse("S(0)"), std::nullopt}},
-                          &stats[ctx.rank()])
-        .status();
-  });
-  for (int r = 0; r < 2; ++r) {
-    ASSERT_TRUE(st[r].ok()) << st[r];
-    EXPECT_EQ(stats[r].pieces_read, 1);
-    EXPECT_EQ(stats[r].bytes_read, 3 * 4 * 4);  // its own half of w, nothing of b
+  const CheckpointIndex index = *ReadCheckpointIndex(dir);
+  const CheckpointTensor* w = index.Find("w");
+  ASSERT_EQ(w->pieces.size(), 2u);
+  EXPECT_EQ(w->pieces[0].file, "v1-rank0.safetensors");
+  EXPECT_EQ(w->pieces[0].region.ToString(), "[0,3)x[0,4)");
+  EXPECT_EQ(w->pieces[1].file, "v1-rank2.safetensors");
+  EXPECT_EQ(w->pieces[1].region.ToString(), "[3,6)x[0,4)");
+  for (const CheckpointPiece& piece : w->pieces) EXPECT_EQ(piece.bytes, 48);
+  struct Case {
+    const char* placement;
+    const char* layout;
+    int ranks;
+    int64_t pieces;
+    int64_t bytes;
+  };
+  for (const Case& c : {Case{"cpu:0-1", "S(0)", 2, 1, 48}, Case{"cpu:0-3", "S(1)", 4, 2, 96}}) {
+    const Placement p = *Placement::Parse(c.placement);
+    std::vector<LoadStats> stats(c.ranks);
+    std::vector<absl::Status> st = OnRanks(*engine, c.ranks, [&](EagerContext& ctx) -> absl::Status {
+      return LoadCheckpoint(ctx, dir, {{"w", p, *NdSbp::Parse(c.layout), std::nullopt}},
+                            &stats[ctx.rank()])
+          .status();
+    });
+    for (int r = 0; r < c.ranks; ++r) {
+      ASSERT_TRUE(st[r].ok()) << c.layout << " " << st[r];
+      EXPECT_EQ(stats[r].pieces_read, c.pieces) << c.layout << " rank " << r;
+      EXPECT_EQ(stats[r].bytes_read, c.bytes) << c.layout << " rank " << r;
+    }
   }
 }
 
@@ -162,6 +184,23 @@ std::vector<absl::Status> LoadW(Engine& engine, const std::string& dir, int rank
   });
 }
 
+// The names in a directory but hidden ones (., ..).
+std::set<std::string> FilesIn(const std::string& dir) {
+  std::set<std::string> files;
+  DIR* d = ::opendir(dir.c_str());
+  if (d == nullptr) return files;
+  while (dirent* e = ::readdir(d)) {
+    if (e->d_name[0] != '.') files.insert(e->d_name);
+  }
+  ::closedir(d);
+  return files;
+}
+
+std::string ReadText(const std::string& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
 void FlipByte(const std::string& path, int64_t offset_from_end) {
   std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
   f.seekg(-offset_from_end, std::ios::end);
@@ -170,6 +209,35 @@ void FlipByte(const std::string& path, int64_t offset_from_end) {
   f.seekp(-offset_from_end, std::ios::end);
   c ^= 0x5a;
   f.write(&c, 1);
+}
+
+bool Mentions(const absl::Status& s, const std::string& needle) {
+  return s.message().find(needle) != std::string::npos;
+}
+
+// w saved as (S(0), B) from [2,2], its second piece (rows [3,6), in
+// v1-rank2.safetensors) damaged. Loading w as S(0) on cpu:0-1 (only rank 1
+// needs that piece) and exporting fail with `code`, and the message names
+// the file, the tensor and the piece, then the reader's words (`what`);
+// rank 0 hears another rank failed. Returns the ranks' LoadStats.
+std::vector<LoadStats> ExpectTheSecondPieceFails(Engine& engine, const std::string& dir,
+                                                 absl::StatusCode code, const std::string& what) {
+  const std::string named = absl::StrCat(dir, "/v1-rank2.safetensors': tensor 'w': piece 'w@1': ", what);
+  const Placement p = *Placement::Parse("cpu:0-1");
+  std::vector<LoadStats> stats(2);
+  std::vector<absl::Status> st = OnRanks(engine, 2, [&](EagerContext& ctx) -> absl::Status {
+    return LoadCheckpoint(ctx, dir, {{"w", p, *NdSbp::Parse("S(0)"), std::nullopt}},
+                          &stats[ctx.rank()])
+        .status();
+  });
+  EXPECT_EQ(st[0].code(), absl::StatusCode::kAborted) << st[0];
+  EXPECT_TRUE(Mentions(st[0], "another rank failed")) << st[0];
+  EXPECT_EQ(st[1].code(), code) << st[1];
+  EXPECT_TRUE(Mentions(st[1], named)) << st[1];
+  const absl::Status exported = ExportCheckpoint(dir, dir + ".out.safetensors");
+  EXPECT_EQ(exported.code(), code) << exported;
+  EXPECT_TRUE(Mentions(exported, named)) << exported;
+  return stats;
 }
 
 TEST(CheckpointTest, FailuresAreClearAndAgreedByEveryRank) {
@@ -181,24 +249,118 @@ TEST(CheckpointTest, FailuresAreClearAndAgreedByEveryRank) {
   SaveFrom22(*engine, dir, "(S(0), B)", "(B, B)");
   std::vector<absl::Status> st = LoadW(*engine, dir, 2, std::nullopt, "v");
   EXPECT_EQ(st[0].code(), absl::StatusCode::kNotFound);
-  EXPECT_NE(st[0].message().find("no tensor 'v'"), std::string::npos) << st[0];
+  EXPECT_TRUE(Mentions(st[0], "no tensor 'v'")) << st[0];
+  // The caller expects another shape, or another dtype.
   st = LoadW(*engine, dir, 2, TensorDesc{Shape{4, 6}, DataType::kFloat32});
-  EXPECT_EQ(st[1].code(), absl::StatusCode::kInvalidArgument) << st[1];
-  EXPECT_NE(st[1].message().find("f32[6,4]"), std::string::npos) << st[1];
+  for (const absl::Status& s : st) {
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+    EXPECT_TRUE(Mentions(s, "tensor 'w' is f32[6,4]; expected f32[4,6]")) << s;
+  }
+  st = LoadW(*engine, dir, 2, TensorDesc{Shape{6, 4}, DataType::kFloat64});
+  for (const absl::Status& s : st) {
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+    EXPECT_TRUE(Mentions(s, "tensor 'w' is f32[6,4]; expected f64[6,4]")) << s;
+  }
 
   // Alter one byte of w's second piece: only rank 1 reads it.
   FlipByte(dir + "/v1-rank2.safetensors", 3);
   st = LoadW(*engine, dir);
   EXPECT_TRUE(st[0].code() == absl::StatusCode::kAborted) << st[0];
   EXPECT_EQ(st[1].code(), absl::StatusCode::kDataLoss) << st[1];
-  EXPECT_NE(st[1].message().find("v1-rank2.safetensors"), std::string::npos) << st[1];
-  EXPECT_NE(st[1].message().find("'w'"), std::string::npos) << st[1];
-  EXPECT_NE(st[1].message().find("checksum"), std::string::npos) << st[1];
-  // Truncated piece file.
+  EXPECT_TRUE(Mentions(st[1], "v1-rank2.safetensors")) << st[1];
+  EXPECT_TRUE(Mentions(st[1], "'w'")) << st[1];
+  EXPECT_TRUE(Mentions(st[1], "checksum")) << st[1];
+  // Truncated piece file, cut inside its header.
   ASSERT_EQ(::truncate((dir + "/v1-rank2.safetensors").c_str(), 40), 0);
-  st = LoadW(*engine, dir);
-  EXPECT_EQ(st[1].code(), absl::StatusCode::kDataLoss) << st[1];
-  EXPECT_EQ(ExportCheckpoint(dir, dir + ".out.safetensors").code(), absl::StatusCode::kDataLoss);
+  ExpectTheSecondPieceFails(*engine, dir, absl::StatusCode::kDataLoss, "header length");
+}
+
+// A shard file deleted from under its index. With LoadStats asked for,
+// too: the failed open used to leave a null file behind that the byte
+// count then read.
+TEST(CheckpointTest, ADeletedShardFileIsNamedWithItsTensor) {
+  std::unique_ptr<Engine> engine = *Engine::Create();
+  const std::string dir = FreshDir("deleted");
+  SaveFrom22(*engine, dir, "(S(0), B)", "(B, B)");
+  ASSERT_EQ(::unlink((dir + "/v1-rank2.safetensors").c_str()), 0);
+  const std::vector<LoadStats> stats =
+      ExpectTheSecondPieceFails(*engine, dir, absl::StatusCode::kNotFound, "open");
+  EXPECT_EQ(stats[0].bytes_read, 48);  // its own piece, read before the agreement
+  EXPECT_EQ(stats[1].bytes_read, 0);
+}
+
+// An index whose dtype disagrees with the shard files (w's pieces are F32,
+// the index says i32): loading and exporting are kDataLoss naming the
+// file, the tensor and both dtypes, never the bytes read as the wrong type.
+TEST(CheckpointTest, APieceOfAnotherDtypeThanItsIndexIsDataLoss) {
+  std::unique_ptr<Engine> engine = *Engine::Create();
+  const std::string dir = FreshDir("dtype");
+  SaveFrom22(*engine, dir, "(S(0), B)", "(B, B)");
+  const std::string path = dir + "/index.json";
+  const std::string json = ReadText(path);
+  const std::string f32_w = "\"w\": {\"dtype\": \"f32\"";
+  ASSERT_NE(json.find(f32_w), std::string::npos) << json;
+  std::ofstream(path, std::ios::trunc)
+      << absl::StrReplaceAll(json, {{f32_w, "\"w\": {\"dtype\": \"i32\""}});
+  std::vector<absl::Status> st = LoadW(*engine, dir);
+  for (int r = 0; r < 2; ++r) {
+    EXPECT_EQ(st[r].code(), absl::StatusCode::kDataLoss) << st[r];
+    EXPECT_TRUE(Mentions(st[r], absl::StrCat("v1-rank", 2 * r, ".safetensors': tensor 'w': piece 'w@",
+                                             r, "' is f32, the index says i32")))
+        << st[r];
+  }
+  const absl::Status exported = ExportCheckpoint(dir, dir + ".out.safetensors");
+  EXPECT_EQ(exported.code(), absl::StatusCode::kDataLoss) << exported;
+  EXPECT_TRUE(Mentions(exported, "v1-rank0.safetensors': tensor 'w': piece 'w@0' is f32, the index says i32"))
+      << exported;
+}
+
+// One rank fails alone while saving (here: its copy of the arguments gives
+// w a layout that does not fit w; the SPMD contract is broken on that rank
+// only, as a device copy or an allocation could fail on one rank). Every
+// rank's function returns normally, so the world is not aborted for them:
+// only the save's own agreements can tell the others. Every rank returns
+// an error (the others: "another rank failed", not a timeout), and the
+// previous checkpoint stays intact, with no file of the failed version
+// left behind.
+TEST(CheckpointTest, ARankFailingAloneDuringSaveFailsEveryRankAndKeepsThePrevious) {
+  std::unique_ptr<Engine> engine = *Engine::Create();
+  const std::string dir = FreshDir("save-fails");
+  SaveFrom22(*engine, dir, "(S(0), B)", "(B, B)", 1);
+  const Placement p = *Placement::Parse("cpu:0-3 [2,2]");
+  std::vector<absl::Status> saved(4);
+  eager::EagerOptions options;
+  options.timeout = absl::Seconds(20);  // a lost agreement fails, never hangs the test
+  absl::StatusOr<std::vector<absl::Status>> ran = comm::RunRanks(4, [&](comm::Communicator& world) {
+    EagerContext ctx(*engine, world, options);
+    absl::StatusOr<GlobalTensor> w = eager::FromFull(ctx, Values({6, 4}, 2), p, *NdSbp::Parse("(S(0), B)"));
+    absl::StatusOr<GlobalTensor> b = eager::FromFull(ctx, kB, p, *NdSbp::Parse("(P, B)"));
+    if (!w.ok() || !b.ok()) return absl::InternalError("FromFull");
+    GlobalTensor mine = *w;
+    if (ctx.rank() == 2) mine = GlobalTensor(w->desc(), p, *NdSbp::Parse("(S(0), S(5))"), w->local());
+    saved[ctx.rank()] = SaveCheckpoint(ctx, dir, {{"w", mine}, {"b", *b}}, {{"step", "4"}});
+    return absl::OkStatus();
+  });
+  ASSERT_TRUE(ran.ok()) << ran.status();
+  for (int r = 0; r < 4; ++r) {
+    if (r == 2) {
+      EXPECT_EQ(saved[r].code(), absl::StatusCode::kInvalidArgument) << saved[r];
+      EXPECT_TRUE(Mentions(saved[r], "tensor 'w'")) << saved[r];
+    } else {
+      EXPECT_EQ(saved[r].code(), absl::StatusCode::kAborted) << r << ": " << saved[r];
+      EXPECT_TRUE(Mentions(saved[r], "another rank failed")) << r << ": " << saved[r];
+    }
+  }
+  const CheckpointIndex index = *ReadCheckpointIndex(dir);
+  EXPECT_EQ(index.version, 1);
+  EXPECT_EQ(index.metadata.at("step"), "3");
+  EXPECT_EQ(FilesIn(dir), (std::set<std::string>{"index.json", "v1-rank0.safetensors",
+                                                  "v1-rank2.safetensors"}));
+  const std::string out = dir + ".export.safetensors";
+  ASSERT_TRUE(ExportCheckpoint(dir, out).ok());
+  std::unique_ptr<SafetensorsFile> f = *SafetensorsFile::Open(out);
+  EXPECT_TRUE(ExactlyEqual(*f->Read("w"), kW));
+  EXPECT_TRUE(ExactlyEqual(*f->Read("b"), kB));
 }
 
 // Names from the caller and from files reach messages escaped and cut: a
@@ -226,11 +388,7 @@ TEST(CheckpointTest, TheIndexIsStrictJson) {
   const std::string dir = FreshDir("strict");
   SaveFrom22(*engine, dir, "(S(0), B)", "(B, B)");
   const std::string path = dir + "/index.json";
-  std::string good;
-  {
-    std::ifstream in(path);
-    good.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-  }
+  const std::string good = ReadText(path);
   ASSERT_TRUE(ReadCheckpointIndex(dir).ok());
   const size_t w = good.find("\"w\": ");
   ASSERT_NE(w, std::string::npos) << good;
@@ -273,14 +431,8 @@ TEST(CheckpointTest, ASecondSaveCommitsANewVersionAndRemovesTheOld) {
   SaveFrom22(*engine, dir, "(B, S(1))", "(B, B)", 2);
   CheckpointIndex index = *ReadCheckpointIndex(dir);
   EXPECT_EQ(index.version, 2);
-  std::set<std::string> files;
-  DIR* d = ::opendir(dir.c_str());
-  while (dirent* e = ::readdir(d)) {
-    if (e->d_name[0] != '.') files.insert(e->d_name);
-  }
-  ::closedir(d);
-  EXPECT_EQ(files, (std::set<std::string>{"index.json", "v2-rank0.safetensors",
-                                          "v2-rank1.safetensors"}));
+  EXPECT_EQ(FilesIn(dir), (std::set<std::string>{"index.json", "v2-rank0.safetensors",
+                                                  "v2-rank1.safetensors"}));
   // Export gives the second version's values whole.
   const std::string out = dir + ".export.safetensors";
   ASSERT_TRUE(ExportCheckpoint(dir, out).ok());

@@ -6,6 +6,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "tools/bert_encoder.h"
+#include "oneflow_sbp/quoted_input.h"
 #include "tools/cli_format.h"
 
 namespace oneflow_sbp::cli {
@@ -51,6 +52,11 @@ absl::StatusOr<std::string> RunEmbed(const EmbedOptions& o, Engine& engine) {
   if (!format.ok()) return format.status();
   absl::StatusOr<Placement> placement = Placement::Parse(o.placement);
   if (!placement.ok()) return placement.status();
+  if (placement->device_type() != DeviceType::kCpu) {
+    return absl::InvalidArgumentError(absl::StrCat("--placement=", QuotedInput(o.placement),
+                                                   ": sbp embed runs on cpu placements (e.g. ",
+                                                   "'cpu:0-3 [2,2]')"));
+  }
   absl::StatusOr<EmbedResult> r = EmbedTexts(engine, o.model, *placement, o.texts, o.repeat);
   if (!r.ok()) return r.status();
   int64_t tokens = 0;
