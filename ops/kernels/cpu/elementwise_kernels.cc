@@ -23,10 +23,12 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "oneflow_sbp/status_macros.h"
+#include "ops/kernels/cpu/gelu_simd.h"
 #include "ops/kernels/cpu/int_arith.h"
 #include "ops/kernels/cpu/scalar_args.h"
 #include "ops/kernels/cpu/select_args.h"
@@ -141,6 +143,9 @@ absl::Status UnaryKernel(KernelContext& ctx) {
     using C = ComputeType<T>;
     const T* in = x.data<T>();
     T* out = y.data<T>();
+    if constexpr (std::is_same_v<Fn, Gelu> && std::is_same_v<T, float>) {
+      if (GeluF32Simd(in, out, x.elem_cnt())) return absl::OkStatus();
+    }
     const Fn fn;
     for (int64_t i = 0; i < x.elem_cnt(); ++i) {
       out[i] = ConvertElement<T>(fn(ConvertElement<C>(in[i])));
