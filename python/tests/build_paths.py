@@ -29,3 +29,15 @@ def readme():
         return path
     return os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
                         "README.md")
+
+
+def child_env():
+    """This environment, for a child Python that imports the package under
+    test (and this interpreter's numpy and pytest)."""
+    import sys
+
+    import oneflow_sbp
+    env = dict(os.environ)
+    package_root = os.path.dirname(os.path.dirname(os.path.abspath(oneflow_sbp.__file__)))
+    env["PYTHONPATH"] = os.pathsep.join([package_root] + sys.path)
+    return env

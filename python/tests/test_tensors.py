@@ -21,6 +21,55 @@ def test_scatter_gather_and_metadata(session, mesh22):
     assert not x.to_local(2).flags.writeable
 
 
+_SCATTER_PEAK = r'''
+import resource
+import numpy as np
+import oneflow_sbp as ofs
+from oneflow_sbp import sbp
+
+p = ofs.placement("cpu:0-3")
+ofs.tensor(np.ones((4, 4), np.float32), placement=p, sbp=sbp.split(0))  # ranks started
+a = np.full((1024, 32768), 1.5, np.float32)  # 128 MiB, resident
+a.flags.writeable = False
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+x = ofs.tensor(a, placement=p, sbp=sbp.split(0))
+after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+assert np.array_equal(x.to_local(3), a[768:])
+print((after - before) * 1024 / a.nbytes)
+'''
+
+
+def test_tensor_copies_each_shard_from_the_array_not_the_whole_array():
+    # The peak memory of scattering a 128 MiB read-only array into 4 shards
+    # grows by the shards (1x the array); a copy of the whole array first
+    # (the engine's FromFull) would make it 2x. A fresh process, so the
+    # peak is this call's.
+    import subprocess
+    import sys
+    from build_paths import child_env
+    out = subprocess.run([sys.executable, "-c", _SCATTER_PEAK], capture_output=True, text=True,
+                         env=child_env(), timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert float(out.stdout) < 1.5, f"peak grew by {float(out.stdout):.2f}x the array"
+
+
+def test_tensor_reads_any_array(session, mesh22):
+    # Straight from the buffer, or through one numpy copy when it must.
+    a = arange(6, 8)
+    cases = [a, a[::2, 1::3], np.asfortranarray(a), a.astype(">f4"), a.astype(np.float64)]
+    for arr in cases:
+        x = ofs.tensor(arr, placement=mesh22, sbp="(S(1), S(0))")
+        assert x.dtype == ("f64" if arr.dtype == np.float64 else "f32")
+        np.testing.assert_array_equal(x.numpy(), arr)
+        np.testing.assert_array_equal(x.to_local(2), arr[:(arr.shape[0] + 1) // 2, (arr.shape[1] + 1) // 2:])
+    x = ofs.tensor(a, placement=mesh22, sbp="(P, S(1))", dtype="f64")  # converted, then sliced
+    np.testing.assert_array_equal(x.to_local(1), a[:, 4:])
+    np.testing.assert_array_equal(x.to_local(3), np.zeros((6, 4)))  # P keeps the value at coordinate 0
+    np.testing.assert_array_equal(x.numpy(), a)
+    s = ofs.tensor(np.float32(2.5), placement=mesh22, sbp="(B, B)")
+    assert s.shape == () and s.item() == 2.5
+
+
 def test_numpy_is_never_an_alias_of_a_shard(session, mesh22):
     x = ofs.tensor(arange(4, 4), placement=mesh22, sbp="(B, B)")
     out = x.numpy()
