@@ -229,6 +229,36 @@ def test_dlpack_in_and_out(session):
     np.testing.assert_array_equal(np.asarray(x), a)
 
 
+@pytest.mark.skipif(np.lib.NumpyVersion(np.__version__) < "2.1.0",
+                    reason="np.from_dlpack takes copy= from numpy 2.1 (Debian 12's is 1.24)")
+def test_dlpack_copy_keywords(session):
+    # numpy >= 2.1 passes max_version, dl_device and copy to __dlpack__.
+    p = ofs.placement("cpu:0-1")
+    a = arange(4, 6)
+    split = ofs.tensor(a, placement=p, sbp=sbp.split(1))
+    whole = ofs.tensor(a, placement=p, sbp=sbp.broadcast)
+    for x in (split, whole):
+        c = np.from_dlpack(x, copy=True)
+        np.testing.assert_array_equal(c, a)
+        assert not any(np.shares_memory(c, x.to_local(r)) for r in (0, 1))
+        np.testing.assert_array_equal(np.from_dlpack(x, copy=None), a)
+    # copy=False: the one shard that is the whole tensor, read-only, no copy.
+    v = np.from_dlpack(whole, copy=False)
+    np.testing.assert_array_equal(v, a)
+    assert np.shares_memory(v, whole.to_local(0)) and not v.flags.writeable
+    # ...and where a copy is needed, BufferError rather than a silent copy.
+    with pytest.raises(BufferError, match=r"needs a copy.*\(S\(1\)\)"):
+        np.from_dlpack(split, copy=False)
+    bf = ofs.tensor(a, placement=p, sbp=sbp.broadcast, dtype="bf16")
+    with pytest.raises(BufferError, match="bf16"):
+        bf.__dlpack__(copy=False, max_version=(1, 0))
+    # Only the CPU: another dl_device is a BufferError; the CPU's is fine.
+    with pytest.raises(BufferError, match="CPU"):
+        whole.__dlpack__(dl_device=(2, 0))
+    np.testing.assert_array_equal(np.from_dlpack(whole, device="cpu"), a)
+    assert whole.__dlpack_device__() == (1, 0)
+
+
 def test_tensor_is_not_picklable(session):
     import pickle
     x = ofs.tensor(arange(2, 2), placement=ofs.placement("cpu:0"), sbp=sbp.broadcast)
