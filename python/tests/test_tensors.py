@@ -209,6 +209,25 @@ def test_optimizers_update_in_place(session, mesh22):
         ofs.optim.SGD([])
 
 
+def test_the_cost_policy_chooses_the_output_layout(session):
+    # reduce_max over the split dim: OneFlow's policy splits the kept dim
+    # (boxing the input), the planned policy keeps the input and leaves a
+    # partial max (sbp infer --cost=planned shows the same).
+    a = arange(8, 6)
+    x = ofs.tensor(a, placement=ofs.placement("cpu:0-1"), sbp=sbp.split(1))
+    assert ofs.get_cost_policy() == "oneflow"
+    y = ofs.max(x, dim=1)
+    assert y.sbp == (Shard(0),)
+    ofs.set_cost_policy("planned")
+    z = ofs.max(x, dim=1)
+    assert z.sbp == (ofs.Partial("max"),)
+    assert ofs.apply("reduce_max", x, axis=[1]).sbp == (ofs.Partial("max"),)
+    ofs.set_cost_policy("oneflow")
+    assert ofs.max(x, dim=1).sbp == (Shard(0),)
+    for out in (y, z):
+        np.testing.assert_array_equal(out.numpy(), a.max(1))
+
+
 def test_cost_policy_switch(session):
     ofs.set_cost_policy("planned")
     assert ofs.get_cost_policy() == "planned"
