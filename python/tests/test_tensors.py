@@ -304,33 +304,96 @@ def test_to_local_is_a_view_of_the_shard(session, mesh22):
     np.testing.assert_allclose(view, before - 0.5 * 2 * before, rtol=1e-6)
 
 
-def test_the_gil_is_released_while_the_engine_works(session):
+def _python_ran_during(call):
+    """Runs ``call()`` while another Python thread stamps the time in a loop.
+    Returns the call's seconds and the stamps taken in its middle half. A call
+    that held the GIL throughout leaves none there: the other thread runs
+    only while Python code around the native call runs (a few switch
+    intervals of 5 ms, plus waiting for a CPU on a loaded machine)."""
     import threading
     import time
     stamps = []
     stop = threading.Event()
 
-    def count():
+    def stamp():
         while not stop.is_set():
             stamps.append(time.perf_counter())
 
-    p = ofs.placement("cpu:0-1")
-    a = ofs.tensor(np.ones((1024, 1024), np.float32), placement=p, sbp=sbp.split(0))
-    b = ofs.tensor(np.ones((1024, 1024), np.float32), placement=p, sbp=sbp.broadcast)
-    t = threading.Thread(target=count)
+    t = threading.Thread(target=stamp)
     t.start()
     try:
+        time.sleep(0.01)  # the stamping thread is running
         start = time.perf_counter()
-        c = ofs.matmul(a, b)  # one native call of a few hundred ms
+        call()
         end = time.perf_counter()
     finally:
         stop.set()
         t.join()
-    assert c.numpy()[0, 0] == 1024
-    assert end - start > 0.02
-    # Python ran in the other thread strictly inside the call: the GIL was free.
-    inside = [x for x in stamps if start + 0.005 < x < end - 0.005]
-    assert len(inside) > 100
+    quarter = (end - start) / 4
+    return end - start, [x for x in stamps if start + quarter < x < end - quarter]
+
+
+def _calibrated(make_call, sizes, at_least=0.1):
+    """The call of the first size whose run alone takes ``at_least`` seconds,
+    so the test does not depend on how fast this machine is. ``make_call(size)``
+    returns a fresh call each time (nothing cached between two)."""
+    import time
+    for size in sizes:
+        start = time.perf_counter()
+        make_call(size)()
+        if time.perf_counter() - start >= at_least:
+            return make_call(size)
+    pytest.fail(f"no size in {list(sizes)} takes {at_least} s here")
+
+
+def _assert_python_ran_throughout(call):
+    took, middle = _python_ran_during(call)
+    assert took >= 0.05, took  # calibrated to 0.1 s alone
+    # The other thread ran in the middle of the call, across most of it.
+    assert len(middle) >= 100, (took, len(middle))
+    assert middle[-1] - middle[0] >= 0.5 * took / 2, (took, middle[-1] - middle[0])
+
+
+def test_the_gil_is_released_while_the_engine_works(session):
+    p = ofs.placement("cpu:0-1")
+
+    def matmul_of(n):
+        a = ofs.tensor(np.ones((n, n), np.float32), placement=p, sbp=sbp.split(0))
+        b = ofs.tensor(np.ones((n, n), np.float32), placement=p, sbp=sbp.broadcast)
+        return lambda: ofs.matmul(a, b)
+
+    _assert_python_ran_throughout(_calibrated(matmul_of, [2 ** k for k in range(7, 13)]))
+
+
+def test_the_gil_is_released_while_inferring_and_planning(session):
+    import itertools
+    fresh = itertools.count(1)  # a new shape per call: nothing comes from a cache
+
+    def on(mesh, layout):
+        ranks = int(np.prod(mesh))
+        return (f"cpu:0-{ranks - 1} [{','.join(map(str, mesh))}]",
+                "(" + ",".join([layout] + ["B"] * (len(mesh) - 1)) + ")", ranks)
+
+    def infer_of(size):  # the candidates grow as (1-D signatures) ** mesh axes
+        op, axes = size
+        p, split, ranks = on([2] * axes, "S(0)")
+        rows = ranks * next(fresh)
+        if op == "batch_matmul":
+            a = b = ((rows, 64, 64), "f32", split)
+        else:
+            a, b = ((rows, 64), "f32", split), ((64, 64), "f32", on([2] * axes, "B")[1])
+        return lambda: ofs.infer(op, [a, b], placement=p)
+
+    def plan_of(mesh):
+        p, _, ranks = on(mesh, "B")
+        shape = (ranks * next(fresh), ranks)
+        return lambda: ofs.plan_boxing(shape, "f32", p, "(" + ",".join(["S(0)"] * len(mesh)) + ")",
+                                       "(" + ",".join(["S(1)"] * len(mesh)) + ")")
+
+    _assert_python_ran_throughout(_calibrated(infer_of, [
+        ("matmul", 5), ("matmul", 6), ("batch_matmul", 6), ("matmul", 7), ("batch_matmul", 7)]))
+    _assert_python_ran_throughout(_calibrated(plan_of, [
+        [8, 8, 8], [4] * 4, [5] * 4, [6] * 4, [16] * 3, [4] * 5, [8] * 4]))
 
 
 def test_time_cpp_apply_takes_several_inputs(session, mesh22):
