@@ -8,8 +8,8 @@ holds its own shards, and runs the same ops; boxing crosses processes.
 ``--fail_rank=K`` makes rank K exit with code 7 while the others wait
 outside any collective, so that only the launcher can end them: it names
 rank K and its exit code and terminates the others. ``--slow_rank=K`` makes
-rank K arrive 3 s late at a collective, so the others' calls end with
-TimeoutError after --timeout."""
+rank K arrive --late seconds (default 3) late at a collective, so the
+others' calls end with TimeoutError after --timeout."""
 import argparse
 import time
 
@@ -23,6 +23,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--fail_rank", type=int, default=-1)
     ap.add_argument("--slow_rank", type=int, default=-1)
+    ap.add_argument("--late", type=float, default=3)
     ap.add_argument("--timeout", type=float, default=30)
     a = ap.parse_args()
     ofs.init(timeout=a.timeout)
@@ -45,7 +46,7 @@ def main():
         return
     if a.slow_rank >= 0:
         if rank == a.slow_rank:
-            time.sleep(3)
+            time.sleep(a.late)
             return
         try:
             x.to_global(sbp=[sbp.broadcast, sbp.broadcast])  # an all-gather the slow rank misses
