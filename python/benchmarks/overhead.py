@@ -5,6 +5,14 @@ driven from C++ through the same controller (Session.time_cpp_apply), in
 the same run. Each figure is the median of --repeats rounds of --iters calls,
 rounds interleaved so that both paths see the same machine.
 
+Also the cost of one call through pybind11 with no engine work behind it:
+a property read (``Tensor.requires_grad``) and a trivial method
+(``Tensor._same(x)``), each less an empty Python call (the loop's own cost,
+printed too), the floor under every native call. These are the fastest of
+many short samples of 1,000 calls (timeit's convention: other processes
+can only slow such a sample down, and one of about a millisecond often
+runs undisturbed even on a loaded machine).
+
 DTensor needs one process per rank, so a same-run DTensor figure would
 come from a separate multi-process harness; without torch installed (as
 here) the script says so.
@@ -49,11 +57,17 @@ def main():
             "Python: oneflow_sbp.relu(x)": []}
     for fn in (lambda: ofs.relu(x), lambda: apply("relu", [x], {})):
         per_call(fn, 200)  # warm: signature and kernel cached
+    binding = {"empty Python call (the loop's floor)": lambda: None,
+               "pybind11 property read (x.requires_grad)": lambda: x.requires_grad,
+               "pybind11 method call (x._same(x))": lambda: x._same(x)}
+    floors = {k: [] for k in binding}
     for _ in range(a.repeats):
         rows["C++ Apply through the controller"].append(s.time_cpp_apply(x, "relu", a.iters))
         rows["Python: Session.apply (native call)"].append(
             per_call(lambda: apply("relu", [x], {}), a.iters))
         rows["Python: oneflow_sbp.relu(x)"].append(per_call(lambda: ofs.relu(x), a.iters))
+        for k, fn in binding.items():
+            floors[k] += [per_call(fn, 1000) for _ in range(50)]
     med = {k: statistics.median(v) * 1e6 for k, v in rows.items()}
     base = med["C++ Apply through the controller"]
     print(f"relu f32[8,8] (S(0), B) on cpu:0-3 [2,2], 4 rank threads, "
@@ -61,6 +75,12 @@ def main():
     for k, v in med.items():
         extra = "" if k.startswith("C++") else f"   (+{v - base:.2f} us over C++)"
         print(f"  {k:<40} {v:8.2f} us/op{extra}")
+    floor = {k: min(v) * 1e6 for k, v in floors.items()}
+    empty = floor.pop("empty Python call (the loop's floor)")
+    print(f"one call through pybind11, fastest of {a.repeats * 50} samples of 1000 calls, "
+          f"less an empty Python call ({empty:.3f} us)")
+    for k, v in floor.items():
+        print(f"  {k:<40} {v - empty:8.3f} us/call")
     try:
         import torch  # noqa: F401 (never required)
     except ImportError:

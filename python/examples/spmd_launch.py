@@ -5,9 +5,11 @@
 
 Each process joins the Gloo world the launcher describes (``ofs.init()``),
 holds its own shards, and runs the same ops; boxing crosses processes.
-``--fail_rank=K`` makes rank K raise midway (the launcher then stops the
-others and names K); ``--slow_rank=K`` makes rank K arrive 3 s late at a
-collective, so the others' calls end with TimeoutError after --timeout."""
+``--fail_rank=K`` makes rank K exit with code 7 while the others wait
+outside any collective, so that only the launcher can end them: it names
+rank K and its exit code and terminates the others. ``--slow_rank=K`` makes
+rank K arrive --late seconds (default 3) late at a collective, so the
+others' calls end with TimeoutError after --timeout."""
 import argparse
 import time
 
@@ -21,6 +23,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--fail_rank", type=int, default=-1)
     ap.add_argument("--slow_rank", type=int, default=-1)
+    ap.add_argument("--late", type=float, default=3)
     ap.add_argument("--timeout", type=float, default=30)
     a = ap.parse_args()
     ofs.init(timeout=a.timeout)
@@ -34,11 +37,16 @@ def main():
     w = ofs.tensor(w_local, placement=p, sbp=[sbp.broadcast, sbp.split(1)], local=True,
                    requires_grad=True)
     assert w.shape == (6, 4), w.shape
-    if rank == a.fail_rank:
-        raise SystemExit(f"rank {rank}: failing on purpose")
+    if a.fail_rank >= 0:
+        if rank == a.fail_rank:
+            print(f"rank {rank}: failing on purpose at {time.time():.3f}", flush=True)
+            raise SystemExit(7)
+        time.sleep(60)  # no collective: nothing but the launcher ends this wait early
+        print(f"rank {rank}: was not stopped", flush=True)
+        return
     if a.slow_rank >= 0:
         if rank == a.slow_rank:
-            time.sleep(3)
+            time.sleep(a.late)
             return
         try:
             x.to_global(sbp=[sbp.broadcast, sbp.broadcast])  # an all-gather the slow rank misses

@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "oneflow_sbp/quoted_input.h"
+#include "python/native/host_array.h"
 
 namespace oneflow_sbp::python {
 
@@ -90,25 +91,14 @@ absl::StatusOr<DataType> DataTypeOfNumpy(const py::dtype& dtype) {
 }
 
 absl::StatusOr<LocalTensor> LocalFromNumpy(const py::array& array, std::optional<DataType> dtype) {
-  absl::StatusOr<DataType> own = DataTypeOfNumpy(array.dtype());
-  if (!own.ok()) return own.status();
-  const DataType want = dtype.value_or(*own);
-  std::vector<int64_t> dims(array.shape(), array.shape() + array.ndim());
-  // C-contiguous in the array's own type; a no-op for the usual array.
-  py::array c = py::array::ensure(array, py::array::c_style);
-  if (!c) return absl::InvalidArgumentError("could not read the array as a C-ordered buffer");
-  if (want == *own) {
-    absl::StatusOr<LocalTensor> t = LocalTensor::Empty(want, dims);
-    if (!t.ok()) return t.status();
-    if (t->byte_size() > 0) std::memcpy(t->raw_data(), c.data(), t->byte_size());
-    return t;
-  }
-  // A different dtype: element-wise conversion through double.
-  py::array d = py::module_::import("numpy").attr("ascontiguousarray")(c, "float64");
-  int64_t n = 1;
-  for (int64_t x : dims) n *= x;
-  return LocalTensor::FromDoubles(want, dims,
-                                  absl::MakeConstSpan(static_cast<const double*>(d.data()), n));
+  py::object keep;
+  absl::StatusOr<HostArray> h = HostArrayOf(array, dtype, &keep);
+  if (!h.ok()) return h.status();
+  if (h->converted.defined()) return h->converted;
+  absl::StatusOr<LocalTensor> t = LocalTensor::Empty(h->dtype, h->dims);
+  if (!t.ok()) return t.status();
+  if (t->byte_size() > 0) std::memcpy(t->raw_data(), h->data, t->byte_size());
+  return t;
 }
 
 py::array NumpyView(const LocalTensor& t, bool writable) {

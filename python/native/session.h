@@ -20,6 +20,7 @@
 #include <memory>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -97,9 +98,12 @@ class Session : public std::enable_shared_from_this<Session> {
   }
 
   void Close() {
-    py::gil_scoped_release release;
-    controller_.reset();
-    graveyard_.clear();
+    {
+      py::gil_scoped_release release;
+      controller_.reset();  // waits for a step an interrupt left running
+      graveyard_.clear();
+    }
+    kept_.clear();
   }
 
   // Runs `step` on every local rank; raises on failure.
@@ -125,7 +129,15 @@ class Session : public std::enable_shared_from_this<Session> {
           },
           &Interrupted);
     }
+    ReleaseKept();
     ThrowIfError(s);
+  }
+
+  // Keeps `obj` (a Python object whose buffer a step reads without the
+  // GIL) until `in_use` expires. For a step whose Run was interrupted: it
+  // may still be running in the background after the call returned.
+  void KeepWhileInUse(py::object obj, std::weak_ptr<const void> in_use) {
+    kept_.emplace_back(std::move(obj), std::move(in_use));
   }
 
   // A dropped tensor's handles. Freeing a shard on the thread that
@@ -183,7 +195,18 @@ class Session : public std::enable_shared_from_this<Session> {
 
  private:
   static constexpr size_t kMaxBuried = 4096;
+
+  // Drops what KeepWhileInUse holds once no step can read it. With the GIL.
+  void ReleaseKept() {
+    kept_.erase(std::remove_if(kept_.begin(), kept_.end(),
+                               [](const auto& k) { return k.second.expired(); }),
+                kept_.end());
+  }
+
   eager::EagerOptions options_;
+  // Declared before controller_, so destroyed after it: the controller
+  // waits for a step still running before anything it reads goes.
+  std::vector<std::pair<py::object, std::weak_ptr<const void>>> kept_;
   std::unique_ptr<Controller> controller_;
   std::vector<std::vector<GlobalTensor>> graveyard_;
   absl::flat_hash_map<std::tuple<std::string, int, AttrMap>, std::shared_ptr<const OpCall>> calls_;

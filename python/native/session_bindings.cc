@@ -17,6 +17,7 @@
 #include "python/native/bindings.h"
 #include "python/native/controller.h"
 #include "python/native/conversions.h"
+#include "python/native/host_array.h"
 #include "python/native/session.h"
 
 namespace oneflow_sbp::python {
@@ -30,22 +31,37 @@ void CheckSameSession(const std::shared_ptr<Session>& s, const Tensor& t) {
   }
 }
 
+// The full array -> a global tensor: each rank thread copies its own
+// slice straight from the array's buffer (host_array.h), so the array is
+// never copied whole (unless numpy must first make it C-ordered or it
+// converts to another dtype).
 Tensor FromFull(std::shared_ptr<Session> s, const py::array& array, const std::string& placement,
                 const std::string& sbp, bool requires_grad, const std::optional<std::string>& dtype) {
   std::optional<DataType> want;
   if (dtype) want = Unwrap(DataTypeFromName(*dtype));
-  const LocalTensor full = Unwrap(LocalFromNumpy(array, want));
+  py::object keep;
+  auto full = std::make_shared<const HostArray>(Unwrap(HostArrayOf(array, want, &keep)));
+  const Shape shape = Unwrap(Shape::Make(full->dims));
   const Placement p = ParsePlacement(placement);
   const NdSbp nd = ParseNdSbp(sbp);
+  ThrowIfError(ValidateNdSbp(nd, shape, p.hierarchy()));
   s->EnsureRanks(p);
   auto out = std::make_shared<std::vector<GlobalTensor>>(s->num_local());
-  s->Run([full, p, nd, requires_grad, out](EagerContext& ctx, int i) -> absl::Status {
-    absl::StatusOr<GlobalTensor> t = eager::FromFull(ctx, full, p, nd);
-    if (!t.ok()) return t.status();
-    (*out)[i] = *std::move(t);
-    if (requires_grad) (*out)[i].set_requires_grad(true);
-    return absl::OkStatus();
-  });
+  try {
+    s->Run([full, shape, p, nd, requires_grad, out](EagerContext& ctx, int i) -> absl::Status {
+      absl::StatusOr<LocalTensor> local = ShardOf(*full, shape, p, nd, ctx.rank());
+      if (!local.ok()) return local.status();
+      absl::StatusOr<GlobalTensor> t = eager::ToGlobal(ctx, *local, shape, p, nd);
+      if (!t.ok()) return t.status();
+      (*out)[i] = *std::move(t);
+      if (requires_grad) (*out)[i].set_requires_grad(true);
+      return absl::OkStatus();
+    });
+  } catch (...) {
+    // Interrupted: ranks may still be reading the array's buffer.
+    if (keep) s->KeepWhileInUse(std::move(keep), full);
+    throw;
+  }
   return s->Wrap(std::move(*out));
 }
 

@@ -4,7 +4,7 @@ import numpy as np
 
 from . import _C
 from .placement import placement as _placement
-from .sbp import parse_nd_sbp, to_nd_sbp_text
+from .sbp import Replicate, parse_nd_sbp, to_nd_sbp_text
 from . import session as _sessions
 from .session import current_session
 
@@ -118,12 +118,51 @@ def _array(self, dtype=None, copy=None):
     return a if dtype is None else a.astype(dtype)
 
 
-def _dlpack(self, stream=None):
-    return self.numpy().__dlpack__()
+_KDLCPU = 1
+
+
+def _dlpack(self, stream=None, *, max_version=None, dl_device=None, copy=None):
+    """DLPack export (the array API's protocol, with its 2023.12 keywords).
+
+    The data is on the host (``dl_device`` must be None or ``(kDLCPU, 0)``,
+    else BufferError). ``copy=None`` or ``True``: the logical tensor gathered
+    into a fresh buffer, which no shard shares (a copy). ``copy=False``: no
+    copy, so only a tensor whose one shard already is the whole tensor can be
+    exported (every mesh axis B, a cpu placement, a rank of this process in
+    it, not bf16): that shard, read-only, which needs a consumer of DLPack
+    1.0 or later (``max_version``); otherwise BufferError."""
+    if dl_device is not None and tuple(dl_device) != (_KDLCPU, 0):
+        raise BufferError(f"__dlpack__: dl_device={tuple(dl_device)}; a global tensor is exported "
+                          f"on the CPU only, (kDLCPU={_KDLCPU}, 0)")
+    array = _whole_shard(self) if copy is False else self.numpy()
+    kwargs = {}  # numpy before 2.1 takes stream alone
+    if max_version is not None:
+        kwargs["max_version"] = max_version
+    if dl_device is not None:
+        kwargs["dl_device"] = dl_device
+    return array.__dlpack__(stream=stream, **kwargs)
+
+
+def _whole_shard(self):
+    """The read-only shard that is the whole tensor (no copy), or BufferError."""
+    why = None
+    if any(v != Replicate() for v in self.sbp):
+        why = f"it is laid out {self._nd_sbp}, so the whole tensor exists only once gathered"
+    elif not self._placement.startswith("cpu"):
+        why = f"its placement {self._placement} is not on the CPU"
+    elif self.dtype == "bf16":
+        why = "bf16 leaves as a float32 copy (numpy has no bf16)"
+    else:
+        for rank in current_session().local_ranks:
+            shard = self._to_local(rank)
+            if shard is not None:
+                return shard
+        why = f"no rank of this process is in {self._placement}"
+    raise BufferError(f"__dlpack__(copy=False): exporting this tensor needs a copy: {why}")
 
 
 def _dlpack_device(self):
-    return (1, 0)  # kDLCPU
+    return (_KDLCPU, 0)
 
 
 def _item(self):

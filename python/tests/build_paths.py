@@ -22,6 +22,15 @@ def wheel():
     return found[0]
 
 
+def bootstrap_script():
+    """tools/bootstrap.sh: the runfiles copy under bazel test, else the checkout's."""
+    path = os.path.join(_ROOT, "tools", "bootstrap.sh") if os.environ.get("TEST_SRCDIR") else None
+    if path and os.path.exists(path):
+        return path
+    return os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+                        "tools", "bootstrap.sh")
+
+
 def readme():
     """README.md: the runfiles copy under bazel test, else the checkout's."""
     path = os.path.join(_ROOT, "README.md") if os.environ.get("TEST_SRCDIR") else None
@@ -29,3 +38,15 @@ def readme():
         return path
     return os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
                         "README.md")
+
+
+def child_env():
+    """This environment, for a child Python that imports the package under
+    test (and this interpreter's numpy and pytest)."""
+    import sys
+
+    import oneflow_sbp
+    env = dict(os.environ)
+    package_root = os.path.dirname(os.path.dirname(os.path.abspath(oneflow_sbp.__file__)))
+    env["PYTHONPATH"] = os.pathsep.join([package_root] + sys.path)
+    return env

@@ -119,3 +119,45 @@ def test_a_kernel_calling_ops_is_refused_not_a_deadlock(session):
     with pytest.raises(RuntimeError, match="inside a rank's step"):
         ofs.apply("py_reentrant", x)
     np.testing.assert_allclose(ofs.relu(x).numpy(), np.zeros((4, 2)))
+
+
+def _scale_by_total(name, kernel):
+    """y = kernel(x, b.sum()): every rank needs all of b, so the rule's second
+    input is B (the builder's .broadcast) while x may be split."""
+    def rule(ctx):
+        x, b = ctx.input("x"), ctx.input("b")
+        for axis in range(len(ctx.input_shape("x"))):
+            ctx.builder().split(x, axis).broadcast(b).split(ctx.outputs(), axis).build()
+        # Claimed for both ops, true only where the kernel is linear in x.
+        ctx.builder().partial_sum(x).broadcast(b).partial_sum(ctx.outputs()).build()
+    _register_once(name, inputs=["x", "b"], outputs=["y"], infer_shape=_same_shape, sbp_rule=rule,
+                   kernel=lambda x, b: kernel(x, b.sum(dtype=np.float32)))
+
+
+def test_a_rule_with_a_broadcast_input(session):
+    _scale_by_total("py_mul_total", lambda x, total: x * total)
+    p = ofs.placement("cpu:0-1")
+    a = np.arange(24, dtype=np.float32).reshape(4, 6)
+    w = np.arange(5, dtype=np.float32) - 1
+    x = ofs.tensor(a, placement=p, sbp=sbp.split(0))
+    b = ofs.tensor(w, placement=p, sbp=sbp.split(0))  # not B: the engine boxes it
+    r = ofs.infer("py_mul_total", [x, b], placement=p)
+    assert r.signature == "x_0:S(0) b_0:B -> y_0:S(0)"
+    assert not r.inputs[0].needs_boxing and r.inputs[1].needs_boxing
+    y = ofs.apply("py_mul_total", x, b)
+    assert y.sbp == (sbp.split(0),)
+    np.testing.assert_array_equal(y.numpy(), a * w.sum())
+    # x * total is linear in x: a partial sum times the whole b is a partial sum.
+    report = ofs.verify("py_mul_total")
+    assert report["ok"], report["report"]
+    assert report["outcome"] == "passed" and report["checked"] > 0
+
+
+def test_verify_catches_a_wrong_broadcast_rule(session):
+    # x + total is not linear in x: with x a partial sum, every rank adds the
+    # total, so the sum over ranks holds it once per rank. The rule claims
+    # P(x), B(b) -> P(y) anyway.
+    _scale_by_total("py_add_total", lambda x, total: x + total)
+    report = ofs.verify("py_add_total")
+    assert not report["ok"] and report["outcome"] == "FAILED"
+    assert "x_0:P b_0:B -> y_0:P" in report["report"], report["report"]

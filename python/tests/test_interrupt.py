@@ -1,12 +1,11 @@
 """Ctrl-C interrupts a long call cleanly: KeyboardInterrupt at once, and the
 session still works afterwards."""
-import os
 import signal
 import subprocess
 import sys
 import time
 
-import oneflow_sbp
+from build_paths import child_env
 
 CHILD = r'''
 import sys, time
@@ -36,11 +35,8 @@ print("after:", float(y.numpy().sum()), flush=True)
 
 
 def test_ctrl_c_interrupts_a_long_call():
-    env = dict(os.environ)
-    root = os.path.dirname(os.path.dirname(os.path.abspath(oneflow_sbp.__file__)))
-    env["PYTHONPATH"] = os.pathsep.join([root] + sys.path)
     p = subprocess.Popen([sys.executable, "-c", CHILD], stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, text=True, env=env)
+                         stderr=subprocess.PIPE, text=True, env=child_env())
     assert p.stdout.readline().strip() == "ready"
     time.sleep(0.5)
     p.send_signal(signal.SIGINT)

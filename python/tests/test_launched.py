@@ -1,29 +1,29 @@
 """SPMD under the launcher: the same script in 4 Gloo processes."""
 import os
+import re
 import subprocess
 import sys
+import time
 
 import pytest
 
-import oneflow_sbp
-from build_paths import sbp_binary
+from build_paths import child_env, sbp_binary
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SCRIPT = os.path.join(os.path.dirname(HERE), "examples", "spmd_launch.py")
 
 
-def launch(*extra, nproc=4):
-    env = dict(os.environ)
-    # The package this test imports, for the rank processes too.
-    package_root = os.path.dirname(os.path.dirname(os.path.abspath(oneflow_sbp.__file__)))
-    env["PYTHONPATH"] = os.pathsep.join([package_root] + sys.path)
-    return subprocess.run([sbp_binary(), "launch", f"--nproc={nproc}", "--rank_prefix=yes", "--",
+def launch(*extra, nproc=("--nproc=4",)):
+    # child_env: the package this test imports, for the rank processes too.
+    return subprocess.run([sbp_binary(), "launch", *nproc, "--rank_prefix=yes", "--",
                            sys.executable, SCRIPT, *extra],
-                          capture_output=True, text=True, timeout=120, env=env)
+                          capture_output=True, text=True, timeout=120, env=child_env())
 
 
-def test_four_processes_run_one_script():
-    r = launch()
+# torchrun's and OneFlow's launchers spell it --nproc_per_node.
+@pytest.mark.parametrize("nproc", [("--nproc=4",), ("--nproc_per_node", "4")])
+def test_four_processes_run_one_script(nproc):
+    r = launch(nproc=nproc)
     assert r.returncode == 0, r.stdout + r.stderr
     # The launcher writes each rank's lines whole, prefixed "[rank N] ".
     lines = sorted(line.split("] ", 1)[1] for line in r.stdout.splitlines() if "] rank " in line)
@@ -34,13 +34,26 @@ def test_four_processes_run_one_script():
 
 
 def test_a_failing_rank_is_named_and_nothing_hangs():
-    r = launch("--fail_rank=2")
-    assert r.returncode != 0
-    assert "rank 2" in r.stdout + r.stderr
+    # Rank 2 exits with code 7; the others sleep 60 s outside any collective
+    # (the collective timeout is 60 s too), so only the launcher ends them.
+    r = launch("--fail_rank=2", "--timeout=60")
+    ended = time.time()
+    assert r.returncode != 0, r.stdout + r.stderr
+    # The launcher's own report: the failing rank, its exit code, and the
+    # ranks it terminated.
+    assert re.search(r"launch failed: rank 2 \(pid \d+\) exited with code 7; terminated ranks 0,1,3",
+                     r.stderr), r.stderr
+    assert "was not stopped" not in r.stdout, r.stdout
+    # Stopped promptly: the launcher's 2 s grace, then SIGTERM.
+    failed_at = float(re.search(r"\[rank 2\] rank 2: failing on purpose at ([0-9.]+)",
+                                r.stdout).group(1))
+    assert ended - failed_at < 20, f"the other ranks ran {ended - failed_at:.1f} s after rank 2 failed"
 
 
 def test_a_late_rank_is_a_timeout_error():
-    r = launch("--slow_rank=3", "--timeout=0.5")
+    # The timeout also bounds the rendezvous in init(): 0.5 s was too little
+    # for four Pythons starting on 2 busy vCPUs ("key '3' did not appear").
+    r = launch("--slow_rank=3", "--late=8", "--timeout=3")
     lines = [line for line in r.stdout.splitlines() if "TimeoutError" in line]
     assert len(lines) >= 1, r.stdout + r.stderr
     assert "deadline" in lines[0].lower() or "timed out" in lines[0].lower() or "timeout" in lines[0].lower()
