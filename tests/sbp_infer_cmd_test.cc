@@ -189,6 +189,38 @@ TEST(SbpInfer, BadRequestsGiveOneClearMessage) {
   EXPECT_THAT(ErrorOf(RunInfer(bad_request, Eng())), HasSubstr("malformed JSON"));
 }
 
+// --attr=equation=bmk,kn->bmn: the value keeps its comma and arrow (only
+// the first '=' splits name from value), reaches einsum's string
+// attribute, and gives the batched matmul's candidates: b and m of in_0
+// split the output, n of in_1 too.
+TEST(SbpInfer, EinsumEquationThroughAttrFlag) {
+  InferOptions o;
+  o.op = "einsum";
+  o.attrs = {"equation=bmk,kn->bmn"};
+  o.placement = "cpu:0-3 [2,2]";
+  o.inputs = {"f32[8,6,4]:(S(0),B)", "f32[4,5]:(B,S(1))"};
+  absl::StatusOr<std::string> out = RunInfer(o, Eng());
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(*out,
+            "einsum on cpu:0-3 [2,2] (cost policy oneflow, 49 candidates)\n"
+            "signature: in_0:(S(0),B) in_1:(B,S(1)) -> out_0:(S(0),S(2))\n"
+            "  blob  tensor           producer         chosen\n"
+            "  in_0  f32[8,6,4]       (S(0), B)        (S(0), B)\n"
+            "  in_1  f32[4,5]         (B, S(1))        (B, S(1))\n"
+            "  out_0 f32[8,6,5]                        (S(0), S(2))\n"
+            "boxing: none\n");
+  // A malformed equation is an error (sbp infer exits 1) naming it.
+  o.attrs = {"equation=bmk,kn-bmn"};
+  absl::StatusOr<std::string> bad = RunInfer(o, Eng());
+  EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(ErrorOf(bad), HasSubstr("equation 'bmk,kn-bmn'"));
+  EXPECT_THAT(ErrorOf(bad), HasSubstr("needs exactly one '->'"));
+  o.attrs = {"equation=bmk,kn->bmq"};
+  EXPECT_THAT(ErrorOf(RunInfer(o, Eng())),
+              HasSubstr("equation 'bmk,kn->bmq': einsum 'bmk,kn->bmq': output letter 'q' is in "
+                        "no operand"));
+}
+
 TEST(SbpOps, ListsEveryOpWithArgsAndAttrs) {
   // A registry with one kernel: the others are marked.
   kernels::KernelRegistry kr;
