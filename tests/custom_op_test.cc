@@ -20,6 +20,7 @@ namespace oneflow_sbp::testing {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 // y[m, n] = x[m, n] * scale[m]: rows split together; columns split x only;
 // linear in x.
@@ -155,7 +156,110 @@ TEST(CustomOp, BadAliasesAreErrorsNamingBothNames) {
   EXPECT_EQ(registry.Find("pcopy")->type_name(), "private_copy");
 }
 
-TEST(CustomOp, BuiltinAliasesNameOpsWithTheSameArgsAndAttrs) {
+// An op with a required list attribute and a defaulted one, for aliases
+// that rename attributes.
+OpDefBuilder PrivateSum(const std::string& name) {
+  return PrivateCopy(name)
+      .RequiredAttr("axis", AttrType::kInts)
+      .Attr("keepdims", AttrValue(false));
+}
+
+AttrMap Attrs(std::vector<std::pair<std::string, AttrValue>> entries) {
+  AttrMap m;
+  for (auto& [name, value] : entries) m.Set(name, std::move(value));
+  return m;
+}
+
+std::string ResolveError(const OpRegistry& registry, const std::string& name,
+                         const AttrMap& attrs) {
+  absl::StatusOr<ResolvedCall> r = registry.ResolveCall(name, attrs);
+  if (r.ok()) return "OK " + r->def->type_name() + " " + r->attrs.ToString();
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument) << r.status();
+  return std::string(r.status().message());
+}
+
+// An alias may name attributes as another framework does; ResolveCall
+// turns them into the op's, and checks them in the alias's terms.
+TEST(CustomOp, AliasRenamesAttributes) {
+  OpRegistry registry;
+  ASSERT_TRUE(registry.Register(PrivateSum("psum")).ok());
+  ASSERT_TRUE(registry
+                  .RegisterAlias("tsum", "psum",
+                                 {{"dim", "axis", /*non_empty=*/true}, {"keepdim", "keepdims"}})
+                  .ok());
+  ASSERT_TRUE(registry.RegisterAlias("same_sum", "psum").ok());
+  const AttrValue dims(std::vector<int64_t>{1});
+  EXPECT_EQ(ResolveError(registry, "tsum", Attrs({{"dim", dims}, {"keepdim", AttrValue(true)}})),
+            "OK psum axis=1 keepdims=true");
+  EXPECT_EQ(ResolveError(registry, "tsum", Attrs({{"dim", dims}})), "OK psum axis=1");
+  // The op and a 1:1 alias take attributes as they are (OpCall::Make checks them).
+  EXPECT_EQ(ResolveError(registry, "psum", Attrs({{"dim", dims}})), "OK psum dim=1");
+  EXPECT_EQ(ResolveError(registry, "same_sum", Attrs({{"axis", dims}})), "OK psum axis=1");
+  EXPECT_EQ(ResolveError(registry, "same_sum", Attrs({{"dim", dims}})),
+            "same_sum (alias of psum): unknown attribute 'dim'; known: axis, keepdims");
+  // The op's name for a renamed attribute names both.
+  EXPECT_EQ(ResolveError(registry, "tsum", Attrs({{"axis", dims}})),
+            "tsum (alias of psum): unknown attribute 'axis' (psum's name; tsum calls it 'dim'); "
+            "known: dim, keepdim");
+  EXPECT_EQ(ResolveError(registry, "tsum", Attrs({{"dim", dims}, {"keepdims", AttrValue(true)}})),
+            "tsum (alias of psum): unknown attribute 'keepdims' (psum's name; tsum calls it "
+            "'keepdim'); known: dim, keepdim");
+  EXPECT_EQ(ResolveError(registry, "tsum", Attrs({{"dims", dims}})),
+            "tsum (alias of psum): unknown attribute 'dims'; known: dim, keepdim");
+  EXPECT_EQ(ResolveError(registry, "tsum", Attrs({})),
+            "tsum (alias of psum): required attribute 'dim' (ints; psum's 'axis') is missing");
+  EXPECT_EQ(ResolveError(registry, "tsum", Attrs({{"dim", AttrValue(1)}})),
+            "tsum (alias of psum): attribute 'dim' is ints, got int '1'");
+  EXPECT_EQ(ResolveError(registry, "tsum", Attrs({{"dim", AttrValue(std::vector<int64_t>{})}})),
+            "tsum (alias of psum): attribute 'dim' is empty; list the axes (tsum with no dim "
+            "reduces every axis, psum with axis=[] none)");
+  EXPECT_EQ(registry.OpAttrName("tsum", "dim"), "axis");
+  EXPECT_EQ(registry.OpAttrName("tsum", "axis"), "axis");
+  EXPECT_EQ(registry.OpAttrName("psum", "dim"), "dim");
+  ASSERT_EQ(registry.RenamedAttrsOf("tsum").size(), 2u);
+  EXPECT_TRUE(registry.RenamedAttrsOf("same_sum").empty());
+  EXPECT_EQ(registry.ResolveCall("tsumm", AttrMap()).status().code(), absl::StatusCode::kNotFound);
+  // An inference through the alias is the op's with the renamed attributes.
+  InferSpec spec{"tsum", "cpu:0-1", {"f32[6,6]:S(1)"}, {"dim=1", "keepdim=true"}};
+  spec.registry = &registry;
+  EXPECT_EQ(InferToString(spec), "x_0:S(1) -> y_0:S(1)");
+  spec.attrs = {"axis=1"};
+  EXPECT_THAT(InferToString(spec), HasSubstr("unknown attribute 'axis' (psum's name"));
+}
+
+TEST(CustomOp, BadAttributeRenamesNameTheAliasTheOpAndTheAttribute) {
+  OpRegistry registry;
+  ASSERT_TRUE(registry.Register(PrivateSum("psum")).ok());
+  auto error = [&](const std::string& alias, std::vector<AliasAttr> renamed) {
+    absl::Status s = registry.RegisterAlias(alias, "psum", std::move(renamed));
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+    return std::string(s.message());
+  };
+  EXPECT_EQ(error("a", {{"dim", "axes"}}),
+            "alias 'a' of op 'psum': attribute 'dim' for 'axes': 'psum' has no attribute 'axes'");
+  EXPECT_EQ(error("b", {{"axis", "axis"}}),
+            "alias 'b' of op 'psum': attribute 'axis' for 'axis': a renamed attribute needs a "
+            "name other than the op's");
+  EXPECT_EQ(error("c", {{"dim", "axis"}, {"d", "axis"}}),
+            "alias 'c' of op 'psum': attribute 'd' for 'axis': renamed twice (also 'dim' for "
+            "'axis')");
+  EXPECT_EQ(error("d", {{"keepdims", "axis"}}),
+            "alias 'd' of op 'psum': attribute 'keepdims' for 'axis': 'psum' already has an "
+            "attribute 'keepdims'");
+  EXPECT_EQ(error("e", {{"keep", "keepdims", /*non_empty=*/true}}),
+            "alias 'e' of op 'psum': attribute 'keep' for 'keepdims': non_empty needs a list "
+            "attribute; 'keepdims' is bool");
+  // Swapping two names is fine: each name means one thing.
+  EXPECT_TRUE(registry.RegisterAlias("swapped", "psum", {{"keepdims", "axis"}, {"axis", "keepdims"}})
+                  .ok());
+  EXPECT_EQ(ResolveError(registry, "swapped",
+                         Attrs({{"keepdims", AttrValue(std::vector<int64_t>{0})},
+                                {"axis", AttrValue(true)}})),
+            "OK psum axis=0 keepdims=true");
+  EXPECT_TRUE(registry.Aliases().size() == 1u);
+}
+
+TEST(CustomOp, BuiltinAliasesResolveToTheirOps) {
   // concat is cat (issue 23); the built-in aliases resolve in the shared
   // registry and never appear in OpNames().
   std::shared_ptr<const OpDef> concat = Registry().Find("concat");
