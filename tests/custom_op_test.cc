@@ -275,6 +275,102 @@ TEST(CustomOp, BuiltinAliasesResolveToTheirOps) {
             CandidatesToString("cat", {"f32[4,6]", "f32[4,2]"}, {"axis=1"}));
 }
 
+// Each built-in alias gives exactly its op's answer with the attributes
+// renamed: the same 1-D candidate list (golden), the same N-D choice, and
+// through Engine::MakeCall the same call. Every alias is listed once.
+TEST(CustomOp, BuiltinAliasesInferAsTheirOps) {
+  struct Case {
+    std::string alias;
+    std::vector<std::string> alias_attrs;
+    std::string op;
+    std::vector<std::string> op_attrs;
+    std::vector<std::string> inputs;  // 1-D shapes; the N-D run splits dim 0 on [2,2]
+    std::string candidates;           // golden, on 2 ranks
+  };
+  const std::vector<Case> cases = {
+      {"add", {}, "broadcast_add", {}, {"f32[4,6]", "f32[6]"},
+       "x_0:S(0) y_0:B -> z_0:S(0) | x_0:S(1) y_0:S(0) -> z_0:S(1) | x_0:P y_0:P -> z_0:P"},
+      {"concat", {"axis=1"}, "cat", {"axis=1"}, {"f32[4,6]", "f32[4,2]"},
+       "in_0:S(0) in_1:S(0) -> out_0:S(0) | in_0:P in_1:P -> out_0:P"},
+      {"mean", {"dim=1", "keepdim=true"}, "reduce_mean", {"axis=1", "keepdims=true"},
+       {"f32[4,6]"},
+       "input_tensor_0:S(0) -> output_tensor_0:S(0) | input_tensor_0:S(1) -> output_tensor_0:P | input_tensor_0:P -> output_tensor_0:P"},
+      {"mul", {}, "broadcast_mul", {}, {"f32[4,6]", "f32[4,6]"},
+       "x_0:S(0) y_0:S(0) -> z_0:S(0) | x_0:S(1) y_0:S(1) -> z_0:S(1) | x_0:B y_0:P -> z_0:P | x_0:P y_0:B -> z_0:P"},
+      {"multiply", {}, "broadcast_mul", {}, {"f32[4,6]", "f32[4,6]"},
+       "x_0:S(0) y_0:S(0) -> z_0:S(0) | x_0:S(1) y_0:S(1) -> z_0:S(1) | x_0:B y_0:P -> z_0:P | x_0:P y_0:B -> z_0:P"},
+      {"neg", {}, "negative", {}, {"f32[4,6]"},
+       "x_0:S(0) -> y_0:S(0) | x_0:S(1) -> y_0:S(1) | x_0:P -> y_0:P"},
+      {"permute", {"dims=1,0,2"}, "transpose", {"perm=1,0,2"}, {"f32[4,6,8]"},
+       "input_0:S(1) -> output_0:S(0) | input_0:S(0) -> output_0:S(1) | input_0:S(2) -> output_0:S(2) | input_0:P -> output_0:P"},
+      {"sigmoid_v2", {}, "sigmoid", {}, {"f32[4,6]"},
+       "x_0:S(0) -> y_0:S(0) | x_0:S(1) -> y_0:S(1)"},
+      {"sub", {}, "broadcast_sub", {}, {"f32[4,1]", "f32[4,6]"},
+       "x_0:S(0) y_0:S(0) -> z_0:S(0) | x_0:B y_0:S(1) -> z_0:S(1) | x_0:P y_0:P -> z_0:P"},
+      {"subtract", {}, "broadcast_sub", {}, {"f32[4,1]", "f32[4,6]"},
+       "x_0:S(0) y_0:S(0) -> z_0:S(0) | x_0:B y_0:S(1) -> z_0:S(1) | x_0:P y_0:P -> z_0:P"},
+      {"unsqueeze", {"dim=-1"}, "expand_dims", {"axis=-1"}, {"f32[4,6]"},
+       "in_0:S(0) -> out_0:S(0) | in_0:S(1) -> out_0:S(1) | in_0:P -> out_0:P"},
+      {"view", {"shape=4,3,2"}, "reshape", {"shape=4,3,2"}, {"f32[4,6]"},
+       "in_0:S(0) -> out_0:S(0) | in_0:P -> out_0:P"},
+  };
+  std::vector<std::string> listed;
+  for (const Case& c : cases) {
+    listed.push_back(c.alias);
+    EXPECT_EQ(Registry().Find(c.alias)->type_name(), c.op) << c.alias;
+    const std::string got = CandidatesToString(c.alias, c.inputs, c.alias_attrs);
+    EXPECT_EQ(got, c.candidates) << c.alias;
+    EXPECT_EQ(got, CandidatesToString(c.op, c.inputs, c.op_attrs)) << c.alias;
+    InferSpec nd{c.alias, "cpu:0-3 [2,2]", {}, c.alias_attrs};
+    for (const std::string& in : c.inputs) nd.inputs.push_back(in + ":(S(0),B)");
+    const std::string answer = InferToString(nd);
+    EXPECT_THAT(answer, Not(HasSubstr("error"))) << c.alias;
+    nd.op = c.op;
+    nd.attrs = c.op_attrs;
+    EXPECT_EQ(answer, InferToString(nd)) << c.alias;
+  }
+  std::vector<std::string> registered;
+  for (const auto& [alias, canonical] : Registry().Aliases()) registered.push_back(alias);
+  EXPECT_EQ(listed, registered);
+  // Engine::MakeCall (the API, the interpreter and Python call through it)
+  // makes the op's call.
+  Engine& engine = **EngineFor();
+  absl::StatusOr<std::shared_ptr<const OpCall>> permute =
+      engine.MakeCall("permute", 1, Attrs({{"dims", AttrValue(std::vector<int64_t>{1, 0})}}));
+  absl::StatusOr<std::shared_ptr<const OpCall>> transpose =
+      engine.MakeCall("transpose", 1, Attrs({{"perm", AttrValue(std::vector<int64_t>{1, 0})}}));
+  ASSERT_TRUE(permute.ok() && transpose.ok()) << permute.status() << transpose.status();
+  EXPECT_EQ(**permute, **transpose);
+  EXPECT_EQ((*permute)->type_name(), "transpose");
+}
+
+// The op's attribute name on an alias that renames it is an error naming
+// both names; so is every other wrong name, in the alias's terms.
+TEST(CustomOp, BuiltinAliasesRejectTheOpsAttributeNames) {
+  EXPECT_EQ(CandidatesToString("unsqueeze", {"f32[4,6]"}, {"axis=1"}),
+            "error: unsqueeze (alias of expand_dims): unknown attribute 'axis' (expand_dims's "
+            "name; unsqueeze calls it 'dim'); known: dim");
+  EXPECT_EQ(CandidatesToString("permute", {"f32[4,6]"}, {"perm=1,0"}),
+            "error: permute (alias of transpose): unknown attribute 'perm' (transpose's name; "
+            "permute calls it 'dims'); known: dims");
+  EXPECT_EQ(CandidatesToString("mean", {"f32[4,6]"}, {"axis=1"}),
+            "error: mean (alias of reduce_mean): unknown attribute 'axis' (reduce_mean's name; "
+            "mean calls it 'dim'); known: dim, keepdim");
+  EXPECT_EQ(CandidatesToString("mean", {"f32[4,6]"}, {"dim=1", "keepdims=true"}),
+            "error: mean (alias of reduce_mean): unknown attribute 'keepdims' (reduce_mean's "
+            "name; mean calls it 'keepdim'); known: dim, keepdim");
+  EXPECT_EQ(CandidatesToString("mean", {"f32[4,6]"}, {}),
+            "error: mean (alias of reduce_mean): required attribute 'dim' (ints; reduce_mean's "
+            "'axis') is missing");
+  EXPECT_EQ(CandidatesToString("mean", {"f32[4,6]"}, {"dim="}),
+            "error: mean (alias of reduce_mean): attribute 'dim' is empty; list the axes (mean "
+            "with no dim reduces every axis, reduce_mean with axis=[] none)");
+  // PyTorch's alpha (x - alpha * y) is not broadcast_sub's.
+  EXPECT_EQ(CandidatesToString("sub", {"f32[4,6]", "f32[4,6]"}, {"alpha=2"}),
+            "error: sub (alias of broadcast_sub): unknown attribute 'alpha'; the op has no "
+            "attributes");
+}
+
 TEST(CustomOp, MissingRuleIsAnErrorUnlessTheFallbackIsExplicit) {
   auto shape = [](ShapeContext& ctx) {
     ctx.set_output("y", 0, ctx.input("x"));
