@@ -34,11 +34,7 @@ absl::StatusOr<std::shared_ptr<const OpCall>> EagerContext::Call(absl::string_vi
   std::string key = absl::StrCat(op, "/", num_inputs, "/", attrs.ToString());
   auto it = calls_.find(key);
   if (it != calls_.end()) return it->second;
-  absl::StatusOr<std::shared_ptr<const OpDef>> def = engine_.registry().Get(op);
-  if (!def.ok()) return def.status();
-  absl::StatusOr<std::vector<int>> counts = OpCall::DeduceInputCounts(**def, num_inputs);
-  if (!counts.ok()) return counts.status();
-  absl::StatusOr<std::shared_ptr<const OpCall>> call = OpCall::Make(*def, *counts, attrs);
+  absl::StatusOr<std::shared_ptr<const OpCall>> call = engine_.MakeCall(op, num_inputs, attrs);
   if (!call.ok()) return call.status();
   calls_.emplace(std::move(key), *call);
   return *call;

@@ -81,11 +81,12 @@ absl::StatusOr<std::unique_ptr<Engine>> Engine::Create() { return Create(Options
 absl::StatusOr<std::shared_ptr<const OpCall>> Engine::MakeCall(absl::string_view op,
                                                                int num_inputs,
                                                                const AttrMap& attrs) const {
-  absl::StatusOr<std::shared_ptr<const OpDef>> def = registry_->Get(op);
-  if (!def.ok()) return def.status();
-  absl::StatusOr<std::vector<int>> counts = OpCall::DeduceInputCounts(**def, num_inputs);
+  // `op` may be an alias naming attributes its own way (OpRegistry::ResolveCall).
+  absl::StatusOr<ResolvedCall> resolved = registry_->ResolveCall(op, attrs);
+  if (!resolved.ok()) return resolved.status();
+  absl::StatusOr<std::vector<int>> counts = OpCall::DeduceInputCounts(*resolved->def, num_inputs);
   if (!counts.ok()) return counts.status();
-  return OpCall::Make(*std::move(def), *std::move(counts), attrs);
+  return OpCall::Make(std::move(resolved->def), *std::move(counts), resolved->attrs);
 }
 
 Engine::Engine(std::shared_ptr<const OpRegistry> registry, std::unique_ptr<InferCache> cache,

@@ -82,11 +82,10 @@ absl::Status ProgramBuilder::AddOp(absl::string_view type, const std::vector<std
     return absl::InvalidArgumentError(absl::StrCat(UnquotedInput(op.label), ": ", why));
   };
   if (labels_.contains(op.label)) return fail("another op has this name");
-  std::shared_ptr<const OpDef> def = registry_.Find(type);
-  if (def == nullptr) {
-    absl::StatusOr<std::shared_ptr<const OpDef>> found = registry_.Get(type);
-    return fail(found.status().message());
-  }
+  // `type` may be an alias naming attributes its own way (OpRegistry::ResolveCall).
+  absl::StatusOr<ResolvedCall> resolved = registry_.ResolveCall(type, attrs);
+  if (!resolved.ok()) return fail(resolved.status().message());
+  const std::shared_ptr<const OpDef>& def = resolved->def;
   std::vector<TensorDesc> input_descs;
   for (size_t i = 0; i < inputs.size(); ++i) {
     const int t = program_.FindTensor(inputs[i]);
@@ -101,7 +100,7 @@ absl::Status ProgramBuilder::AddOp(absl::string_view type, const std::vector<std
   absl::StatusOr<std::vector<int>> counts =
       OpCall::DeduceInputCounts(*def, static_cast<int>(inputs.size()));
   if (!counts.ok()) return fail(counts.status().message());
-  absl::StatusOr<std::shared_ptr<const OpCall>> call = OpCall::Make(def, *counts, attrs);
+  absl::StatusOr<std::shared_ptr<const OpCall>> call = OpCall::Make(def, *counts, resolved->attrs);
   if (!call.ok()) return fail(call.status().message());
   op.call = *std::move(call);
   absl::StatusOr<std::vector<TensorDesc>> out_descs = op.call->InferOutputDescs(input_descs);

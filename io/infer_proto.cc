@@ -250,8 +250,12 @@ absl::StatusOr<InferRequest> InferRequestFromProto(const oneflow::InferRequestPr
   if (!def.ok()) return def.status();
   const std::string& op = (*def)->type_name();
 
-  absl::StatusOr<AttrMap> attrs = AttrsFromProto(proto, op);
-  if (!attrs.ok()) return attrs.status();
+  absl::StatusOr<AttrMap> typed = AttrsFromProto(proto, op);
+  if (!typed.ok()) return typed.status();
+  // The request may name an alias with attributes in its own names.
+  absl::StatusOr<ResolvedCall> resolved = registry.ResolveCall(proto.op_type_name(), *typed);
+  if (!resolved.ok()) return resolved.status();
+  const AttrMap* attrs = &resolved->attrs;
   InferRequest req;
   absl::StatusOr<Placement> placement = PlacementFromRequest(proto, op);
   if (!placement.ok()) return placement.status();

@@ -28,7 +28,7 @@ absl::Status OpRegistry::Register(OpDef def) {
   // another op: users typing it would silently change ops.
   if (auto it = aliases_.find(name); it != aliases_.end()) {
     return absl::AlreadyExistsError(absl::StrCat("op ", QuotedInput(name), " is already registered as an alias of ",
-                                                 QuotedInput(it->second)));
+                                                 QuotedInput(it->second.canonical)));
   }
   ops_.emplace(name, std::make_shared<const OpDef>(std::move(def)));
   return absl::OkStatus();
@@ -46,7 +46,7 @@ std::shared_ptr<const OpDef> OpRegistry::Find(absl::string_view type_name) const
   if (it != ops_.end()) return it->second;
   auto alias = aliases_.find(type_name);
   if (alias == aliases_.end()) return nullptr;
-  it = ops_.find(alias->second);  // always there: aliases point at ops
+  it = ops_.find(alias->second.canonical);  // always there: aliases point at ops
   return it == ops_.end() ? nullptr : it->second;
 }
 
@@ -84,32 +84,69 @@ std::vector<std::string> OpRegistry::OpNames() const {
   return names;
 }
 
-absl::Status OpRegistry::RegisterAlias(absl::string_view alias, absl::string_view canonical) {
+absl::Status OpRegistry::RegisterAlias(absl::string_view alias, absl::string_view canonical,
+                                       std::vector<AliasAttr> renamed) {
+  const std::string what = absl::StrCat("alias ", QuotedInput(alias), " of op ", QuotedInput(canonical));
   if (alias.empty() || alias == canonical) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "alias ", QuotedInput(alias), " of op ", QuotedInput(canonical), ": an alias must be a non-empty name other "
-        "than the op's own"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, ": an alias must be a non-empty name other than the op's own"));
   }
   absl::MutexLock lock(&mu_);
   if (ops_.contains(alias)) {
-    return absl::AlreadyExistsError(absl::StrCat("alias ", QuotedInput(alias), " of op ", QuotedInput(canonical),
-                                                 ": ", QuotedInput(alias), " is already a registered op"));
+    return absl::AlreadyExistsError(
+        absl::StrCat(what, ": ", QuotedInput(alias), " is already a registered op"));
   }
   if (auto it = aliases_.find(alias); it != aliases_.end()) {
-    return absl::AlreadyExistsError(absl::StrCat("alias ", QuotedInput(alias), " of op ", QuotedInput(canonical),
-                                                 ": ", QuotedInput(alias), " is already an alias of ",
-                                                 QuotedInput(it->second)));
+    return absl::AlreadyExistsError(absl::StrCat(what, ": ", QuotedInput(alias),
+                                                 " is already an alias of ",
+                                                 QuotedInput(it->second.canonical)));
   }
   if (auto it = aliases_.find(canonical); it != aliases_.end()) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "alias ", QuotedInput(alias), " of op ", QuotedInput(canonical), ": ", QuotedInput(canonical), " is itself an alias of ",
-        QuotedInput(it->second), "; name the op ", QuotedInput(it->second)));
+        what, ": ", QuotedInput(canonical), " is itself an alias of ",
+        QuotedInput(it->second.canonical), "; name the op ", QuotedInput(it->second.canonical)));
   }
-  if (!ops_.contains(canonical)) {
-    return absl::NotFoundError(absl::StrCat("alias ", QuotedInput(alias), " of op ", QuotedInput(canonical), ": no op ",
-                                            QuotedInput(canonical), " is registered"));
+  auto op = ops_.find(canonical);
+  if (op == ops_.end()) {
+    return absl::NotFoundError(
+        absl::StrCat(what, ": no op ", QuotedInput(canonical), " is registered"));
   }
-  aliases_.emplace(std::string(alias), std::string(canonical));
+  const OpDef& def = *op->second;
+  for (size_t i = 0; i < renamed.size(); ++i) {
+    const AliasAttr& r = renamed[i];
+    const std::string rename =
+        absl::StrCat(what, ": attribute ", QuotedInput(r.name), " for ", QuotedInput(r.op_name));
+    const AttrDef* decl = def.FindAttr(r.op_name);
+    if (decl == nullptr) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(rename, ": ", QuotedInput(canonical), " has no attribute ",
+                       QuotedInput(r.op_name)));
+    }
+    if (r.name.empty() || r.name == r.op_name) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(rename, ": a renamed attribute needs a name other than the op's"));
+    }
+    if (r.non_empty && decl->type != AttrType::kInts) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          rename, ": non_empty needs a list attribute; ", QuotedInput(r.op_name), " is ",
+          AttrTypeName(decl->type)));
+    }
+    for (size_t j = 0; j < i; ++j) {
+      if (renamed[j].op_name == r.op_name || renamed[j].name == r.name) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(rename, ": renamed twice (also ", QuotedInput(renamed[j].name),
+                         " for ", QuotedInput(renamed[j].op_name), ")"));
+      }
+    }
+    // A name the op keeps for another attribute would mean two things.
+    if (def.FindAttr(r.name) != nullptr &&
+        std::none_of(renamed.begin(), renamed.end(),
+                     [&](const AliasAttr& o) { return o.op_name == r.name; })) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          rename, ": ", QuotedInput(canonical), " already has an attribute ", QuotedInput(r.name)));
+    }
+  }
+  aliases_.emplace(std::string(alias), AliasEntry{std::string(canonical), std::move(renamed)});
   return absl::OkStatus();
 }
 
@@ -117,7 +154,7 @@ std::vector<std::pair<std::string, std::string>> OpRegistry::Aliases() const {
   std::vector<std::pair<std::string, std::string>> out;
   {
     absl::MutexLock lock(&mu_);
-    for (const auto& [alias, canonical] : aliases_) out.emplace_back(alias, canonical);
+    for (const auto& [alias, entry] : aliases_) out.emplace_back(alias, entry.canonical);
   }
   std::sort(out.begin(), out.end());
   return out;
@@ -127,11 +164,84 @@ std::vector<std::string> OpRegistry::AliasesOf(absl::string_view canonical) cons
   std::vector<std::string> out;
   {
     absl::MutexLock lock(&mu_);
-    for (const auto& [alias, name] : aliases_) {
-      if (name == canonical) out.push_back(alias);
+    for (const auto& [alias, entry] : aliases_) {
+      if (entry.canonical == canonical) out.push_back(alias);
     }
   }
   std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::vector<AliasAttr> OpRegistry::RenamedAttrsOf(absl::string_view alias) const {
+  absl::MutexLock lock(&mu_);
+  auto it = aliases_.find(alias);
+  return it == aliases_.end() ? std::vector<AliasAttr>() : it->second.renamed;
+}
+
+std::string OpRegistry::OpAttrName(absl::string_view name, absl::string_view attr) const {
+  for (const AliasAttr& r : RenamedAttrsOf(name)) {
+    if (r.name == attr) return r.op_name;
+  }
+  return std::string(attr);
+}
+
+absl::StatusOr<ResolvedCall> OpRegistry::ResolveCall(absl::string_view name,
+                                                     const AttrMap& attrs) const {
+  absl::StatusOr<std::shared_ptr<const OpDef>> def = Get(name);
+  if (!def.ok()) return def.status();
+  // An op's own name: OpCall::Make checks the attributes.
+  if ((*def)->type_name() == name) return ResolvedCall{*std::move(def), attrs};
+  const std::vector<AliasAttr> renamed = RenamedAttrsOf(name);
+  const OpDef& op = **def;
+  const std::string who =
+      absl::StrCat(UnquotedInput(name), " (alias of ", op.type_name(), ")");
+  // The alias's names: the op's, each renamed one replaced.
+  auto alias_name = [&](const std::string& op_name) {
+    for (const AliasAttr& r : renamed) {
+      if (r.op_name == op_name) return r.name;
+    }
+    return op_name;
+  };
+  ResolvedCall out{*def, AttrMap()};
+  for (const auto& [attr, value] : attrs.entries()) {
+    const std::string op_name = OpAttrName(name, attr);
+    const AttrDef* decl = op.FindAttr(op_name);
+    const bool hidden = op_name == attr && alias_name(attr) != attr;
+    if (decl == nullptr || hidden) {
+      std::vector<std::string> known;
+      for (const AttrDef& a : op.attrs()) known.push_back(alias_name(a.name));
+      return absl::InvalidArgumentError(absl::StrCat(
+          who, ": unknown attribute ", QuotedInput(attr),
+          hidden ? absl::StrCat(" (", op.type_name(), "'s name; ", UnquotedInput(name),
+                                " calls it ", QuotedInput(alias_name(attr)), ")")
+                 : "",
+          known.empty() ? "; the op has no attributes"
+                        : absl::StrCat("; known: ", absl::StrJoin(known, ", "))));
+    }
+    const bool widens = decl->type == AttrType::kFloat && value.type() == AttrType::kInt;
+    if (value.type() != decl->type && !widens) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          who, ": attribute ", QuotedInput(attr), " is ", AttrTypeName(decl->type), ", got ",
+          AttrTypeName(value.type()), " ", QuotedInput(value.ToString())));
+    }
+    for (const AliasAttr& r : renamed) {
+      if (r.name == attr && r.non_empty && value.type() == AttrType::kInts &&
+          value.ints().empty()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            who, ": attribute ", QuotedInput(attr), " is empty; list the axes (", UnquotedInput(name),
+            " with no ", attr, " reduces every axis, ", op.type_name(), " with ", r.op_name,
+            "=[] none)"));
+      }
+    }
+    out.attrs.Set(op_name, value);
+  }
+  for (const AttrDef& a : op.attrs()) {
+    if (!a.default_value && out.attrs.Find(a.name) == nullptr) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          who, ": required attribute ", QuotedInput(alias_name(a.name)), " (",
+          AttrTypeName(a.type), "; ", op.type_name(), "'s ", QuotedInput(a.name), ") is missing"));
+    }
+  }
   return out;
 }
 

@@ -20,6 +20,14 @@
 // OpNames() stays canonical (one entry per OpDef); Aliases() lists aliases.
 //   registry.RegisterAlias("concat", "cat");
 //   registry.Find("concat")->type_name() == "cat"
+//
+// An alias may also rename attributes, where another framework names the
+// same attribute differently (PyTorch's unsqueeze(dim) is expand_dims(axis)).
+// Calls made by name with attributes go through ResolveCall, which turns
+// the alias's attribute names into the op's; the op's own names are then
+// errors on the alias (each name means one thing per name typed).
+//   registry.RegisterAlias("unsqueeze", "expand_dims", {{"dim", "axis"}});
+//   registry.ResolveCall("unsqueeze", {dim=1}) -> expand_dims, {axis=1}
 #ifndef ONEFLOW_SBP_OP_REGISTRY_H_
 #define ONEFLOW_SBP_OP_REGISTRY_H_
 
@@ -37,6 +45,23 @@
 #include "oneflow_sbp/op_def.h"
 
 namespace oneflow_sbp {
+
+// An attribute an alias names differently from its op.
+struct AliasAttr {
+  std::string name;     // the alias's name, e.g. "dim"
+  std::string op_name;  // the op's, e.g. "axis"
+  // For the reduction axes of a list attribute: an empty list reduces
+  // every axis under the alias (PyTorch's mean(x, dim=[])) and none under
+  // the op (reduce_mean with axis=[]), so the alias rejects it.
+  bool non_empty = false;
+};
+
+// An op definition and attributes in its own names: what a name typed by
+// a user, with attributes in that name's terms, calls.
+struct ResolvedCall {
+  std::shared_ptr<const OpDef> def;
+  AttrMap attrs;
+};
 
 class OpRegistry {
  public:
@@ -66,19 +91,46 @@ class OpRegistry {
   // `canonical` is not a registered op; kInvalidArgument if `canonical` is
   // itself an alias (aliases point at canonical names only, so there are no
   // chains to follow).
-  absl::Status RegisterAlias(absl::string_view alias, absl::string_view canonical);
+  //
+  // `renamed` lists the attributes the alias names differently; the others
+  // keep the op's names. kInvalidArgument (naming the alias, the op and the
+  // attribute) if a renamed attribute is not one of the op's, is renamed
+  // twice, takes a name the op already uses for another attribute or that
+  // two attributes share, or is non_empty but not a list of ints.
+  absl::Status RegisterAlias(absl::string_view alias, absl::string_view canonical,
+                             std::vector<AliasAttr> renamed = {});
   // (alias, canonical name) pairs sorted by alias.
   std::vector<std::pair<std::string, std::string>> Aliases() const;
   // The sorted aliases of the op named `canonical`; empty if it has none
   // (or is not a canonical name).
   std::vector<std::string> AliasesOf(absl::string_view canonical) const;
+  // The attributes `alias` renames, in registration order; empty for an
+  // alias that keeps the op's names, an op's own name or an unknown name.
+  std::vector<AliasAttr> RenamedAttrsOf(absl::string_view alias) const;
+  // The op's name for attribute `attr` as `name` (an op or an alias) calls
+  // it: the renamed one for an alias's renamed attribute, else `attr`.
+  std::string OpAttrName(absl::string_view name, absl::string_view attr) const;
+
+  // The op `name` calls and `attrs` in the op's attribute names. For an
+  // op's own name, `attrs` unchanged (OpCall::Make checks them). For an
+  // alias, every attribute is checked here, in the alias's terms:
+  // kInvalidArgument "unsqueeze (alias of expand_dims): ..." for an unknown
+  // name (the op's own name for a renamed attribute says which name the
+  // alias uses), a value of the wrong type, a missing required attribute,
+  // or an empty list where the alias rejects one. Unknown `name`: Get's
+  // kNotFound.
+  absl::StatusOr<ResolvedCall> ResolveCall(absl::string_view name, const AttrMap& attrs) const;
 
  private:
+  struct AliasEntry {
+    std::string canonical;  // a key of ops_
+    std::vector<AliasAttr> renamed;
+  };
   mutable absl::Mutex mu_;
   absl::flat_hash_map<std::string, std::shared_ptr<const OpDef>> ops_
       ABSL_GUARDED_BY(mu_);
-  // alias -> canonical name (a key of ops_); disjoint from ops_'s keys.
-  absl::flat_hash_map<std::string, std::string> aliases_ ABSL_GUARDED_BY(mu_);
+  // alias -> its op; disjoint from ops_'s keys.
+  absl::flat_hash_map<std::string, AliasEntry> aliases_ ABSL_GUARDED_BY(mu_);
 };
 
 namespace internal {

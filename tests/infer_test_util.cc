@@ -8,7 +8,8 @@
 #include "oneflow_sbp/candidate_list.h"
 #include "oneflow_sbp/signature_inference.h"
 #include "ops/builtin_ops.h"
-#include "ops/kernels/verify/input_recipes.h"
+#include "oneflow_sbp/attr_value.h"
+#include "oneflow_sbp/op_registry.h"
 
 namespace oneflow_sbp::testing {
 
@@ -21,7 +22,26 @@ absl::StatusOr<std::shared_ptr<const OpCall>> MakeCall(const std::string& op,
   OpRegistry& reg = registry != nullptr ? *registry : Registry();
   absl::StatusOr<std::shared_ptr<const OpDef>> def = reg.Get(op);
   if (!def.ok()) return def.status();
-  return kernels::MakeCallFromStrings(*def, num_inputs, attrs);
+  // "name=value" typed by the op's declaration of the attribute `op` calls
+  // `name` (an alias may call it otherwise); ResolveCall then checks the
+  // names as `op` has them, as the CLI and the engine do.
+  AttrMap map;
+  for (const std::string& a : attrs) {
+    const size_t eq = a.find('=');
+    if (eq == std::string::npos) return absl::InvalidArgumentError(absl::StrCat("attr ", a, " has no '='"));
+    const std::string name = a.substr(0, eq);
+    const AttrDef* decl = (*def)->FindAttr(reg.OpAttrName(op, name));
+    // An undeclared name is kept as a string for ResolveCall or OpCall::Make to report.
+    absl::StatusOr<AttrValue> v = decl == nullptr ? AttrValue(a.substr(eq + 1))
+                                                  : ParseAttrValue(decl->type, a.substr(eq + 1));
+    if (!v.ok()) return v.status();
+    map.Set(name, *v);
+  }
+  absl::StatusOr<ResolvedCall> resolved = reg.ResolveCall(op, map);
+  if (!resolved.ok()) return resolved.status();
+  absl::StatusOr<std::vector<int>> counts = OpCall::DeduceInputCounts(*resolved->def, num_inputs);
+  if (!counts.ok()) return counts.status();
+  return OpCall::Make(std::move(resolved->def), *counts, resolved->attrs);
 }
 
 absl::StatusOr<Engine*> EngineFor(OpRegistry* registry) {

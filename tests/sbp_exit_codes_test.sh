@@ -66,6 +66,10 @@ expect 0 "infer" infer --op=matmul --placement="$MESH" --input='f32[64,32]:(S(0)
 expect 1 "infer unknown op" infer --op=nope --placement="$MESH" --input='f32[8]:(B,B)'
 expect 1 "infer missing request file" infer --request="$TMP/none.json"
 expect 2 "infer extra word" infer --op=relu extra
+expect 0 "infer einsum equation" infer --op=einsum --attr='equation=bmk,kn->bmn' \
+  --placement="$MESH" --input='f32[8,6,4]:(S(0),B)' --input='f32[4,5]:(B,S(1))'
+expect 1 "infer malformed einsum equation" infer --op=einsum --attr='equation=bmk,kn-bmn' \
+  --placement="$MESH" --input='f32[8,6,4]:(S(0),B)' --input='f32[4,5]:(B,S(1))'
 
 # boxing
 expect 0 "boxing" boxing --shape=8,6 --placement="$MESH" --from='(S(0),S(1))' --to='(S(1),S(0))'

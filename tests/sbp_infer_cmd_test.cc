@@ -189,6 +189,38 @@ TEST(SbpInfer, BadRequestsGiveOneClearMessage) {
   EXPECT_THAT(ErrorOf(RunInfer(bad_request, Eng())), HasSubstr("malformed JSON"));
 }
 
+// --attr=equation=bmk,kn->bmn: the value keeps its comma and arrow (only
+// the first '=' splits name from value), reaches einsum's string
+// attribute, and gives the batched matmul's candidates: b and m of in_0
+// split the output, n of in_1 too.
+TEST(SbpInfer, EinsumEquationThroughAttrFlag) {
+  InferOptions o;
+  o.op = "einsum";
+  o.attrs = {"equation=bmk,kn->bmn"};
+  o.placement = "cpu:0-3 [2,2]";
+  o.inputs = {"f32[8,6,4]:(S(0),B)", "f32[4,5]:(B,S(1))"};
+  absl::StatusOr<std::string> out = RunInfer(o, Eng());
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(*out,
+            "einsum on cpu:0-3 [2,2] (cost policy oneflow, 49 candidates)\n"
+            "signature: in_0:(S(0),B) in_1:(B,S(1)) -> out_0:(S(0),S(2))\n"
+            "  blob  tensor           producer         chosen\n"
+            "  in_0  f32[8,6,4]       (S(0), B)        (S(0), B)\n"
+            "  in_1  f32[4,5]         (B, S(1))        (B, S(1))\n"
+            "  out_0 f32[8,6,5]                        (S(0), S(2))\n"
+            "boxing: none\n");
+  // A malformed equation is an error (sbp infer exits 1) naming it.
+  o.attrs = {"equation=bmk,kn-bmn"};
+  absl::StatusOr<std::string> bad = RunInfer(o, Eng());
+  EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(ErrorOf(bad), HasSubstr("equation 'bmk,kn-bmn'"));
+  EXPECT_THAT(ErrorOf(bad), HasSubstr("needs exactly one '->'"));
+  o.attrs = {"equation=bmk,kn->bmq"};
+  EXPECT_THAT(ErrorOf(RunInfer(o, Eng())),
+              HasSubstr("equation 'bmk,kn->bmq': einsum 'bmk,kn->bmq': output letter 'q' is in "
+                        "no operand"));
+}
+
 TEST(SbpOps, ListsEveryOpWithArgsAndAttrs) {
   // A registry with one kernel: the others are marked.
   kernels::KernelRegistry kr;
@@ -222,9 +254,8 @@ TEST(SbpOps, ListsEveryOpWithArgsAndAttrs) {
 TEST(SbpOps, AliasesAreListedAndShowTheCanonicalOp) {
   absl::StatusOr<std::string> out = RunOps("", "text", Ops());
   ASSERT_TRUE(out.ok()) << out.status();
-  EXPECT_THAT(*out, HasSubstr("\naliases (OneFlow/PyTorch names accepted for the op): "
-                              "concat = cat, mul = broadcast_mul, neg = negative, "
-                              "sigmoid_v2 = sigmoid, view = reshape\n"));
+  // One line, with the attributes an alias names otherwise.
+  EXPECT_THAT(*out, HasSubstr("\naliases (OneFlow/PyTorch names accepted for the op): add = broadcast_add, concat = cat, mean = reduce_mean (dim for axis, keepdim for keepdims), mul = broadcast_mul, multiply = broadcast_mul, neg = negative, permute = transpose (dims for perm), sigmoid_v2 = sigmoid, sub = broadcast_sub, subtract = broadcast_sub, unsqueeze = expand_dims (dim for axis), view = reshape\n"));
   // The op lines stay canonical: no line starts with an alias.
   EXPECT_THAT(*out, Not(HasSubstr("\n concat ")));
   out = RunOps("concat", "text", Ops());
@@ -235,6 +266,10 @@ TEST(SbpOps, AliasesAreListedAndShowTheCanonicalOp) {
   out = RunOps("cat", "text", Ops());
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_THAT(*out, HasSubstr("op:      cat\naliases: concat\n"));
+  out = RunOps("mean", "text", Ops());
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT(*out, HasSubstr("op:      reduce_mean ('mean' is an alias)\n"
+                              "aliases: mean (dim for axis, keepdim for keepdims)\n"));
   // An op without aliases prints no aliases line.
   out = RunOps("matmul", "text", Ops());
   ASSERT_TRUE(out.ok()) << out.status();
@@ -259,7 +294,9 @@ TEST(SbpOps, AliasesAreListedAndShowTheCanonicalOp) {
     if (op.extended_partials()) extended.push_back(op.op_type_name());
   }
   EXPECT_EQ(absl::StrJoin(aliases, " "),
-            "mul=broadcast_mul concat=cat neg=negative view=reshape sigmoid_v2=sigmoid");
+            "add=broadcast_add mul=broadcast_mul multiply=broadcast_mul sub=broadcast_sub "
+            "subtract=broadcast_sub concat=cat unsqueeze=expand_dims neg=negative "
+            "mean=reduce_mean view=reshape sigmoid_v2=sigmoid permute=transpose");
   EXPECT_THAT(extended, ::testing::IsSupersetOf({"reduce_max", "relu", "broadcast_add"}));
   EXPECT_THAT(extended, ::testing::Not(::testing::Contains("square")));
   // Unknown names: kNotFound, aliases among the suggestions.
@@ -291,6 +328,50 @@ TEST(SbpInfer, AliasInfersAsTheCanonicalOp) {
   EXPECT_EQ(bad.status().code(), absl::StatusCode::kNotFound);
   EXPECT_THAT(ErrorOf(bad), HasSubstr("unknown op 'conca' (did you mean "));
   EXPECT_THAT(ErrorOf(bad), HasSubstr("concat"));
+}
+
+// Aliases that rename attributes, through --attr: the op's report, word
+// for word, from the alias's names; the op's names on the alias, and a
+// misspelt alias, are errors naming both.
+TEST(SbpInfer, AliasWithRenamedAttributesInfersAsTheOp) {
+  InferOptions o;
+  o.op = "mean";
+  o.attrs = {"dim=1", "keepdim=true"};
+  o.placement = "cpu:0-3 [2,2]";
+  o.inputs = {"f32[8,6]:(S(0),S(1))"};
+  absl::StatusOr<std::string> out = RunInfer(o, Eng());
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT(*out, HasSubstr("reduce_mean on cpu:0-3 [2,2] (cost policy oneflow, 16 candidates)\n"
+                              "signature: input_tensor_0:(S(0),S(1)) -> output_tensor_0:(S(0),P)\n"));
+  o.op = "reduce_mean";
+  o.attrs = {"axis=1", "keepdims=true"};
+  absl::StatusOr<std::string> canonical = RunInfer(o, Eng());
+  ASSERT_TRUE(canonical.ok()) << canonical.status();
+  EXPECT_EQ(*out, *canonical);
+  o.op = "mean";
+  o.attrs = {"axis=1"};
+  EXPECT_EQ(ErrorOf(RunInfer(o, Eng())),
+            "mean (alias of reduce_mean): unknown attribute 'axis' (reduce_mean's name; mean "
+            "calls it 'dim'); known: dim, keepdim");
+  o.attrs = {"dim=x"};
+  EXPECT_EQ(ErrorOf(RunInfer(o, Eng())),
+            "mean (alias of reduce_mean): attribute 'dim': 'x' is not a valid ints (write e.g. "
+            "1,0,2)");
+  // The same from a request file, which names the alias and its attributes.
+  InferOptions from_file;
+  from_file.request = R"json({"op_type_name": "unsqueeze", "attr": {"dim": {"i": 0}},
+                              "placement": "cpu:0-1", "input": [{"tensor": "f32[4,6]:S(1)"}]})json";
+  out = RunInfer(from_file, Eng());
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT(*out, HasSubstr("signature: in_0:S(1) -> out_0:S(2)\n"));
+  from_file.request = R"json({"op_type_name": "unsqueeze", "attr": {"axis": {"i": 0}},
+                              "placement": "cpu:0-1", "input": [{"tensor": "f32[4,6]:S(1)"}]})json";
+  EXPECT_THAT(ErrorOf(RunInfer(from_file, Eng())),
+              HasSubstr("unsqueeze (alias of expand_dims): unknown attribute 'axis' "
+                        "(expand_dims's name; unsqueeze calls it 'dim')"));
+  o.op = "unsqeeze";
+  EXPECT_THAT(ErrorOf(RunInfer(o, Eng())),
+              HasSubstr("unknown op 'unsqeeze' (did you mean unsqueeze?)"));
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // `sbp verify` at its default settings over the whole catalog: every op,
 // every 1-D candidate on [2] and [3], every kept N-D candidate on [2,2] and
-// [2,3], a sample on [2,2,2]. Minutes, so tagged sweep (CI skips it).
+// [2,3], a sample on [2,2,2], P(max)/P(min) candidates included. About 4 s
+// (opt); tagged sweep, run by .ci/run's sweep stage.
 #include <iostream>
 
 #include "gtest/gtest.h"

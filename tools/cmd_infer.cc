@@ -24,7 +24,13 @@ absl::Status ApplyFlags(const InferOptions& o, const OpRegistry& registry,
   }
   absl::StatusOr<std::shared_ptr<const OpDef>> def = registry.Get(proto->op_type_name());
   if (!def.ok()) return def.status();
-  const std::string& op = (*def)->type_name();
+  // Messages name the op as typed: "unsqueeze (alias of expand_dims)" for
+  // an alias, whose attribute names may differ from the op's.
+  const std::string& typed = proto->op_type_name();
+  const std::string op = typed == (*def)->type_name()
+                             ? (*def)->type_name()
+                             : absl::StrCat(UnquotedInput(typed), " (alias of ",
+                                            (*def)->type_name(), ")");
   for (const std::string& a : o.attrs) {
     const size_t eq = a.find('=');
     if (eq == std::string::npos) {
@@ -32,7 +38,7 @@ absl::Status ApplyFlags(const InferOptions& o, const OpRegistry& registry,
           op, ": --attr=", QuotedInput(a), " must read name=value, e.g. --attr=transpose_b=true"));
     }
     const std::string name(absl::StripAsciiWhitespace(a.substr(0, eq)));
-    const AttrDef* decl = (*def)->FindAttr(name);
+    const AttrDef* decl = (*def)->FindAttr(registry.OpAttrName(typed, name));
     if (decl == nullptr) {
       // Let the op call report it with the list of known attributes.
       (*proto->mutable_attr())[name].set_s(a.substr(eq + 1));

@@ -41,6 +41,16 @@ std::string DtypesText(const std::vector<DataType>& dtypes) {
   return absl::StrJoin(names, " ");
 }
 
+// "mean (dim for axis, keepdim for keepdims)": an alias and the attributes
+// it names differently from its op; the bare name when it renames none.
+std::string AliasText(const OpRegistry& registry, const std::string& alias) {
+  std::vector<std::string> renames;
+  for (const AliasAttr& r : registry.RenamedAttrsOf(alias)) {
+    renames.push_back(absl::StrCat(r.name, " for ", r.op_name));
+  }
+  return renames.empty() ? alias : absl::StrCat(alias, " (", absl::StrJoin(renames, ", "), ")");
+}
+
 }  // namespace
 
 absl::StatusOr<std::string> RunOps(const std::string& op, const std::string& format,
@@ -98,13 +108,18 @@ absl::StatusOr<std::string> RunOps(const std::string& op, const std::string& for
       std::vector<std::string> pairs;
       for (const auto& [alias, canonical] : aliases) {
         pairs.push_back(absl::StrCat(alias, " = ", canonical));
+        const std::string text = AliasText(registry, alias);
+        if (text != alias) absl::StrAppend(&pairs.back(), text.substr(alias.size()));
       }
       absl::StrAppend(&text, "aliases (OneFlow/PyTorch names accepted for the op): ",
                       absl::StrJoin(pairs, ", "), "\n");
     }
   } else {
     const auto& d = list.op(0);
-    const std::vector<std::string> aliases = registry.AliasesOf(d.op_type_name());
+    std::vector<std::string> aliases;
+    for (const std::string& a : registry.AliasesOf(d.op_type_name())) {
+      aliases.push_back(AliasText(registry, a));
+    }
     text = absl::StrCat("op:      ", d.op_type_name(),
                         op != d.op_type_name() ? absl::StrCat(" ('", op, "' is an alias)") : "",
                         "\n", aliases.empty() ? "" : absl::StrCat("aliases: ", absl::StrJoin(aliases, ", "), "\n"),
