@@ -16,12 +16,12 @@ absl::Status CheckLetters(absl::string_view spec, absl::string_view operand,
   for (size_t i = 0; i < operand.size(); ++i) {
     if (!absl::ascii_isalpha(operand[i])) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "einsum ", QuotedInput(spec), ": ", what, " ", QuotedInput(operand), " has ",
+          "equation ", QuotedInput(spec), ": ", what, " ", QuotedInput(operand), " has ",
           QuotedInput(operand.substr(i, 1)), "; use letters only (no ellipsis)"));
     }
     if (operand.find(operand[i], i + 1) != absl::string_view::npos) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "einsum ", QuotedInput(spec), ": ", what, " ", QuotedInput(operand), " repeats ",
+          "equation ", QuotedInput(spec), ": ", what, " ", QuotedInput(operand), " repeats ",
           QuotedInput(operand.substr(i, 1)), " (diagonals are not supported)"));
     }
   }
@@ -38,12 +38,12 @@ absl::StatusOr<EinsumSpec> ParseEinsum(absl::string_view text) {
   const size_t arrow = compact.find("->");
   if (arrow == std::string::npos || compact.find("->", arrow + 2) != std::string::npos) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "einsum ", QuotedInput(text), " needs exactly one '->', as in \"mk,kn->mn\""));
+        "equation ", QuotedInput(text), " needs exactly one '->', as in \"mk,kn->mn\""));
   }
   EinsumSpec spec;
   for (absl::string_view operand : absl::StrSplit(compact.substr(0, arrow), ',')) {
     if (operand.empty()) {
-      return absl::InvalidArgumentError(absl::StrCat("einsum ", QuotedInput(text), " has an empty operand"));
+      return absl::InvalidArgumentError(absl::StrCat("equation ", QuotedInput(text), " has an empty operand"));
     }
     absl::Status s = CheckLetters(text, operand, "operand");
     if (!s.ok()) return s;
@@ -57,7 +57,7 @@ absl::StatusOr<EinsumSpec> ParseEinsum(absl::string_view text) {
     for (const std::string& in : spec.inputs) found = found || in.find(c) != std::string::npos;
     if (!found) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "einsum ", QuotedInput(text), ": output letter ", QuotedInput(std::string(1, c)),
+          "equation ", QuotedInput(text), ": output letter ", QuotedInput(std::string(1, c)),
           " is in no operand"));
     }
   }

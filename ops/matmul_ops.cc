@@ -204,12 +204,9 @@ OpDefBuilder Einsum() {
   b.VariadicInput("in").Output("out").RequiredAttr("equation", AttrType::kString);
   b.Doc("einsum(in...; equation) -> out: the contraction the equation names");
   auto spec_of = [](const std::string& equation) -> absl::StatusOr<EinsumSpec> {
-    absl::StatusOr<EinsumSpec> s = ParseEinsum(equation);
-    if (!s.ok()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("einsum: equation ", QuotedInput(equation), ": ", s.status().message()));
-    }
-    return s;
+    // The parser's messages name the equation; the op's name comes first
+    // from the caller ("einsum: equation '...' needs exactly one '->'").
+    return ParseEinsum(equation);
   };
   b.SetShapeFn([spec_of](ShapeContext& ctx) -> absl::Status {
     absl::StatusOr<EinsumSpec> spec = spec_of(ctx.Attr<std::string>("equation"));

@@ -122,8 +122,8 @@ TEST(EinsumOp, TheEquationAttributeDrivesShapeAndRule) {
 TEST(EinsumParse, EquationsInMessagesAreEscapedAndCut) {
   const std::string tail(2000, 'k');
   for (const auto& [spec, needle] : std::vector<std::pair<std::string, std::string>>{
-           {std::string("x\x1b[2Jk,kn->xn"), "einsum 'x\\x1b[2Jk,kn->xn': operand 'x\\x1b[2Jk' has '\\x1b'"},
-           {std::string("mk\0,kn", 6) + tail, "einsum 'mk\\x00,kn" + std::string(58, 'k') +
+           {std::string("x\x1b[2Jk,kn->xn"), "equation 'x\\x1b[2Jk,kn->xn': operand 'x\\x1b[2Jk' has '\\x1b'"},
+           {std::string("mk\0,kn", 6) + tail, "equation 'mk\\x00,kn" + std::string(58, 'k') +
                                                  "...' (2006 characters) needs exactly one '->'"},
            {"mk,kn->m\x9b" + tail, "(2009 characters)"},
            {"mk,kn->\x7fn", "output '\\x7fn' has '\\x7f'"}}) {

@@ -217,7 +217,7 @@ TEST(SbpInfer, EinsumEquationThroughAttrFlag) {
   EXPECT_THAT(ErrorOf(bad), HasSubstr("needs exactly one '->'"));
   o.attrs = {"equation=bmk,kn->bmq"};
   EXPECT_THAT(ErrorOf(RunInfer(o, Eng())),
-              HasSubstr("equation 'bmk,kn->bmq': einsum 'bmk,kn->bmq': output letter 'q' is in "
+              HasSubstr("einsum: equation 'bmk,kn->bmq': output letter 'q' is in "
                         "no operand"));
 }
 
