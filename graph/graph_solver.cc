@@ -30,23 +30,27 @@ absl::Status CheckCosts(const CostGraph& g) {
   return absl::OkStatus();
 }
 
-// Per core node: its edges with the matrix oriented (node, neighbour).
+// Per node: its edges, each as the neighbour's choice's column of costs:
+// cost[y * K_self + x] is the edge's cost when this node takes x and the
+// neighbour y, so that the costs of every x given the neighbour's choice
+// are contiguous.
 struct Neighbour {
   int node;
-  int k;  // the neighbour's candidate count
-  std::vector<double> cost;  // K_self x K_node
+  std::vector<double> cost;  // K_node x K_self
+  // The K_self costs given the neighbour's choice y.
+  const double* given(int y, int k_self) const { return &cost[static_cast<size_t>(y) * k_self]; }
 };
 
 std::vector<std::vector<Neighbour>> Adjacency(const CostGraph& g) {
   std::vector<std::vector<Neighbour>> adj(g.num_nodes());
   for (const CostEdge& e : g.edges()) {
     const int ka = g.num_candidates(e.a), kb = g.num_candidates(e.b);
-    adj[e.a].push_back(Neighbour{e.b, kb, e.cost});
     std::vector<double> t(e.cost.size());
     for (int xa = 0; xa < ka; ++xa) {
       for (int xb = 0; xb < kb; ++xb) t[xb * ka + xa] = e.cost[xa * kb + xb];
     }
-    adj[e.b].push_back(Neighbour{e.a, ka, std::move(t)});
+    adj[e.a].push_back(Neighbour{e.b, std::move(t)});
+    adj[e.b].push_back(Neighbour{e.a, e.cost});
   }
   return adj;
 }
@@ -95,7 +99,7 @@ class Enumerator {
     const int k = g_.num_candidates(d);
     for (int x = 0; x < k; ++x) {
       double c = partial + u[x];
-      for (const Neighbour& nb : back_[d]) c += nb.cost[x * nb.k + cur_[nb.node]];
+      for (const Neighbour& nb : back_[d]) c += nb.given(cur_[nb.node], k)[x];
       const double lower = c + suffix_[d + 1];
       // A later choice must beat the best strictly; the starts' bound only
       // cuts what is strictly worse, so the first minimum is still found.
@@ -119,24 +123,49 @@ class Enumerator {
 // The cost of node v taking x, given its neighbours' choices.
 double LocalCost(const CostGraph& g, const std::vector<std::vector<Neighbour>>& adj,
                  const std::vector<int>& cur, int v, int x) {
+  const int k = g.num_candidates(v);
   double c = g.unary(v)[x];
-  for (const Neighbour& nb : adj[v]) c += nb.cost[x * nb.k + cur[nb.node]];
+  for (const Neighbour& nb : adj[v]) c += nb.given(cur[nb.node], k)[x];
   return c;
 }
 
+// LocalCost of every candidate of v at once, into `out` (the same sums in
+// the same order, so the same values).
+void LocalCosts(const CostGraph& g, const std::vector<std::vector<Neighbour>>& adj,
+                const std::vector<int>& cur, int v, std::vector<double>* out) {
+  const int k = g.num_candidates(v);
+  out->assign(g.unary(v).begin(), g.unary(v).end());
+  double* c = out->data();
+  for (const Neighbour& nb : adj[v]) {
+    const double* col = nb.given(cur[nb.node], k);
+    for (int x = 0; x < k; ++x) c[x] += col[x];
+  }
+}
+
 // Coordinate descent from `choice` (changed in place); returns the sweeps.
+//
+// A node whose neighbours have not changed since it last moved to its best
+// candidate would stay where it is (its candidate is still the first
+// minimum, within the 1e-12 tolerance), so each sweep visits only the
+// nodes some neighbour's move touched since their last visit ("dirty"),
+// in id order. The first sweep visits all. The result and the sweep count
+// are those of visiting every node every sweep.
 int Descend(const CostGraph& g, const std::vector<std::vector<Neighbour>>& adj, int max_sweeps,
             std::vector<int>* choice) {
   int sweeps = 0;
   std::vector<int>& cur = *choice;
+  std::vector<char> dirty(g.num_nodes(), 1);
+  std::vector<double> local;
   for (bool changed = true; changed && sweeps < max_sweeps; ++sweeps) {
     changed = false;
     for (int v = 0; v < g.num_nodes(); ++v) {
-      auto local = [&](int x) { return LocalCost(g, adj, cur, v, x); };
+      if (!dirty[v]) continue;
+      dirty[v] = 0;
+      LocalCosts(g, adj, cur, v, &local);
       int best_x = cur[v];
-      double best_c = local(best_x);
+      double best_c = local[best_x];
       for (int x = 0; x < g.num_candidates(v); ++x) {
-        const double c = local(x);
+        const double c = local[x];
         if (c < best_c * (1 - 1e-12)) {
           best_c = c;
           best_x = x;
@@ -145,6 +174,7 @@ int Descend(const CostGraph& g, const std::vector<std::vector<Neighbour>>& adj, 
       if (best_x != cur[v]) {
         cur[v] = best_x;
         changed = true;
+        for (const Neighbour& nb : adj[v]) dirty[nb.node] = 1;
       }
     }
   }
@@ -217,6 +247,7 @@ absl::StatusOr<Solution> SolveCostGraph(const CostGraph& graph, const SolverOpti
         best = cost;
         core_choice = c;
       }
+      if (options.keep_ends) sol.ends.push_back(reduced.Expand(c));
     }
     sol.stats.visited = sol.stats.starts;
   }

@@ -54,6 +54,10 @@ struct SolverOptions {
   uint64_t seed = 1;
   // Coordinate-descent sweeps per start at most.
   int max_sweeps = 100;
+  // Local search: also return every start's end (Solution::ends), for a
+  // caller that weighs choices by more than the objective (the memory cap
+  // search, program_planner.h).
+  bool keep_ends = false;
 };
 
 struct SolverStats {
@@ -78,6 +82,10 @@ struct Solution {
   // graph.Objective(choice); +infinity if no choice is feasible.
   double objective = 0;
   SolverStats stats;
+  // With SolverOptions::keep_ends and local search: each start's end as a
+  // full choice, in start order (the caller's, then the random ones);
+  // `choice` is one of them. Empty otherwise.
+  std::vector<std::vector<int>> ends;
 };
 
 // kInvalidArgument for a negative or NaN cost (naming the node or edge) or
