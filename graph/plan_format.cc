@@ -109,8 +109,8 @@ std::string ProgramPlanToText(const Program& program, const ProgramPlan& plan) {
                         s.exact ? "exact" : "fell back to local search (core too large to enumerate; not proven optimal)",
                         plan.boxing_plans, FormatSeconds(plan.seconds));
   if (plan.memory_price_s_per_byte > 0) {
-    absl::StrAppendFormat(&out, "memory cap met by pricing memory at %g s/byte\n",
-                          plan.memory_price_s_per_byte);
+    absl::StrAppendFormat(&out, "memory cap met by pricing memory at %g s/byte (%d priced solves)\n",
+                          plan.memory_price_s_per_byte, plan.priced_solves);
   }
   return out;
 }

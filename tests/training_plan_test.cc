@@ -317,8 +317,10 @@ TEST(ClassifyStrategy, NamesTheKnownStrategies) {
 // What the planner reproduces by itself (docs/PLANNING.md's table): the
 // LLaMA block is data parallel on [2,2] and [8] without a cap (the
 // forward-only answer, now with its gradient all-reduces priced) and
-// shards its weights at rest (ZeRO) under a cap of 75% of that plan's
-// memory on [8]; a GPT stack on [2,4] runs Megatron on mesh axis 1.
+// shards weights at rest (ZeRO; with some weights also used split, so
+// "Megatron + ZeRO", 289.6 us, where the search before the breakpoint
+// narrowing found plain ZeRO at 319.6 us) under a cap of 75% of that
+// plan's memory on [8]; a GPT stack on [2,4] runs Megatron on mesh axis 1.
 TEST(TrainingPlan, ReproducesKnownStrategies) {
   for (const char* mesh : {"22", "8"}) {
     const TrainingStepInfo step = Expand(Llama(mesh));
@@ -333,7 +335,7 @@ TEST(TrainingPlan, ReproducesKnownStrategies) {
     ASSERT_TRUE(tight.ok()) << tight.status();
     EXPECT_LE(tight->costs.peak_memory_bytes, *capped.memory_cap_bytes);
     const StrategyReport r = ClassifyStrategy(step, tight->chosen);
-    EXPECT_EQ(r.name, "ZeRO");
+    EXPECT_THAT(r.name, ::testing::HasSubstr("ZeRO"));
     EXPECT_GT(r.gathered, 0);
   }
   const TrainingStepInfo gpt = Expand(Gpt("cpu:0-7 [2,4]", 4));

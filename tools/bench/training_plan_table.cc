@@ -4,11 +4,11 @@
 // (95% and 90% of the uncapped plan's peak per rank), with the
 // strategy each plan amounts to (graph/training_step.h).
 //
-//   bazel run -c opt //tools/bench:training_plan_table -- \
-//       $PWD/tests/testdata ["GPT 24 layers" [2,4]]
+//   bazel run -c opt //tools/bench:training_plan_table -- $PWD/tests/testdata
+//   bazel run -c opt //tools/bench:training_plan_table -- $PWD/tests/testdata "GPT 24 layers" 2,4
 //
-// The optional PROGRAM and MESH arguments keep only the rows of that
-// program ("LLaMA block", "GPT 4 layers", ...) and mesh ("2,4").
+// The optional PROGRAM and MESH arguments (second line) keep only the rows
+// of that program ("LLaMA block", "GPT 4 layers", ...) and mesh ("2,4").
 //
 // The LLaMA block is the demo's recording on each mesh (testdata's
 // demo_mesh22.json, demo_mesh24.json and demo_mesh8.json, the last made by
