@@ -120,17 +120,8 @@ class Enumerator {
   int64_t visited_ = 0;
 };
 
-// The cost of node v taking x, given its neighbours' choices.
-double LocalCost(const CostGraph& g, const std::vector<std::vector<Neighbour>>& adj,
-                 const std::vector<int>& cur, int v, int x) {
-  const int k = g.num_candidates(v);
-  double c = g.unary(v)[x];
-  for (const Neighbour& nb : adj[v]) c += nb.given(cur[nb.node], k)[x];
-  return c;
-}
-
-// LocalCost of every candidate of v at once, into `out` (the same sums in
-// the same order, so the same values).
+// The cost of each candidate x of node v given its neighbours' choices,
+// into (*out)[x]: unary, then each edge in adjacency order.
 void LocalCosts(const CostGraph& g, const std::vector<std::vector<Neighbour>>& adj,
                 const std::vector<int>& cur, int v, std::vector<double>* out) {
   const int k = g.num_candidates(v);
@@ -256,22 +247,22 @@ absl::StatusOr<Solution> SolveCostGraph(const CostGraph& graph, const SolverOpti
   return sol;
 }
 
-void PreferLowerSecondary(const CostGraph& graph,
-                          const std::vector<std::vector<int64_t>>& secondary,
+void PreferLowerSecondary(const CostGraph& graph, const CostGraph& secondary,
                           std::vector<int>* choice) {
   const std::vector<std::vector<Neighbour>> adj = Adjacency(graph);
+  const std::vector<std::vector<Neighbour>> adj2 = Adjacency(secondary);
   std::vector<int>& cur = *choice;
+  std::vector<double> cost, second;
   for (int v = 0; v < graph.num_nodes(); ++v) {
-    const double now = LocalCost(graph, adj, cur, v, cur[v]);
+    LocalCosts(graph, adj, cur, v, &cost);
+    LocalCosts(secondary, adj2, cur, v, &second);
+    const double now = cost[cur[v]];
     int best = cur[v];
-    double best_cost = now;
     for (int x = 0; x < graph.num_candidates(v); ++x) {
-      const double c = LocalCost(graph, adj, cur, v, x);
-      if (!(c <= now)) continue;
-      const int64_t m = secondary[v][x], mb = secondary[v][best];
-      if (m < mb || (m == mb && (c < best_cost || (c == best_cost && x < best)))) {
+      if (!(cost[x] <= now)) continue;
+      if (second[x] < second[best] ||
+          (second[x] == second[best] && (cost[x] < cost[best] || (cost[x] == cost[best] && x < best)))) {
         best = x;
-        best_cost = c;
       }
     }
     cur[v] = best;

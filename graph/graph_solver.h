@@ -93,13 +93,14 @@ struct Solution {
 absl::StatusOr<Solution> SolveCostGraph(const CostGraph& graph, const SolverOptions& options,
                                         absl::Span<const std::vector<int>> starts);
 
-// A secondary key for ties (e.g. memory): each node in turn (by id) moves
-// to the candidate with the least `secondary[node][candidate]` among those
-// whose cost given its neighbours' current choices is no higher than its
-// current candidate's (then the lower cost, then the lower index). The
-// objective never rises, nor does any node's secondary value.
-void PreferLowerSecondary(const CostGraph& graph,
-                          const std::vector<std::vector<int64_t>>& secondary,
+// A secondary key for ties (e.g. memory): `secondary` is a cost graph over
+// the same nodes (its own edges). Each node in turn (by id) moves to the
+// candidate with the least secondary cost given its neighbours' current
+// choices (its unary plus its edges in `secondary`) among those whose cost
+// in `graph` given its neighbours' current choices is no higher than its
+// current candidate's (ties: the lower cost, then the lower index). Neither
+// the objective nor the secondary objective ever rises.
+void PreferLowerSecondary(const CostGraph& graph, const CostGraph& secondary,
                           std::vector<int>* choice);
 
 // Every choice, in lexicographic order (node 0 slowest): the minimum and

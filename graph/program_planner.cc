@@ -33,12 +33,6 @@ std::vector<int> AllBroadcastLike(const SelectionProblem& p) {
   return choice;
 }
 
-int64_t PeakBytes(const SelectionProblem& p, const std::vector<int>& choice) {
-  int64_t bytes = p.fixed_memory_bytes;
-  for (int v = 0; v < p.graph.num_nodes(); ++v) bytes += p.memory_bytes[v][choice[v]];
-  return bytes;
-}
-
 // A choice the cap search has met: its time (the unpriced objective), its
 // peak, and the price of memory it was found at.
 struct Point {
@@ -64,12 +58,15 @@ class CapSearch {
   CapSearch(const SelectionProblem& p, int64_t cap, const SolverOptions& options,
             const std::vector<std::vector<int>>& starts)
       : p_(p), cap_(cap), options_(options), starts_(starts), capped_(p.graph) {
-    // A candidate whose own tensors with the fixed ones exceed the cap can
-    // never fit.
+    // A candidate whose own tensors and copies with the fixed ones exceed
+    // the cap can never fit.
     for (int v = 0; v < capped_.num_nodes(); ++v) {
       std::vector<double>& u = capped_.mutable_unary(v);
       for (size_t c = 0; c < u.size(); ++c) {
-        if (p.fixed_memory_bytes + p.memory_bytes[v][c] > cap) u[c] = kInfeasible;
+        if (static_cast<double>(p.fixed_memory_bytes) + p.memory.unary(v)[c] >
+            static_cast<double>(cap)) {
+          u[c] = kInfeasible;
+        }
       }
     }
     options_.keep_ends = true;
@@ -101,10 +98,15 @@ class CapSearch {
     Point lo = *std::move(first);
     double lambda = (lo.time < kInfeasible ? std::max(lo.time, 1e-9) : 1.0) /
                     static_cast<double>(std::max<int64_t>(lo.peak, 1));
+    // Gives up (no choice fits) after kPatience doublings in a row that
+    // met no smaller peak: pricing memory higher no longer finds less.
     std::optional<Point> hi;
-    for (int i = 0; i < kMaxDoublings && !hi.has_value(); ++i, lambda *= 2) {
+    for (int i = 0, idle = 0; i < kMaxDoublings && idle < kPatience && !hi.has_value();
+         ++i, lambda *= 2) {
+      const int64_t least = least_peak_;
       absl::StatusOr<Point> x = Attempt(lambda, {&lo});
       if (!x.ok()) return x.status();
+      idle = least_peak_ < least ? 0 : idle + 1;
       if (Fits(*x)) {
         hi = *std::move(x);
       } else {
@@ -157,12 +159,7 @@ class CapSearch {
       s = SolveCostGraph(capped_, options_, starts);
     } else {
       CostGraph priced = capped_;
-      for (int v = 0; v < priced.num_nodes(); ++v) {
-        std::vector<double>& u = priced.mutable_unary(v);
-        for (size_t c = 0; c < u.size(); ++c) {
-          u[c] += lambda * static_cast<double>(p_.memory_bytes[v][c]);
-        }
-      }
+      priced.AddScaled(p_.memory, lambda);
       s = SolveCostGraph(priced, options_, starts);
     }
     if (!s.ok()) return s.status();
@@ -176,7 +173,7 @@ class CapSearch {
   // one with a strictly smaller peak (ties: the one met first: earlier
   // solve, earlier start).
   Point Weigh(const std::vector<int>& choice, double lambda, const SolverStats& stats) {
-    Point x{choice, capped_.Objective(choice), PeakBytes(p_, choice), lambda};
+    Point x{choice, capped_.Objective(choice), p_.PeakBytes(choice), lambda};
     if (least_peak_ < 0 || x.peak < least_peak_) least_peak_ = x.peak;
     if (Fits(x) && (!best_.has_value() || x.time < best_->objective ||
                     (x.time == best_->objective && x.peak < best_peak_))) {
@@ -247,7 +244,7 @@ absl::StatusOr<ProgramPlan> PlanProgram(const Program& program, Engine& engine,
         "no path for, or boxes a mutable input");
   }
   plan.stats = sol->stats;
-  PreferLowerSecondary(p.graph, p.memory_bytes, &sol->choice);
+  PreferLowerSecondary(p.graph, p.memory, &sol->choice);
   plan.chosen = p.ToAssignment(sol->choice);
   absl::StatusOr<ProgramCosts> costs = EvaluateAssignment(program, plan.chosen, prices);
   if (!costs.ok()) return costs.status();

@@ -18,17 +18,20 @@
 //   4. ties in time go to less memory per rank: each node in turn (ops in
 //      program order, then free tensors) takes, among the candidates that
 //      cost no more given its neighbours' choices, the one with the fewest
-//      local bytes (then the lower cost, then the lower index), so a
+//      bytes given its neighbours' choices (its own tensors and the boxed
+//      copies of its reads; then the lower cost, then the lower index), so a
 //      parameter read only as (B, S(1)) is stored so, not replicated;
 //   5. EvaluateAssignment (program_costs.h) of both choices.
 //
-// Memory cap (optional, bytes per rank): a candidate whose own tensors
-// with the fixed ones already exceed the cap is infeasible; if the best
-// choice still exceeds it, memory is priced at lambda seconds per byte
-// (Lagrangian relaxation) and the search looks for the fitting choice with
-// the least time:
+// Memory cap (optional, bytes per rank; memory as program_costs.h counts
+// it, boxed copies included, which SelectionProblem::memory prices): a
+// candidate whose own tensors and copies with the fixed ones already
+// exceed the cap is infeasible; if the best choice still exceeds it,
+// memory is priced at lambda seconds per byte (Lagrangian relaxation) and
+// the search looks for the fitting choice with the least time:
 //   1. lambda doubles from time/peak of the unpriced choice until a choice
-//      fits: a bracket (lo does not fit, hi does);
+//      fits: a bracket (lo does not fit, hi does); after 3 doublings in a
+//      row that meet no smaller peak the search gives up;
 //   2. the next solve is at the bracket's breakpoint, the lambda at which
 //      lo and hi cost the same, (time_hi - time_lo) / (peak_lo - peak_hi),
 //      which lands on a choice of the time/memory trade-off's lower hull

@@ -209,20 +209,30 @@ TEST(TrainingPlan, MemorySplitAddsUpToThePeak) {
   absl::StatusOr<ProgramPlan> plan = PlanProgram(step.program, Eng(), {});
   ASSERT_TRUE(plan.ok()) << plan.status();
   for (const Assignment* a : {&plan->chosen, &plan->greedy}) {
-    const StepMemory m = StepMemoryPerRank(step.program, TensorLayouts(step.program, *a), step.kinds);
+    const StepMemory m = StepMemoryPerRank(step.program, *a, step.kinds);
     const ProgramCosts& costs = a == &plan->chosen ? plan->costs : plan->greedy_costs;
     EXPECT_EQ(m.total(), costs.peak_memory_bytes);
-    EXPECT_EQ(m.of(StepTensorKind::kOptimizerState), 2 * m.of(StepTensorKind::kParameter));
+    EXPECT_EQ(m.total_copies(), costs.copy_memory_bytes);
+    // Adam's state is stored like the parameters (their gathered copies
+    // aside); optimizer state is never boxed (the update's inputs are
+    // mutable).
+    EXPECT_EQ(m.copies_of(StepTensorKind::kOptimizerState), 0);
+    EXPECT_EQ(m.of(StepTensorKind::kOptimizerState),
+              2 * (m.of(StepTensorKind::kParameter) - m.copies_of(StepTensorKind::kParameter)));
     EXPECT_GT(m.of(StepTensorKind::kActivation), 0);
   }
-  // Greedy keeps every parameter replicated: each rank holds all of them.
+  // Greedy keeps every parameter replicated: each rank holds all of them,
+  // and reads them as they are (no copy); each gradient leaves backward P
+  // and is all-reduced into a full copy for its update.
   int64_t all = 0;
   for (const TrainingStepInfo::Parameter& w : step.parameters) {
     all += step.program.tensors()[w.tensor].desc.shape.elem_cnt() * 4;
   }
-  const StepMemory g =
-      StepMemoryPerRank(step.program, TensorLayouts(step.program, plan->greedy), step.kinds);
+  const StepMemory g = StepMemoryPerRank(step.program, plan->greedy, step.kinds);
   EXPECT_EQ(g.of(StepTensorKind::kParameter), all);
+  EXPECT_EQ(g.copies_of(StepTensorKind::kParameter), 0);
+  EXPECT_EQ(g.copies_of(StepTensorKind::kGradient), all);
+  EXPECT_EQ(g.of(StepTensorKind::kGradient), 2 * all);
 }
 
 // Forward-only planning of the same program prices no gradient traffic:
