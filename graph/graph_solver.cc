@@ -1,5 +1,6 @@
 #include "graph/graph_solver.h"
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 
@@ -172,6 +173,151 @@ int Descend(const CostGraph& g, const std::vector<std::vector<Neighbour>>& adj, 
   return sweeps;
 }
 
+// The nodes split into induced forests, greedily in id order: a node
+// joins the forest being built unless two of its neighbours already in it
+// are connected there (the forest would close a cycle); the nodes it
+// leaves out start the next forest. Every node is in exactly one. Each
+// forest is kept as its trees, rooted at their lowest node, in an order
+// where every child comes before its parent.
+struct Forests {
+  // Per forest: its nodes, children before parents.
+  std::vector<std::vector<int>> order;
+  // Per node: its parent in its tree (-1 for a root), and the entries of
+  // adj[node] that are its children.
+  std::vector<int> parent;
+  std::vector<std::vector<int>> children;
+};
+
+Forests InducedForests(const std::vector<std::vector<Neighbour>>& adj) {
+  const int n = static_cast<int>(adj.size());
+  std::vector<int> forest(n, -1);
+  std::vector<int> uf(n);
+  auto find = [&](int v) {
+    while (uf[v] != v) v = uf[v] = uf[uf[v]];
+    return v;
+  };
+  std::vector<int> roots;
+  int forests = 0;
+  for (int left = n; left > 0; ++forests) {
+    for (int v = 0; v < n; ++v) uf[v] = v;
+    for (int v = 0; v < n; ++v) {
+      if (forest[v] >= 0) continue;
+      roots.clear();
+      for (const Neighbour& nb : adj[v]) {
+        if (forest[nb.node] == forests) roots.push_back(find(nb.node));
+      }
+      std::sort(roots.begin(), roots.end());
+      if (std::adjacent_find(roots.begin(), roots.end()) != roots.end()) continue;
+      forest[v] = forests;
+      for (int r : roots) uf[r] = v;
+      --left;
+    }
+  }
+  Forests out;
+  out.order.resize(forests);
+  out.parent.assign(n, -1);
+  out.children.resize(n);
+  std::vector<char> seen(n, 0);
+  std::vector<int> bfs;
+  for (int root = 0; root < n; ++root) {
+    if (seen[root]) continue;
+    // Breadth first from the tree's lowest node: parents before children.
+    bfs.assign(1, root);
+    seen[root] = 1;
+    for (size_t i = 0; i < bfs.size(); ++i) {
+      const int v = bfs[i];
+      for (size_t e = 0; e < adj[v].size(); ++e) {
+        const int c = adj[v][e].node;
+        if (forest[c] != forest[v] || seen[c]) continue;
+        seen[c] = 1;
+        out.parent[c] = v;
+        out.children[v].push_back(static_cast<int>(e));
+        bfs.push_back(c);
+      }
+    }
+    std::vector<int>& order = out.order[forest[root]];
+    order.insert(order.end(), bfs.rbegin(), bfs.rend());
+  }
+  return out;
+}
+
+// Block coordinate descent from `choice` (changed in place): each forest in
+// turn takes its exact best choice given every other node's (its nodes'
+// unary costs plus their edges to nodes outside it, and the edges of its
+// trees), by dynamic programming from the leaves up (ties: the lowest
+// candidate index), if that is cheaper than its current choice by more
+// than 1e-12 relative; rounds over all forests until one changes nothing,
+// at most `max_rounds`. Returns the rounds. It moves many nodes at once (a
+// weight, the ops reading it and their outputs), which single-node
+// descent cannot.
+int BlockDescend(const CostGraph& g, const std::vector<std::vector<Neighbour>>& adj,
+                 const Forests& forests, int max_rounds, std::vector<int>* choice) {
+  std::vector<int>& cur = *choice;
+  const int n = g.num_nodes();
+  std::vector<char> in_block(n, 0);
+  // Per node: its subtree's best cost per candidate; per candidate of its
+  // parent, its best candidate.
+  std::vector<std::vector<double>> subtree(n);
+  std::vector<std::vector<int>> best_given_parent(n);
+  std::vector<int> next(n);
+  std::vector<double> best;
+  int rounds = 0;
+  for (bool changed = true; changed && rounds < max_rounds; ++rounds) {
+    changed = false;
+    for (const std::vector<int>& order : forests.order) {
+      for (int v : order) in_block[v] = 1;
+      double now = 0;  // the forest's cost as it stands
+      for (int v : order) {
+        const int k = g.num_candidates(v);
+        std::vector<double>& cost = subtree[v];
+        cost.assign(g.unary(v).begin(), g.unary(v).end());
+        for (const Neighbour& nb : adj[v]) {
+          if (in_block[nb.node]) continue;
+          const double* col = nb.given(cur[nb.node], k);
+          for (int x = 0; x < k; ++x) cost[x] += col[x];
+        }
+        now += cost[cur[v]];
+        for (int e : forests.children[v]) {
+          const Neighbour& nb = adj[v][e];
+          now += nb.given(cur[nb.node], k)[cur[v]];
+          // min over the child's y of edge(x, y) + subtree(child)[y].
+          const std::vector<double>& below = subtree[nb.node];
+          std::vector<int>& arg = best_given_parent[nb.node];
+          best.assign(k, kInfeasible);
+          arg.assign(k, 0);
+          for (int y = 0; y < g.num_candidates(nb.node); ++y) {
+            const double* col = nb.given(y, k);
+            for (int x = 0; x < k; ++x) {
+              const double c = col[x] + below[y];
+              if (c < best[x]) {
+                best[x] = c;
+                arg[x] = y;
+              }
+            }
+          }
+          for (int x = 0; x < k; ++x) cost[x] += best[x];
+        }
+      }
+      double total = 0;
+      for (auto it = order.rbegin(); it != order.rend(); ++it) {
+        const int v = *it;
+        if (forests.parent[v] < 0) {
+          const std::vector<double>& cost = subtree[v];
+          next[v] = static_cast<int>(std::min_element(cost.begin(), cost.end()) - cost.begin());
+          total += cost[next[v]];
+        } else {
+          next[v] = best_given_parent[v][next[forests.parent[v]]];
+        }
+      }
+      for (int v : order) in_block[v] = 0;
+      if (!(total < now * (1 - 1e-12))) continue;
+      for (int v : order) cur[v] = next[v];
+      changed = true;
+    }
+  }
+  return rounds;
+}
+
 }  // namespace
 
 absl::StatusOr<Solution> SolveCostGraph(const CostGraph& graph, const SolverOptions& options,
@@ -229,9 +375,13 @@ absl::StatusOr<Solution> SolveCostGraph(const CostGraph& graph, const SolverOpti
       core_starts.push_back(std::move(c));
     }
     const std::vector<std::vector<Neighbour>> adj = Adjacency(core);
+    const Forests forests = InducedForests(adj);
     double best = kInfeasible;
     for (std::vector<int>& c : core_starts) {
       sol.stats.sweeps += Descend(core, adj, options.max_sweeps, &c);
+      if (options.block_descent) {
+        sol.stats.block_rounds += BlockDescend(core, adj, forests, options.max_sweeps, &c);
+      }
       ++sol.stats.starts;
       const double cost = core.Objective(c);
       if (core_choice.empty() || cost < best) {

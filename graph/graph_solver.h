@@ -11,7 +11,11 @@
 //      - otherwise: coordinate descent (each node in turn moves to its best
 //        candidate given its neighbours, until a sweep changes nothing) from
 //        every start the caller gives (e.g. the eager greedy choice), then
-//        from `random_starts` seeded random choices; the best end wins.
+//        from `random_starts` seeded random choices (with block_descent,
+//        each descent is followed by block descent: the core split into
+//        induced forests, greedily in id order, and each forest in turn
+//        solved exactly given the rest, until a round changes nothing);
+//        the best end wins.
 //        Because eliminated nodes are re-optimised for whatever the core
 //        picks, the result is never worse than any start the caller gives.
 //   3. Expand: eliminated nodes take their recorded minimisers.
@@ -54,6 +58,10 @@ struct SolverOptions {
   uint64_t seed = 1;
   // Coordinate-descent sweeps per start at most.
   int max_sweeps = 100;
+  // Local search: after each start's coordinate descent, block descent
+  // over induced forests of the core (each forest solved exactly given
+  // the rest).
+  bool block_descent = false;
   // Local search: also return every start's end (Solution::ends), for a
   // caller that weighs choices by more than the objective (the memory cap
   // search, program_planner.h).
@@ -75,6 +83,8 @@ struct SolverStats {
   int64_t visited = 0;
   int starts = 0;
   int sweeps = 0;
+  // Block descent: rounds over the forests, in all.
+  int block_rounds = 0;
 };
 
 struct Solution {

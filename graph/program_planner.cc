@@ -70,6 +70,10 @@ class CapSearch {
       }
     }
     options_.keep_ends = true;
+    // Memory is a pairwise cost (boxed copies), so leaner choices differ
+    // from the unpriced one in many nodes at once: block descent moves
+    // whole forests of the core.
+    options_.block_descent = true;
   }
 
   absl::StatusOr<Solution> Run(double* lambda_used, int* solves) {

@@ -121,8 +121,9 @@ int Run(const std::string& testdata, const std::string& only_program,
         const std::string cap =
             fraction > 0 ? absl::StrCat(static_cast<int>(fraction * 100), "% of uncapped") : "none";
         if (!plan.ok()) {
-          std::printf("| %s | %s | %s | %s | | | | | | |\n", src.name.c_str(), mesh_text.c_str(),
-                      cap.c_str(), std::string(plan.status().message()).c_str());
+          std::printf("| %s | %s | %s | %s | | | | | | %s |\n", src.name.c_str(),
+                      mesh_text.c_str(), cap.c_str(), std::string(plan.status().message()).c_str(),
+                      FormatSeconds(plan_cpu_s).c_str());
           continue;
         }
         if (fraction == 0) uncapped_peak = plan->costs.peak_memory_bytes;
