@@ -49,4 +49,17 @@ double CostGraph::Objective(absl::Span<const int> choice) const {
   return total;
 }
 
+void CostGraph::AddScaled(const CostGraph& other, double scale) {
+  OFS_CHECK(other.num_nodes() == num_nodes() && other.edges_.size() == edges_.size());
+  for (int v = 0; v < num_nodes(); ++v) {
+    OFS_CHECK(other.unary_[v].size() == unary_[v].size());
+    for (size_t x = 0; x < unary_[v].size(); ++x) unary_[v][x] += scale * other.unary_[v][x];
+  }
+  for (size_t e = 0; e < edges_.size(); ++e) {
+    const CostEdge& o = other.edges_[e];
+    OFS_CHECK(o.a == edges_[e].a && o.b == edges_[e].b);
+    for (size_t i = 0; i < o.cost.size(); ++i) edges_[e].cost[i] += scale * o.cost[i];
+  }
+}
+
 }  // namespace oneflow_sbp::graph

@@ -63,6 +63,12 @@ class CostGraph {
   // order: unary costs by node, then edges in creation order.
   double Objective(absl::Span<const int> choice) const;
 
+  // Adds `scale` times `other`'s costs into this graph's, node by node and
+  // edge by edge (e.g. memory priced at a time per byte). Requires `other`
+  // to have the same candidate counts and the same edges in the same order
+  // (an internal invariant: both built by the same calls).
+  void AddScaled(const CostGraph& other, double scale);
+
  private:
   std::vector<std::vector<double>> unary_;
   std::vector<CostEdge> edges_;

@@ -11,7 +11,11 @@
 //      - otherwise: coordinate descent (each node in turn moves to its best
 //        candidate given its neighbours, until a sweep changes nothing) from
 //        every start the caller gives (e.g. the eager greedy choice), then
-//        from `random_starts` seeded random choices; the best end wins.
+//        from `random_starts` seeded random choices (with block_descent,
+//        each descent is followed by block descent: the core split into
+//        induced forests, greedily in id order, and each forest in turn
+//        solved exactly given the rest, until a round changes nothing);
+//        the best end wins.
 //        Because eliminated nodes are re-optimised for whatever the core
 //        picks, the result is never worse than any start the caller gives.
 //   3. Expand: eliminated nodes take their recorded minimisers.
@@ -54,6 +58,14 @@ struct SolverOptions {
   uint64_t seed = 1;
   // Coordinate-descent sweeps per start at most.
   int max_sweeps = 100;
+  // Local search: after each start's coordinate descent, block descent
+  // over induced forests of the core (each forest solved exactly given
+  // the rest).
+  bool block_descent = false;
+  // Local search: also return every start's end (Solution::ends), for a
+  // caller that weighs choices by more than the objective (the memory cap
+  // search, program_planner.h).
+  bool keep_ends = false;
 };
 
 struct SolverStats {
@@ -71,6 +83,8 @@ struct SolverStats {
   int64_t visited = 0;
   int starts = 0;
   int sweeps = 0;
+  // Block descent: rounds over the forests, in all.
+  int block_rounds = 0;
 };
 
 struct Solution {
@@ -78,6 +92,10 @@ struct Solution {
   // graph.Objective(choice); +infinity if no choice is feasible.
   double objective = 0;
   SolverStats stats;
+  // With SolverOptions::keep_ends and local search: each start's end as a
+  // full choice, in start order (the caller's, then the random ones);
+  // `choice` is one of them. Empty otherwise.
+  std::vector<std::vector<int>> ends;
 };
 
 // kInvalidArgument for a negative or NaN cost (naming the node or edge) or
@@ -85,13 +103,14 @@ struct Solution {
 absl::StatusOr<Solution> SolveCostGraph(const CostGraph& graph, const SolverOptions& options,
                                         absl::Span<const std::vector<int>> starts);
 
-// A secondary key for ties (e.g. memory): each node in turn (by id) moves
-// to the candidate with the least `secondary[node][candidate]` among those
-// whose cost given its neighbours' current choices is no higher than its
-// current candidate's (then the lower cost, then the lower index). The
-// objective never rises, nor does any node's secondary value.
-void PreferLowerSecondary(const CostGraph& graph,
-                          const std::vector<std::vector<int64_t>>& secondary,
+// A secondary key for ties (e.g. memory): `secondary` is a cost graph over
+// the same nodes (its own edges). Each node in turn (by id) moves to the
+// candidate with the least secondary cost given its neighbours' current
+// choices (its unary plus its edges in `secondary`) among those whose cost
+// in `graph` given its neighbours' current choices is no higher than its
+// current candidate's (ties: the lower cost, then the lower index). Neither
+// the objective nor the secondary objective ever rises.
+void PreferLowerSecondary(const CostGraph& graph, const CostGraph& secondary,
                           std::vector<int>* choice);
 
 // Every choice, in lexicographic order (node 0 slowest): the minimum and

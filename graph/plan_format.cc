@@ -109,8 +109,8 @@ std::string ProgramPlanToText(const Program& program, const ProgramPlan& plan) {
                         s.exact ? "exact" : "fell back to local search (core too large to enumerate; not proven optimal)",
                         plan.boxing_plans, FormatSeconds(plan.seconds));
   if (plan.memory_price_s_per_byte > 0) {
-    absl::StrAppendFormat(&out, "memory cap met by pricing memory at %g s/byte\n",
-                          plan.memory_price_s_per_byte);
+    absl::StrAppendFormat(&out, "memory cap met by pricing memory at %g s/byte (%d priced solves)\n",
+                          plan.memory_price_s_per_byte, plan.priced_solves);
   }
   return out;
 }
@@ -123,14 +123,16 @@ std::string TrainingPlanToText(const TrainingStepInfo& step, const ProgramPlan& 
       "\ntraining step: %d forward ops (with the loss seed), %d backward ops, %d updates; "
       "loss %s\n",
       step.num_forward_ops, step.num_backward_ops, updates, program.tensors()[step.loss].name);
-  const StepMemory c = StepMemoryPerRank(program, TensorLayouts(program, plan.chosen), step.kinds);
-  const StepMemory g = StepMemoryPerRank(program, TensorLayouts(program, plan.greedy), step.kinds);
+  const StepMemory c = StepMemoryPerRank(program, plan.chosen, step.kinds);
+  const StepMemory g = StepMemoryPerRank(program, plan.greedy, step.kinds);
   absl::StrAppendFormat(&out, "%-22s %-16s %s\n", "memory (per rank)", "planned", "eager greedy");
   for (int k = 0; k < StepMemory::kKinds; ++k) {
     const StepTensorKind kind = static_cast<StepTensorKind>(k);
     absl::StrAppendFormat(&out, "  %-20s %-16s %s\n", StepTensorKindName(kind),
                           FormatBytes(c.of(kind)), FormatBytes(g.of(kind)));
   }
+  absl::StrAppendFormat(&out, "  %-20s %-16s %s\n", "(boxed copies)",
+                        FormatBytes(c.total_copies()), FormatBytes(g.total_copies()));
   const StrategyReport chosen = ClassifyStrategy(step, plan.chosen);
   const StrategyReport greedy = ClassifyStrategy(step, plan.greedy);
   absl::StrAppendFormat(&out, "strategy: %s (per mesh axis: %s); greedy: %s\n", chosen.name,

@@ -31,6 +31,11 @@ NdSbp OutputTarget(const ProgramOutput& output, const NdSbp& from) {
   return to;
 }
 
+int64_t CopyBytes(const TensorDesc& desc, const NdSbp& from, const NdSbp& to,
+                  absl::Span<const int64_t> hierarchy) {
+  return from == to ? 0 : LocalBytes(desc, to, hierarchy);
+}
+
 absl::StatusOr<BoxingPrice> ReadPrice(BoxingPrices& prices, const OpCall& call, int blob,
                                       const TensorDesc& desc, const NdSbp& from, const NdSbp& to) {
   if (from == to) return BoxingPrice();
@@ -119,6 +124,10 @@ absl::StatusOr<ProgramCosts> EvaluateAssignment(const Program& program, const As
   for (size_t t = 0; t < program.tensors().size(); ++t) {
     costs.peak_memory_bytes += LocalBytes(program.tensors()[t].desc, layouts[t], hierarchy);
   }
+  for (const BoxingEdge& e : costs.edges) {
+    costs.copy_memory_bytes += CopyBytes(program.tensors()[e.tensor].desc, e.from, e.to, hierarchy);
+  }
+  costs.peak_memory_bytes += costs.copy_memory_bytes;
   costs.total_time_s = costs.comm_time_s + costs.compute_time_s;
   return costs;
 }

@@ -22,9 +22,17 @@
 //                  executor really moves those bytes.
 //   compute        per op, EstimateOpWork (compute_model.h).
 //   memory         per rank: every tensor's local bytes (fixed, free and
-//                  activations), all held at once: no liveness analysis, an
-//                  upper bound of a forward pass's peak that matches a
-//                  training step keeping activations for backward.
+//                  activations) in the layout it is defined in, plus every
+//                  boxed copy the choice materialises: per read whose
+//                  layout differs from the tensor's (a ZeRO-sharded weight
+//                  read B, a P gradient read by its update), and per
+//                  program output boxed to its target, the destination
+//                  layout's local bytes (CopyBytes). All held at once: no
+//                  liveness analysis, and a copy per read even when two
+//                  reads ask the same layout, so an upper bound of the
+//                  peak, of a forward pass's and of a training step's that
+//                  keeps activations for backward. Kernel collectives'
+//                  buffers are not counted.
 #ifndef GRAPH_PROGRAM_COSTS_H_
 #define GRAPH_PROGRAM_COSTS_H_
 
@@ -32,6 +40,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/types/span.h"
 #include "graph/boxing_prices.h"
 #include "graph/compute_model.h"
 #include "graph/program.h"
@@ -53,6 +62,11 @@ std::vector<NdSbp> TensorLayouts(const Program& program, const Assignment& a);
 
 // The layout a program output is boxed to when it ends as `from`.
 NdSbp OutputTarget(const ProgramOutput& output, const NdSbp& from);
+
+// The local bytes per rank of the copy that boxing `desc` from `from` to
+// `to` materialises: 0 if they are equal, else LocalBytes(desc, to).
+int64_t CopyBytes(const TensorDesc& desc, const NdSbp& from, const NdSbp& to,
+                  absl::Span<const int64_t> hierarchy);
 
 // The price of one read: 0 if `from` == `to`; +infinity (unsupported) for a
 // mutable input blob that would need boxing; else the boxing price.
@@ -82,6 +96,8 @@ struct ProgramCosts {
   // comm_time_s + compute_time_s; +infinity if any read is unsupported.
   double total_time_s = 0;
   int64_t peak_memory_bytes = 0;
+  // The boxed copies' share of peak_memory_bytes.
+  int64_t copy_memory_bytes = 0;
   // Per op.
   std::vector<OpWork> op_work;
   // Every read in op order (inputs in blob order), then every output.

@@ -18,18 +18,34 @@
 //   4. ties in time go to less memory per rank: each node in turn (ops in
 //      program order, then free tensors) takes, among the candidates that
 //      cost no more given its neighbours' choices, the one with the fewest
-//      local bytes (then the lower cost, then the lower index), so a
+//      bytes given its neighbours' choices (its own tensors and the boxed
+//      copies of its reads; then the lower cost, then the lower index), so a
 //      parameter read only as (B, S(1)) is stored so, not replicated;
 //   5. EvaluateAssignment (program_costs.h) of both choices.
 //
-// Memory cap (optional, bytes per rank): a candidate whose own tensors
-// with the fixed ones already exceed the cap is infeasible; if the best
-// choice still exceeds it, memory is priced at lambda seconds per byte
-// (Lagrangian relaxation): lambda doubles from time/peak until a choice
-// fits, then 40 bisection steps; the fitting choice with the least time
-// wins (ties: the smaller lambda). This is a heuristic for the capped
-// problem (exact only for the priced one); kResourceExhausted if no lambda
-// gives a fitting choice.
+// Memory cap (optional, bytes per rank; memory as program_costs.h counts
+// it, boxed copies included, which SelectionProblem::memory prices): a
+// candidate whose own tensors and copies with the fixed ones already
+// exceed the cap is infeasible; if the best choice still exceeds it,
+// memory is priced at lambda seconds per byte (Lagrangian relaxation) and
+// the search looks for the fitting choice with the least time:
+//   1. lambda doubles from time/peak of the unpriced choice until a choice
+//      fits: a bracket (lo does not fit, hi does); after 3 doublings in a
+//      row that meet no smaller peak the search gives up;
+//   2. the next solve is at the bracket's breakpoint, the lambda at which
+//      lo and hi cost the same, (time_hi - time_lo) / (peak_lo - peak_hi),
+//      which lands on a choice of the time/memory trade-off's lower hull
+//      between them if there is one; repeated until a solve finds no new
+//      (time, peak), at most 16 times;
+//   3. bisection of the bracket while it improves the best fitting choice
+//      (3 solves in a row without improvement end it, 40 at most), since
+//      local search also lands on choices off the hull.
+// Each priced solve starts from the two starts below, the bracket's two
+// choices and the random starts, and every start's end is weighed (not
+// only the solve's best): the fitting one with the least time wins (ties:
+// the smaller peak, then the one met first). This is a heuristic for the
+// capped problem (exact only for the priced one); kResourceExhausted if no
+// choice met fits.
 //
 // Deterministic: the same program, engine calibration and options give the
 // same plan on every run (tie orders: graph_solver.h).
@@ -78,6 +94,9 @@ struct ProgramPlan {
   // The price of memory that met the cap (0 without a cap, or when the
   // cheapest choice already fits).
   double memory_price_s_per_byte = 0;
+  // Solves the memory cap search ran with memory priced (0 without a cap
+  // or when the cheapest choice already fits).
+  int priced_solves = 0;
   // Boxing plans made to price the tables (pairs sharing one counted once).
   int64_t boxing_plans = 0;
   // Their estimated planner steps (charged against the work budget).

@@ -225,28 +225,39 @@ absl::StatusOr<std::vector<std::vector<double>>> PriceTables(const std::vector<T
   return tables;
 }
 
-// Adds each use's priced table to the problem: a fixed tensor's into the
-// reader's unary costs (a program output's into the constant), other
-// outputs into the owner's unary costs, other reads onto the edge from the
-// owner node to the reader.
+// The bytes of the copy each pair of a table materialises (CopyBytes),
+// laid out as PriceTable lays out times.
+std::vector<double> CopyTable(const TableKey& k, absl::Span<const int64_t> hierarchy) {
+  std::vector<double> table(k.output != nullptr ? k.from.size() : k.from.size() * k.to.size(), 0);
+  ForEachPair(k, [&](size_t i, const NdSbp& from, const NdSbp& to) {
+    table[i] = static_cast<double>(CopyBytes(k.desc, from, to, hierarchy));
+  });
+  return table;
+}
+
+// Adds each use's table to `graph` (and the part no choice changes to
+// `constant`): a fixed tensor's into the reader's unary costs (a program
+// output's into the constant), other outputs into the owner's unary
+// costs, other reads onto the edge from the owner node to the reader.
+template <typename T>
 void AddUseCosts(const Program& program, const std::vector<int>& free_node,
                  const BoxingUses& boxing, const std::vector<std::vector<double>>& tables,
-                 SelectionProblem& p) {
+                 CostGraph& graph, T& constant) {
   for (const Use& use : boxing.uses) {
     const std::vector<double>& table = tables[use.key];
     const ProgramTensor& tensor = program.tensors()[use.tensor];
     if (use.reader < 0) {  // a program output
       if (tensor.role == TensorRole::kFixed) {
-        p.constant_time_s += table[0];
+        constant += static_cast<T>(table[0]);
         continue;
       }
-      std::vector<double>& unary = p.graph.mutable_unary(OwnerNode(program, free_node, use.tensor));
+      std::vector<double>& unary = graph.mutable_unary(OwnerNode(program, free_node, use.tensor));
       for (size_t c = 0; c < unary.size(); ++c) unary[c] += table[use.from_index[c]];
       continue;
     }
     const size_t width = boxing.keys[use.key].to.size();
     if (tensor.role == TensorRole::kFixed) {
-      std::vector<double>& unary = p.graph.mutable_unary(use.reader);
+      std::vector<double>& unary = graph.mutable_unary(use.reader);
       for (size_t c = 0; c < unary.size(); ++c) unary[c] += table[use.to_index[c]];
       continue;
     }
@@ -256,25 +267,37 @@ void AddUseCosts(const Program& program, const std::vector<int>& free_node,
       const double* row = &table[use.from_index[cu] * width];
       for (size_t cv = 0; cv < kv; ++cv) cost[cu * kv + cv] = row[use.to_index[cv]];
     }
-    p.graph.AddEdgeCost(OwnerNode(program, free_node, use.tensor), use.reader, cost);
+    graph.AddEdgeCost(OwnerNode(program, free_node, use.tensor), use.reader, cost);
   }
 }
 
 // The boxing part of the costs: every read (a fixed tensor's into the
 // reader's unary costs, others onto the edge from the owner node) and
-// every program output (into the owner's unary costs). Tables are listed
-// first and their pairs priced at once on `threads` threads.
+// every program output (into the owner's unary costs), in time and in the
+// memory of the copies. Tables are listed first and their pairs priced at
+// once on `threads` threads. The memory graph gets its edges by the same
+// calls in the same order as the time graph, so they line up.
 absl::Status AddBoxingCosts(const Program& program, const std::vector<int>& free_node,
                             BoxingPrices& prices, int threads, SelectionProblem& p) {
   const BoxingUses boxing = ListBoxingUses(program, free_node, p);
   absl::StatusOr<std::vector<std::vector<double>>> tables =
       PriceTables(boxing.keys, prices, threads);
   if (!tables.ok()) return tables.status();
-  AddUseCosts(program, free_node, boxing, *tables, p);
+  AddUseCosts(program, free_node, boxing, *tables, p.graph, p.constant_time_s);
+  std::vector<std::vector<double>> copies;
+  for (const TableKey& k : boxing.keys) {
+    copies.push_back(CopyTable(k, program.placement().hierarchy()));
+  }
+  AddUseCosts(program, free_node, boxing, copies, p.memory, p.fixed_memory_bytes);
   return absl::OkStatus();
 }
 
 }  // namespace
+
+int64_t SelectionProblem::PeakBytes(absl::Span<const int> choice) const {
+  // Whole numbers of bytes far below 2^53: the double sum is exact.
+  return fixed_memory_bytes + static_cast<int64_t>(memory.Objective(choice));
+}
 
 Assignment SelectionProblem::ToAssignment(absl::Span<const int> choice) const {
   Assignment a;
@@ -341,7 +364,7 @@ absl::StatusOr<SelectionProblem> BuildSelectionProblem(
     for (int t : op.inputs) descs.push_back(program.tensors()[t].desc);
     for (int t : op.outputs) descs.push_back(program.tensors()[t].desc);
     std::vector<double> unary;
-    std::vector<int64_t> memory;
+    std::vector<double> memory;
     for (const NdSbpSignature& sig : *cands) {
       double time = EstimateOpWork(*op.call, descs, sig, hierarchy, calibration).time_s;
       // The kernel's own collectives under this candidate (kernel_collectives.h),
@@ -356,19 +379,21 @@ absl::StatusOr<SelectionProblem> BuildSelectionProblem(
       for (size_t o = 0; o < op.outputs.size(); ++o) {
         bytes += LocalBytes(descs[op.inputs.size() + o], sig[op.inputs.size() + o], hierarchy);
       }
-      memory.push_back(bytes);
+      memory.push_back(static_cast<double>(bytes));
     }
     p.graph.AddNode(std::move(unary));
-    p.memory_bytes.push_back(std::move(memory));
+    p.memory.AddNode(std::move(memory));
     p.op_candidates.push_back(*std::move(cands));
   }
   for (int t : p.free_tensors) {
     const TensorDesc& desc = program.tensors()[t].desc;
     std::vector<NdSbp> layouts = FreeLayouts(desc.shape, hierarchy);
-    std::vector<int64_t> memory;
-    for (const NdSbp& nd : layouts) memory.push_back(LocalBytes(desc, nd, hierarchy));
+    std::vector<double> memory;
+    for (const NdSbp& nd : layouts) {
+      memory.push_back(static_cast<double>(LocalBytes(desc, nd, hierarchy)));
+    }
     p.graph.AddNode(std::vector<double>(layouts.size(), 0.0));
-    p.memory_bytes.push_back(std::move(memory));
+    p.memory.AddNode(std::move(memory));
     p.free_layouts.push_back(std::move(layouts));
   }
   std::vector<int> free_node(program.tensors().size(), -1);

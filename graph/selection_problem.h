@@ -21,6 +21,8 @@
 //   edges   producer op -> reading op, and free tensor -> reading op: the
 //           boxing time of every read between them (several reads of one
 //           pair add into one edge).
+// Memory (peak bytes per rank, program_costs.h's model) is a second cost
+// graph of the same shape, `memory`: what a memory cap prices.
 // Boxing between two distinct layouts of one tensor is priced once per
 // pair and shared by every candidate pair that needs it.
 //
@@ -57,11 +59,20 @@ struct SelectionProblem {
   // Time no choice changes (boxing of a fixed tensor that is a program
   // output).
   double constant_time_s = 0;
-  // Per node and candidate: the local bytes per rank of the tensors the
-  // node decides (an op's outputs, a free tensor itself).
-  std::vector<std::vector<int64_t>> memory_bytes;
-  // Local bytes per rank of the fixed tensors.
+  // Memory per rank as a cost graph over the same nodes and edges as
+  // `graph` (same order, so CostGraph::AddScaled adds it in), in bytes:
+  //   unary  the tensors the node decides (an op's outputs, a free tensor
+  //          itself), plus the copies it makes of fixed tensors it reads
+  //          and of program outputs it defines (program_costs.h: CopyBytes);
+  //   edges  the copies the reads between the two nodes make.
+  CostGraph memory;
+  // Local bytes per rank of the fixed tensors, and of the copies no choice
+  // changes (a fixed program output boxed to its target).
   int64_t fixed_memory_bytes = 0;
+
+  // The peak memory per rank of `choice`:
+  // EvaluateAssignment(...)->peak_memory_bytes.
+  int64_t PeakBytes(absl::Span<const int> choice) const;
 
   Assignment ToAssignment(absl::Span<const int> choice) const;
   // The node choice of `a`; kNotFound naming the op or tensor whose

@@ -26,13 +26,34 @@ int64_t StepMemory::total() const {
   return sum;
 }
 
-StepMemory StepMemoryPerRank(const Program& program, absl::Span<const NdSbp> layouts,
+int64_t StepMemory::total_copies() const {
+  int64_t sum = 0;
+  for (int64_t b : copies) sum += b;
+  return sum;
+}
+
+StepMemory StepMemoryPerRank(const Program& program, const Assignment& a,
                              absl::Span<const StepTensorKind> kinds) {
   StepMemory m;
   const auto hierarchy = program.placement().hierarchy();
+  const std::vector<NdSbp> layouts = TensorLayouts(program, a);
   for (size_t t = 0; t < program.tensors().size(); ++t) {
     m.bytes[static_cast<int>(kinds[t])] +=
         LocalBytes(program.tensors()[t].desc, layouts[t], hierarchy);
+  }
+  // The copies, as EvaluateAssignment counts them: every read, then every
+  // program output.
+  auto copy = [&](int t, const NdSbp& to) {
+    const int64_t bytes = CopyBytes(program.tensors()[t].desc, layouts[t], to, hierarchy);
+    m.bytes[static_cast<int>(kinds[t])] += bytes;
+    m.copies[static_cast<int>(kinds[t])] += bytes;
+  };
+  for (size_t i = 0; i < program.ops().size(); ++i) {
+    const ProgramOp& op = program.ops()[i];
+    for (size_t b = 0; b < op.inputs.size(); ++b) copy(op.inputs[b], a.op_signatures[i][b]);
+  }
+  for (const ProgramOutput& out : program.outputs()) {
+    copy(out.tensor, OutputTarget(out, layouts[out.tensor]));
   }
   return m;
 }

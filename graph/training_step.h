@@ -6,18 +6,22 @@
 // report and the tests share without the eager layer.
 //
 //   TrainingStepInfo info = ...;                       // ExpandTrainingStep
-//   std::vector<NdSbp> layouts = TensorLayouts(info.program, plan.chosen);
-//   StepMemory m = StepMemoryPerRank(info.program, layouts, info.kinds);
+//   StepMemory m = StepMemoryPerRank(info.program, plan.chosen, info.kinds);
 //   m.total();                                         // == costs.peak_memory_bytes
 //   StrategyReport s = ClassifyStrategy(info, plan.chosen);
 //   s.name;                                            // "Megatron + ZeRO"
 //
 // Memory model (liveness): every tensor of the step is held at once, each
-// in the layout it is defined in. Forward activations are kept for
-// backward anyway; backward intermediates and each gradient as its
-// backward op leaves it (a P gradient is full size on every rank until
-// it is reduced) are counted too, so this is an upper bound of the step's
-// peak, and the same sum EvaluateAssignment calls peak_memory_bytes.
+// in the layout it is defined in, and so is every boxed copy the step
+// materialises (program_costs.h: per read in another layout, the
+// destination layout's bytes): the all-gathered copy of a ZeRO-sharded
+// weight its forward reads B, a P gradient reduced into its update's
+// layout, an activation resharded for its reader. Forward activations are
+// kept for backward anyway; backward intermediates and each gradient as
+// its backward op leaves it (a P gradient is full size on every rank
+// until it is reduced) are counted too, so this is an upper bound of the
+// step's peak, and the same sum EvaluateAssignment calls
+// peak_memory_bytes.
 #ifndef GRAPH_TRAINING_STEP_H_
 #define GRAPH_TRAINING_STEP_H_
 
@@ -70,17 +74,24 @@ struct TrainingStepInfo {
 };
 
 // Per-rank bytes by kind (the largest rank: LocalBytes, which rounds
-// uneven splits up).
+// uneven splits up). A boxed copy counts in the kind of the tensor it
+// copies (a gathered weight is parameter memory, a reduced gradient
+// gradient memory).
 struct StepMemory {
   static constexpr int kKinds = 5;
-  // Indexed by StepTensorKind.
+  // Indexed by StepTensorKind: the tensors and their copies.
   std::array<int64_t, kKinds> bytes{};
+  // The copies' share of `bytes`, by kind.
+  std::array<int64_t, kKinds> copies{};
   int64_t of(StepTensorKind kind) const { return bytes[static_cast<int>(kind)]; }
+  int64_t copies_of(StepTensorKind kind) const { return copies[static_cast<int>(kind)]; }
   int64_t total() const;
+  int64_t total_copies() const;
 };
 
-// Requires one layout and one kind per tensor of `program`.
-StepMemory StepMemoryPerRank(const Program& program, absl::Span<const NdSbp> layouts,
+// Requires `a` to fit `program` (as EvaluateAssignment checks) and one
+// kind per tensor of `program`.
+StepMemory StepMemoryPerRank(const Program& program, const Assignment& a,
                              absl::Span<const StepTensorKind> kinds);
 
 // Which known strategy a choice of parameter layouts amounts to. Per

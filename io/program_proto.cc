@@ -227,11 +227,8 @@ oneflow::PlanTrainingProto TrainingPlanToProto(const graph::TrainingStepInfo& st
   for (const graph::TrainingStepInfo::Parameter& p : step.parameters) updates += p.update_op >= 0;
   out.set_update_ops(updates);
   out.set_loss(program.tensors()[step.loss].name);
-  FillStepMemory(graph::StepMemoryPerRank(program, graph::TensorLayouts(program, plan.chosen),
-                                          step.kinds),
-                 out.mutable_memory());
-  FillStepMemory(graph::StepMemoryPerRank(program, graph::TensorLayouts(program, plan.greedy),
-                                          step.kinds),
+  FillStepMemory(graph::StepMemoryPerRank(program, plan.chosen, step.kinds), out.mutable_memory());
+  FillStepMemory(graph::StepMemoryPerRank(program, plan.greedy, step.kinds),
                  out.mutable_greedy_memory());
   const graph::StrategyReport chosen = graph::ClassifyStrategy(step, plan.chosen);
   out.set_strategy(chosen.name);

@@ -3,8 +3,6 @@
 // kResourceExhausted / kInvalidArgument at once, and allocation failure is
 // an error, never an abort. Timings are asserted loosely (CI shares two
 // cores); the measured numbers are in docs/RELIABILITY.md.
-#include <time.h>
-
 #include <cstdio>
 #include <new>
 #include <string>
@@ -22,6 +20,7 @@
 #include "oneflow_sbp/op_registry.h"
 #include "oneflow_sbp/sbp_context.h"
 #include "tests/infer_test_util.h"
+#include "tests/thread_cpu_time.h"
 #include "tools/bounded_read.h"
 
 namespace oneflow_sbp::testing {
@@ -32,23 +31,15 @@ using ::testing::HasSubstr;
 // These bounds catch blow-ups (the unbounded cases took 10x to 1000x
 // longer), not speed. Sanitizer builds run 3-10x slower, so they scale the
 // bounds instead of skipping the test.
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-constexpr int kSlowdown = 10;
-#else
-constexpr int kSlowdown = 1;
-#endif
+constexpr int kSlowdown = kSanitizerBuild ? 10 : 1;
 
 // Refusals must come back at once; on a loaded CI machine "at once" is
 // given some slack over the 100 ms the limits promise.
 constexpr absl::Duration kRefusal = absl::Milliseconds(500 * kSlowdown);
 
-// CPU time of this thread (the planner and inference are single-threaded),
-// so that a loaded CI machine does not fail a bound on work.
-absl::Duration ThreadCpuNow() {
-  timespec ts;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return absl::DurationFromTimespec(ts);
-}
+// Timed in CPU time of this thread (ThreadCpuNow; the planner and
+// inference are single-threaded), so that a loaded CI machine does not
+// fail a bound on work.
 
 template <typename Fn>
 absl::Duration Time(Fn&& fn) {

@@ -113,18 +113,36 @@ TEST_P(TrainingExecution, StepAgreesWithThePredictionAndGreedy) {
   EXPECT_EQ(e->greedy().measured_bytes(), e->greedy().predicted_bytes());
   EXPECT_EQ(e->plan().ops_as_predicted(), e->ops());
   EXPECT_EQ(e->greedy().ops_as_predicted(), e->ops());
-  // A gradient and an updated value per parameter.
-  EXPECT_EQ(e->step_tensors(), 2 * static_cast<int>(forward->FreeTensors().size()));
+  // A gradient and an updated value per parameter: the free tensors, and
+  // in the Megatron-marked recordings the 12 weights flagged "parameter".
+  ASSERT_EQ(step->parameters.size(), 12u);
+  EXPECT_EQ(e->step_tensors(), 2 * static_cast<int>(step->parameters.size()));
   EXPECT_LE(e->max_step_tensor_diff(), kOutputTolerance);
   EXPECT_TRUE(e->ok()) << e->mismatch();
   EXPECT_THAT(PlanExecutionText(*e), ::testing::HasSubstr("same outputs and gradients"));
 }
 
+// The Megatron-marked recordings train their marked weights in the marked
+// layouts (they are flagged "parameter" since `sbp demo --record` writes
+// the training step; the fixtures before that had no parameter at all).
 INSTANTIATE_TEST_SUITE_P(Recorded, TrainingExecution,
                          ::testing::Values(TrainingCase{"demo_mesh22.json", 0},
                                            TrainingCase{"demo_mesh24.json", 0},
+                                           TrainingCase{"demo_mesh22.marked.json", 0},
+                                           TrainingCase{"demo_mesh24.marked.json", 0},
                                            TrainingCase{"demo_mesh22.json", 0.75},
-                                           TrainingCase{"demo_mesh8.json", 0.9}));
+                                           TrainingCase{"demo_mesh8.json", 0.9}),
+                         [](const ::testing::TestParamInfo<TrainingCase>& i) {
+                           // "demo_mesh22_marked", "demo_mesh22_cap75", ...
+                           std::string name = i.param.file;
+                           name = name.substr(0, name.size() - 5);  // ".json"
+                           for (char& c : name) c = c == '.' ? '_' : c;
+                           if (i.param.cap_fraction > 0) {
+                             name += "_cap" + std::to_string(
+                                                  static_cast<int>(i.param.cap_fraction * 100 + 0.5));
+                           }
+                           return name;
+                         });
 
 // The step's backward ops are what autograd runs: the same op types in
 // the same order as eager Backward on the forward program, and each

@@ -14,6 +14,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
 #include "io/program_proto.h"
+#include "io/proto_io.h"
 #include "tools/cmd_plan.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -145,6 +146,40 @@ TEST(SbpDemo, RecordsTheTrainingStep) {
     absl::StatusOr<std::string> text = RunPlan(plan, Eng());
     ASSERT_TRUE(text.ok()) << path << ": " << text.status();
     EXPECT_THAT(*text, HasSubstr("12 updates; loss ")) << path;
+  }
+}
+
+// The committed recordings (tests/testdata/demo_mesh*.json, the commands
+// in tests/testdata/README.md) are what `sbp demo --record` writes today,
+// compared as parsed programs (the tool writes pretty JSON; formatting
+// does not count, and nothing in a recording varies between runs), so
+// they cannot go stale silently.
+TEST(SbpDemo, RecordingsEqualTheFixtures) {
+  struct Recording {
+    const char* mesh;
+    int64_t batch;
+    const char* stem;
+  };
+  for (const Recording& r : {Recording{"2,2", 4, "demo_mesh22"}, Recording{"2,4", 4, "demo_mesh24"},
+                             Recording{"8", 8, "demo_mesh8"}}) {
+    DemoOptions o;
+    o.mesh = r.mesh;
+    o.model.batch = r.batch;
+    o.steps = 2;  // the recording is step 0's
+    o.record = ::testing::TempDir() + "/" + r.stem + ".json";
+    absl::StatusOr<std::string> out = RunDemo(o, Eng());
+    ASSERT_TRUE(out.ok()) << r.stem << ": " << out.status();
+    for (const std::string suffix : {".json", ".marked.json"}) {
+      const std::string name = std::string(r.stem) + suffix;
+      absl::StatusOr<oneflow::ProgramProto> fixture =
+          ProgramProtoFromJson(ReadFile("tests/testdata/" + name));
+      ASSERT_TRUE(fixture.ok()) << name << ": " << fixture.status();
+      absl::StatusOr<oneflow::ProgramProto> recorded =
+          ProgramProtoFromJson(ReadFile(::testing::TempDir() + "/" + name));
+      ASSERT_TRUE(recorded.ok()) << name << ": " << recorded.status();
+      EXPECT_EQ(ToJson(*fixture, /*pretty=*/true), ToJson(*recorded, /*pretty=*/true))
+          << name << " is stale: re-record it (tests/testdata/README.md)";
+    }
   }
 }
 

@@ -10,6 +10,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "eager/training_step.h"
+#include "engine/engine.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "graph/greedy.h"
@@ -17,14 +18,24 @@
 #include "graph/program_planner.h"
 #include "graph/training_step.h"
 #include "io/program_proto.h"
-#include "tests/infer_test_util.h"
 
 namespace oneflow_sbp::graph {
 namespace {
 
 using ::testing::ElementsAre;
 
-Engine& Eng() { return **testing::EngineFor(); }
+// One engine for the file, with a boxing plan cache that holds every
+// plan of a 24-layer GPT step on [2,4] (~6,000; the default holds 4,096),
+// so the programs on one mesh share their prices as one `sbp` process
+// would.
+Engine& Eng() {
+  static Engine* engine = [] {
+    Engine::Options o;
+    o.plan_cache_capacity = 1 << 16;
+    return Engine::Create(std::move(o))->release();
+  }();
+  return *engine;
+}
 
 Placement P(const char* text) { return *Placement::Parse(text); }
 
@@ -198,20 +209,30 @@ TEST(TrainingPlan, MemorySplitAddsUpToThePeak) {
   absl::StatusOr<ProgramPlan> plan = PlanProgram(step.program, Eng(), {});
   ASSERT_TRUE(plan.ok()) << plan.status();
   for (const Assignment* a : {&plan->chosen, &plan->greedy}) {
-    const StepMemory m = StepMemoryPerRank(step.program, TensorLayouts(step.program, *a), step.kinds);
+    const StepMemory m = StepMemoryPerRank(step.program, *a, step.kinds);
     const ProgramCosts& costs = a == &plan->chosen ? plan->costs : plan->greedy_costs;
     EXPECT_EQ(m.total(), costs.peak_memory_bytes);
-    EXPECT_EQ(m.of(StepTensorKind::kOptimizerState), 2 * m.of(StepTensorKind::kParameter));
+    EXPECT_EQ(m.total_copies(), costs.copy_memory_bytes);
+    // Adam's state is stored like the parameters (their gathered copies
+    // aside); optimizer state is never boxed (the update's inputs are
+    // mutable).
+    EXPECT_EQ(m.copies_of(StepTensorKind::kOptimizerState), 0);
+    EXPECT_EQ(m.of(StepTensorKind::kOptimizerState),
+              2 * (m.of(StepTensorKind::kParameter) - m.copies_of(StepTensorKind::kParameter)));
     EXPECT_GT(m.of(StepTensorKind::kActivation), 0);
   }
-  // Greedy keeps every parameter replicated: each rank holds all of them.
+  // Greedy keeps every parameter replicated: each rank holds all of them,
+  // and reads them as they are (no copy); each gradient leaves backward P
+  // and is all-reduced into a full copy for its update.
   int64_t all = 0;
   for (const TrainingStepInfo::Parameter& w : step.parameters) {
     all += step.program.tensors()[w.tensor].desc.shape.elem_cnt() * 4;
   }
-  const StepMemory g =
-      StepMemoryPerRank(step.program, TensorLayouts(step.program, plan->greedy), step.kinds);
+  const StepMemory g = StepMemoryPerRank(step.program, plan->greedy, step.kinds);
   EXPECT_EQ(g.of(StepTensorKind::kParameter), all);
+  EXPECT_EQ(g.copies_of(StepTensorKind::kParameter), 0);
+  EXPECT_EQ(g.copies_of(StepTensorKind::kGradient), all);
+  EXPECT_EQ(g.of(StepTensorKind::kGradient), 2 * all);
 }
 
 // Forward-only planning of the same program prices no gradient traffic:
@@ -235,7 +256,9 @@ TEST(TrainingPlan, GreedyStepPaysTheGradientAllReduces) {
   EXPECT_GT(train->greedy_costs.comm_bytes, fwd->greedy_costs.comm_bytes);
 }
 
-// Never worse than greedy, on the demo's LLaMA block and GPT stacks.
+// Never worse than greedy without a cap, on every (program, mesh) of
+// docs/PLANNING.md's training table: the demo's LLaMA block and GPT
+// stacks of 4, 8 and 24 layers on [2,2], [2,4] and [8].
 struct NeverWorseCase {
   const char* name;
   // The LLaMA block's recording ("22": demo_mesh22.json) or the GPT's
@@ -267,8 +290,14 @@ INSTANTIATE_TEST_SUITE_P(
                       NeverWorseCase{"llama_2x4", "24", "", 0},
                       NeverWorseCase{"llama_8", "8", "", 0},
                       NeverWorseCase{"gpt4_2x2", "", "cpu:0-3 [2,2]", 4},
+                      NeverWorseCase{"gpt4_2x4", "", "cpu:0-7 [2,4]", 4},
+                      NeverWorseCase{"gpt4_8", "", "cpu:0-7", 4},
+                      NeverWorseCase{"gpt8_2x2", "", "cpu:0-3 [2,2]", 8},
+                      NeverWorseCase{"gpt8_2x4", "", "cpu:0-7 [2,4]", 8},
                       NeverWorseCase{"gpt8_8", "", "cpu:0-7", 8},
-                      NeverWorseCase{"gpt24_2x4", "", "cpu:0-7 [2,4]", 24}),
+                      NeverWorseCase{"gpt24_2x2", "", "cpu:0-3 [2,2]", 24},
+                      NeverWorseCase{"gpt24_2x4", "", "cpu:0-7 [2,4]", 24},
+                      NeverWorseCase{"gpt24_8", "", "cpu:0-7", 24}),
     [](const ::testing::TestParamInfo<NeverWorseCase>& i) { return std::string(i.param.name); });
 
 // The classifier on hand-made choices for a two-weight MLP step: all-B is
@@ -317,8 +346,10 @@ TEST(ClassifyStrategy, NamesTheKnownStrategies) {
 // What the planner reproduces by itself (docs/PLANNING.md's table): the
 // LLaMA block is data parallel on [2,2] and [8] without a cap (the
 // forward-only answer, now with its gradient all-reduces priced) and
-// shards its weights at rest (ZeRO) under a cap of 75% of that plan's
-// memory on [8]; a GPT stack on [2,4] runs Megatron on mesh axis 1.
+// shards weights at rest (ZeRO; with some weights also used split, so
+// "Megatron + ZeRO", 289.6 us, where the search before the breakpoint
+// narrowing found plain ZeRO at 319.6 us) under a cap of 75% of that
+// plan's memory on [8]; a GPT stack on [2,4] runs Megatron on mesh axis 1.
 TEST(TrainingPlan, ReproducesKnownStrategies) {
   for (const char* mesh : {"22", "8"}) {
     const TrainingStepInfo step = Expand(Llama(mesh));
@@ -333,7 +364,7 @@ TEST(TrainingPlan, ReproducesKnownStrategies) {
     ASSERT_TRUE(tight.ok()) << tight.status();
     EXPECT_LE(tight->costs.peak_memory_bytes, *capped.memory_cap_bytes);
     const StrategyReport r = ClassifyStrategy(step, tight->chosen);
-    EXPECT_EQ(r.name, "ZeRO");
+    EXPECT_THAT(r.name, ::testing::HasSubstr("ZeRO"));
     EXPECT_GT(r.gathered, 0);
   }
   const TrainingStepInfo gpt = Expand(Gpt("cpu:0-7 [2,4]", 4));

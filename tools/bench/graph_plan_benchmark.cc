@@ -8,7 +8,10 @@
 // "warm": the engine's plan cache already holds the plans (a second
 // program on the same engine). "solve": the cost graph alone (reduction and
 // exact solve), tables built once. "training": the whole training step
-// (forward, backward, Adam updates) expanded and planned cold.
+// (forward, backward, Adam updates) expanded and planned cold; "capped":
+// the same under a memory cap (a percentage of the uncapped plan's peak),
+// cold or with the boxing plans already cached, timed in CPU seconds of
+// the whole process (the pricing threads' too).
 #include <memory>
 
 #include "benchmark/benchmark.h"
@@ -109,6 +112,63 @@ BENCHMARK(BM_PlanGptTrainingCold)
     ->Arg(8)
     ->Arg(24)
     ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
+// The training step under a memory cap of cap_percent of the uncapped
+// plan's peak (0: no cap), as `sbp plan --training --memory_cap=...` pays
+// it: expansion and plan on a fresh engine ("warm" 0) or on one whose
+// boxing plans a first plan of the same step already cached ("warm" 1,
+// as the rows of tools/bench:training_plan_table after the first).
+// "CPU" is the process's CPU time (pricing threads included);
+// "priced_solves" counts the memory cap search's solves; "fits" 0 means
+// the search found no choice under the cap (kResourceExhausted, timed
+// like a plan).
+void BM_PlanGptTrainingCapped(benchmark::State& state) {
+  const Program program = Gpt(static_cast<int>(state.range(0)));
+  const int percent = static_cast<int>(state.range(1));
+  const bool warm = state.range(2) != 0;
+  std::unique_ptr<Engine> setup = NewPlanEngine();
+  absl::StatusOr<TrainingStepInfo> step = eager::ExpandTrainingStep(*setup, program, {});
+  absl::StatusOr<ProgramPlan> uncapped =
+      step.ok() ? PlanProgram(step->program, *setup, {}) : absl::StatusOr<ProgramPlan>(step.status());
+  if (!uncapped.ok()) {
+    state.SkipWithError("the uncapped plan failed");
+    return;
+  }
+  PlanProgramOptions options;
+  if (percent > 0) options.memory_cap_bytes = uncapped->costs.peak_memory_bytes * percent / 100;
+  for (auto _ : state) {
+    std::unique_ptr<Engine> fresh = warm ? nullptr : NewPlanEngine();
+    Engine& engine = warm ? *setup : *fresh;
+    absl::StatusOr<TrainingStepInfo> s = eager::ExpandTrainingStep(engine, program, {});
+    if (!s.ok()) {
+      state.SkipWithError("expansion failed");
+      break;
+    }
+    absl::StatusOr<ProgramPlan> plan = PlanProgram(s->program, engine, options);
+    // No choice found under the cap is an answer too (kResourceExhausted):
+    // timed like a plan, counted as fits=0.
+    state.counters["fits"] = plan.ok() ? 1 : 0;
+    if (!plan.ok() && plan.status().code() != absl::StatusCode::kResourceExhausted) {
+      state.SkipWithError("planning failed");
+      break;
+    }
+    if (plan.ok()) {
+      Report(state, *plan);
+      state.counters["priced_solves"] = plan->priced_solves;
+    }
+  }
+}
+BENCHMARK(BM_PlanGptTrainingCapped)
+    ->ArgNames({"layers", "cap_percent", "warm"})
+    ->Args({24, 0, 0})
+    ->Args({24, 95, 0})
+    ->Args({24, 90, 0})
+    ->Args({24, 0, 1})
+    ->Args({24, 95, 1})
+    ->Args({24, 90, 1})
+    ->Unit(benchmark::kMillisecond)
+    ->MeasureProcessCPUTime()
     ->UseRealTime();
 
 }  // namespace

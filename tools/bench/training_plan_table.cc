@@ -4,8 +4,11 @@
 // (95% and 90% of the uncapped plan's peak per rank), with the
 // strategy each plan amounts to (graph/training_step.h).
 //
-//   bazel run -c opt //tools/bench:training_plan_table -- \
-//       $PWD/tests/testdata
+//   bazel run -c opt //tools/bench:training_plan_table -- $PWD/tests/testdata
+//   bazel run -c opt //tools/bench:training_plan_table -- $PWD/tests/testdata "GPT 24 layers" 2,4
+//
+// The optional PROGRAM and MESH arguments (second line) keep only the rows
+// of that program ("LLaMA block", "GPT 4 layers", ...) and mesh ("2,4").
 //
 // The LLaMA block is the demo's recording on each mesh (testdata's
 // demo_mesh22.json, demo_mesh24.json and demo_mesh8.json, the last made by
@@ -13,8 +16,11 @@
 //
 // Prints one Markdown row per (program, mesh, cap): strategy, planned and
 // greedy step time, planned and greedy peak memory per rank, the time to
-// expand the step and to plan it (the engine's boxing cache is shared by
-// the rows, as one `sbp` process would share it).
+// expand the step and to plan it (wall), and the plan's CPU time (every
+// thread of the process: the boxing pricing's too). The engine's boxing
+// cache is shared by the rows, as one `sbp` process would share it.
+#include <time.h>
+
 #include <cstdio>
 #include <fstream>
 #include <functional>
@@ -40,13 +46,22 @@ namespace {
 
 using bench::NewPlanEngine;
 
+// CPU seconds of the whole process so far.
+double ProcessCpuSeconds() {
+  timespec ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
+
 struct Source {
   std::string name;
   // Builds the forward program on a mesh.
   std::function<absl::StatusOr<Program>(const std::vector<int64_t>&)> make;
 };
 
-int Run(const std::string& testdata) {
+// `only_program` / `only_mesh` ("2,4"): empty keeps every program / mesh.
+int Run(const std::string& testdata, const std::string& only_program,
+        const std::string& only_mesh) {
   std::unique_ptr<Engine> engine = NewPlanEngine();
   std::vector<Source> sources;
   // The demo's block as `sbp demo --record` wrote it on each mesh.
@@ -78,9 +93,11 @@ int Run(const std::string& testdata) {
   }
   const std::vector<std::vector<int64_t>> meshes = {{2, 2}, {2, 4}, {8}};
   std::printf("| program | mesh | cap | strategy (per axis) | planned | greedy | peak planned | "
-              "peak greedy | expand + plan |\n|---|---|---|---|---|---|---|---|---|\n");
+              "peak greedy | expand + plan | plan CPU |\n|---|---|---|---|---|---|---|---|---|---|\n");
   for (const Source& src : sources) {
+    if (!only_program.empty() && src.name != only_program) continue;
     for (const std::vector<int64_t>& mesh : meshes) {
+      if (!only_mesh.empty() && absl::StrJoin(mesh, ",") != only_mesh) continue;
       absl::StatusOr<Program> fwd = src.make(mesh);
       if (!fwd.ok()) {
         std::printf("%s: %s\n", src.name.c_str(), fwd.status().ToString().c_str());
@@ -97,18 +114,21 @@ int Run(const std::string& testdata) {
       for (double fraction : {0.0, 0.95, 0.9}) {
         PlanProgramOptions options;
         if (fraction > 0) options.memory_cap_bytes = static_cast<int64_t>(uncapped_peak * fraction);
+        const double cpu_start = ProcessCpuSeconds();
         absl::StatusOr<ProgramPlan> plan = PlanProgram(step->program, *engine, options);
+        const double plan_cpu_s = ProcessCpuSeconds() - cpu_start;
         const std::string mesh_text = absl::StrCat("[", absl::StrJoin(mesh, ","), "]");
         const std::string cap =
             fraction > 0 ? absl::StrCat(static_cast<int>(fraction * 100), "% of uncapped") : "none";
         if (!plan.ok()) {
-          std::printf("| %s | %s | %s | %s | | | | | |\n", src.name.c_str(), mesh_text.c_str(),
-                      cap.c_str(), std::string(plan.status().message()).c_str());
+          std::printf("| %s | %s | %s | %s | | | | | | %s |\n", src.name.c_str(),
+                      mesh_text.c_str(), cap.c_str(), std::string(plan.status().message()).c_str(),
+                      FormatSeconds(plan_cpu_s).c_str());
           continue;
         }
         if (fraction == 0) uncapped_peak = plan->costs.peak_memory_bytes;
         const StrategyReport s = ClassifyStrategy(*step, plan->chosen);
-        std::printf("| %s | %s | %s | %s (%s) | %s | %s | %s | %s | %s + %s%s |\n", src.name.c_str(),
+        std::printf("| %s | %s | %s | %s (%s) | %s | %s | %s | %s | %s + %s%s | %s |\n", src.name.c_str(),
                     mesh_text.c_str(), cap.c_str(), s.name.c_str(),
                     absl::StrJoin(s.per_axis, "; ").c_str(),
                     FormatSeconds(plan->costs.total_time_s).c_str(),
@@ -116,7 +136,8 @@ int Run(const std::string& testdata) {
                     FormatBytes(plan->costs.peak_memory_bytes).c_str(),
                     FormatBytes(plan->greedy_costs.peak_memory_bytes).c_str(),
                     FormatSeconds(expand_s).c_str(), FormatSeconds(plan->seconds).c_str(),
-                    plan->stats.exact ? "" : ", local search");
+                    plan->stats.exact ? "" : ", local search",
+                    FormatSeconds(plan_cpu_s).c_str());
         std::fflush(stdout);
       }
     }
@@ -128,9 +149,9 @@ int Run(const std::string& testdata) {
 }  // namespace oneflow_sbp::graph
 
 int main(int argc, char** argv) {
-  if (argc != 2) {
-    std::fprintf(stderr, "usage: training_plan_table TESTDATA_DIR\n");
+  if (argc < 2 || argc > 4) {
+    std::fprintf(stderr, "usage: training_plan_table TESTDATA_DIR [PROGRAM [MESH]]\n");
     return 2;
   }
-  return oneflow_sbp::graph::Run(argv[1]);
+  return oneflow_sbp::graph::Run(argv[1], argc > 2 ? argv[2] : "", argc > 3 ? argv[3] : "");
 }
