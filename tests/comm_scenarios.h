@@ -60,6 +60,13 @@ absl::Status CheckBarrier(Communicator& comm);
 // broadcast larger than a pipeline segment.
 absl::Status CheckEveryCollective(Communicator& comm);
 
+// Collectives whose messages are several wire segments (the Gloo transport
+// cuts messages at 1 MiB and reduces each piece of a ring step as it
+// arrives): all-reduce in place and not for each reduce op and a 2-byte
+// dtype, reduce-scatter and all-gather, each rank's chunk about 2.5
+// segments. Megabytes per rank, so run once per world, not in loops.
+absl::Status CheckMultiSegmentCollectives(Communicator& comm);
+
 // On a world of product(hierarchy) ranks: for every nonempty subset of mesh
 // axes, ForMeshAxes must give the right members (cached on a second call),
 // and AllReduce / AllGatherV on it must combine exactly those members'

@@ -40,6 +40,10 @@ TEST_P(EveryCollective, ResultsAndBytesMatchTheFormulas) {
   ExpectAllOk(GetParam(), [](Communicator& comm) { return testing::CheckEveryCollective(comm); });
 }
 
+TEST(MultiSegmentCollectives, ResultsAndBytesMatchTheFormulas) {
+  ExpectAllOk(3, [](Communicator& comm) { return testing::CheckMultiSegmentCollectives(comm); });
+}
+
 INSTANTIATE_TEST_SUITE_P(GroupSizes, EveryCollective, ::testing::Range(1, 7),
                          [](const ::testing::TestParamInfo<int>& info) {
                            return absl::StrCat("n", info.param);

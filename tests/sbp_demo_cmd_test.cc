@@ -133,7 +133,7 @@ TEST(SbpDemo, RecordsTheTrainingStep) {
   int exit_code = 0;
   absl::StatusOr<std::string> out = RunDemo(o, Eng(), &exit_code);
   ASSERT_TRUE(out.ok()) << out.status();
-  for (const std::string path : {*o.record, ::testing::TempDir() + "/demo.marked.json"}) {
+  for (const std::string& path : {*o.record, ::testing::TempDir() + "/demo.marked.json"}) {
     const std::string json = ReadFile(path);
     absl::StatusOr<oneflow::ProgramProto> proto = ProgramProtoFromJson(json);
     ASSERT_TRUE(proto.ok()) << path << ": " << proto.status();

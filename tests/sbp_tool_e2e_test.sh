@@ -124,7 +124,7 @@ expect_one_error_line "sbp parse:" "1:0" "node 1"
 # --- plan --------------------------------------------------------------------
 PROGRAM="tests/testdata/plan_mlp.json"
 [[ -f "$PROGRAM" ]] || PROGRAM="$TEST_SRCDIR/${TEST_WORKSPACE:-__main__}/tests/testdata/plan_mlp.json"
-run plan --program="$PROGRAM" --memory_cap=24000000
+run plan --program="$PROGRAM" --memory_cap=25000000
 expect_rc 0 "plan"
 grep -qF 'w1           f32[1024,4096]       (B, S(1))' "$OUT" || fail "plan: w1 not column-parallel"
 grep -qF 'all_reduce[1] P->B' "$OUT" || fail "plan: no all-reduce of y"
