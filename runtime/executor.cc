@@ -316,17 +316,44 @@ absl::StatusOr<LocalTensor> BandedExchange(const StepRun& r, int64_t band_rows) 
     std::vector<const TensorSlice*> send_ptrs, recv_ptrs;
     for (const TensorSlice& t : sends) send_ptrs.push_back(&t);
     for (const TensorSlice& t : recvs) recv_ptrs.push_back(&t);
-    absl::StatusOr<LocalTensor> packed =
-        PackAll(r.in, rs.in, rs.holds_input ? send_ptrs : std::vector<const TensorSlice*>{});
-    if (!packed.ok()) return packed;
+    // As in one exchange, a band whose pieces are consecutive runs of the
+    // shard is sent from it (or received into it) in place: no staging, no
+    // copy. The bands and counts are the same either way, so members need
+    // not agree on it.
+    const int64_t es = ByteSizeOf(r.dtype);
+    LocalTensor packed;
+    const void* send = nullptr;
+    std::optional<int64_t> send_at;
+    if (rs.holds_input && !send_ptrs.empty()) send_at = ConsecutiveRuns(rs.in, send_ptrs);
+    if (send_at) {
+      send = static_cast<const char*>(r.in.raw_data()) + *send_at * es;
+    } else {
+      absl::StatusOr<LocalTensor> p =
+          PackAll(r.in, rs.in, rs.holds_input ? send_ptrs : std::vector<const TensorSlice*>{});
+      if (!p.ok()) return p;
+      packed = *std::move(p);
+      send = packed.raw_data();
+    }
     int64_t total_recv = 0;
     for (int64_t c : recv_counts) total_recv += c;
-    absl::StatusOr<LocalTensor> received = LocalTensor::Empty(r.dtype, {total_recv}, r.in.device());
-    if (!received.ok()) return received;
-    absl::Status s = r.group.AllToAllV(packed->raw_data(), send_counts, received->raw_data(),
-                                       recv_counts, r.dtype, traffic.options());
+    std::optional<int64_t> recv_at;
+    if (rs.holds_output && !rs.sum && !recv_ptrs.empty()) {
+      recv_at = ConsecutiveRuns(rs.out, recv_ptrs);
+    }
+    LocalTensor received;
+    void* recv = nullptr;
+    if (recv_at) {
+      recv = static_cast<char*>(out.raw_data()) + *recv_at * es;
+    } else {
+      absl::StatusOr<LocalTensor> buf = LocalTensor::Empty(r.dtype, {total_recv}, r.in.device());
+      if (!buf.ok()) return buf.status();
+      received = *std::move(buf);
+      recv = received.raw_data();
+    }
+    absl::Status s = r.group.AllToAllV(send, send_counts, recv, recv_counts, r.dtype,
+                                       traffic.options());
     traffic.Add();
-    if (s.ok() && rs.holds_output) s = UnpackAll(*received, recv_ptrs, &out, rs.out, op);
+    if (s.ok() && rs.holds_output && !recv_at) s = UnpackAll(received, recv_ptrs, &out, rs.out, op);
     if (!s.ok()) return s;
   }
   if (!rs.holds_output) return LocalTensor();

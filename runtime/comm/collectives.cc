@@ -288,16 +288,19 @@ absl::Status PairwiseAllToAllV(const GroupCall& call, const void* send,
   const std::vector<int64_t> roff = Offsets(recv_bytes);
   absl::Status copied = call.buffers.Copy(out + roff[k], in + soff[k], send_bytes[k]);
   if (!copied.ok()) return copied;
-  // Step s pairs k with k + s (to) and k - s (from): each step is a
-  // permutation, so every rank sends one message and receives one.
+  // Message s goes to k + s and comes from k - s (tagged s on both sides),
+  // and all of them are posted at once: every link carries its message at
+  // the same time, where n - 1 steps in lockstep would each wait for the
+  // slowest pair.
+  absl::InlinedVector<Msg, 8> sends, recvs;
   for (int s = 1; s < n; ++s) {
     const int to = Mod(k + s, n);
     const int from = Mod(k - s, n);
-    absl::Status status = SendRecvStep(call, s, to, in + soff[to], send_bytes[to], from,
-                                       out + roff[from], recv_bytes[from]);
-    if (!status.ok()) return status;
+    sends.push_back(Msg{to, const_cast<char*>(in + soff[to]), send_bytes[to],
+                        static_cast<uint64_t>(s)});
+    recvs.push_back(Msg{from, out + roff[from], recv_bytes[from], static_cast<uint64_t>(s)});
   }
-  return absl::OkStatus();
+  return Post(call, sends, recvs);
 }
 
 absl::Status ChainBroadcast(const GroupCall& call, void* buffer, int64_t bytes, int root) {

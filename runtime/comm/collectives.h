@@ -14,7 +14,8 @@
 //                       then ring all-gather of them:
 //                       sends (T - p_k) + (T - p_{k+1}),
 //                       receives (T - p_{k-1}) + (T - p_k)
-//   PairwiseAllToAllV   exactly the per-peer counts (own chunk is copied)
+//   PairwiseAllToAllV   exactly the per-peer counts (own chunk is copied),
+//                       every pair's message posted at once
 //   ChainBroadcast      ring order from the root, pipelined in segments:
 //                       the root and every middle rank send T, every
 //                       non-root receives T, the last rank sends nothing
