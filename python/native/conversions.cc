@@ -163,33 +163,84 @@ py::tuple ShapeToPython(absl::Span<const int64_t> dims) {
   return t;
 }
 
+namespace {
+
+// numpy's scalar base classes, looked up once (the module lives as long as
+// the interpreter; the handles are never released).
+const py::handle& NumpyType(const char* name) {
+  static const py::handle bool_ = py::object(py::module_::import("numpy").attr("bool_")).release();
+  static const py::handle integer = py::object(py::module_::import("numpy").attr("integer")).release();
+  static const py::handle floating = py::object(py::module_::import("numpy").attr("floating")).release();
+  if (name[0] == 'b') return bool_;
+  return name[0] == 'i' ? integer : floating;
+}
+
+bool IsIntLike(const py::handle& v) {
+  return (PyLong_Check(v.ptr()) && !PyBool_Check(v.ptr())) ||
+         py::isinstance(v, NumpyType("integer"));
+}
+
+absl::Status AttrTypeError(const std::string& name, const py::handle& value) {
+  return absl::InvalidArgumentError(absl::StrCat("attribute ", QuotedInput(name), ": ",
+                                                 QuotedInput(std::string(py::repr(value))),
+                                                 " must be a bool, int, float, str or a sequence "
+                                                 "of ints"));
+}
+
+// An int or numpy integer as int64; one past int64 is an error naming it.
+absl::StatusOr<int64_t> IntFromPython(const std::string& name, const py::handle& value) {
+  py::object index = py::reinterpret_steal<py::object>(PyNumber_Index(value.ptr()));
+  if (!index) {
+    PyErr_Clear();
+    return AttrTypeError(name, value);
+  }
+  int overflow = 0;
+  const long long v = PyLong_AsLongLongAndOverflow(index.ptr(), &overflow);
+  if (overflow != 0) {
+    return absl::InvalidArgumentError(absl::StrCat("attribute ", QuotedInput(name), ": ",
+                                                   QuotedInput(std::string(py::repr(value))),
+                                                   " does not fit in int64"));
+  }
+  return static_cast<int64_t>(v);
+}
+
+}  // namespace
+
 absl::StatusOr<AttrValue> AttrFromPython(const std::string& name, const py::handle& value) {
-  if (py::isinstance<py::bool_>(value) || py::isinstance(value, py::module_::import("numpy").attr("bool_"))) {
-    return AttrValue(value.cast<bool>());
+  // The built-in types first, without touching numpy: every attribute the
+  // package's own functions pass, on every op call (probing numpy's types
+  // through its module cost ~4 us an attribute).
+  PyObject* o = value.ptr();
+  if (PyBool_Check(o)) return AttrValue(o == Py_True);
+  if (PyFloat_CheckExact(o)) return AttrValue(PyFloat_AS_DOUBLE(o));
+  if (PyUnicode_CheckExact(o)) return AttrValue(value.cast<std::string>());
+  if (py::isinstance(value, NumpyType("bool_"))) return AttrValue(value.cast<bool>());
+  if (IsIntLike(value)) {
+    absl::StatusOr<int64_t> i = IntFromPython(name, value);
+    if (!i.ok()) return i.status();
+    return AttrValue(*i);
   }
-  if (PyLong_Check(value.ptr()) || py::hasattr(value, "__index__")) {
-    if (!PyFloat_Check(value.ptr())) return AttrValue(py::reinterpret_borrow<py::object>(value).cast<int64_t>());
-  }
-  if (PyFloat_Check(value.ptr()) || py::isinstance(value, py::module_::import("numpy").attr("floating"))) {
+  if (PyFloat_Check(o) || py::isinstance(value, NumpyType("floating"))) {
     return AttrValue(value.cast<double>());
   }
   if (py::isinstance<py::str>(value)) return AttrValue(value.cast<std::string>());
-  if (py::isinstance<py::sequence>(value)) {
+  // A sequence of ints: a list, a tuple, a 1-D numpy array.
+  if (PySequence_Check(o) && !PyBytes_Check(o)) {
     std::vector<int64_t> ints;
-    for (py::handle e : value) {
-      if (!PyLong_Check(e.ptr()) && !py::hasattr(e, "__index__")) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "attribute ", QuotedInput(name), ": ", std::string(py::repr(value)),
-            " must be a bool, int, float, str or a sequence of ints"));
-      }
-      ints.push_back(py::reinterpret_borrow<py::object>(e).cast<int64_t>());
+    py::iterator it = py::reinterpret_steal<py::iterator>(PyObject_GetIter(o));
+    if (!it) {
+      PyErr_Clear();
+      return AttrTypeError(name, value);
+    }
+    for (py::handle e : it) {
+      if (!IsIntLike(e)) return AttrTypeError(name, value);
+      absl::StatusOr<int64_t> i = IntFromPython(name, e);
+      if (!i.ok()) return i.status();
+      ints.push_back(*i);
     }
     return AttrValue(std::move(ints));
   }
-  return absl::InvalidArgumentError(absl::StrCat("attribute ", QuotedInput(name), ": ",
-                                                 std::string(py::repr(value)),
-                                                 " must be a bool, int, float, str or a sequence "
-                                                 "of ints"));
+  return AttrTypeError(name, value);
 }
 
 absl::StatusOr<AttrMap> AttrsFromPython(const py::dict& attrs) {

@@ -286,6 +286,7 @@ void BindSession(py::module_& m) {
       .def_property_readonly("shape", [](const Tensor& t) {
         return ShapeToPython(t.meta().shape().dims());
       })
+      .def_property_readonly("ndim", [](const Tensor& t) { return t.meta().shape().rank(); })
       .def_property_readonly("dtype", [](const Tensor& t) {
         return std::string(DataTypeName(t.meta().dtype()));
       })

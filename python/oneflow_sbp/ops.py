@@ -32,7 +32,15 @@ def neg(x):
 
 def matmul(a, b, transpose_a=False, transpose_b=False, alpha=1.0):
     """2-D x 2-D: matmul; N-D x 2-D: broadcast_matmul; N-D x N-D: batch_matmul (as flow.matmul)."""
-    attrs = dict(transpose_a=transpose_a, transpose_b=transpose_b, alpha=float(alpha))
+    # Defaults are left out: the op's own defaults, and one cached call fewer
+    # to convert on the hot path.
+    attrs = {}
+    if transpose_a:
+        attrs["transpose_a"] = True
+    if transpose_b:
+        attrs["transpose_b"] = True
+    if alpha != 1.0:
+        attrs["alpha"] = float(alpha)
     if a.ndim == 2 and b.ndim == 2:
         return apply("matmul", a, b, **attrs)
     if b.ndim == 2:

@@ -99,7 +99,7 @@ def _backward(self, gradient=None):
 
 
 def _ndim(self):
-    return len(self.shape)
+    return self.ndim
 
 
 def _size(self, dim=None):
@@ -182,7 +182,6 @@ def _install():
     Tensor.to_local = _to_local
     Tensor.to_global = _to_global
     Tensor.backward = _backward
-    Tensor.ndim = property(_ndim)
     Tensor.dim = _ndim
     Tensor.size = _size
     Tensor.numel = _numel

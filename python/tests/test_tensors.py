@@ -157,6 +157,29 @@ def test_op_errors(session, mesh22):
     np.testing.assert_array_equal(ofs.relu(x).numpy(), np.maximum(arange(8, 6), 0))
 
 
+def test_attributes_of_every_python_and_numpy_type(session, mesh22):
+    # Built-in bool, int, float and str take the converter's fast path;
+    # numpy scalars and sequences the general one; both give one value.
+    x = ofs.tensor(arange(8, 6), placement=mesh22, sbp=[Shard(0), Replicate()])
+    w = ofs.tensor(arange(5, 6), placement=mesh22, sbp=[Replicate(), Replicate()])
+    want = 0.5 * arange(8, 6) @ arange(5, 6).T
+    for t, a in [(True, 0.5), (np.bool_(True), np.float32(0.5)), (True, np.float64(0.5))]:
+        y = ofs.apply("matmul", x, w, transpose_b=t, alpha=a)
+        np.testing.assert_allclose(y.numpy(), want, rtol=1e-6)
+    for axis in ([1], (1,), [np.int64(1)], np.array([1])):
+        np.testing.assert_allclose(ofs.apply("reduce_sum", x, axis=axis).numpy(),
+                                   arange(8, 6).sum(axis=1), rtol=1e-6)
+    # An int where a float is declared, and a float where an int is, are
+    # errors naming the attribute; so is an int past int64.
+    with pytest.raises(ValueError, match="alpha"):
+        ofs.apply("matmul", x, w, transpose_b=True, alpha="0.5")
+    with pytest.raises((ValueError, OverflowError, RuntimeError)):
+        ofs.apply("reduce_sum", x, axis=[1 << 70])
+    with pytest.raises(ValueError, match="axis"):
+        ofs.apply("reduce_sum", x, axis=[1.5])
+    np.testing.assert_array_equal(ofs.relu(x).numpy(), np.maximum(arange(8, 6), 0))
+
+
 def test_a_dtype_without_a_kernel_is_not_implemented(session):
     x = ofs.tensor(np.ones((4, 4), bool), placement=ofs.placement("cpu:0-1"), sbp=sbp.split(0))
     with pytest.raises(NotImplementedError, match="relu.*bool"):
