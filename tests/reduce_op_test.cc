@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "oneflow_sbp/data_type.h"
+#include "runtime/comm/reduce_half_simd.h"
 #include "runtime/comm/reduce_op.h"
 
 namespace oneflow_sbp::comm {
@@ -200,7 +201,18 @@ TEST(ReduceOp, EveryDtypeAndOpMatchesTheScalarReference) {
 // operands (every 331st pattern, so zeros, subnormals, infinities, NaNs and
 // rounding ties all come up): the conversions are exact and round like
 // Eigen's.
-TEST(ReduceOp, SixteenBitTypesRoundLikeEigenOnEveryValue) {
+// Runs the 16-bit sweep with the AVX2/F16C loops (where the CPU has them)
+// and with the portable ones.
+class SixteenBit : public ::testing::TestWithParam<bool> {
+ protected:
+  void SetUp() override {
+    if (GetParam() && !HasReduceHalfSimd()) GTEST_SKIP() << "no AVX2+F16C on this CPU";
+    SetReduceHalfSimdEnabledForTesting(GetParam());
+  }
+  void TearDown() override { SetReduceHalfSimdEnabledForTesting(true); }
+};
+
+TEST_P(SixteenBit, TypesRoundLikeEigenOnEveryValue) {
   for (DataType dtype : {DataType::kFloat16, DataType::kBFloat16}) {
     std::vector<uint16_t> a(65536);
     for (int i = 0; i < 65536; ++i) a[i] = static_cast<uint16_t>(i);
@@ -217,6 +229,38 @@ TEST(ReduceOp, SixteenBitTypesRoundLikeEigenOnEveryValue) {
     }
   }
 }
+
+// The vector loops and the portable ones give the same bits on every
+// layout the contract allows (odd sizes, unaligned, aliased), NaN payloads
+// included.
+TEST_P(SixteenBit, AliasedAndUnalignedBuffersToo) {
+  std::mt19937 rng(7);
+  for (DataType dtype : {DataType::kFloat16, DataType::kBFloat16}) {
+    for (ReduceOp op : kOps) {
+      for (int64_t count : {1, 7, 8, 9, 15, 16, 17, 1001}) {
+        for (int offset : {0, 1}) {
+          std::vector<char> store_a = RandomBytes(rng, 2 * count + 2);
+          std::vector<char> store_b = RandomBytes(rng, 2 * count + 2);
+          char* a = store_a.data() + offset;
+          char* b = store_b.data() + offset;
+          std::vector<char> out(2 * count + 2);
+          ReduceTo(op, dtype, a, b, out.data() + offset, count);
+          EXPECT_EQ(0, Mismatches(op, dtype, a, b, out.data() + offset, count))
+              << Name(op, dtype, count, offset, "a,b->out");
+          const std::vector<char> a_copy(a, a + 2 * count);
+          ReduceInto(op, dtype, b, a, count);
+          EXPECT_EQ(0, Mismatches(op, dtype, a_copy.data(), b, a, count))
+              << Name(op, dtype, count, offset, "inout=a");
+        }
+      }
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Loops, SixteenBit, ::testing::Bool(),
+                         [](const ::testing::TestParamInfo<bool>& i) {
+                           return std::string(i.param ? "Simd" : "Portable");
+                         });
 
 TEST(ReduceOp, SumsWrapAndMaxPropagatesNaN) {
   int8_t i8[2] = {127, -128};

@@ -1,5 +1,7 @@
 #include "runtime/comm/reduce_op.h"
 
+#include "runtime/comm/reduce_half_simd.h"
+
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
@@ -235,6 +237,8 @@ absl::string_view ReduceOpName(ReduceOp op) {
 void ReduceTo(ReduceOp op, DataType dtype, const void* a, const void* b, void* out,
               int64_t count) {
   if (count <= 0) return;
+  // f16 and bf16 with AVX2 (+F16C) where the CPU has them: the same bits.
+  if (ReduceHalfSimd(op, dtype, a, b, out, count)) return;
   switch (dtype) {
     case DataType::kFloat16:
       return RunNumeric<F16>(op, a, b, out, count);
