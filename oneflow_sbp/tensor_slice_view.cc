@@ -21,12 +21,6 @@ TensorSlice::TensorSlice(const Shape& shape) {
   for (int64_t d : shape.dims()) ranges_.push_back(IndexRange{0, d});
 }
 
-int64_t TensorSlice::elem_cnt() const {
-  int64_t n = 1;
-  for (IndexRange r : ranges_) n *= std::max<int64_t>(r.size(), 0);
-  return n;
-}
-
 TensorSlice TensorSlice::Intersect(const TensorSlice& other) const {
   OFS_CHECK(rank() == other.rank()) << ToString() << " vs " << other.ToString();
   TensorSlice out = *this;

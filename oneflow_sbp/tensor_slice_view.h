@@ -57,7 +57,13 @@ class TensorSlice {
   void set_range(int dim, IndexRange r) { ranges_[dim] = r; }
   absl::Span<const IndexRange> ranges() const { return ranges_; }
   // Product of range sizes; 0 if any range is empty. 1 for a scalar.
-  int64_t elem_cnt() const;
+  // Inline: the boxing planner's overlap and tiling checks call it in
+  // their innermost loops.
+  int64_t elem_cnt() const {
+    int64_t n = 1;
+    for (IndexRange r : ranges_) n *= r.size() > 0 ? r.size() : 0;
+    return n;
+  }
   // Intersection, dim by dim (empty ranges where they do not overlap).
   // Requires equal ranks.
   TensorSlice Intersect(const TensorSlice& other) const;
