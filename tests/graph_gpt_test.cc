@@ -1,8 +1,12 @@
-// The time bound of graph-level selection: a 24-layer GPT stack on a
+// A blow-up bound on graph-level selection: a 24-layer GPT stack on a
 // [2,4] mesh is planned (greedy pass, cost tables, exact solve, reports)
-// well within 1 s on an idle machine (`bazel run -c opt
-// //tools/bench:graph_plan_benchmark`); here with a generous bound, as CI
-// machines are shared.
+// in about 3 s of CPU on a 2-vCPU VM (`bazel run -c opt
+// //tools/bench:graph_plan_benchmark` measures it). The bound is on the
+// process's CPU time (the pricing threads included), ten times that, so a
+// loaded machine cannot fail it and a regression to quadratic work does;
+// no test asserts wall-clock speed.
+#include <time.h>
+
 #include <cstdio>
 
 #include "gtest/gtest.h"
@@ -22,14 +26,19 @@ TEST(GptPlan, TwentyFourLayersOnTwoByFour) {
   const Program program =
       *GptProgram(engine->registry(), *Placement::Parse("cpu:0-7 [2,4]"), c);
   EXPECT_EQ(program.ops().size(), 24u * 23);
+  timespec before, after;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &before);
   absl::StatusOr<ProgramPlan> plan = PlanProgram(program, *engine, {});
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &after);
   ASSERT_TRUE(plan.ok()) << plan.status();
+  const double cpu_s =
+      (after.tv_sec - before.tv_sec) + 1e-9 * (after.tv_nsec - before.tv_nsec);
   std::printf("24-layer GPT on [2,4]: %zu ops, %d nodes, core %d, exact %d, %lld boxing plans, "
-              "%.3f s; planned %.3f ms vs greedy %.3f ms\n",
+              "%.3f s (%.3f s CPU); planned %.3f ms vs greedy %.3f ms\n",
               program.ops().size(), plan->stats.nodes, plan->stats.core_nodes, plan->stats.exact,
-              static_cast<long long>(plan->boxing_plans), plan->seconds,
+              static_cast<long long>(plan->boxing_plans), plan->seconds, cpu_s,
               plan->costs.total_time_s * 1e3, plan->greedy_costs.total_time_s * 1e3);
-  EXPECT_LT(plan->seconds, 10.0);
+  EXPECT_LT(cpu_s, 30.0);
   EXPECT_TRUE(plan->stats.exact);
   EXPECT_LE(plan->costs.total_time_s, plan->greedy_costs.total_time_s);
 }
