@@ -29,6 +29,14 @@ inline absl::Duration ThreadCpuNow() {
   return absl::DurationFromTimespec(ts);
 }
 
+// CPU time of the whole process so far (every thread: for work that
+// prices on helper threads).
+inline absl::Duration ProcessCpuNow() {
+  timespec ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return absl::DurationFromTimespec(ts);
+}
+
 }  // namespace oneflow_sbp::testing
 
 #endif  // TESTS_THREAD_CPU_TIME_H_
