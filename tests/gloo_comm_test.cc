@@ -393,9 +393,13 @@ TEST(GlooUnderAttack, AJobSurvivesIdleAndStalledConnectionsToItsStore) {
   std::thread attacker([&] {
     for (int i = 0; i < 107; ++i) {
       // The first waits for the store to listen; once it stops listening
-      // (every rank joined) the others give up at once.
+      // (every rank joined) the next one is refused until its deadline and
+      // the attack ends. Not a 1 ms deadline: under tsan on a loaded
+      // machine, resolving the address and connecting took longer than that
+      // while the store still listened, and the attack ended after one
+      // connection (the check below failed).
       absl::StatusOr<net::Socket> s = net::Connect(
-          "127.0.0.1", *port, absl::Now() + (i == 0 ? absl::Seconds(10) : absl::Milliseconds(1)));
+          "127.0.0.1", *port, absl::Now() + (i == 0 ? absl::Seconds(10) : absl::Seconds(3)));
       if (!s.ok()) break;  // the store closed: every rank joined
       if (i < 7) {
         std::string stall(1, 1);
