@@ -6,13 +6,13 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
-#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "tests/thread_cpu_time.h"
 #include "io/proto_io.h"
 #include "ops/builtin_ops.h"
 #include "tests/infer_test_util.h"
+#include "tests/thread_cpu_time.h"
 #include "proto/program.pb.h"
 #include "tools/cmd_plan.h"
 
