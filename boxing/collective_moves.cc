@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <vector>
 
-#include "absl/container/flat_hash_set.h"
+#include "absl/container/flat_hash_map.h"
 #include "boxing/byte_count.h"
 #include "oneflow_sbp/check.h"
 #include "oneflow_sbp/hierarchy_reduction.h"
@@ -91,54 +91,13 @@ bool AllEqual(const std::vector<TensorSlice>& slices, const std::vector<int64_t>
   return true;
 }
 
-// True if no two non-empty slices of the group overlap. Pairwise, that
-// is O(n^2) in the group size (seconds for one 8,192-rank group). Slices
-// made by balanced splits have, on every dim, ranges that are equal or
-// disjoint; then two slices overlap exactly when their ranges are equal
-// on every dim, which a hash set finds in O(n). Groups without that
-// structure are checked pairwise.
-bool PairwiseDisjoint(const std::vector<TensorSlice>& slices, const std::vector<int64_t>& group) {
-  std::vector<const TensorSlice*> live;
-  for (int64_t m : group) {
-    if (slices[m].elem_cnt() != 0) live.push_back(&slices[m]);
-  }
-  if (live.size() < 2) return true;
-  // Small groups (every mesh of a normal cluster axis): pairs are cheaper
-  // than sorting and hashing.
-  bool structured = live.size() > 32;
-  for (int d = 0; d < live[0]->rank() && structured; ++d) {
-    std::vector<IndexRange> ranges;
-    for (const TensorSlice* t : live) ranges.push_back(t->range(d));
-    std::sort(ranges.begin(), ranges.end(), [](IndexRange a, IndexRange b) {
-      return a.begin != b.begin ? a.begin < b.begin : a.end < b.end;
-    });
-    ranges.erase(std::unique(ranges.begin(), ranges.end()), ranges.end());
-    for (size_t i = 1; i < ranges.size() && structured; ++i) {
-      structured = ranges[i].begin >= ranges[i - 1].end;
-    }
-  }
-  if (structured) {
-    absl::flat_hash_set<std::vector<int64_t>> seen;
-    std::vector<int64_t> key;
-    for (const TensorSlice* t : live) {
-      key.clear();
-      for (IndexRange r : t->ranges()) {
-        key.push_back(r.begin);
-        key.push_back(r.end);
-      }
-      if (!seen.insert(key).second) return false;
-    }
-    return true;
-  }
-  for (size_t a = 0; a < live.size(); ++a) {
-    for (size_t b = a + 1; b < live.size(); ++b) {
-      if (OverlapCount(*live[a], *live[b]) != 0) return false;
-    }
-  }
-  return true;
-}
-
-// True if the group's slices are pairwise disjoint and exactly cover `box`.
+// True if the group's slices exactly cover `box` without overlapping.
+// Called only for layouts in which the group's axes split a dim, and then
+// the slices never overlap, so no pass over pairs is needed: within one
+// layout the ranges of a dim are parts of one nested balanced partition
+// (SliceAt), so two members, whose coordinates differ on some group axis,
+// hold disjoint ranges of the dim it splits (or an empty one). Disjoint
+// slices inside the box tile it exactly when their sizes sum to its size.
 bool Tiles(const std::vector<TensorSlice>& slices, const std::vector<int64_t>& group,
            const TensorSlice& box) {
   int64_t total = 0;
@@ -150,8 +109,7 @@ bool Tiles(const std::vector<TensorSlice>& slices, const std::vector<int64_t>& g
     if (s.elem_cnt() > box.elem_cnt() - total) return false;
     total += s.elem_cnt();
   }
-  // Cheap test first: disjoint slices inside the box sum to its size.
-  return total == box.elem_cnt() && PairwiseDisjoint(slices, group);
+  return total == box.elem_cnt();
 }
 
 // The SBP every axis of `axes` carries in `layout`, when changing them all
@@ -199,8 +157,9 @@ StepKind MoveKind(SbpParallel from, SbpParallel to) {
   return StepKind::kLocalScatter;  // S -> P
 }
 
-// One mesh group of a collective move: its members (parallel ids), their
-// slices before and after, and the box the old slices span.
+// One mesh group of a collective move: its members (indices into the
+// slice vectors), their slices before and after, the box the old slices
+// span.
 struct GroupMove {
   StepKind kind;
   const std::vector<TensorSlice>& old_slices;
@@ -214,16 +173,18 @@ struct GroupMove {
 bool IsExact(const GroupMove& group) {
   const std::vector<int64_t>& g = group.members;
   const bool old_copies = AllEqual(group.old_slices, g);
-  const bool old_tiles = Tiles(group.old_slices, g, group.box);
+  // Tiles only where the layout splits on the group's axes (see Tiles).
+  auto old_tiles = [&] { return Tiles(group.old_slices, g, group.box); };
+  auto new_tiles = [&] { return Tiles(group.new_slices, g, group.box); };
   switch (group.kind) {
     case StepKind::kAllGather:
-      return old_tiles && AllEqual(group.new_slices, g) && group.new_slices[g[0]] == group.box;
+      return old_tiles() && AllEqual(group.new_slices, g) && group.new_slices[g[0]] == group.box;
     case StepKind::kReduceScatter:
-      return old_copies && Tiles(group.new_slices, g, group.box);
+      return old_copies && new_tiles();
     case StepKind::kAllReduce:
       return old_copies && AllEqual(group.new_slices, g) && group.new_slices[g[0]] == group.box;
     case StepKind::kAllToAll:
-      return old_tiles && Tiles(group.new_slices, g, group.box);
+      return old_tiles() && new_tiles();
     case StepKind::kLocalSlice: {
       bool exact = old_copies;
       for (int64_t member : g) exact = exact && Contains(group.box, group.new_slices[member]);
@@ -232,7 +193,7 @@ bool IsExact(const GroupMove& group) {
     case StepKind::kLocalPartial:
       return old_copies && AllEqual(group.new_slices, g) && group.new_slices[g[0]] == group.box;
     case StepKind::kLocalScatter:
-      return old_tiles && AllEqual(group.new_slices, g) && group.new_slices[g[0]] == group.box;
+      return old_tiles() && AllEqual(group.new_slices, g) && group.new_slices[g[0]] == group.box;
     case StepKind::kPointToPoint:
       return false;
   }
@@ -289,6 +250,218 @@ MemberBytes MemberTraffic(const GroupMove& group, int64_t element_bytes, int64_t
   return bytes;
 }
 
+// The most bytes any member of the group sends or receives, or nullopt if
+// the move is not exact on it. `each(k, bytes)` sees every member's bytes.
+template <typename EachMember>
+std::optional<int64_t> EvaluateGroup(const GroupMove& move, int64_t es, EachMember each) {
+  if (!IsExact(move)) return std::nullopt;
+  // Byte counts saturate (byte_count.h); a saturated total makes every
+  // count of the step saturated, so the planner refuses the plan.
+  const int64_t total = MulBytes(move.box.elem_cnt(), es);
+  int64_t max_rank_bytes = 0;
+  for (int k = 0; k < static_cast<int>(move.members.size()); ++k) {
+    MemberBytes bytes = MemberTraffic(move, es, total, k);
+    if (total >= kSaturatedBytes && !IsLocal(move.kind)) {
+      bytes.sent = bytes.received = kSaturatedBytes;
+    }
+    max_rank_bytes = std::max({max_rank_bytes, bytes.sent, bytes.received});
+    each(k, bytes);
+  }
+  return max_rank_bytes;
+}
+
+// Classes of groups that are translates of one another: the move prices
+// one group per class. The search's fast path needs only the busiest
+// rank's bytes, so it evaluates one group per class; a detailed step
+// looks up each group's class and copies that class's per-member bytes.
+//
+// Why that is exact. A rank's range of dim d is [0, D) cut by the axes
+// that split d, in axis order (SliceAt). Within a group, the axes outside
+// `axes` have fixed coordinates and carry the same SBP before and after
+// the move, and the group's own axes all carry one SBP before (`from`)
+// and one after (`to`), never a split of the same dim in both. So, per
+// dim and per layout, the members' ranges are fixed by a prefix range P
+// (cut by the outside axes before the first group axis) and: when the
+// group's SBP splits d, the group's coordinates and the coordinates of
+// the outside axes splitting d after the first group axis; otherwise
+// those outside coordinates alone, the same range for every member. Both
+// layouts start from the same P, so every range of the dim, before and
+// after, is P's begin plus a function of (P's size, those later outside
+// coordinates, member coordinates). Exactness and byte counts only
+// compare, intersect and measure ranges, which translating every range of
+// a dim by one offset preserves. So the key of a dim is the size of its
+// range in each layout at the first group axis (P's size where the group
+// splits d, the final range's size elsewhere) and, where the group splits
+// d, the later outside coordinates. Each outside axis splits at most one
+// dim, so the classes of different dims combine freely: the groups'
+// classes are the product of the dims' classes, found from each dim's
+// outside axes alone, never by walking every group. A mesh of 16,384
+// ranks with balanced even splits has one class per move.
+class TranslateClasses {
+ public:
+  TranslateClasses(const LayoutSpace& space, const NdSbp& before, const NdSbp& after,
+                   MeshAxisMask axes);
+
+  // Calls `group(outside)` with the mesh coordinates of one representative
+  // group per class (group axes at 0), stopping when it returns false.
+  template <typename PerGroup>
+  void ForEachClass(PerGroup group) const;
+
+  // The class of the group holding mesh coordinate `coord`, as a key.
+  void GroupKey(const MeshCoord& coord, std::vector<int64_t>* key) const;
+
+ private:
+  // Appends dim d's class of the group at `coord` to `key`.
+  void AppendDimKey(int d, const MeshCoord& coord, std::vector<int64_t>* key) const;
+  // One representative coordinate per class of dim d: every other entry
+  // of `coord` left as given.
+  std::vector<MeshCoord> DimRepresentatives(int d) const;
+
+  const LayoutSpace& space_;
+  const NdSbp& before_;
+  const NdSbp& after_;
+  const MeshAxisMask axes_;
+  int first_group_axis_ = 0;
+  // Per dim: the axes outside the group splitting it (the same before and
+  // after the move), ascending.
+  std::vector<std::vector<int>> outside_;
+};
+
+TranslateClasses::TranslateClasses(const LayoutSpace& space, const NdSbp& before,
+                                   const NdSbp& after, MeshAxisMask axes)
+    : space_(space), before_(before), after_(after), axes_(axes) {
+  const int n_axes = before.size();
+  first_group_axis_ = n_axes;
+  for (int i = n_axes - 1; i >= 0; --i) {
+    if (axes & AxisBit(i)) first_group_axis_ = i;
+  }
+  outside_.resize(space.shape().rank());
+  for (int i = 0; i < n_axes; ++i) {
+    if (!(axes & AxisBit(i)) && before[i].is_split()) {
+      outside_[before[i].split_axis()].push_back(i);
+    }
+  }
+}
+
+void TranslateClasses::AppendDimKey(int d, const MeshCoord& coord,
+                                    std::vector<int64_t>* key) const {
+  const absl::Span<const int64_t> h = space_.placement().hierarchy();
+  const std::vector<int>& outside = outside_[d];
+  const SbpParallel group_sbp[2] = {before_[first_group_axis_], after_[first_group_axis_]};
+  bool later_coords = false;
+  for (int x = 0; x < 2; ++x) {
+    const bool group_splits = group_sbp[x].is_split() && group_sbp[x].split_axis() == d;
+    later_coords = later_coords || group_splits;
+    IndexRange r{0, space_.shape().dim(d)};
+    for (int a : outside) {
+      if (group_splits && a > first_group_axis_) break;
+      r = BalancedPart(r, h[a], coord[a]);
+    }
+    key->push_back(r.size());
+  }
+  if (later_coords) {
+    for (int a : outside) {
+      if (a > first_group_axis_) key->push_back(coord[a]);
+    }
+  }
+}
+
+void TranslateClasses::GroupKey(const MeshCoord& coord, std::vector<int64_t>* key) const {
+  key->clear();
+  for (int d = 0; d < space_.shape().rank(); ++d) AppendDimKey(d, coord, key);
+}
+
+std::vector<MeshCoord> TranslateClasses::DimRepresentatives(int d) const {
+  const absl::Span<const int64_t> h = space_.placement().hierarchy();
+  const std::vector<int>& outside = outside_[d];
+  std::vector<MeshCoord> reps;
+  absl::flat_hash_map<std::vector<int64_t>, int> seen;
+  MeshCoord coord(h.size(), 0);
+  std::vector<int64_t> key;
+  while (true) {
+    key.clear();
+    AppendDimKey(d, coord, &key);
+    if (seen.try_emplace(key, 0).second) reps.push_back(coord);
+    // Next coordinates of the dim's outside axes, the last fastest.
+    int j = static_cast<int>(outside.size()) - 1;
+    for (; j >= 0; --j) {
+      if (++coord[outside[j]] < h[outside[j]]) break;
+      coord[outside[j]] = 0;
+    }
+    if (j < 0) return reps;
+  }
+}
+
+template <typename PerGroup>
+void TranslateClasses::ForEachClass(PerGroup group) const {
+  const int rank = space_.shape().rank();
+  std::vector<std::vector<MeshCoord>> per_dim;
+  per_dim.reserve(rank);
+  for (int d = 0; d < rank; ++d) per_dim.push_back(DimRepresentatives(d));
+  std::vector<size_t> pick(rank, 0);
+  MeshCoord outside(space_.placement().num_axes(), 0);
+  while (true) {
+    for (int d = 0; d < rank; ++d) {
+      for (int a : outside_[d]) outside[a] = per_dim[d][pick[d]][a];
+    }
+    if (!group(outside)) return;
+    int d = rank - 1;
+    for (; d >= 0; --d) {
+      if (++pick[d] < per_dim[d].size()) break;
+      pick[d] = 0;
+    }
+    if (d < 0) return;
+  }
+}
+
+// The slices of one group's members before and after a move, built from
+// the group's coordinates (no per-rank state of the whole mesh), and the
+// per-member bytes found for it.
+class GroupSlices {
+ public:
+  GroupSlices(const LayoutSpace& space, const NdSbp& before, const NdSbp& after,
+              MeshAxisMask axes)
+      : space_(space), before_(before), after_(after) {
+    const absl::Span<const int64_t> h = space.placement().hierarchy();
+    int64_t n = 1;
+    for (int i = 0; i < static_cast<int>(h.size()); ++i) {
+      if (axes & AxisBit(i)) {
+        group_axes_.push_back(i);
+        n *= h[i];
+      }
+    }
+    old_slices_.resize(n);
+    new_slices_.resize(n);
+    members_.resize(n);
+    for (int64_t k = 0; k < n; ++k) members_[k] = k;
+  }
+
+  // The move on the group holding `coord` (whose group axes are 0), with
+  // members in SubGroup's order (the last group axis fastest).
+  GroupMove Move(MeshCoord coord, StepKind kind) {
+    const absl::Span<const int64_t> h = space_.placement().hierarchy();
+    for (size_t k = 0; k < members_.size(); ++k) {
+      old_slices_[k] = SliceAt(space_.shape(), before_, h, coord);
+      new_slices_[k] = SliceAt(space_.shape(), after_, h, coord);
+      for (int j = static_cast<int>(group_axes_.size()) - 1; j >= 0; --j) {
+        if (++coord[group_axes_[j]] < h[group_axes_[j]]) break;
+        coord[group_axes_[j]] = 0;
+      }
+    }
+    return GroupMove{kind, old_slices_, new_slices_, members_,
+                     BoundingBox(old_slices_, members_)};
+  }
+
+ private:
+  const LayoutSpace& space_;
+  const NdSbp& before_;
+  const NdSbp& after_;
+  std::vector<int> group_axes_;
+  std::vector<TensorSlice> old_slices_;
+  std::vector<TensorSlice> new_slices_;
+  std::vector<int64_t> members_;
+};
+
 }  // namespace
 
 std::optional<BoxingStep> CollectiveMove(LayoutSpace& space, const NdSbp& layout,
@@ -302,10 +475,6 @@ std::optional<BoxingStep> CollectiveMove(LayoutSpace& space, const NdSbp& layout
   }
   if (next.mixes_partial_kinds()) return std::nullopt;  // (P(max), P) is no value
   const StepKind kind = MoveKind(*from, to);
-
-  const std::vector<TensorSlice>& old_slices = space.Slices(layout);
-  const std::vector<TensorSlice>& new_slices = space.Slices(next);
-  const std::vector<std::vector<int64_t>>& groups = space.Groups(axes);
   const int64_t es = space.element_bytes();
 
   BoxingStep step;
@@ -314,35 +483,53 @@ std::optional<BoxingStep> CollectiveMove(LayoutSpace& space, const NdSbp& layout
   step.from = *from;
   step.to = to;
   step.result = next;
-  if (detailed) {
+  // Every group is priced through its class (TranslateClasses): the search
+  // evaluates one group per class; a detailed step also walks every group
+  // to place its members' bytes, but evaluates each class once.
+  const TranslateClasses classes(space, layout, next, axes);
+  GroupSlices slices(space, layout, next, axes);
+  int64_t max_rank_bytes = 0;
+  if (!detailed) {
+    bool exact = true;
+    classes.ForEachClass([&](const MeshCoord& coord) {
+      std::optional<int64_t> bytes = EvaluateGroup(
+          slices.Move(coord, kind), es, [](int, const MemberBytes&) {});
+      exact = bytes.has_value();
+      if (exact) max_rank_bytes = std::max(max_rank_bytes, *bytes);
+      return exact;
+    });
+    if (!exact) return std::nullopt;
+  } else {
+    struct ClassBytes {
+      bool exact = false;
+      std::vector<MemberBytes> members;
+    };
+    absl::flat_hash_map<std::vector<int64_t>, ClassBytes> by_class;
+    std::vector<int64_t> key;
     step.bytes_sent.assign(space.num_participants(), 0);
     step.bytes_received.assign(space.num_participants(), 0);
-  }
-  int64_t max_rank_bytes = 0;
-
-  for (const std::vector<int64_t>& g : groups) {
-    const GroupMove move{kind, old_slices, new_slices, g, BoundingBox(old_slices, g)};
-    if (!IsExact(move)) return std::nullopt;
-
-    // Byte counts saturate (byte_count.h); a saturated total makes every
-    // count of the step saturated, so the planner refuses the plan.
-    const int64_t total = MulBytes(move.box.elem_cnt(), es);
-    for (int k = 0; k < static_cast<int>(g.size()); ++k) {
-      const int p = detailed ? space.participant(g[k]) : 0;
-      MemberBytes bytes = MemberTraffic(move, es, total, k);
-      if (total >= kSaturatedBytes && !IsLocal(kind)) {
-        bytes.sent = bytes.received = kSaturatedBytes;
+    for (const std::vector<int64_t>& g : space.Groups(axes)) {
+      const MeshCoord coord = space.placement().CoordinateOf(g[0]);
+      classes.GroupKey(coord, &key);
+      auto [it, fresh] = by_class.try_emplace(key);
+      ClassBytes& c = it->second;
+      if (fresh) {
+        c.members.resize(g.size());
+        std::optional<int64_t> bytes =
+            EvaluateGroup(slices.Move(coord, kind), es,
+                          [&](int k, const MemberBytes& b) { c.members[k] = b; });
+        c.exact = bytes.has_value();
+        if (c.exact) max_rank_bytes = std::max(max_rank_bytes, *bytes);
       }
-      max_rank_bytes = std::max({max_rank_bytes, bytes.sent, bytes.received});
-      if (detailed) {
-        step.bytes_sent[p] = AddBytes(step.bytes_sent[p], bytes.sent);
-        step.bytes_received[p] = AddBytes(step.bytes_received[p], bytes.received);
-      }
-    }
-    if (detailed) {
+      if (!c.exact) return std::nullopt;
       std::vector<int64_t> ranks;
       ranks.reserve(g.size());
-      for (int64_t m : g) ranks.push_back(space.placement().RankOf(m));
+      for (size_t k = 0; k < g.size(); ++k) {
+        const int p = space.participant(g[k]);
+        step.bytes_sent[p] = AddBytes(step.bytes_sent[p], c.members[k].sent);
+        step.bytes_received[p] = AddBytes(step.bytes_received[p], c.members[k].received);
+        ranks.push_back(space.placement().RankOf(g[k]));
+      }
       step.groups.push_back(std::move(ranks));
     }
   }

@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "boxing/byte_count.h"
 #include "boxing/collective_moves.h"
+#include "boxing/missing_elements.h"
 #include "boxing/p2p_exchange.h"
 #include "oneflow_sbp/check.h"
 
@@ -134,14 +135,9 @@ void MapP2pGroup(const Spaces& sp, BoxingStep* step) {
 
 // Bytes some rank must still receive to hold its destination slice.
 int64_t MissingBytesLowerBound(LayoutSpace& space, const NdSbp& cur, const NdSbp& dst) {
-  // References stay valid: LayoutSpace keeps each layout's slices in place.
-  const std::vector<TensorSlice>& have = space.Slices(cur);
-  const std::vector<TensorSlice>& need = space.Slices(dst);
-  int64_t worst = 0;
-  for (size_t r = 0; r < need.size(); ++r) {
-    worst = std::max(worst, need[r].elem_cnt() - OverlapCount(need[r], have[r]));
-  }
-  return MulBytes(worst, space.element_bytes());
+  return MulBytes(
+      MaxMissingElements(space.shape(), space.placement().hierarchy(), cur, dst),
+      space.element_bytes());
 }
 
 // Bytes some rank must receive in a p2p exchange from `cur` to `dst` on
@@ -329,6 +325,7 @@ class PlanSearch {
   int FindGoal();
   void Expand(int from);
   double Bound(int side, const NdSbp& nd);
+  double ComputeBound(int side, const NdSbp& nd);
   void Relax(int from, const BoxingStep& step, SearchEdge edge, int side);
   bool P2pToGoalCannotWin(int from);
   std::vector<BoxingStep> RebuildPath(int goal);
@@ -345,6 +342,7 @@ class PlanSearch {
   const std::vector<MeshAxisMask> dst_axis_sets_;
   std::vector<SearchNode> nodes_;
   std::map<std::pair<int, uint64_t>, int> index_;  // ordered: no hash order anywhere
+  absl::flat_hash_map<std::pair<int, uint64_t>, double> bounds_;  // lookups only
   std::priority_queue<QueueEntry, std::vector<QueueEntry>, std::greater<QueueEntry>> queue_;
   int64_t seq_ = 0;
 };
@@ -399,6 +397,14 @@ void PlanSearch::Expand(int from) {
 // partial sums on an axis where the destination has none must be
 // reduced, which takes at least one communication step.
 double PlanSearch::Bound(int side, const NdSbp& nd) {
+  // Memoised: Relax asks again for every cheaper path to a node, and on a
+  // large mesh each answer walks every rank.
+  auto [it, fresh] = bounds_.try_emplace(std::make_pair(side, nd.packed()), 0.0);
+  if (fresh) it->second = ComputeBound(side, nd);
+  return it->second;
+}
+
+double PlanSearch::ComputeBound(int side, const NdSbp& nd) {
   if (!sp_.same || side != goal_side_ || dst_partial_ || nd == r_.dst) return 0.0;
   bool must_reduce = false;
   for (int i = 0; i < nd.size(); ++i) {
