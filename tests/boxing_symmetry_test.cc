@@ -10,7 +10,6 @@
 //   axes split, or every slice is empty (the rule PairwiseDisjoint uses).
 #include <algorithm>
 #include <cstdint>
-#include <random>
 #include <string>
 #include <vector>
 
@@ -19,6 +18,7 @@
 #include "boxing/missing_elements.h"
 #include "gtest/gtest.h"
 #include "oneflow_sbp/tensor_slice_view.h"
+#include "tests/boxing_reference.h"
 #include "tests/value_test_util.h"
 
 namespace oneflow_sbp::boxing {
@@ -26,24 +26,7 @@ namespace {
 
 using testing::P;
 
-// Every layout over {B, P, S(0) .. S(rank-1)} on `axes` mesh axes.
-std::vector<NdSbp> AllLayouts(int axes, int rank) {
-  std::vector<SbpParallel> values = {SbpParallel::Broadcast(), SbpParallel::PartialSum()};
-  for (int d = 0; d < rank; ++d) values.push_back(SbpParallel::Split(d));
-  std::vector<NdSbp> out = {NdSbp()};
-  for (int i = 0; i < axes; ++i) {
-    std::vector<NdSbp> longer;
-    for (const NdSbp& prefix : out) {
-      for (SbpParallel v : values) {
-        NdSbp l = prefix;
-        l.push_back(v);
-        longer.push_back(l);
-      }
-    }
-    out = std::move(longer);
-  }
-  return out;
-}
+using reference::AllLayouts;
 
 struct Case {
   const char* placement;
