@@ -5,6 +5,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "boxing/byte_count.h"
+#include "boxing/group_move.h"
 #include "oneflow_sbp/check.h"
 #include "oneflow_sbp/hierarchy_reduction.h"
 
@@ -36,10 +37,6 @@ const std::vector<std::vector<int64_t>>& LayoutSpace::Groups(MeshAxisMask axes) 
   return it->second;
 }
 
-namespace {
-
-}  // namespace
-
 int64_t OverlapCount(const TensorSlice& a, const TensorSlice& b) {
   int64_t n = 1;
   for (int d = 0; d < a.rank(); ++d) {
@@ -52,65 +49,6 @@ int64_t OverlapCount(const TensorSlice& a, const TensorSlice& b) {
 }
 
 namespace {
-
-bool Contains(const TensorSlice& outer, const TensorSlice& inner) {
-  if (inner.elem_cnt() == 0) return true;
-  for (int d = 0; d < outer.rank(); ++d) {
-    if (inner.range(d).begin < outer.range(d).begin || inner.range(d).end > outer.range(d).end) {
-      return false;
-    }
-  }
-  return true;
-}
-
-// The smallest box holding every slice of the group.
-TensorSlice BoundingBox(const std::vector<TensorSlice>& slices,
-                        const std::vector<int64_t>& group) {
-  TensorSlice box = slices[group[0]];
-  for (int64_t m : group) {
-    for (int d = 0; d < box.rank(); ++d) {
-      const IndexRange r = slices[m].range(d);
-      if (r.empty()) continue;
-      IndexRange b = box.range(d);
-      if (b.empty()) {
-        b = r;
-      } else {
-        b.begin = std::min(b.begin, r.begin);
-        b.end = std::max(b.end, r.end);
-      }
-      box.set_range(d, b);
-    }
-  }
-  return box;
-}
-
-bool AllEqual(const std::vector<TensorSlice>& slices, const std::vector<int64_t>& group) {
-  for (int64_t m : group) {
-    if (slices[m] != slices[group[0]]) return false;
-  }
-  return true;
-}
-
-// True if the group's slices exactly cover `box` without overlapping.
-// Called only for layouts in which the group's axes split a dim, and then
-// the slices never overlap, so no pass over pairs is needed: within one
-// layout the ranges of a dim are parts of one nested balanced partition
-// (SliceAt), so two members, whose coordinates differ on some group axis,
-// hold disjoint ranges of the dim it splits (or an empty one). Disjoint
-// slices inside the box tile it exactly when their sizes sum to its size.
-bool Tiles(const std::vector<TensorSlice>& slices, const std::vector<int64_t>& group,
-           const TensorSlice& box) {
-  int64_t total = 0;
-  for (int64_t m : group) {
-    const TensorSlice& s = slices[m];
-    if (!Contains(box, s)) return false;
-    // Slices inside the box that sum past it overlap; stopping here also
-    // keeps the sum of huge (hostile) extents from overflowing.
-    if (s.elem_cnt() > box.elem_cnt() - total) return false;
-    total += s.elem_cnt();
-  }
-  return total == box.elem_cnt();
-}
 
 // The SBP every axis of `axes` carries in `layout`, when changing them all
 // to `to` is a well-formed move: they agree, the SBP changes, and a split
@@ -155,119 +93,6 @@ StepKind MoveKind(SbpParallel from, SbpParallel to) {
   if (from.is_broadcast() && to.is_split()) return StepKind::kLocalSlice;
   if (from.is_broadcast() && to.is_partial()) return StepKind::kLocalPartial;
   return StepKind::kLocalScatter;  // S -> P
-}
-
-// One mesh group of a collective move: its members (indices into the
-// slice vectors), their slices before and after, the box the old slices
-// span.
-struct GroupMove {
-  StepKind kind;
-  const std::vector<TensorSlice>& old_slices;
-  const std::vector<TensorSlice>& new_slices;
-  const std::vector<int64_t>& members;
-  TensorSlice box;
-};
-
-// Whether the move is exact on the group. Validity per the table in the
-// header.
-bool IsExact(const GroupMove& group) {
-  const std::vector<int64_t>& g = group.members;
-  const bool old_copies = AllEqual(group.old_slices, g);
-  // Tiles only where the layout splits on the group's axes (see Tiles).
-  auto old_tiles = [&] { return Tiles(group.old_slices, g, group.box); };
-  auto new_tiles = [&] { return Tiles(group.new_slices, g, group.box); };
-  switch (group.kind) {
-    case StepKind::kAllGather:
-      return old_tiles() && AllEqual(group.new_slices, g) && group.new_slices[g[0]] == group.box;
-    case StepKind::kReduceScatter:
-      return old_copies && new_tiles();
-    case StepKind::kAllReduce:
-      return old_copies && AllEqual(group.new_slices, g) && group.new_slices[g[0]] == group.box;
-    case StepKind::kAllToAll:
-      return old_tiles() && new_tiles();
-    case StepKind::kLocalSlice: {
-      bool exact = old_copies;
-      for (int64_t member : g) exact = exact && Contains(group.box, group.new_slices[member]);
-      return exact;
-    }
-    case StepKind::kLocalPartial:
-      return old_copies && AllEqual(group.new_slices, g) && group.new_slices[g[0]] == group.box;
-    case StepKind::kLocalScatter:
-      return old_tiles() && AllEqual(group.new_slices, g) && group.new_slices[g[0]] == group.box;
-    case StepKind::kPointToPoint:
-      return false;
-  }
-  return false;
-}
-
-struct MemberBytes {
-  int64_t sent = 0;
-  int64_t received = 0;
-};
-
-// What member k of the group sends and receives, where `total` is the
-// box's bytes; nothing for local steps.
-MemberBytes MemberTraffic(const GroupMove& group, int64_t element_bytes, int64_t total, int k) {
-  const std::vector<int64_t>& g = group.members;
-  const int n = static_cast<int>(g.size());
-  auto chunk = [&](const std::vector<TensorSlice>& s, int j) {
-    return MulBytes(s[g[(j % n + n) % n]].elem_cnt(), element_bytes);
-  };
-  MemberBytes bytes;
-  switch (group.kind) {
-    case StepKind::kAllGather:  // ring: forward all but the next rank's chunk
-      bytes.sent = total - chunk(group.old_slices, k + 1);
-      bytes.received = total - chunk(group.old_slices, k);
-      break;
-    case StepKind::kReduceScatter:  // ring: rank k ends with its own chunk
-      bytes.sent = total - chunk(group.new_slices, k);
-      bytes.received = total - chunk(group.new_slices, k - 1);
-      break;
-    case StepKind::kAllReduce: {
-      // Reduce-scatter then all-gather over n balanced chunks of the
-      // group's elements.
-      auto part = [&](int j) {
-        const int jj = (j % n + n) % n;
-        return MulBytes(BalancedPart(IndexRange{0, group.box.elem_cnt()}, n, jj).size(),
-                        element_bytes);
-      };
-      bytes.sent = AddBytes(total - part(k), total - part(k + 1));
-      bytes.received = AddBytes(total - part(k - 1), total - part(k));
-      break;
-    }
-    case StepKind::kAllToAll: {
-      // Both layouts tile the box (checked by IsExact), so what rank k sends
-      // to the others is its old slice less what it keeps, and what it
-      // receives its new slice less the same: no pass over the group.
-      const int64_t kept = OverlapCount(group.old_slices[g[k]], group.new_slices[g[k]]);
-      bytes.sent = MulBytes(group.old_slices[g[k]].elem_cnt() - kept, element_bytes);
-      bytes.received = MulBytes(group.new_slices[g[k]].elem_cnt() - kept, element_bytes);
-      break;
-    }
-    default:
-      break;
-  }
-  return bytes;
-}
-
-// The most bytes any member of the group sends or receives, or nullopt if
-// the move is not exact on it. `each(k, bytes)` sees every member's bytes.
-template <typename EachMember>
-std::optional<int64_t> EvaluateGroup(const GroupMove& move, int64_t es, EachMember each) {
-  if (!IsExact(move)) return std::nullopt;
-  // Byte counts saturate (byte_count.h); a saturated total makes every
-  // count of the step saturated, so the planner refuses the plan.
-  const int64_t total = MulBytes(move.box.elem_cnt(), es);
-  int64_t max_rank_bytes = 0;
-  for (int k = 0; k < static_cast<int>(move.members.size()); ++k) {
-    MemberBytes bytes = MemberTraffic(move, es, total, k);
-    if (total >= kSaturatedBytes && !IsLocal(move.kind)) {
-      bytes.sent = bytes.received = kSaturatedBytes;
-    }
-    max_rank_bytes = std::max({max_rank_bytes, bytes.sent, bytes.received});
-    each(k, bytes);
-  }
-  return max_rank_bytes;
 }
 
 // Classes of groups that are translates of one another: the move prices
@@ -414,54 +239,6 @@ void TranslateClasses::ForEachClass(PerGroup group) const {
   }
 }
 
-// The slices of one group's members before and after a move, built from
-// the group's coordinates (no per-rank state of the whole mesh), and the
-// per-member bytes found for it.
-class GroupSlices {
- public:
-  GroupSlices(const LayoutSpace& space, const NdSbp& before, const NdSbp& after,
-              MeshAxisMask axes)
-      : space_(space), before_(before), after_(after) {
-    const absl::Span<const int64_t> h = space.placement().hierarchy();
-    int64_t n = 1;
-    for (int i = 0; i < static_cast<int>(h.size()); ++i) {
-      if (axes & AxisBit(i)) {
-        group_axes_.push_back(i);
-        n *= h[i];
-      }
-    }
-    old_slices_.resize(n);
-    new_slices_.resize(n);
-    members_.resize(n);
-    for (int64_t k = 0; k < n; ++k) members_[k] = k;
-  }
-
-  // The move on the group holding `coord` (whose group axes are 0), with
-  // members in SubGroup's order (the last group axis fastest).
-  GroupMove Move(MeshCoord coord, StepKind kind) {
-    const absl::Span<const int64_t> h = space_.placement().hierarchy();
-    for (size_t k = 0; k < members_.size(); ++k) {
-      old_slices_[k] = SliceAt(space_.shape(), before_, h, coord);
-      new_slices_[k] = SliceAt(space_.shape(), after_, h, coord);
-      for (int j = static_cast<int>(group_axes_.size()) - 1; j >= 0; --j) {
-        if (++coord[group_axes_[j]] < h[group_axes_[j]]) break;
-        coord[group_axes_[j]] = 0;
-      }
-    }
-    return GroupMove{kind, old_slices_, new_slices_, members_,
-                     BoundingBox(old_slices_, members_)};
-  }
-
- private:
-  const LayoutSpace& space_;
-  const NdSbp& before_;
-  const NdSbp& after_;
-  std::vector<int> group_axes_;
-  std::vector<TensorSlice> old_slices_;
-  std::vector<TensorSlice> new_slices_;
-  std::vector<int64_t> members_;
-};
-
 }  // namespace
 
 std::optional<BoxingStep> CollectiveMove(LayoutSpace& space, const NdSbp& layout,
@@ -486,14 +263,24 @@ std::optional<BoxingStep> CollectiveMove(LayoutSpace& space, const NdSbp& layout
   // Every group is priced through its class (TranslateClasses): the search
   // evaluates one group per class; a detailed step also walks every group
   // to place its members' bytes, but evaluates each class once.
+  const absl::Span<const int64_t> h = space.placement().hierarchy();
+  std::vector<int> group_axes;
+  for (int i = 0; i < layout.size(); ++i) {
+    if (axes & AxisBit(i)) group_axes.push_back(i);
+  }
   const TranslateClasses classes(space, layout, next, axes);
-  GroupSlices slices(space, layout, next, axes);
+  MemberSlices before;
+  MemberSlices after;
+  auto evaluate = [&](const MeshCoord& coord, std::vector<MemberBytes>* each) {
+    before.Assign(space.shape(), layout, h, group_axes, coord);
+    after.Assign(space.shape(), next, h, group_axes, coord);
+    return EvaluateGroupMove(kind, before, after, es, each);
+  };
   int64_t max_rank_bytes = 0;
   if (!detailed) {
     bool exact = true;
     classes.ForEachClass([&](const MeshCoord& coord) {
-      std::optional<int64_t> bytes = EvaluateGroup(
-          slices.Move(coord, kind), es, [](int, const MemberBytes&) {});
+      std::optional<int64_t> bytes = evaluate(coord, nullptr);
       exact = bytes.has_value();
       if (exact) max_rank_bytes = std::max(max_rank_bytes, *bytes);
       return exact;
@@ -514,10 +301,7 @@ std::optional<BoxingStep> CollectiveMove(LayoutSpace& space, const NdSbp& layout
       auto [it, fresh] = by_class.try_emplace(key);
       ClassBytes& c = it->second;
       if (fresh) {
-        c.members.resize(g.size());
-        std::optional<int64_t> bytes =
-            EvaluateGroup(slices.Move(coord, kind), es,
-                          [&](int k, const MemberBytes& b) { c.members[k] = b; });
+        std::optional<int64_t> bytes = evaluate(coord, &c.members);
         c.exact = bytes.has_value();
         if (c.exact) max_rank_bytes = std::max(max_rank_bytes, *bytes);
       }
