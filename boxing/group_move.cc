@@ -24,20 +24,38 @@ void MemberSlices::Assign(const Shape& shape, const NdSbp& layout,
   }
   ranges_.clear();
   if (dim_ < 0) return;
+  // Cut dim_ level by level in axis order: an outside axis keeps its part
+  // of every range so far, a group axis splits each range into all its
+  // parts. Members come out in SubGroup's order (the last group axis
+  // fastest), with no division per member.
   ranges_.reserve(size_);
-  for (int k = 0; k < size_; ++k) {
-    IndexRange r{0, shape.dim(dim_)};
-    for (int i = 0; i < layout.size(); ++i) {
-      if (layout[i].is_split() && layout[i].split_axis() == dim_) {
-        r = BalancedPart(r, hierarchy[i], at[i]);
+  ranges_.push_back(IndexRange{0, shape.dim(dim_)});
+  std::vector<IndexRange> next;
+  for (int i = 0; i < layout.size(); ++i) {
+    if (!layout[i].is_split() || layout[i].split_axis() != dim_) continue;
+    const int64_t parts = hierarchy[i];
+    const bool group_axis = std::find(group_axes.begin(), group_axes.end(), i) != group_axes.end();
+    if (!group_axis) {
+      for (IndexRange& r : ranges_) r = BalancedPart(r, parts, at[i]);
+      continue;
+    }
+    next.clear();
+    next.reserve(ranges_.size() * parts);
+    for (const IndexRange& r : ranges_) {
+      const int64_t extent = std::max<int64_t>(r.size(), 0);
+      const int64_t q = extent / parts;
+      const int64_t rem = extent % parts;
+      int64_t begin = r.begin;
+      for (int64_t j = 0; j < parts; ++j) {
+        const int64_t len = q + (j < rem ? 1 : 0);
+        next.push_back(IndexRange{begin, begin + len});
+        begin += len;
       }
     }
-    ranges_.push_back(r);
-    for (int j = static_cast<int>(group_axes.size()) - 1; j >= 0; --j) {
-      if (++at[group_axes[j]] < hierarchy[group_axes[j]]) break;
-      at[group_axes[j]] = 0;
-    }
+    ranges_.swap(next);
   }
+  // Group axes that do not split dim_ cannot exist (they all carry the
+  // group's SBP), so every member has its range.
 }
 
 int64_t MemberSlices::ElemCnt(int k) const {
@@ -173,28 +191,31 @@ std::optional<int64_t> EvaluateGroupMove(StepKind kind, const MemberSlices& befo
   // planner refuses the plan.
   const int64_t total = MulBytes(box.elem_cnt(), es);
   const bool saturated = total >= kSaturatedBytes;
-  auto wrap = [n](int j) { return (j % n + n) % n; };
-  auto chunk = [&](const MemberSlices& s, int j) { return MulBytes(s.ElemCnt(wrap(j)), es); };
-  auto part = [&](int j) {
-    return MulBytes(BalancedPart(IndexRange{0, box.elem_cnt()}, n, wrap(j)).size(), es);
-  };
+  // Neighbours on the ring, and the all-reduce's balanced parts of the
+  // group's elements, without a division per member.
+  auto prev = [n](int k) { return k == 0 ? n - 1 : k - 1; };
+  auto next = [n](int k) { return k + 1 == n ? 0 : k + 1; };
+  auto chunk = [&](const MemberSlices& s, int j) { return MulBytes(s.ElemCnt(j), es); };
+  const int64_t part_q = box.elem_cnt() / n;
+  const int64_t part_r = box.elem_cnt() % n;
+  auto part = [&](int j) { return MulBytes(part_q + (j < part_r ? 1 : 0), es); };
   int64_t max_rank_bytes = 0;
   for (int k = 0; k < n; ++k) {
     MemberBytes bytes;
     switch (kind) {
       case StepKind::kAllGather:  // ring: forward all but the next rank's chunk
-        bytes.sent = total - chunk(before, k + 1);
+        bytes.sent = total - chunk(before, next(k));
         bytes.received = total - chunk(before, k);
         break;
       case StepKind::kReduceScatter:  // ring: rank k ends with its own chunk
         bytes.sent = total - chunk(after, k);
-        bytes.received = total - chunk(after, k - 1);
+        bytes.received = total - chunk(after, prev(k));
         break;
       case StepKind::kAllReduce:
         // Reduce-scatter then all-gather over n balanced chunks of the
         // group's elements.
-        bytes.sent = AddBytes(total - part(k), total - part(k + 1));
-        bytes.received = AddBytes(total - part(k - 1), total - part(k));
+        bytes.sent = AddBytes(total - part(k), total - part(next(k)));
+        bytes.received = AddBytes(total - part(prev(k)), total - part(k));
         break;
       case StepKind::kAllToAll: {
         // Both layouts tile the box (checked above), so what member k sends

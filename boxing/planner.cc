@@ -98,6 +98,12 @@ Spaces MakeSpaces(const PlanRequest& r) {
   }
   auto index = [&](const Placement& p) {
     std::vector<int> idx;
+    if (sp.same) {
+      // The participants are the placement's ranks in its own order.
+      idx.resize(p.parallel_num());
+      for (int i = 0; i < static_cast<int>(idx.size()); ++i) idx[i] = i;
+      return idx;
+    }
     for (int64_t x : p.ranks()) {
       idx.push_back(static_cast<int>(std::lower_bound(sp.ranks.begin(), sp.ranks.end(), x) -
                                      sp.ranks.begin()));
