@@ -41,17 +41,7 @@ void MemberSlices::Assign(const Shape& shape, const NdSbp& layout,
     }
     next.clear();
     next.reserve(ranges_.size() * parts);
-    for (const IndexRange& r : ranges_) {
-      const int64_t extent = std::max<int64_t>(r.size(), 0);
-      const int64_t q = extent / parts;
-      const int64_t rem = extent % parts;
-      int64_t begin = r.begin;
-      for (int64_t j = 0; j < parts; ++j) {
-        const int64_t len = q + (j < rem ? 1 : 0);
-        next.push_back(IndexRange{begin, begin + len});
-        begin += len;
-      }
-    }
+    for (const IndexRange& r : ranges_) AppendBalancedParts(r, parts, &next);
     ranges_.swap(next);
   }
   // Group axes that do not split dim_ cannot exist (they all carry the

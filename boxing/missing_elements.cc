@@ -5,8 +5,6 @@
 #include <utility>
 #include <vector>
 
-#include "absl/container/flat_hash_set.h"
-#include "absl/hash/hash.h"
 #include "oneflow_sbp/tensor_slice_view.h"
 
 namespace oneflow_sbp::boxing {
@@ -29,17 +27,7 @@ struct DimRanges {
       const int64_t parts = hierarchy[i];
       next.clear();
       next.reserve(ranges.size() * parts);
-      for (const IndexRange& r : ranges) {
-        const int64_t size = std::max<int64_t>(r.size(), 0);
-        const int64_t q = size / parts;
-        const int64_t rem = size % parts;
-        int64_t begin = r.begin;
-        for (int64_t j = 0; j < parts; ++j) {
-          const int64_t len = q + (j < rem ? 1 : 0);
-          next.push_back(IndexRange{begin, begin + len});
-          begin += len;
-        }
-      }
+      for (const IndexRange& r : ranges) AppendBalancedParts(r, parts, &next);
       ranges.swap(next);
     }
     strides.assign(axes.size(), 1);
@@ -60,10 +48,27 @@ int Find(std::vector<int>& parent, int x) {
   return x;
 }
 
-struct PairHash {
-  size_t operator()(const std::pair<int64_t, int64_t>& p) const {
-    return absl::HashOf(p.first, p.second);
+// The (needed, kept) pairs of a component that can give the maximum:
+// needed - kept over a product of components grows with each needed and
+// falls with each kept, so a pair with no more needed and no less kept
+// than another is never the maximum's. Balanced splits leave one or two.
+class ParetoFront {
+ public:
+  void Add(int64_t needed, int64_t kept) {
+    for (const auto& [n, k] : front_) {
+      if (n >= needed && k <= kept) return;  // dominated (or equal)
+    }
+    front_.erase(std::remove_if(front_.begin(), front_.end(),
+                                [&](const std::pair<int64_t, int64_t>& p) {
+                                  return p.first <= needed && p.second >= kept;
+                                }),
+                 front_.end());
+    front_.emplace_back(needed, kept);
   }
+  const std::vector<std::pair<int64_t, int64_t>>& pairs() const { return front_; }
+
+ private:
+  std::vector<std::pair<int64_t, int64_t>> front_;
 };
 
 }  // namespace
@@ -87,9 +92,9 @@ int64_t MaxMissingElements(const Shape& shape, absl::Span<const int64_t> hierarc
     held_ranges.emplace_back(shape.dim(d), d, held, hierarchy);
     need_ranges.emplace_back(shape.dim(d), d, need, hierarchy);
   }
-  // Per component, the distinct (needed, held-of-needed) element pairs over
-  // its axes' coordinates; the answer is a maximum over combinations, so
-  // the sets' order does not matter.
+  // Per component, the (needed, held-of-needed) element pairs over its
+  // axes' coordinates that can give the maximum (ParetoFront); the answer
+  // is a maximum over combinations, so the fronts' order does not matter.
   std::vector<std::vector<std::pair<int64_t, int64_t>>> pairs;
   std::vector<int64_t> coord(n_axes, 0);
   for (int root = 0; root < rank; ++root) {
@@ -108,7 +113,7 @@ int64_t MaxMissingElements(const Shape& shape, absl::Span<const int64_t> hierarc
         }
       }
     }
-    absl::flat_hash_set<std::pair<int64_t, int64_t>, PairHash> seen;
+    ParetoFront front;
     std::fill(coord.begin(), coord.end(), 0);
     while (true) {
       int64_t needed = 1;
@@ -119,7 +124,7 @@ int64_t MaxMissingElements(const Shape& shape, absl::Span<const int64_t> hierarc
         needed *= std::max<int64_t>(n.size(), 0);
         kept *= std::max<int64_t>(std::min(n.end, h.end) - std::max(n.begin, h.begin), 0);
       }
-      seen.emplace(needed, kept);
+      front.Add(needed, kept);
       int j = static_cast<int>(axes.size()) - 1;
       for (; j >= 0; --j) {
         if (++coord[axes[j]] < hierarchy[axes[j]]) break;
@@ -127,7 +132,7 @@ int64_t MaxMissingElements(const Shape& shape, absl::Span<const int64_t> hierarc
       }
       if (j < 0) break;
     }
-    pairs.emplace_back(seen.begin(), seen.end());
+    pairs.push_back(front.pairs());
   }
   // Every combination of the components' pairs occurs at some rank (their
   // axes are disjoint).

@@ -17,6 +17,19 @@ IndexRange BalancedPart(IndexRange range, int64_t parts, int64_t index) {
   return IndexRange{begin, begin + q + (index < r ? 1 : 0)};
 }
 
+void AppendBalancedParts(IndexRange range, int64_t parts, std::vector<IndexRange>* out) {
+  OFS_CHECK(parts >= 1) << parts;
+  const int64_t d = std::max<int64_t>(range.size(), 0);
+  const int64_t q = d / parts;
+  const int64_t r = d % parts;
+  int64_t begin = range.begin;
+  for (int64_t i = 0; i < parts; ++i) {
+    const int64_t len = q + (i < r ? 1 : 0);
+    out->push_back(IndexRange{begin, begin + len});
+    begin += len;
+  }
+}
+
 TensorSlice::TensorSlice(const Shape& shape) {
   for (int64_t d : shape.dims()) ranges_.push_back(IndexRange{0, d});
 }

@@ -44,6 +44,9 @@ struct IndexRange {
 // Part `index` of `range` cut into `parts` balanced parts (OneFlow's
 // BalancedSplitter). Requires parts >= 1 and 0 <= index < parts.
 IndexRange BalancedPart(IndexRange range, int64_t parts, int64_t index);
+// Appends BalancedPart(range, parts, i) for i = 0 .. parts-1 to `out`, with
+// one division for all of them (hot loops of the boxing planner).
+void AppendBalancedParts(IndexRange range, int64_t parts, std::vector<IndexRange>* out);
 
 // One range per tensor dim.
 class TensorSlice {

@@ -79,6 +79,23 @@ TEST(BalancedPartTest, FewerElementsThanParts) {
   EXPECT_EQ(BalancedPart({3, 3}, 2, 1), (IndexRange{3, 3}));
 }
 
+TEST(BalancedPartTest, AppendBalancedPartsEqualsEveryPart) {
+  std::vector<IndexRange> parts = {IndexRange{-1, -1}};  // kept: it appends
+  for (IndexRange range : {IndexRange{0, 10}, IndexRange{6, 11}, IndexRange{3, 3},
+                           IndexRange{7, 4}, IndexRange{0, 2}}) {
+    for (int64_t k = 1; k <= 6; ++k) {
+      parts.resize(1);
+      AppendBalancedParts(range, k, &parts);
+      ASSERT_EQ(parts.size(), static_cast<size_t>(k) + 1);
+      for (int64_t i = 0; i < k; ++i) {
+        EXPECT_EQ(parts[i + 1], BalancedPart(range, k, i))
+            << range.begin << "," << range.end << " / " << k << " part " << i;
+      }
+    }
+  }
+  EXPECT_EQ(parts[0], (IndexRange{-1, -1}));
+}
+
 TEST(BalancedPartTest, Property) {
   for (int64_t d = 0; d <= 20; ++d) {
     for (int64_t k = 1; k <= 7; ++k) {
