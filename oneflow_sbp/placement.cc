@@ -305,11 +305,16 @@ std::vector<int64_t> Placement::SubGroup(int64_t parallel_id,
   group.reserve(count);
   MeshCoord coord = base;
   for (int a : free_axes) coord[a] = 0;
+  // The parallel id follows the coordinate: one stride per step, no
+  // re-ravelling (groups of 16,384 ranks are built in the boxing planner).
+  int64_t id = ParallelIdAt(coord);
   for (int64_t k = 0; k < count; ++k) {
-    group.push_back(ParallelIdAt(coord));
+    group.push_back(id);
     for (int j = static_cast<int>(free_axes.size()) - 1; j >= 0; --j) {
       const int a = free_axes[j];
+      id += rep_->strides[a];
       if (++coord[a] < rep_->hierarchy[a]) break;
+      id -= rep_->strides[a] * rep_->hierarchy[a];
       coord[a] = 0;
     }
   }
