@@ -112,12 +112,38 @@ class Exchange {
   std::vector<P2pPiece> pieces_;
 };
 
-// True if source rank `holder` is the same device as destination rank `q`.
-bool SameDevice(LayoutSpace& src, int64_t holder, LayoutSpace& dst, int64_t q) {
-  // Both spaces number the same participants (device ranks, ascending), so
-  // equal participants are equal devices: a table lookup, not RankOf.
-  return src.participant(holder) == dst.participant(q);
-}
+// The source rank holding a piece on the device of a destination rank, if
+// any: a table lookup instead of a scan of the piece's holders (a piece of
+// a B source on 1,024 ranks has 1,024). A device holds at most one source
+// rank (both spaces number the same participants, device ranks
+// ascending), so the answer is unique.
+class LocalHolder {
+ public:
+  LocalHolder(const LayoutSpace& src, const std::vector<SourcePiece>& pieces,
+              const LayoutSpace& dst)
+      : dst_(dst) {
+    piece_of_.assign(src.placement().parallel_num(), -1);
+    for (size_t k = 0; k < pieces.size(); ++k) {
+      for (int64_t h : pieces[k].holders) piece_of_[h] = static_cast<int>(k);
+    }
+    src_at_.assign(src.num_participants(), -1);
+    for (int64_t id = 0; id < src.placement().parallel_num(); ++id) {
+      src_at_[src.participant(id)] = id;
+    }
+  }
+
+  // The holder of pieces[piece] on destination parallel id q's device, or
+  // -1.
+  int64_t Find(int piece, int64_t q) const {
+    const int64_t h = src_at_[dst_.participant(q)];
+    return h >= 0 && piece_of_[h] == piece ? h : -1;
+  }
+
+ private:
+  const LayoutSpace& dst_;
+  std::vector<int> piece_of_;    // by source parallel id
+  std::vector<int64_t> src_at_;  // source parallel id by participant, or -1
+};
 
 // Finds the pieces that may overlap a region without scanning them all
 // (a scan per receiver made exchanges O(ranks^2) even where each receiver
@@ -187,21 +213,19 @@ class PieceIndex {
 
 // The old rule, also the only one without destination P: the member at P
 // coordinate 0 receives everything, the other members hold zeros.
-void OwnByRoot(LayoutSpace& src, const std::vector<SourcePiece>& pieces,
-               const PieceIndex& index, const std::vector<TensorSlice>& src_slices,
-               LayoutSpace& dst, int64_t q, const TensorSlice& need, Exchange& ex) {
+void OwnByRoot(const std::vector<SourcePiece>& pieces, const LocalHolder& local_holder,
+               const PieceIndex& index, const std::vector<TensorSlice>& src_slices, int64_t q,
+               const TensorSlice& need, Exchange& ex) {
   for (int k : index.Candidates(need)) {
     const SourcePiece& piece = pieces[k];
     const int piece_index = k + 1;
     // Counted first: many candidates miss, and counting builds no slice.
     if (OverlapCount(src_slices[piece.holders[0]], need) == 0) continue;
     const TensorSlice region = Overlap(src_slices[piece.holders[0]], need);
-    auto local = std::find_if(piece.holders.begin(), piece.holders.end(),
-                              [&](int64_t h) { return SameDevice(src, h, dst, q); });
+    const int64_t local = local_holder.Find(k, q);
     // Rotate over copies so that senders share the load.
-    const int64_t sender = local != piece.holders.end()
-                               ? *local
-                               : piece.holders[(q + piece_index) % piece.holders.size()];
+    const int64_t sender =
+        local >= 0 ? local : piece.holders[(q + piece_index) % piece.holders.size()];
     ex.Add(sender, q, region);
   }
 }
@@ -232,9 +256,10 @@ struct Ownership {
   int member = 0;
 };
 
-std::vector<Ownership> SplitOwnership(LayoutSpace& src, const std::vector<SourcePiece>& pieces,
+std::vector<Ownership> SplitOwnership(const std::vector<SourcePiece>& pieces,
+                                      const LocalHolder& local_holder,
                                       const std::vector<TensorSlice>& src_slices,
-                                      LayoutSpace& dst, const std::vector<int64_t>& members,
+                                      const std::vector<int64_t>& members,
                                       const TensorSlice& need) {
   const int64_t g = static_cast<int64_t>(members.size());
   std::vector<Ownership> owners;
@@ -245,9 +270,7 @@ std::vector<Ownership> SplitOwnership(LayoutSpace& src, const std::vector<Source
     if (region.elem_cnt() == 0) continue;
     int keeper = -1;
     for (int m = 0; m < g && keeper < 0; ++m) {
-      for (int64_t h : piece.holders) {
-        if (SameDevice(src, h, dst, members[m])) keeper = m;
-      }
+      if (local_holder.Find(static_cast<int>(k), members[m]) >= 0) keeper = m;
     }
     if (keeper >= 0) {
       owners.push_back(Ownership{region, static_cast<int>(k), keeper});
@@ -263,17 +286,15 @@ std::vector<Ownership> SplitOwnership(LayoutSpace& src, const std::vector<Source
   return owners;
 }
 
-void OwnAsPlanned(LayoutSpace& src, const std::vector<SourcePiece>& pieces, LayoutSpace& dst,
+void OwnAsPlanned(const std::vector<SourcePiece>& pieces, const LocalHolder& local_holder,
                   const std::vector<int64_t>& members, const std::vector<Ownership>& owners,
                   Exchange& ex) {
   for (const Ownership& o : owners) {
     const SourcePiece& piece = pieces[o.piece];
     const int64_t m = members[o.member];
-    auto local = std::find_if(piece.holders.begin(), piece.holders.end(),
-                              [&](int64_t h) { return SameDevice(src, h, dst, m); });
-    const int64_t sender = local != piece.holders.end()
-                               ? *local
-                               : piece.holders[(m + o.piece + 1) % piece.holders.size()];
+    const int64_t local = local_holder.Find(o.piece, m);
+    const int64_t sender =
+        local >= 0 ? local : piece.holders[(m + o.piece + 1) % piece.holders.size()];
     ex.Add(sender, m, o.region);
   }
 }
@@ -611,6 +632,7 @@ BoxingStep PointToPointExchange(LayoutSpace& src, const NdSbp& from, LayoutSpace
   const Placement& dp = dst.placement();
   const std::vector<SourcePiece> pieces = DistinctPieces(src.placement(), from, src_slices);
   const PieceIndex index(pieces, src_slices);
+  const LocalHolder local_holder(src, pieces, dst);
 
   // Destination ranks by P group (same coordinates on the non-P axes),
   // groups in order of their first member; each group's class is its
@@ -638,17 +660,17 @@ BoxingStep PointToPointExchange(LayoutSpace& src, const NdSbp& from, LayoutSpace
     const std::vector<int64_t>& members = group_of[key];
     const TensorSlice& need = dst_slices[members[0]];
     if (need.elem_cnt() == 0) continue;
-    OwnByRoot(src, pieces, index, src_slices, dst, members[0], need, root);
+    OwnByRoot(pieces, local_holder, index, src_slices, members[0], need, root);
     std::vector<const std::vector<int64_t>*>& in_class = class_groups[class_of[key]];
     if (in_class.empty()) class_order.push_back(class_of[key]);
     in_class.push_back(&members);
     if (members.size() > 1 && ownership == PartialOwnership::kCheaperOfRootOrSplit) {
       any_split = true;
       auto [it, fresh] = class_owners.try_emplace(class_of[key]);
-      if (fresh) it->second = SplitOwnership(src, pieces, src_slices, dst, members, need);
-      OwnAsPlanned(src, pieces, dst, members, it->second, split);
+      if (fresh) it->second = SplitOwnership(pieces, local_holder, src_slices, members, need);
+      OwnAsPlanned(pieces, local_holder, members, it->second, split);
     } else {
-      OwnByRoot(src, pieces, index, src_slices, dst, members[0], need, split);
+      OwnByRoot(pieces, local_holder, index, src_slices, members[0], need, split);
     }
   }
   // Candidates in order, the cheapest kept (ties: the earlier one, so a

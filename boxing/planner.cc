@@ -148,17 +148,19 @@ int64_t MissingBytesLowerBound(LayoutSpace& space, const NdSbp& cur, const NdSbp
 
 // Bytes some rank must receive in a p2p exchange from `cur` to `dst` on
 // one placement, where `dst` has no partial sums: what it lacks, and when
-// `cur` holds partial sums on a real axis, all of its region (its own
-// device holds one addend, so every element needs another one).
+// `cur` holds k addends (partial sums on real axes), k addends of every
+// element it needs. An exchange sums pieces on arrival and never adds on
+// the way, and a device holds one addend, so at least k - 1 of them
+// arrive for every element.
 int64_t P2pBytesLowerBound(LayoutSpace& space, const NdSbp& cur, const NdSbp& dst) {
-  bool partial = false;
+  int64_t addends = 1;
   for (int i = 0; i < cur.size(); ++i) {
-    partial = partial || (cur[i].is_partial() && space.placement().hierarchy()[i] > 1);
+    if (cur[i].is_partial()) addends *= space.placement().hierarchy()[i];
   }
-  if (!partial) return MissingBytesLowerBound(space, cur, dst);
+  if (addends == 1) return MissingBytesLowerBound(space, cur, dst);
   int64_t worst = 0;
   for (const TensorSlice& need : space.Slices(dst)) worst = std::max(worst, need.elem_cnt());
-  return worst * space.element_bytes();
+  return MulBytes(MulBytes(worst, addends - 1), space.element_bytes());
 }
 
 }  // namespace
@@ -291,6 +293,9 @@ struct QueueEntry {
   int steps;
   int64_t seq;
   int node;
+  // A p2p exchange from `node` to the goal, not priced yet: f and g are
+  // lower bounds of what pricing it gives (see Expand).
+  bool pending_p2p = false;
   bool operator>(const QueueEntry& o) const {
     return std::tie(f, g, comm, steps, seq) > std::tie(o.f, o.g, o.comm, o.steps, o.seq);
   }
@@ -334,6 +339,7 @@ class PlanSearch {
   double ComputeBound(int side, const NdSbp& nd);
   void Relax(int from, const BoxingStep& step, SearchEdge edge, int side);
   bool P2pToGoalCannotWin(int from);
+  double P2pLowerBoundTime(int from);
   std::vector<BoxingStep> RebuildPath(int goal);
 
   const PlanRequest& r_;
@@ -361,6 +367,15 @@ int PlanSearch::FindGoal() {
   while (!queue_.empty()) {
     const QueueEntry e = queue_.top();
     queue_.pop();
+    if (e.pending_p2p) {
+      if (!P2pToGoalCannotWin(e.node)) {
+        Relax(e.node,
+              PointToPointExchange(*sp_.src, nodes_[e.node].nd, sp_.side(1), r_.dst, cal_, false,
+                                   ownership_),
+              SearchEdge{true}, goal_side_);
+      }
+      continue;
+    }
     if (nodes_[e.node].settled) continue;
     nodes_[e.node].settled = true;
     if (nodes_[e.node].side == goal_side_ && nodes_[e.node].nd == r_.dst) return e.node;
@@ -384,8 +399,15 @@ void PlanSearch::Expand(int from) {
   }
   if (collectives_only_ || side != 0 || !P2pCanSend(nd)) return;
   if (!P2pToGoalCannotWin(from)) {
-    Relax(from, PointToPointExchange(*sp_.src, nd, sp_.side(1), r_.dst, cal_, false, ownership_),
-          SearchEdge{true}, goal_side_);
+    // Pricing an exchange costs O(source x destination ranks), most of a
+    // search on a large mesh, and most exchanges lose to collectives. So
+    // the edge waits in the queue under a lower bound of its time (the
+    // bytes some rank lacks, as P2pToGoalCannotWin), and is priced only
+    // if the search reaches that bound before settling the goal. Plans are
+    // the cheapest either way (the bound never exceeds the real time).
+    const SearchNode& n = nodes_[from];
+    const double low = n.g + P2pLowerBoundTime(from);
+    queue_.push(QueueEntry{low, low, n.comm + 1, n.steps + 1, seq_++, from, true});
   }
   if (!sp_.same && from == 0) {
     // Move first, convert on the destination: every layout there
@@ -452,13 +474,18 @@ void PlanSearch::Relax(int from, const BoxingStep& step, SearchEdge edge, int si
 // tells whether it could beat the path the goal already has; if not,
 // Relax would reject it, so it is not computed at all (plans are
 // unchanged; only work is saved).
+// A lower bound on the time of the p2p exchange from `from` to the goal.
+double PlanSearch::P2pLowerBoundTime(int from) {
+  if (!sp_.same || dst_partial_) return 0.0;
+  return cal_.P2pTime(P2pBytesLowerBound(*sp_.src, nodes_[from].nd, r_.dst));
+}
+
 bool PlanSearch::P2pToGoalCannotWin(int from) {
   if (!sp_.same || dst_partial_) return false;
   auto it = index_.find(std::make_pair(goal_side_, r_.dst.packed()));
   if (it == index_.end()) return false;
   const SearchNode& goal_node = nodes_[it->second];
-  const double low =
-      nodes_[from].g + cal_.P2pTime(P2pBytesLowerBound(*sp_.src, nodes_[from].nd, r_.dst));
+  const double low = nodes_[from].g + P2pLowerBoundTime(from);
   // As Relax compares: a p2p step adds one communication and one step.
   const int comm = nodes_[from].comm + 1;
   const int steps = nodes_[from].steps + 1;
