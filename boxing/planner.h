@@ -15,7 +15,10 @@
 // point-to-point exchanges (p2p_exchange.h) from any source-side layout to
 // the destination, and from the source to any destination-side layout
 // without P when placements differ. Cost = sum of step times from the
-// calibration (latency + max per-rank bytes / bandwidth).
+// calibration (latency + max per-rank bytes / bandwidth). An exchange to
+// the destination is priced lazily: it waits in the queue under a lower
+// bound of its time and is priced only if the search reaches that bound
+// first (most lose to collectives, and pricing one costs O(ranks^2)).
 //
 // Tie-breaks, in order: lower time, fewer communication steps (a p2p
 // exchange counts even when it moves nothing), fewer steps, then the path
@@ -28,7 +31,8 @@
 // that it does not hold, at the fastest bandwidth, plus the smallest
 // latency whenever a step is unavoidable (missing bytes, or partial sums
 // the destination does not have); 0 when placements differ or the
-// destination holds partial sums.
+// destination holds partial sums. Computed without per-rank slices
+// (missing_elements.h).
 #ifndef BOXING_PLANNER_H_
 #define BOXING_PLANNER_H_
 
@@ -81,6 +85,10 @@ absl::Status ValidatePlanRequest(const PlanRequest& request);
 // collective tries x ranks), so planning on [16,1024] answers; the plan is
 // exact and the cheapest made of collectives, but a p2p exchange might
 // have been cheaper. Layouts that collectives cannot reach are refused.
+// The estimates are worst cases: a collective try prices one group per
+// class of translated groups (collective_moves.cc), which is every group
+// only for uneven shapes; with balanced even splits a [16,1024] pair plans
+// in a few ms (docs/PERFORMANCE.md).
 inline constexpr int64_t kMaxPlanWork = int64_t{1} << 28;
 // Saturates at INT64_MAX. Requires a request that passed
 // ValidatePlanRequest.
