@@ -296,6 +296,8 @@ struct QueueEntry {
   // A p2p exchange from `node` to the goal, not priced yet: f and g are
   // lower bounds of what pricing it gives (see Expand).
   bool pending_p2p = false;
+  // f still lacks the node's bound (f == g); see Push.
+  bool unbounded = false;
   bool operator>(const QueueEntry& o) const {
     return std::tie(f, g, comm, steps, seq) > std::tie(o.f, o.g, o.comm, o.steps, o.seq);
   }
@@ -336,6 +338,7 @@ class PlanSearch {
   int FindGoal();
   void Expand(int from);
   double Bound(int side, const NdSbp& nd);
+  void Push(int id, int side, double g, int comm, int steps);
   double ComputeBound(int side, const NdSbp& nd);
   void Relax(int from, const BoxingStep& step, SearchEdge edge, int side);
   bool P2pToGoalCannotWin(int from);
@@ -363,7 +366,7 @@ class PlanSearch {
 int PlanSearch::FindGoal() {
   nodes_.push_back(SearchNode{0, r_.src, 0, 0, 0, -1, SearchEdge(), false});
   index_.emplace(std::make_pair(0, r_.src.packed()), 0);
-  queue_.push(QueueEntry{Bound(0, r_.src), 0, 0, 0, seq_++, 0});
+  Push(0, 0, 0, 0, 0);
   while (!queue_.empty()) {
     const QueueEntry e = queue_.top();
     queue_.pop();
@@ -377,11 +380,35 @@ int PlanSearch::FindGoal() {
       continue;
     }
     if (nodes_[e.node].settled) continue;
+    if (e.unbounded) {
+      // Its bound now, under the same sequence number: the entry takes
+      // the place it would have had with its bound from the start.
+      const double h = Bound(nodes_[e.node].side, nodes_[e.node].nd);
+      if (h > 0) {
+        queue_.push(QueueEntry{e.g + h, e.g, e.comm, e.steps, e.seq, e.node, false, false});
+        continue;
+      }
+    }
     nodes_[e.node].settled = true;
     if (nodes_[e.node].side == goal_side_ && nodes_[e.node].nd == r_.dst) return e.node;
     Expand(e.node);
   }
   return -1;
+}
+
+// Queues node `id` reached at (g, comm, steps). Its A* bound costs a walk
+// over the mesh on a large one and most queued nodes are never popped, so
+// an unknown bound is computed when the entry is first popped, and the
+// entry requeued under its bound with its sequence number: an entry is
+// only acted on once bounded, and a lower key never passes a higher one,
+// so nodes settle in the same order as with every bound computed at once.
+void PlanSearch::Push(int id, int side, double g, int comm, int steps) {
+  auto known = bounds_.find(std::make_pair(side, nodes_[id].nd.packed()));
+  if (known != bounds_.end()) {
+    queue_.push(QueueEntry{g + known->second, g, comm, steps, seq_++, id, false, false});
+  } else {
+    queue_.push(QueueEntry{g, g, comm, steps, seq_++, id, false, true});
+  }
 }
 
 // Relaxes every move out of a settled node.
@@ -407,7 +434,7 @@ void PlanSearch::Expand(int from) {
     // the cheapest either way (the bound never exceeds the real time).
     const SearchNode& n = nodes_[from];
     const double low = n.g + P2pLowerBoundTime(from);
-    queue_.push(QueueEntry{low, low, n.comm + 1, n.steps + 1, seq_++, from, true});
+    queue_.push(QueueEntry{low, low, n.comm + 1, n.steps + 1, seq_++, from, true, false});
   }
   if (!sp_.same && from == 0) {
     // Move first, convert on the destination: every layout there
@@ -458,14 +485,14 @@ void PlanSearch::Relax(int from, const BoxingStep& step, SearchEdge edge, int si
     n.steps = steps;
     n.prev = from;
     n.via = edge;
-    queue_.push(QueueEntry{g + Bound(side, n.nd), g, comm, steps, seq_++, it->second});
+    Push(it->second, side, g, comm, steps);
     return;
   }
   const int id = static_cast<int>(nodes_.size());
   index_.emplace(key, id);
   NdSbp nd = step.result;
   nodes_.push_back(SearchNode{side, nd, g, comm, steps, from, edge, false});
-  queue_.push(QueueEntry{g + Bound(side, nd), g, comm, steps, seq_++, id});
+  Push(id, side, g, comm, steps);
 }
 
 // A p2p exchange costs O(source x destination ranks), most of a search
