@@ -105,6 +105,34 @@ TEST(LargeMesh, ThreeAxesOf4096RanksPlan) {
   EXPECT_EQ(plan->steps.back().result, Nd("(S(0),B,S(1))"));
 }
 
+// On 1,024 ranks the full search (p2p edges included) is within the work
+// limit. An exchange to the destination is priced only when the search
+// reaches its lower bound first (planner.cc, Expand): here a reduce-scatter
+// wins and the exchange from the 8 addends (each rank would receive 7 of
+// them for every element it needs) is never priced, while the transpose's
+// winner is the exchange, which must still be found.
+TEST(LargeMesh, OnAThousandRanksExchangesArePricedOnlyWhereTheyCanWin) {
+  const Placement p = P("cpu:0-1023 [8,128]");
+  const absl::StatusOr<boxing::BoxingPlan> scatter =
+      Plan({kShape, DataType::kFloat32, p, Nd("(P,S(1))"), p, Nd("(S(0),S(1))")});
+  ASSERT_TRUE(scatter.ok()) << scatter.status();
+  EXPECT_EQ(scatter->Summary(), "reduce_scatter[0] P->S(0)");
+  const absl::StatusOr<boxing::BoxingPlan> transpose =
+      Plan({kShape, DataType::kFloat32, p, Nd("(S(0),S(1))"), p, Nd("(S(1),S(0))")});
+  ASSERT_TRUE(transpose.ok()) << transpose.status();
+  EXPECT_EQ(transpose->Summary(), "p2p->S(1),S(0)");
+  // Rank (c0, c1) holds rows 2048 c0.. x cols 32 c1.. and needs rows
+  // 128 c1.. x cols 512 c0.. (65,536 elements each); the two meet, in
+  // 128 x 32 elements, exactly when c1 / 16 == c0.
+  const std::vector<int64_t>& received = transpose->steps[0].bytes_received;
+  ASSERT_EQ(received.size(), 1024u);
+  for (int64_t rank = 0; rank < 1024; ++rank) {
+    const int64_t c0 = rank / 128;
+    const int64_t c1 = rank % 128;
+    ASSERT_EQ(received[rank], (65536 - (c1 / 16 == c0 ? 128 * 32 : 0)) * 4) << rank;
+  }
+}
+
 TEST(LargeMesh, ChangingPlacementStillNeedsP2pAndIsRefused) {
   const boxing::PlanRequest r{kShape, DataType::kFloat32, P("cpu:0-16383 [16,1024]"),
                               Nd("(S(0),S(1))"), P("cpu:0-16383 [1024,16]"), Nd("(S(0),S(1))")};
