@@ -653,6 +653,19 @@ absl::StatusOr<BoxingPlan> NaivePlanUnchecked(const PlanRequest& r, const Calibr
 
 }  // namespace
 
+size_t PlanFootprint(const BoxingPlan& plan) {
+  size_t bytes = sizeof(BoxingPlan) + plan.ranks.size() * sizeof(int64_t);
+  for (const BoxingStep& step : plan.steps) {
+    bytes += sizeof(BoxingStep) + (step.bytes_sent.size() + step.bytes_received.size()) *
+                                      sizeof(int64_t);
+    bytes += step.pieces.size() * sizeof(P2pPiece);
+    for (const std::vector<int64_t>& g : step.groups) {
+      bytes += sizeof(g) + g.size() * sizeof(int64_t);
+    }
+  }
+  return bytes;
+}
+
 absl::StatusOr<std::shared_ptr<const BoxingPlan>> BoxingPlanner::Plan(const PlanRequest& r) {
   Key key{r.shape, r.dtype, r.src_placement, r.src, r.dst_placement, r.dst};
   {
@@ -674,9 +687,14 @@ absl::StatusOr<std::shared_ptr<const BoxingPlan>> BoxingPlanner::Plan(const Plan
   auto [it, fresh] = cache_.try_emplace(key);
   if (!fresh) return it->second.plan;
   lru_.push_front(std::move(key));
-  it->second = Slot{shared, lru_.begin()};
-  if (cache_.size() > capacity_) {
-    cache_.erase(lru_.back());
+  const size_t bytes = PlanFootprint(*shared);
+  it->second = Slot{shared, lru_.begin(), bytes};
+  bytes_ += bytes;
+  // Oldest first, never the plan just added.
+  while (lru_.size() > 1 && (cache_.size() > capacity_ || bytes_ > max_bytes_)) {
+    auto victim = cache_.find(lru_.back());
+    bytes_ -= victim->second.bytes;
+    cache_.erase(victim);
     lru_.pop_back();
     ++evictions_;
   }
@@ -685,13 +703,14 @@ absl::StatusOr<std::shared_ptr<const BoxingPlan>> BoxingPlanner::Plan(const Plan
 
 PlannerStats BoxingPlanner::stats() const {
   absl::MutexLock lock(&mu_);
-  return PlannerStats{hits_, misses_, evictions_, cache_.size(), capacity_};
+  return PlannerStats{hits_, misses_, evictions_, cache_.size(), capacity_, bytes_, max_bytes_};
 }
 
 void BoxingPlanner::Clear() {
   absl::MutexLock lock(&mu_);
   cache_.clear();
   lru_.clear();
+  bytes_ = 0;
 }
 
 }  // namespace oneflow_sbp::boxing

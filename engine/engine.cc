@@ -63,8 +63,8 @@ absl::StatusOr<std::unique_ptr<Engine>> Engine::Create(Options options) {
   if (!s.ok()) return s;
   std::shared_ptr<const OpRegistry> registry =
       options.registry ? std::move(options.registry) : Options::Borrow(ops::BuiltinOpRegistry());
-  auto planner = std::make_shared<boxing::BoxingPlanner>(std::move(options.calibration),
-                                                         options.plan_cache_capacity);
+  auto planner = std::make_shared<boxing::BoxingPlanner>(
+      std::move(options.calibration), options.plan_cache_capacity, options.plan_cache_max_bytes);
   std::unique_ptr<Engine> engine(new Engine(std::move(registry), *std::move(cache), planner));
   s = engine->RegisterCostPolicy(PolicyName::OneFlow().str(), OneFlow1D(), OneFlowNd());
   if (s.ok()) {

@@ -63,6 +63,8 @@ class Engine {
     std::shared_ptr<const OpRegistry> registry;
     InferCache::Options infer_cache;
     size_t plan_cache_capacity = boxing::BoxingPlanner::kDefaultCapacity;
+    // The plan cache's memory limit (boxing::PlanFootprint).
+    size_t plan_cache_max_bytes = boxing::BoxingPlanner::kDefaultMaxBytes;
     boxing::Calibration calibration = boxing::Calibration::Defaults(NdSbp::kMaxAxes);
 
     // A registry the caller keeps alive for the engine's lifetime.

@@ -451,6 +451,39 @@ TEST(Planner, CacheIsBoundedLeastRecentlyUsedFirst) {
   EXPECT_EQ(planner.stats().size, 0u);
 }
 
+TEST(Planner, CacheIsBoundedInBytesToo) {
+  // Plans of 2 x 2 ranks hold a few hundred bytes each: a 1,000-byte limit
+  // keeps the newest few and evicts the oldest first.
+  const size_t one = PlanFootprint(*PlanBoxing({Shape{8, 4}, DataType::kFloat32, P("cpu:0-3 [2,2]"),
+                                                Nd("(S(0),S(1))"), P("cpu:0-3 [2,2]"),
+                                                Nd("(B,B)")},
+                                               Calibration::Defaults(NdSbp::kMaxAxes)));
+  ASSERT_GT(one, 100u);
+  BoxingPlanner planner(Calibration::Defaults(NdSbp::kMaxAxes), /*capacity=*/100,
+                        /*max_bytes=*/2 * one + one / 2);
+  auto request = [](int64_t rows) {
+    return PlanRequest{Shape{rows, 4}, DataType::kFloat32, P("cpu:0-3 [2,2]"),
+                       Nd("(S(0),S(1))"), P("cpu:0-3 [2,2]"), Nd("(B,B)")};
+  };
+  for (int64_t rows = 8; rows < 14; ++rows) ASSERT_TRUE(planner.Plan(request(rows)).ok());
+  PlannerStats s = planner.stats();
+  EXPECT_EQ(s.size, 2u);
+  EXPECT_EQ(s.evictions, 4u);
+  EXPECT_LE(s.bytes, s.max_bytes);
+  EXPECT_EQ(s.bytes, 2 * one);
+  ASSERT_TRUE(planner.Plan(request(13)).ok());  // the newest stayed
+  EXPECT_EQ(planner.stats().hits, 1u);
+  // A plan larger than the whole limit is still cached, alone.
+  BoxingPlanner tiny(Calibration::Defaults(NdSbp::kMaxAxes), 100, /*max_bytes=*/1);
+  ASSERT_TRUE(tiny.Plan(request(8)).ok());
+  ASSERT_TRUE(tiny.Plan(request(9)).ok());
+  EXPECT_EQ(tiny.stats().size, 1u);
+  ASSERT_TRUE(tiny.Plan(request(9)).ok());
+  EXPECT_EQ(tiny.stats().hits, 1u);
+  tiny.Clear();
+  EXPECT_EQ(tiny.stats().bytes, 0u);
+}
+
 // Fingerprints are exact: decimal with 6 digits made these two equal.
 TEST(Calibration, FingerprintIsExact) {
   Calibration a = Calibration::Defaults(2);
