@@ -339,10 +339,13 @@ LaunchOptions WorkerLaunch(int n, absl::Duration grace,
 // Rank 1 of 4 stops (SIGSTOP) while the others wait in an all-reduce with
 // a 30 s timeout. Its sockets stay open, so only the heartbeat (2 s here)
 // can tell; every other rank must fail within a few seconds naming rank 1,
-// and the launcher's summary must name it too.
+// and the launcher's summary must name it too. The launcher gives the
+// others 3 s after the first failure to notice on their own: with 1 s, a
+// rank slowed by TSan on a loaded machine was terminated before its own
+// heartbeat check fired, and recorded nothing.
 TEST(GlooHungPeer, AStoppedRankIsNamedWithinTheHeartbeatTimeout) {
   const std::string dir = MakeTempDir();
-  const LaunchOptions o = WorkerLaunch(4, absl::Seconds(1), {{"OFS_HEARTBEAT_TIMEOUT", "2"}});
+  const LaunchOptions o = WorkerLaunch(4, absl::Seconds(3), {{"OFS_HEARTBEAT_TIMEOUT", "2"}});
   const absl::Time start = absl::Now();
   absl::StatusOr<LaunchResult> r = Launch(o, {*g_worker, "stop", dir, "30000"});
   const absl::Duration took = absl::Now() - start;
