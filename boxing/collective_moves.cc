@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "boxing/byte_count.h"
 #include "boxing/group_move.h"
 #include "oneflow_sbp/check.h"
@@ -145,7 +146,6 @@ class TranslateClasses {
   const LayoutSpace& space_;
   const NdSbp& before_;
   const NdSbp& after_;
-  const MeshAxisMask axes_;
   int first_group_axis_ = 0;
   // Per dim: the axes outside the group splitting it (the same before and
   // after the move), ascending.
@@ -154,7 +154,7 @@ class TranslateClasses {
 
 TranslateClasses::TranslateClasses(const LayoutSpace& space, const NdSbp& before,
                                    const NdSbp& after, MeshAxisMask axes)
-    : space_(space), before_(before), after_(after), axes_(axes) {
+    : space_(space), before_(before), after_(after) {
   const int n_axes = before.size();
   first_group_axis_ = n_axes;
   for (int i = n_axes - 1; i >= 0; --i) {
@@ -200,13 +200,13 @@ std::vector<MeshCoord> TranslateClasses::DimRepresentatives(int d) const {
   const absl::Span<const int64_t> h = space_.placement().hierarchy();
   const std::vector<int>& outside = outside_[d];
   std::vector<MeshCoord> reps;
-  absl::flat_hash_map<std::vector<int64_t>, int> seen;
+  absl::flat_hash_set<std::vector<int64_t>> seen;
   MeshCoord coord(h.size(), 0);
   std::vector<int64_t> key;
   while (true) {
     key.clear();
     AppendDimKey(d, coord, &key);
-    if (seen.try_emplace(key, 0).second) reps.push_back(coord);
+    if (seen.insert(key).second) reps.push_back(coord);
     // Next coordinates of the dim's outside axes, the last fastest.
     int j = static_cast<int>(outside.size()) - 1;
     for (; j >= 0; --j) {

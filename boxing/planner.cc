@@ -341,7 +341,7 @@ class PlanSearch {
   void Push(int id, int side, double g, int comm, int steps);
   double ComputeBound(int side, const NdSbp& nd);
   void Relax(int from, const BoxingStep& step, SearchEdge edge, int side);
-  bool P2pToGoalCannotWin(int from);
+  bool P2pToGoalCannotWin(int from, double low);
   double P2pLowerBoundTime(int from);
   std::vector<BoxingStep> RebuildPath(int goal);
 
@@ -371,7 +371,7 @@ int PlanSearch::FindGoal() {
     const QueueEntry e = queue_.top();
     queue_.pop();
     if (e.pending_p2p) {
-      if (!P2pToGoalCannotWin(e.node)) {
+      if (!P2pToGoalCannotWin(e.node, e.g)) {
         Relax(e.node,
               PointToPointExchange(*sp_.src, nodes_[e.node].nd, sp_.side(1), r_.dst, cal_, false,
                                    ownership_),
@@ -425,15 +425,16 @@ void PlanSearch::Expand(int from) {
     }
   }
   if (collectives_only_ || side != 0 || !P2pCanSend(nd)) return;
-  if (!P2pToGoalCannotWin(from)) {
-    // Pricing an exchange costs O(source x destination ranks), most of a
-    // search on a large mesh, and most exchanges lose to collectives. So
-    // the edge waits in the queue under a lower bound of its time (the
-    // bytes some rank lacks, as P2pToGoalCannotWin), and is priced only
-    // if the search reaches that bound before settling the goal. Plans are
-    // the cheapest either way (the bound never exceeds the real time).
-    const SearchNode& n = nodes_[from];
-    const double low = n.g + P2pLowerBoundTime(from);
+  // Pricing an exchange costs O(source x destination ranks), most of a
+  // search on a large mesh, and most exchanges lose to collectives. So the
+  // edge waits in the queue under a lower bound of its time (the bytes
+  // some rank lacks), and is priced only if the search reaches that bound
+  // before settling the goal. Plans are the cheapest either way (the bound
+  // never exceeds the real time). The bound walks the mesh: computed once,
+  // and carried in the entry as its g.
+  const SearchNode& n = nodes_[from];
+  const double low = n.g + P2pLowerBoundTime(from);
+  if (!P2pToGoalCannotWin(from, low)) {
     queue_.push(QueueEntry{low, low, n.comm + 1, n.steps + 1, seq_++, from, true, false});
   }
   if (!sp_.same && from == 0) {
@@ -507,12 +508,13 @@ double PlanSearch::P2pLowerBoundTime(int from) {
   return cal_.P2pTime(P2pBytesLowerBound(*sp_.src, nodes_[from].nd, r_.dst));
 }
 
-bool PlanSearch::P2pToGoalCannotWin(int from) {
+// `low` is a lower bound on the path's time through that exchange
+// (nodes_[from].g + P2pLowerBoundTime(from)).
+bool PlanSearch::P2pToGoalCannotWin(int from, double low) {
   if (!sp_.same || dst_partial_) return false;
   auto it = index_.find(std::make_pair(goal_side_, r_.dst.packed()));
   if (it == index_.end()) return false;
   const SearchNode& goal_node = nodes_[it->second];
-  const double low = nodes_[from].g + P2pLowerBoundTime(from);
   // As Relax compares: a p2p step adds one communication and one step.
   const int comm = nodes_[from].comm + 1;
   const int steps = nodes_[from].steps + 1;

@@ -428,12 +428,16 @@ TEST(Planner, DeterministicAndCached) {
   EXPECT_EQ(fresh->time_s(), (*a)->time_s());
 }
 
+// f32[rows, 4] from `from` to `to` on `placement`: one request per row
+// count, so each is a cache entry of its own.
+PlanRequest RowsRequest(int64_t rows, const char* placement, const char* from, const char* to) {
+  return PlanRequest{Shape{rows, 4}, DataType::kFloat32, P(placement), Nd(from), P(placement),
+                     Nd(to)};
+}
+
 TEST(Planner, CacheIsBoundedLeastRecentlyUsedFirst) {
   BoxingPlanner planner(Calibration::Defaults(NdSbp::kMaxAxes), /*capacity=*/2);
-  auto request = [](int64_t rows) {
-    return PlanRequest{Shape{rows, 4}, DataType::kFloat32, P("cpu:0-1"), Nd("S(0)"),
-                       P("cpu:0-1"), Nd("B")};
-  };
+  auto request = [](int64_t rows) { return RowsRequest(rows, "cpu:0-1", "S(0)", "B"); };
   ASSERT_TRUE(planner.Plan(request(8)).ok());
   ASSERT_TRUE(planner.Plan(request(9)).ok());
   ASSERT_TRUE(planner.Plan(request(8)).ok());   // hit: 8 is now the most recent
@@ -452,19 +456,16 @@ TEST(Planner, CacheIsBoundedLeastRecentlyUsedFirst) {
 }
 
 TEST(Planner, CacheIsBoundedInBytesToo) {
-  // Plans of 2 x 2 ranks hold a few hundred bytes each: a 1,000-byte limit
-  // keeps the newest few and evicts the oldest first.
-  const size_t one = PlanFootprint(*PlanBoxing({Shape{8, 4}, DataType::kFloat32, P("cpu:0-3 [2,2]"),
-                                                Nd("(S(0),S(1))"), P("cpu:0-3 [2,2]"),
-                                                Nd("(B,B)")},
-                                               Calibration::Defaults(NdSbp::kMaxAxes)));
+  // These plans of 2 x 2 ranks hold a few hundred bytes each: a limit of
+  // two and a half of them keeps the newest two and evicts the oldest first.
+  auto request = [](int64_t rows) {
+    return RowsRequest(rows, "cpu:0-3 [2,2]", "(S(0),S(1))", "(B,B)");
+  };
+  const size_t one =
+      PlanFootprint(*PlanBoxing(request(8), Calibration::Defaults(NdSbp::kMaxAxes)));
   ASSERT_GT(one, 100u);
   BoxingPlanner planner(Calibration::Defaults(NdSbp::kMaxAxes), /*capacity=*/100,
                         /*max_bytes=*/2 * one + one / 2);
-  auto request = [](int64_t rows) {
-    return PlanRequest{Shape{rows, 4}, DataType::kFloat32, P("cpu:0-3 [2,2]"),
-                       Nd("(S(0),S(1))"), P("cpu:0-3 [2,2]"), Nd("(B,B)")};
-  };
   for (int64_t rows = 8; rows < 14; ++rows) ASSERT_TRUE(planner.Plan(request(rows)).ok());
   PlannerStats s = planner.stats();
   EXPECT_EQ(s.size, 2u);
