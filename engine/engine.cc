@@ -118,15 +118,6 @@ absl::Status Engine::RegisterCostPolicy(absl::string_view name, PolicyPtr one_d,
   return absl::OkStatus();
 }
 
-const Engine::PolicyPtr* Engine::FindPolicy(PolicyName name, const Placement& placement) const {
-  const int n = num_policies_.load(std::memory_order_acquire);
-  for (int i = 0; i < n; ++i) {
-    if (policies_[i].name != name) continue;
-    return placement.num_axes() == 1 ? &policies_[i].one_d : &policies_[i].nd;
-  }
-  return nullptr;
-}
-
 absl::StatusOr<Engine::PolicyPtr> Engine::SelectionPolicyFor(PolicyName name,
                                                               const Placement& placement) const {
   if (const PolicyPtr* p = FindPolicy(name, placement)) return *p;
@@ -142,28 +133,40 @@ std::vector<std::string> Engine::CostPolicyNames() const {
   return names;
 }
 
-template <typename Result>
+template <typename Result, typename Query>
 absl::StatusOr<Result> Engine::InferThroughCache(
-    const InferRequest& request,
-    absl::StatusOr<Result> (InferCache::*get)(const InferRequest&, const PolicyPtr&)) {
+    const Query& query, const InferRequest& request,
+    absl::StatusOr<Result> (InferCache::*get)(const Query&, const PolicyPtr&)) {
   // The hot path: no lock and no reference-count traffic to find the policy.
   const PolicyPtr* policy = FindPolicy(request.cost.policy, request.placement);
   if (policy == nullptr) return SelectionPolicyFor(request.cost.policy, request.placement).status();
   // Allocation failure is a resource error of this request, not a crash of
   // the process that asked (docs/RELIABILITY.md, "Limits").
   try {
-    return (infer_cache_.get()->*get)(request, *policy);
+    return (infer_cache_.get()->*get)(query, *policy);
   } catch (const std::bad_alloc&) {
     return OutOfMemory("inference of", request.op ? request.op->type_name() : "");
   }
 }
 
 absl::StatusOr<std::shared_ptr<const InferResult>> Engine::Infer(const InferRequest& request) {
-  return InferThroughCache(request, &InferCache::GetOrInfer);
+  return InferThroughCache<std::shared_ptr<const InferResult>, InferRequest>(
+      request, request, &InferCache::GetOrInfer);
 }
 
 absl::StatusOr<const InferResult*> Engine::InferBorrowed(const InferRequest& request) {
-  return InferThroughCache(request, &InferCache::GetOrInferBorrowed);
+  return InferThroughCache<const InferResult*, InferRequest>(request, request,
+                                                             &InferCache::GetOrInferBorrowed);
+}
+
+absl::StatusOr<std::shared_ptr<const InferResult>> Engine::Infer(const InferKey& key) {
+  return InferThroughCache<std::shared_ptr<const InferResult>, InferKey>(
+      key, key.request(), &InferCache::GetOrInfer);
+}
+
+absl::StatusOr<const InferResult*> Engine::InferBorrowedMiss(const InferKey& key) {
+  return InferThroughCache<const InferResult*, InferKey>(key, key.request(),
+                                                         &InferCache::GetOrInferBorrowed);
 }
 
 absl::StatusOr<std::shared_ptr<const boxing::BoxingPlan>> Engine::Plan(

@@ -46,6 +46,7 @@
 #include "boxing/calibration.h"
 #include "boxing/planner.h"
 #include "oneflow_sbp/infer_cache.h"
+#include "oneflow_sbp/infer_key.h"
 #include "oneflow_sbp/infer_types.h"
 #include "oneflow_sbp/op_registry.h"
 #include "oneflow_sbp/selection_policy.h"
@@ -105,6 +106,17 @@ class Engine {
   // InferBorrowed on any Engine (InferCache::GetOrInferBorrowed); use Infer
   // to keep a result longer or to hand it to another thread.
   absl::StatusOr<const InferResult*> InferBorrowed(const InferRequest& request);
+  // Both for a request prepared once (infer_key.h): the same answers, and a
+  // repeated hit on one thread compares the key's id instead of the request.
+  absl::StatusOr<std::shared_ptr<const InferResult>> Infer(const InferKey& key);
+  absl::StatusOr<const InferResult*> InferBorrowed(const InferKey& key) {
+    // Inline, so a repeated key costs one front slot. This engine's cache
+    // picks a request's policy by its name and placement alone, from an
+    // append-only registry, so a slot holding the key holds it under the
+    // policy FindPolicy would find (FrontKeyHit's null policy).
+    if (const InferResult* hit = infer_cache_->FrontKeyHit(key, nullptr)) return hit;
+    return InferBorrowedMiss(key);
+  }
 
   // The cheapest exact boxing plan (planner.h), cached.
   absl::StatusOr<std::shared_ptr<const boxing::BoxingPlan>> Plan(
@@ -134,12 +146,21 @@ class Engine {
   Engine(std::shared_ptr<const OpRegistry> registry, std::unique_ptr<InferCache> cache,
          std::shared_ptr<boxing::BoxingPlanner> planner);
   // nullptr if `name` is not registered.
-  const PolicyPtr* FindPolicy(PolicyName name, const Placement& placement) const;
-  // `get` (GetOrInfer or GetOrInferBorrowed) under the request's policy.
-  template <typename Result>
+  const PolicyPtr* FindPolicy(PolicyName name, const Placement& placement) const {
+    const int n = num_policies_.load(std::memory_order_acquire);
+    for (int i = 0; i < n; ++i) {
+      if (policies_[i].name != name) continue;
+      return placement.num_axes() == 1 ? &policies_[i].one_d : &policies_[i].nd;
+    }
+    return nullptr;
+  }
+  absl::StatusOr<const InferResult*> InferBorrowedMiss(const InferKey& key);
+  // `get` (GetOrInfer or GetOrInferBorrowed, of a request or a key) under
+  // the request's policy.
+  template <typename Result, typename Query>
   absl::StatusOr<Result> InferThroughCache(
-      const InferRequest& request,
-      absl::StatusOr<Result> (InferCache::*get)(const InferRequest&, const PolicyPtr&));
+      const Query& query, const InferRequest& request,
+      absl::StatusOr<Result> (InferCache::*get)(const Query&, const PolicyPtr&));
 
   std::shared_ptr<const OpRegistry> registry_;
   std::unique_ptr<InferCache> infer_cache_;

@@ -11,40 +11,6 @@
 
 namespace oneflow_sbp {
 
-// Combines precomputed hashes only (op call, placement, each input), so the
-// cost stays a few multiplications however large the shapes are.
-size_t InferKeyHash(const InferRequest& r) {
-  uint64_t h = (r.op == nullptr ? 0 : r.op->hash()) ^ r.placement.hash();
-  auto mix = [&h](uint64_t v) {
-    h = (h ^ v) * 0x9E3779B97F4A7C15ull;
-    h ^= h >> 29;
-  };
-  mix((uint64_t{r.cost.policy.id()} << 16) ^
-      (static_cast<uint64_t>(r.cost.partial_penalty) << 8) ^ (r.explain ? 1 : 0));
-  for (const InferInput& in : r.inputs) mix(in.hash());
-  for (const std::optional<NdSbp>& c : r.constraints) {
-    mix(c ? c->packed() ^ (uint64_t{static_cast<uint8_t>(c->size())} << 56) : 0x5bd1e995ull);
-  }
-  return static_cast<size_t>(h);
-}
-
-bool InferKeyEquals(const InferRequest& a, const InferRequest& b) {
-  // Cheapest and most selective first: callers share OpCall and Placement
-  // objects, so those usually compare as pointers; inputs compare their
-  // precomputed hashes before their contents.
-  if (a.op != b.op && (a.op == nullptr || b.op == nullptr || !(*a.op == *b.op))) {
-    return false;
-  }
-  if (a.inputs.size() != b.inputs.size() || a.cost != b.cost || a.explain != b.explain ||
-      !(a.placement == b.placement)) {
-    return false;
-  }
-  for (size_t i = 0; i < a.inputs.size(); ++i) {
-    if (a.inputs[i] != b.inputs[i]) return false;
-  }
-  return a.constraints == b.constraints;
-}
-
 struct InferCache::Entry {
   // The key is a request whose op, placement, inputs and constraints are
   // owned copies. Results handed out alias the entry, so an entry lives as
@@ -90,38 +56,21 @@ uint64_t NextCacheId() {
   return next.fetch_add(1, std::memory_order_relaxed);
 }
 
-// The per-thread front cache: direct-mapped by key hash. A slot owns a
-// reference to its entry, which is what keeps borrowed results alive: only
-// this thread replaces the slot, and only during a later lookup.
-struct FrontSlot {
-  uint64_t cache_id = 0;
-  uint64_t epoch = 0;
-  size_t hash = 0;
-  std::shared_ptr<const void> entry;  // keeps the Entry alive
-  const InferRequest* key = nullptr;
-  const SelectionPolicy* policy = nullptr;
-  const InferResult* value = nullptr;
-  const std::atomic<bool>* referenced = nullptr;
-};
-constexpr size_t kFrontSlots = 64;
-constexpr size_t kNoStripe = ~size_t{0};
-// One thread-local object, so the hit path computes one TLS address.
-struct FrontCache {
-  FrontSlot slots[kFrontSlots];
-  // Stripe of the hit/miss counters this thread uses (assigned on first
-  // count).
-  size_t stripe = kNoStripe;
-};
-thread_local FrontCache tl_front;
+using infer_cache_internal::FrontSlot;
+using infer_cache_internal::kFrontSlots;
+using infer_cache_internal::tl_front;
 
-size_t ThreadStripe() {
-  static std::atomic<size_t> next{0};
-  size_t& stripe = tl_front.stripe;
-  if (stripe == kNoStripe) stripe = next.fetch_add(1, std::memory_order_relaxed);
-  return stripe;
+// The reference each front slot holds on its entry, which is what keeps
+// borrowed results alive: only this thread replaces it, and only during a
+// later lookup. Apart from the slots themselves (infer_cache.h) because a
+// shared_ptr would give them a thread-local initialisation guard.
+thread_local std::shared_ptr<const void> tl_front_owners[kFrontSlots];
+
+size_t SlotIndex(size_t hash) { return hash % kFrontSlots; }
+FrontSlot& FrontSlotFor(size_t hash) { return tl_front.slots[SlotIndex(hash)]; }
+const std::shared_ptr<const void>& FrontOwnerFor(size_t hash) {
+  return tl_front_owners[SlotIndex(hash)];
 }
-
-FrontSlot& FrontSlotFor(size_t hash) { return tl_front.slots[hash % kFrontSlots]; }
 
 }  // namespace
 
@@ -160,8 +109,13 @@ InferCache::InferCache(Options options) : options_(std::move(options)), id_(Next
 
 InferCache::~InferCache() = default;
 
-size_t InferCache::HashOf(const InferRequest& request, const SelectionPolicy& policy) const {
-  const size_t h = InferKeyHash(request) ^ (policy.fingerprint_hash() * 0xff51afd7ed558ccdull);
+size_t InferCache::HashOf(size_t request_hash, const SelectionPolicy& policy) const {
+  // The low bits (the front slot) are the request's alone, so that a
+  // prepared key finds its slot without the policy (FrontKeyHit). A test's
+  // hash override moves slots elsewhere: key hits then only come from keys
+  // whose own bits happen to name the slot, which is slower, never wrong.
+  const size_t h = request_hash ^ ((policy.fingerprint_hash() * 0xff51afd7ed558ccdull) &
+                                   ~(infer_cache_internal::kFrontSlots - 1));
   return options_.hash_override_for_testing ? options_.hash_override_for_testing(h) : h;
 }
 
@@ -170,38 +124,32 @@ InferCache::Shard& InferCache::ShardFor(size_t hash) const {
   return shards_[(hash >> 48) & static_cast<size_t>(options_.shards - 1)];
 }
 
-// The first kStripes threads own a stripe each and count with a plain
-// load/store (no locked instruction on the hit path); later threads share
-// the last stripe through atomic adds.
-namespace {
-void Bump(std::atomic<uint64_t>& c, bool owned) {
-  if (owned) {
-    c.store(c.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-  } else {
-    c.fetch_add(1, std::memory_order_relaxed);
-  }
-}
-}  // namespace
-
-void InferCache::CountHit() const {
-  const size_t stripe = ThreadStripe();
-  const bool owned = stripe < kStripes - 1;
-  Bump(counters_[owned ? stripe : kStripes - 1].hits, owned);
+size_t InferCache::AssignStripe() {
+  static std::atomic<size_t> next{0};
+  tl_front.stripe_plus_one = next.fetch_add(1, std::memory_order_relaxed) + 1;
+  return tl_front.stripe_plus_one;
 }
 
 void InferCache::CountMiss() const {
-  const size_t stripe = ThreadStripe();
-  const bool owned = stripe < kStripes - 1;
-  Bump(counters_[owned ? stripe : kStripes - 1].misses, owned);
+  Count(&Counter::misses);
 }
 
-const InferResult* InferCache::FrontHit(const InferRequest& request,
+const InferResult* InferCache::FrontHit(const InferRequest& request, uint64_t key_id,
                                         const SelectionPolicy* policy, size_t hash) const {
-  const FrontSlot& slot = FrontSlotFor(hash);
-  if (slot.cache_id != id_ || slot.hash != hash ||
-      slot.epoch != epoch_.load(std::memory_order_acquire) ||
-      !SamePolicy(slot.policy, policy) || !InferKeyEquals(*slot.key, request)) {
+  FrontSlot& slot = FrontSlotFor(hash);
+  if (slot.cache_id != id_ || slot.epoch != epoch_.load(std::memory_order_acquire)) {
     return nullptr;
+  }
+  // A key the slot knows by id is its request (ids are never reused, and
+  // a key's request is immutable); a policy at the slot's address is its
+  // policy. Anything else compares in full, and a match teaches the slot
+  // the key's id.
+  if (key_id == 0 || slot.key_id != key_id || slot.policy != policy) {
+    if (slot.hash != hash || !SamePolicy(slot.policy, policy) ||
+        !InferKeyEquals(*slot.key, request)) {
+      return nullptr;
+    }
+    if (key_id != 0) slot.key_id = key_id;
   }
   // Keep CLOCK informed; read first so that hot entries shared by many
   // threads are not written on every hit.
@@ -214,11 +162,11 @@ const InferResult* InferCache::FrontHit(const InferRequest& request,
 
 std::shared_ptr<const InferResult> InferCache::Lookup(const InferRequest& request,
                                                       const PolicyPtr& policy) const {
-  const size_t hash = HashOf(request, *policy);
-  if (const InferResult* hit = FrontHit(request, policy.get(), hash)) {
-    return std::shared_ptr<const InferResult>(FrontSlotFor(hash).entry, hit);
+  const size_t hash = HashOf(InferKeyHash(request), *policy);
+  if (const InferResult* hit = FrontHit(request, /*key_id=*/0, policy.get(), hash)) {
+    return std::shared_ptr<const InferResult>(FrontOwnerFor(hash), hit);
   }
-  std::shared_ptr<const InferResult> shared = LookupShared(request, policy, hash);
+  std::shared_ptr<const InferResult> shared = LookupShared(request, 0, policy, hash);
   if (shared == nullptr) {
     CountMiss();
   } else {
@@ -229,11 +177,20 @@ std::shared_ptr<const InferResult> InferCache::Lookup(const InferRequest& reques
 
 const InferResult* InferCache::LookupBorrowed(const InferRequest& request,
                                               const PolicyPtr& policy) const {
-  const size_t hash = HashOf(request, *policy);
-  if (const InferResult* hit = FrontHit(request, policy.get(), hash)) return hit;
+  return LookupBorrowedHashed(request, 0, policy, HashOf(InferKeyHash(request), *policy));
+}
+
+const InferResult* InferCache::LookupBorrowedMiss(const InferKey& key,
+                                                  const PolicyPtr& policy) const {
+  return LookupBorrowedHashed(key.request(), key.id(), policy, HashOf(key.hash(), *policy));
+}
+
+const InferResult* InferCache::LookupBorrowedHashed(const InferRequest& request, uint64_t key_id,
+                                                    const PolicyPtr& policy, size_t hash) const {
+  if (const InferResult* hit = FrontHit(request, key_id, policy.get(), hash)) return hit;
   // A shard hit moves the entry into this thread's front slot, which keeps
   // it alive for the borrower.
-  const InferResult* shared = LookupShared(request, policy, hash).get();
+  const InferResult* shared = LookupShared(request, key_id, policy, hash).get();
   if (shared == nullptr) {
     CountMiss();
   } else {
@@ -247,8 +204,10 @@ namespace {
 // Points `slot` at `entry`, whose key, policy, value and reference bit it
 // records; the previous entry's reference is dropped.
 template <typename EntryT>
-void FillSlot(FrontSlot& slot, uint64_t cache_id, uint64_t epoch, size_t hash,
+void FillSlot(size_t hash, uint64_t key_id, uint64_t cache_id, uint64_t epoch,
               std::shared_ptr<EntryT> entry) {
+  FrontSlot& slot = FrontSlotFor(hash);
+  slot.key_id = key_id;
   slot.cache_id = cache_id;
   slot.epoch = epoch;
   slot.hash = hash;
@@ -256,12 +215,13 @@ void FillSlot(FrontSlot& slot, uint64_t cache_id, uint64_t epoch, size_t hash,
   slot.policy = entry->policy.get();
   slot.value = &entry->value;
   slot.referenced = &entry->referenced;
-  slot.entry = std::move(entry);
+  tl_front_owners[SlotIndex(hash)] = std::move(entry);
 }
 
 }  // namespace
 
 std::shared_ptr<const InferResult> InferCache::LookupShared(const InferRequest& request,
+                                                            uint64_t key_id,
                                                             const PolicyPtr& policy,
                                                             size_t hash) const {
   const uint64_t epoch = epoch_.load(std::memory_order_acquire);
@@ -276,7 +236,7 @@ std::shared_ptr<const InferResult> InferCache::LookupShared(const InferRequest& 
   entry->referenced.store(true, std::memory_order_relaxed);
   const InferResult* value = &entry->value;
   std::shared_ptr<const InferResult> shared(entry, value);
-  FillSlot(FrontSlotFor(hash), id_, epoch, hash, std::move(entry));
+  FillSlot(hash, key_id, id_, epoch, std::move(entry));
   return shared;
 }
 
@@ -284,7 +244,7 @@ std::shared_ptr<const InferResult> InferCache::Insert(const InferRequest& reques
                                                       const PolicyPtr& policy,
                                                       InferResult result) {
   std::shared_ptr<Entry> entry =
-      InsertHashed(request, policy, HashOf(request, *policy), std::move(result));
+      InsertHashed(request, policy, HashOf(InferKeyHash(request), *policy), std::move(result));
   const InferResult* value = &entry->value;
   return std::shared_ptr<const InferResult>(std::move(entry), value);
 }
@@ -340,17 +300,36 @@ absl::StatusOr<std::shared_ptr<const InferResult>> InferCache::GetOrInfer(
   std::shared_ptr<const InferResult> hit = Lookup(request, policy);
   if (hit != nullptr) return hit;
   absl::StatusOr<std::shared_ptr<Entry>> entry =
-      InferAndInsert(request, policy, HashOf(request, *policy));
+      InferAndInsert(request, policy, HashOf(InferKeyHash(request), *policy));
   if (!entry.ok()) return entry.status();
   const InferResult* value = &(*entry)->value;
   return std::shared_ptr<const InferResult>(*std::move(entry), value);
 }
 
+absl::StatusOr<std::shared_ptr<const InferResult>> InferCache::GetOrInfer(
+    const InferKey& key, const PolicyPtr& policy) {
+  // The borrowed answer sits in this thread's front slot, which owns the
+  // entry: share that ownership.
+  absl::StatusOr<const InferResult*> borrowed = GetOrInferBorrowed(key, policy);
+  if (!borrowed.ok()) return borrowed.status();
+  return std::shared_ptr<const InferResult>(FrontOwnerFor(HashOf(key.hash(), *policy)),
+                                            *borrowed);
+}
+
 absl::StatusOr<const InferResult*> InferCache::GetOrInferBorrowed(const InferRequest& request,
                                                                   const PolicyPtr& policy) {
-  const size_t hash = HashOf(request, *policy);
-  if (const InferResult* hit = FrontHit(request, policy.get(), hash)) return hit;
-  if (std::shared_ptr<const InferResult> shared = LookupShared(request, policy, hash)) {
+  return GetOrInferBorrowedHashed(request, 0, policy, HashOf(InferKeyHash(request), *policy));
+}
+
+absl::StatusOr<const InferResult*> InferCache::GetOrInferBorrowedMiss(const InferKey& key,
+                                                                      const PolicyPtr& policy) {
+  return GetOrInferBorrowedHashed(key.request(), key.id(), policy, HashOf(key.hash(), *policy));
+}
+
+absl::StatusOr<const InferResult*> InferCache::GetOrInferBorrowedHashed(
+    const InferRequest& request, uint64_t key_id, const PolicyPtr& policy, size_t hash) {
+  if (const InferResult* hit = FrontHit(request, key_id, policy.get(), hash)) return hit;
+  if (std::shared_ptr<const InferResult> shared = LookupShared(request, key_id, policy, hash)) {
     CountHit();
     return shared.get();  // the front slot holds it now
   }
@@ -362,7 +341,7 @@ absl::StatusOr<const InferResult*> InferCache::GetOrInferBorrowed(const InferReq
   if (!entry.ok()) return entry.status();
   const InferResult* value = &(*entry)->value;
   // The slot's reference is what keeps the borrowed value alive.
-  FillSlot(FrontSlotFor(hash), id_, epoch, hash, *std::move(entry));
+  FillSlot(hash, key_id, id_, epoch, *std::move(entry));
   return value;
 }
 

@@ -53,10 +53,41 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "oneflow_sbp/infer_key.h"
 #include "oneflow_sbp/infer_types.h"
 #include "oneflow_sbp/selection_policy.h"
 
 namespace oneflow_sbp {
+
+namespace infer_cache_internal {
+
+// One slot of a thread's front cache: what a hit reads. Plain data, so an
+// inlined hit reads thread-local storage directly, with no initialisation
+// guard or call; the reference that keeps the slot's entry alive sits in
+// a parallel array in infer_cache.cc.
+struct FrontSlot {
+  // The InferKey (infer_key.h) this slot last answered or was filled for, 0
+  // for none: a lookup of that key compares this id, not the request.
+  uint64_t key_id;
+  uint64_t cache_id;  // 0: empty (cache ids start at 1)
+  uint64_t epoch;
+  size_t hash;
+  const InferRequest* key;
+  const SelectionPolicy* policy;
+  const InferResult* value;
+  const std::atomic<bool>* referenced;
+};
+inline constexpr size_t kFrontSlots = 64;  // a power of two
+struct FrontCache {
+  FrontSlot slots[kFrontSlots];
+  // 1 + the stripe of the hit/miss counters this thread uses; 0 before its
+  // first count.
+  size_t stripe_plus_one;
+};
+// Zero-initialised, trivially destructible: constant initialisation.
+inline thread_local FrontCache tl_front{};
+
+}  // namespace infer_cache_internal
 
 class InferCache {
  public:
@@ -113,6 +144,43 @@ class InferCache {
   absl::StatusOr<const InferResult*> GetOrInferBorrowed(const InferRequest& request,
                                                         const PolicyPtr& policy);
 
+  // The same for a prepared key (infer_key.h): a repeated lookup of one key
+  // on one thread compares the key's id, not its request. Same results,
+  // entries and counts as the request's lookups.
+  const InferResult* LookupBorrowed(const InferKey& key, const PolicyPtr& policy) const {
+    if (const InferResult* hit = FrontKeyHit(key, policy.get())) return hit;
+    return LookupBorrowedMiss(key, policy);
+  }
+  absl::StatusOr<const InferResult*> GetOrInferBorrowed(const InferKey& key,
+                                                        const PolicyPtr& policy) {
+    if (const InferResult* hit = FrontKeyHit(key, policy.get())) return hit;
+    return GetOrInferBorrowedMiss(key, policy);
+  }
+  absl::StatusOr<std::shared_ptr<const InferResult>> GetOrInfer(const InferKey& key,
+                                                                const PolicyPtr& policy);
+  // The hit the two above answer first, inline: the result if this thread's
+  // front slot knows `key` by id under `policy` (counted as a hit), else
+  // nullptr (not counted). A null `policy` accepts the slot's: only for a
+  // cache whose every lookup picks a request's policy by the request alone,
+  // as the Engine's does (by policy name and placement, from an append-only
+  // registry), so that a key (one immutable request) meets one policy there.
+  const InferResult* FrontKeyHit(const InferKey& key, const SelectionPolicy* policy) const {
+    infer_cache_internal::FrontSlot& slot =
+        infer_cache_internal::tl_front.slots[key.hash() & (infer_cache_internal::kFrontSlots - 1)];
+    if (slot.key_id != key.id() || slot.cache_id != id_ ||
+        (policy != nullptr && slot.policy != policy) ||
+        slot.epoch != epoch_.load(std::memory_order_acquire)) {
+      return nullptr;
+    }
+    // Keep CLOCK informed; read first so that hot entries shared by many
+    // threads are not written on every hit.
+    if (!slot.referenced->load(std::memory_order_relaxed)) {
+      const_cast<std::atomic<bool>*>(slot.referenced)->store(true, std::memory_order_relaxed);
+    }
+    CountHit();
+    return slot.value;
+  }
+
   Stats stats() const;
   void Clear();
 
@@ -120,16 +188,28 @@ class InferCache {
   struct Entry;
   struct Shard;
   explicit InferCache(Options options);
-  size_t HashOf(const InferRequest& request, const SelectionPolicy& policy) const;
+  // The cache's hash of a request (InferKeyHash) under `policy`.
+  size_t HashOf(size_t request_hash, const SelectionPolicy& policy) const;
   Shard& ShardFor(size_t hash) const;
 
   // This thread's front slot for `hash` if it holds the key, else nullptr.
-  const InferResult* FrontHit(const InferRequest& request, const SelectionPolicy* policy,
-                              size_t hash) const;
+  // `key_id` is the InferKey's id for `request`, or 0 for a plain request.
+  const InferResult* FrontHit(const InferRequest& request, uint64_t key_id,
+                              const SelectionPolicy* policy, size_t hash) const;
   // The shard's entry for the key (moved into this thread's front slot for
-  // `hash`), or nullptr.
-  std::shared_ptr<const InferResult> LookupShared(const InferRequest& request,
+  // `hash`, which learns `key_id`), or nullptr.
+  std::shared_ptr<const InferResult> LookupShared(const InferRequest& request, uint64_t key_id,
                                                  const PolicyPtr& policy, size_t hash) const;
+  // The key lookups after FrontKeyHit found nothing.
+  const InferResult* LookupBorrowedMiss(const InferKey& key, const PolicyPtr& policy) const;
+  absl::StatusOr<const InferResult*> GetOrInferBorrowedMiss(const InferKey& key,
+                                                            const PolicyPtr& policy);
+  const InferResult* LookupBorrowedHashed(const InferRequest& request, uint64_t key_id,
+                                          const PolicyPtr& policy, size_t hash) const;
+  absl::StatusOr<const InferResult*> GetOrInferBorrowedHashed(const InferRequest& request,
+                                                              uint64_t key_id,
+                                                              const PolicyPtr& policy,
+                                                              size_t hash);
   // Insert with the hash known; the entry holding the key (an equal one
   // already present wins).
   std::shared_ptr<Entry> InsertHashed(const InferRequest& request, const PolicyPtr& policy,
@@ -137,8 +217,28 @@ class InferCache {
   // InferSignature for a miss, inserted; errors pass through uncached.
   absl::StatusOr<std::shared_ptr<Entry>> InferAndInsert(const InferRequest& request,
                                                         const PolicyPtr& policy, size_t hash);
-  void CountHit() const;
+  struct alignas(64) Counter {
+    std::atomic<uint64_t> hits{0};
+    std::atomic<uint64_t> misses{0};
+  };
+  // The first kStripes - 1 threads own a stripe each and count with a plain
+  // load and store (no locked instruction on the hit path); later threads
+  // share the last stripe through atomic adds.
+  void Count(std::atomic<uint64_t> Counter::*which) const {
+    size_t stripe_plus_one = infer_cache_internal::tl_front.stripe_plus_one;
+    if (stripe_plus_one == 0) stripe_plus_one = AssignStripe();
+    const size_t stripe = stripe_plus_one - 1;
+    if (stripe < kStripes - 1) {
+      std::atomic<uint64_t>& c = counters_[stripe].*which;
+      c.store(c.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    } else {
+      (counters_[kStripes - 1].*which).fetch_add(1, std::memory_order_relaxed);
+    }
+  }
+  void CountHit() const { Count(&Counter::hits); }
   void CountMiss() const;
+  // Gives this thread its counter stripe; returns 1 + the stripe.
+  static size_t AssignStripe();
 
   Options options_;
   std::unique_ptr<Shard[]> shards_;
@@ -148,20 +248,10 @@ class InferCache {
   // front caches, which outlive no cache's identity: ids are never reused.
   const uint64_t id_;
   std::atomic<uint64_t> epoch_{0};
-  struct alignas(64) Counter {
-    std::atomic<uint64_t> hits{0};
-    std::atomic<uint64_t> misses{0};
-  };
   // Hit/miss counters striped by thread so hits do not share a cache line.
   static constexpr size_t kStripes = 64;
   mutable Counter counters_[kStripes];
 };
-
-// Hash of the request's part of the cache key (before any test override).
-size_t InferKeyHash(const InferRequest& request);
-// Equality of the request's part of the key: op call, placement, inputs,
-// constraints, cost options and explain flag.
-bool InferKeyEquals(const InferRequest& a, const InferRequest& b);
 
 }  // namespace oneflow_sbp
 

@@ -26,6 +26,7 @@
 #include "gtest/gtest.h"
 #include "engine/engine.h"
 #include "oneflow_sbp/infer_cache.h"
+#include "oneflow_sbp/infer_key.h"
 #include "oneflow_sbp/oneflow_selection.h"
 #include "oneflow_sbp/signature_inference.h"
 #include "tests/infer_test_util.h"
@@ -322,11 +323,12 @@ TEST(CacheStress, EngineInferPlanAndClearAgreeWithOneThread) {
               static_cast<unsigned long long>(sum.clears));
 }
 
-// Borrowed results (Engine::InferBorrowed) are read after other threads had
-// time to evict and clear them: each stays valid until its thread's next
-// call (TSan and ASan watch the reads).
+// Borrowed results (Engine::InferBorrowed, of requests and of prepared keys)
+// are read after other threads had time to evict and clear them: each stays
+// valid until its thread's next call (TSan and ASan watch the reads).
 TEST(CacheStress, EngineBorrowedResultsSurviveConcurrentEvictionAndClears) {
   const std::vector<InferRequest> infer = InferPool();
+  const std::vector<InferKey> keys(infer.begin(), infer.end());
   const Reference ref = SingleThreadReference(infer, {});
   // 1 entry per shard: most misses evict.
   std::unique_ptr<Engine> engine = SmallEngine(/*infer_capacity=*/4, /*plan_capacity=*/1);
@@ -335,7 +337,9 @@ TEST(CacheStress, EngineBorrowedResultsSurviveConcurrentEvictionAndClears) {
     const size_t k = Pick(rng, infer.size());
     const uint64_t what = rng() % 200;
     ++tally.infers;
-    const absl::StatusOr<const InferResult*> got = engine->InferBorrowed(infer[k]);
+    // Half through prepared keys, whose front-slot hits skip the request.
+    const absl::StatusOr<const InferResult*> got =
+        what % 2 == 0 ? engine->InferBorrowed(keys[k]) : engine->InferBorrowed(infer[k]);
     if (what < 50) std::this_thread::yield();  // let others evict and clear it
     if (!SameInfer(ref.infer[k], got)) ++tally.wrong;
     if (what == 0) {

@@ -9,6 +9,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "oneflow_sbp/infer_cache.h"
+#include "oneflow_sbp/infer_key.h"
 #include "oneflow_sbp/oneflow_selection.h"
 #include "oneflow_sbp/planned_selection.h"
 #include "oneflow_sbp/sbp_context.h"
@@ -160,6 +161,62 @@ TEST(Engine, CostPoliciesByName) {
   ASSERT_TRUE(chosen.ok()) << chosen.status();
   // relu's product on [2,2] ends with the all-B candidate.
   EXPECT_EQ(SignatureToString(*r.op, (*chosen)->signature), "x_0:(B,B) -> y_0:(B,B)");
+}
+
+// Prepared keys (infer_key.h) through the engine: the answers and counts
+// of their requests, per policy name, per engine, and after a clear.
+TEST(Engine, PreparedKeysAnswerAsTheirRequests) {
+  std::unique_ptr<Engine> engine = *Engine::Create();
+  const InferRequest r = RequestFor(Registry(), "relu", "cpu:0-3 [2,2]", "f32[8,8]", "(S(0),B)");
+  const InferKey key(r);
+  absl::StatusOr<const InferResult*> cold = engine->InferBorrowed(key);
+  ASSERT_TRUE(cold.ok()) << cold.status();
+  absl::StatusOr<const InferResult*> warm = engine->InferBorrowed(key);
+  ASSERT_TRUE(warm.ok()) << warm.status();
+  EXPECT_EQ(*warm, *cold);
+  absl::StatusOr<std::shared_ptr<const InferResult>> shared = engine->Infer(r);
+  ASSERT_TRUE(shared.ok()) << shared.status();
+  EXPECT_EQ(shared->get(), *cold);
+  absl::StatusOr<std::shared_ptr<const InferResult>> by_key = engine->Infer(key);
+  ASSERT_TRUE(by_key.ok()) << by_key.status();
+  EXPECT_EQ(by_key->get(), *cold);
+  EXPECT_EQ(engine->infer_cache_stats().misses, 1u);
+  EXPECT_EQ(engine->infer_cache_stats().hits, 3u);
+
+  // Another engine has its own cache: the slot this thread filled for the
+  // key answers nothing there.
+  std::unique_ptr<Engine> other = *Engine::Create();
+  ASSERT_TRUE(other->InferBorrowed(key).ok());
+  EXPECT_EQ(other->infer_cache_stats().misses, 1u);
+  ASSERT_TRUE(engine->InferBorrowed(key).ok());
+  EXPECT_EQ(engine->infer_cache_stats().hits, 4u);
+
+  // A key naming a policy the engine lacks is the request's error; once
+  // registered, the key gets that policy's answer, not "oneflow"'s.
+  InferRequest by_last = r;
+  by_last.cost.policy = PolicyName::Of("last");
+  const InferKey last_key(by_last);
+  absl::StatusOr<const InferResult*> unknown = engine->InferBorrowed(last_key);
+  EXPECT_EQ(unknown.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(unknown.status().message()), HasSubstr("unknown cost policy 'last'"));
+  auto last = std::make_shared<const LastCandidate>();
+  ASSERT_TRUE(engine->RegisterCostPolicy("last", last, last).ok());
+  for (int round = 0; round < 2; ++round) {
+    absl::StatusOr<const InferResult*> chosen = engine->InferBorrowed(last_key);
+    ASSERT_TRUE(chosen.ok()) << chosen.status();
+    EXPECT_EQ(SignatureToString(*r.op, (*chosen)->signature), "x_0:(B,B) -> y_0:(B,B)");
+    absl::StatusOr<const InferResult*> oneflow = engine->InferBorrowed(key);
+    ASSERT_TRUE(oneflow.ok()) << oneflow.status();
+    EXPECT_EQ(SignatureToString(*r.op, (*oneflow)->signature), "x_0:(S(0),B) -> y_0:(S(0),B)");
+  }
+
+  // After a clear the key is a miss again, inferred afresh.
+  engine->ClearCaches();
+  const uint64_t misses = engine->infer_cache_stats().misses;
+  absl::StatusOr<const InferResult*> again = engine->InferBorrowed(key);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(engine->infer_cache_stats().misses, misses + 1);
+  EXPECT_EQ(SignatureToString(*r.op, (*again)->signature), "x_0:(S(0),B) -> y_0:(S(0),B)");
 }
 
 TEST(Engine, CountsHitsInBothCachesAndClears) {

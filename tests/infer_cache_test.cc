@@ -8,6 +8,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "oneflow_sbp/infer_key.h"
 #include "oneflow_sbp/oneflow_selection.h"
 #include "oneflow_sbp/signature_inference.h"
 #include "tests/infer_test_util.h"
@@ -194,6 +195,153 @@ TEST(InferCache, BorrowedResultSurvivesEvictionAndClearByOtherThreads) {
   EXPECT_EQ(cache->stats().size, 0u);  // evicted, then cleared
   EXPECT_EQ(SignatureToString(*r.op, (*borrowed)->signature), want);
   EXPECT_EQ((*borrowed)->output_descs.size(), 1u);
+}
+
+// Prepared keys (infer_key.h): the same entries, values and counts as the
+// requests they hold.
+TEST(InferCacheKeys, KeysShareEntriesWithTheirRequests) {
+  InferCache cache;
+  const InferRequest r = DistinctRequests().front();
+  const InferKey key(r);
+  const InferKey twin(r);  // an equal request in another key
+  ASSERT_NE(key.id(), twin.id());
+  EXPECT_EQ(key.hash(), InferKeyHash(r));
+  EXPECT_EQ(cache.LookupBorrowed(key, Policy(r)), nullptr);
+  absl::StatusOr<const InferResult*> cold = cache.GetOrInferBorrowed(key, Policy(r));
+  ASSERT_TRUE(cold.ok()) << cold.status();
+  absl::StatusOr<const InferResult*> warm = cache.GetOrInferBorrowed(key, Policy(r));
+  ASSERT_TRUE(warm.ok()) << warm.status();
+  EXPECT_EQ(*warm, *cold);
+  EXPECT_EQ(cache.LookupBorrowed(key, Policy(r)), *cold);
+  EXPECT_EQ(cache.LookupBorrowed(twin, Policy(r)), *cold);
+  EXPECT_EQ(cache.LookupBorrowed(r, Policy(r)), *cold);
+  absl::StatusOr<std::shared_ptr<const InferResult>> shared = cache.GetOrInfer(key, Policy(r));
+  ASSERT_TRUE(shared.ok()) << shared.status();
+  EXPECT_EQ(shared->get(), *cold);
+  EXPECT_EQ(SignatureToString(*r.op, (*cold)->signature),
+            SignatureToString(*r.op, InferSignature(r)->signature));
+  InferCache::Stats s = cache.stats();
+  EXPECT_EQ(s.misses, 2u);  // the first LookupBorrowed and the cold inference
+  EXPECT_EQ(s.hits, 5u);
+  EXPECT_EQ(s.size, 1u);
+  // A key made from a request the cache already holds hits at once.
+  const InferRequest other = DistinctRequests()[1];
+  ASSERT_TRUE(cache.GetOrInfer(other, Policy(other)).ok());
+  EXPECT_NE(cache.LookupBorrowed(InferKey(other), Policy(other)), nullptr);
+  // Errors pass through uncached, as for requests.
+  InferRequest wrong = r;
+  wrong.inputs.pop_back();
+  const InferKey bad(wrong);
+  EXPECT_FALSE(cache.GetOrInferBorrowed(bad, Policy(wrong)).ok());
+  EXPECT_FALSE(cache.GetOrInfer(bad, Policy(wrong)).ok());
+  s = cache.stats();
+  EXPECT_EQ(s.inserts, 2u);
+}
+
+// Every key's answer is its own request's, whichever keys and requests took
+// the front slots before it: many keys share the 64 slots, so slots are
+// taken over by other keys and by plain requests between the key's lookups.
+// With a hash override the key path is off and the full comparison rules.
+TEST(InferCacheKeys, KeysNeverTakeAnotherCallsAnswer) {
+  const std::vector<InferRequest> requests = DistinctRequests();
+  std::vector<InferKey> keys;
+  std::vector<std::string> want;
+  for (const InferRequest& r : requests) {
+    keys.emplace_back(r);
+    want.push_back(SignatureToString(*r.op, InferSignature(r)->signature));
+  }
+  InferCache::Options collide;
+  collide.hash_override_for_testing = [](size_t) { return size_t{42}; };
+  std::vector<std::unique_ptr<InferCache>> caches;
+  caches.push_back(*InferCache::Create(InferCache::Options()));
+  caches.push_back(*InferCache::Create(collide));
+  for (const std::unique_ptr<InferCache>& cache : caches) {
+    for (int round = 0; round < 3; ++round) {
+      for (size_t i = 0; i < requests.size(); ++i) {
+        // Keys in a stride that visits each once per round, plain requests
+        // in between.
+        const size_t k = (i * 7 + round) % requests.size();
+        absl::StatusOr<const InferResult*> got =
+            cache->GetOrInferBorrowed(keys[k], Policy(requests[k]));
+        ASSERT_TRUE(got.ok()) << got.status();
+        EXPECT_EQ(SignatureToString(*requests[k].op, (*got)->signature), want[k]) << k;
+        const size_t j = (k * 5 + 3) % requests.size();
+        absl::StatusOr<const InferResult*> plain =
+            cache->GetOrInferBorrowed(requests[j], Policy(requests[j]));
+        ASSERT_TRUE(plain.ok()) << plain.status();
+        EXPECT_EQ(SignatureToString(*requests[j].op, (*plain)->signature), want[j]) << j;
+      }
+    }
+    EXPECT_EQ(cache->stats().size, requests.size());
+  }
+  // Two keys whose front slots coincide, used in turn: each must read its
+  // own answer although the other just took the slot.
+  size_t a = 0, b = 0;
+  for (size_t i = 0; i < keys.size() && b == 0; ++i) {
+    for (size_t j = i + 1; j < keys.size(); ++j) {
+      if (keys[i].hash() % 64 == keys[j].hash() % 64) {
+        a = i;
+        b = j;
+        break;
+      }
+    }
+  }
+  ASSERT_NE(b, 0u) << "no two of " << keys.size() << " keys share a front slot";
+  InferCache cache;
+  for (int round = 0; round < 4; ++round) {
+    for (size_t k : {a, b}) {
+      absl::StatusOr<const InferResult*> got =
+          cache.GetOrInferBorrowed(keys[k], Policy(requests[k]));
+      ASSERT_TRUE(got.ok()) << got.status();
+      EXPECT_EQ(SignatureToString(*requests[k].op, (*got)->signature), want[k]);
+    }
+  }
+}
+
+// OneFlow's N-D rules choosing the last survivor instead: a policy whose
+// answers differ from Policy(r)'s.
+class LastSurvivor : public SelectionPolicy {
+ public:
+  LastSurvivor() : SelectionPolicy("test/last-survivor") {}
+  const StageRules& rules() const override { return OneFlowNd()->rules(); }
+  absl::Status EmptyAfterFiltering(const SelectionInput& in) const override {
+    return OneFlowNd()->EmptyAfterFiltering(in);
+  }
+  absl::StatusOr<int> Choose(const SelectionInput& in, ExplainRecorder&) const override {
+    return static_cast<int>(in.survivors.size()) - 1;
+  }
+};
+
+// A slot that knows a key in one cache answers nothing in another, nor
+// after Clear(), nor under another policy.
+TEST(InferCacheKeys, SlotsAreBoundToCacheEpochAndPolicy) {
+  const InferRequest r = DistinctRequests().front();
+  const InferKey key(r);
+  InferCache first;
+  InferCache second;
+  ASSERT_TRUE(first.GetOrInferBorrowed(key, Policy(r)).ok());
+  EXPECT_EQ(second.LookupBorrowed(key, Policy(r)), nullptr);
+  EXPECT_NE(first.LookupBorrowed(key, Policy(r)), nullptr);
+  first.Clear();
+  EXPECT_EQ(first.FrontKeyHit(key, Policy(r).get()), nullptr);
+  EXPECT_EQ(first.LookupBorrowed(key, Policy(r)), nullptr);
+  // Another policy: its own entry and answer, however the key alternates.
+  const std::shared_ptr<const SelectionPolicy> last = std::make_shared<LastSurvivor>();
+  const std::string want_oneflow = SignatureToString(*r.op, InferSignature(r)->signature);
+  const std::string want_last = SignatureToString(*r.op, InferSignature(r, *last)->signature);
+  ASSERT_NE(want_oneflow, want_last);
+  ASSERT_TRUE(first.GetOrInferBorrowed(key, Policy(r)).ok());
+  EXPECT_EQ(first.FrontKeyHit(key, last.get()), nullptr);
+  EXPECT_EQ(first.LookupBorrowed(key, last), nullptr);
+  for (int round = 0; round < 3; ++round) {
+    absl::StatusOr<const InferResult*> a = first.GetOrInferBorrowed(key, last);
+    ASSERT_TRUE(a.ok()) << a.status();
+    EXPECT_EQ(SignatureToString(*r.op, (*a)->signature), want_last);
+    absl::StatusOr<const InferResult*> b = first.GetOrInferBorrowed(key, Policy(r));
+    ASSERT_TRUE(b.ok()) << b.status();
+    EXPECT_EQ(SignatureToString(*r.op, (*b)->signature), want_oneflow);
+  }
+  EXPECT_EQ(first.stats().size, 2u);
 }
 
 TEST(InferCache, ConcurrentReadersAndWritersAgree) {
