@@ -15,6 +15,7 @@
 #include "boxing/missing_elements.h"
 #include "boxing/p2p_exchange.h"
 #include "oneflow_sbp/check.h"
+#include "oneflow_sbp/hierarchy_reduction.h"
 
 namespace oneflow_sbp::boxing {
 
@@ -219,13 +220,117 @@ int64_t EstimatePlanWork(const PlanRequest& r) {
   return work;
 }
 
+namespace {
+
+// Whether CollectiveMove rejects moving `axes` of `layout` to `to` before
+// pricing anything (MoveSource and the mixed-partials check in
+// collective_moves.cc): those tries cost a few comparisons.
+bool RejectedUnpriced(const NdSbp& layout, MeshAxisMask axes, SbpParallel to, const Shape& shape,
+                      absl::Span<const int64_t> h) {
+  SbpParallel from;
+  int64_t flat = 1;
+  int count = 0;
+  NdSbp next = layout;
+  for (int i = 0; i < layout.size(); ++i) {
+    if (!(axes & AxisBit(i))) continue;
+    if (count > 0 && layout[i] != from) return true;
+    from = layout[i];
+    flat *= h[i];
+    ++count;
+    next.set(i, to);
+  }
+  if (from == to || (from.is_partial() && to.is_partial())) return true;
+  if (from.is_split() && to.is_partial() && !to.is_partial_sum()) return true;
+  if (count > 1) {
+    for (SbpParallel s : {from, to}) {
+      if (s.is_split() && !CanMergeSplit(shape.dim(s.split_axis()), flat)) return true;
+    }
+  }
+  return next.mixes_partial_kinds();
+}
+
+// An upper bound on the member steps of one priced collective try
+// (CollectiveMove without detail): its classes of translated groups
+// (TranslateClasses) times the group size, plus the walk that finds the
+// classes (every coordinate of each dim's outside axes). A dim's class is
+// its range size in each layout at a fixed depth of nested balanced cuts,
+// where sizes take at most two consecutive values, so at most 2 x 2
+// combinations, times the coordinates of the outside axes after the first
+// group axis where the group's SBP splits the dim; never more classes than
+// groups.
+int64_t PricedTryWork(const NdSbp& layout, MeshAxisMask axes, SbpParallel to, int rank,
+                      absl::Span<const int64_t> h, int64_t ranks) {
+  int first = -1;
+  int64_t group = 1;
+  for (int i = 0; i < layout.size(); ++i) {
+    if (!(axes & AxisBit(i))) continue;
+    if (first < 0) first = i;
+    group = SatMul(group, h[i]);
+  }
+  const SbpParallel from = layout[first];
+  int64_t walk = 0;
+  int64_t classes = 1;
+  for (int d = 0; d < rank; ++d) {
+    const bool group_splits = (from.is_split() && from.split_axis() == d) ||
+                              (to.is_split() && to.split_axis() == d);
+    int64_t coords = 1;
+    int64_t later = 1;
+    for (int i = 0; i < layout.size(); ++i) {
+      if ((axes & AxisBit(i)) || !layout[i].is_split() || layout[i].split_axis() != d) continue;
+      coords = SatMul(coords, h[i]);
+      if (group_splits && i > first) later = SatMul(later, h[i]);
+    }
+    walk = SatAdd(walk, coords);
+    classes = SatMul(classes, std::min(coords, SatMul(4, later)));
+  }
+  classes = std::min(classes, ranks / group);
+  return SatAdd(walk, SatMul(classes, group));
+}
+
+// Enumerating every try costs about this many of them; beyond it the
+// estimate charges every try the whole mesh instead.
+constexpr int64_t kMaxEnumeratedTries = int64_t{1} << 20;
+
+}  // namespace
+
 int64_t EstimateCollectiveSearchWork(const PlanRequest& r) {
   if (r.src_placement != r.dst_placement) return std::numeric_limits<int64_t>::max();
-  const int64_t values = r.shape.rank() + 2;
+  const std::vector<SbpParallel> values = AxisValues(r);
   const int axes = r.src_placement.num_axes();
-  const int64_t layouts = SatPow(values, axes);
-  const int64_t tries = SatMul((int64_t{1} << axes) - 1, values);
-  return SatMul(layouts, SatMul(tries, r.src_placement.parallel_num()));
+  const int64_t ranks = r.src_placement.parallel_num();
+  const int64_t layouts = SatPow(static_cast<int64_t>(values.size()), axes);
+  const int64_t tries =
+      SatMul((int64_t{1} << axes) - 1, static_cast<int64_t>(values.size()));
+  // Every node's A* bound (MaxMissingElements) walks at most every rank,
+  // and the winning path's steps are rebuilt in detail, rank by rank.
+  const int64_t per_node = ranks;
+  const int64_t detail = SatMul(ranks, axes + 1);
+  if (SatMul(layouts, tries) > kMaxEnumeratedTries) {
+    return SatAdd(SatMul(layouts, SatAdd(SatMul(tries, ranks), per_node)), detail);
+  }
+  // Every layout the search may settle, every try out of it.
+  const absl::Span<const int64_t> h = r.src_placement.hierarchy();
+  const std::vector<MeshAxisMask> sets = AxisSets(axes);
+  int64_t work = SatAdd(SatMul(layouts, per_node), detail);
+  std::vector<size_t> digit(axes, 0);
+  NdSbp layout;
+  for (int i = 0; i < axes; ++i) layout.push_back(values[0]);
+  while (true) {
+    for (MeshAxisMask set : sets) {
+      for (SbpParallel to : values) {
+        work = SatAdd(work, 1);
+        if (RejectedUnpriced(layout, set, to, r.shape, h)) continue;
+        work = SatAdd(work, PricedTryWork(layout, set, to, r.shape.rank(), h, ranks));
+      }
+    }
+    int i = axes - 1;
+    for (; i >= 0; --i) {
+      if (++digit[i] < values.size()) break;
+      digit[i] = 0;
+    }
+    if (i < 0) return work;
+    for (int j = i; j < axes; ++j) layout.set(j, values[digit[j]]);
+  }
 }
 
 namespace {

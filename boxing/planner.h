@@ -85,10 +85,15 @@ absl::Status ValidatePlanRequest(const PlanRequest& request);
 // collective tries x ranks), so planning on [16,1024] answers; the plan is
 // exact and the cheapest made of collectives, but a p2p exchange might
 // have been cheaper. Layouts that collectives cannot reach are refused.
-// The estimates are worst cases: a collective try prices one group per
-// class of translated groups (collective_moves.cc), which is every group
-// only for uneven shapes; with balanced even splits a [16,1024] pair plans
-// in a few ms (docs/PERFORMANCE.md).
+// The collective estimate enumerates the search's layouts and tries (up to
+// kMaxEnumeratedTries of them; beyond, every try is charged the mesh) and
+// charges each priced try its classes of translated groups times the group
+// size (collective_moves.cc), bounded without walking groups: a dim's
+// class is a pair of range sizes, each one of two consecutive values,
+// times the coordinates of the outside axes after the group's first axis
+// where the group splits the dim. So `sbp plan` prices a program on
+// [16,1024] within the default budget; a [16,1024] pair plans in a few ms
+// (docs/PERFORMANCE.md).
 inline constexpr int64_t kMaxPlanWork = int64_t{1} << 28;
 // Saturates at INT64_MAX. Requires a request that passed
 // ValidatePlanRequest.

@@ -36,12 +36,16 @@ int64_t BoxingPrices::PricingWork(const boxing::PlanRequest& r) {
   const int64_t per_layout = SatMul(tries, ranks);
   // Where p2p exchanges put a request over the planner's limit and the
   // collectives alone fit, the planner searches the collectives alone
-  // (boxing/planner.h, large meshes): charge that search.
-  if (boxing::EstimatePlanWork(r) > boxing::kMaxPlanWork &&
-      boxing::EstimateCollectiveSearchWork(r) <= boxing::kMaxPlanWork) {
-    return SatMul(layouts, per_layout > std::numeric_limits<int64_t>::max() - kPairOverhead
-                               ? std::numeric_limits<int64_t>::max()
-                               : per_layout + kPairOverhead);
+  // (boxing/planner.h, large meshes): charge that search, as the planner
+  // bounds it try by try.
+  if (boxing::EstimatePlanWork(r) > boxing::kMaxPlanWork) {
+    const int64_t collectives = boxing::EstimateCollectiveSearchWork(r);
+    if (collectives <= boxing::kMaxPlanWork) {
+      const int64_t overhead = SatMul(layouts, kPairOverhead);
+      return collectives > std::numeric_limits<int64_t>::max() - overhead
+                 ? std::numeric_limits<int64_t>::max()
+                 : collectives + overhead;
+    }
   }
   const int64_t p2p = SatMul(ranks, ranks);
   const int64_t sum = per_layout > std::numeric_limits<int64_t>::max() - p2p

@@ -133,6 +133,32 @@ TEST(LargeMesh, OnAThousandRanksExchangesArePricedOnlyWhereTheyCanWin) {
   }
 }
 
+// The collective search's estimate charges each try its classes of
+// translated groups times the group size, not the whole mesh: on [16,1024]
+// under a quarter of the old layouts x tries x ranks (755,548 against
+// 3,145,728 steps, a third of it every node's bound), which is what lets
+// `sbp plan --mesh=16,1024` price a program within the default budget. It
+// still grows with the mesh, and still charges a try every group when the
+// classes cannot be bounded (an outside axis cutting the dim the group
+// splits, after the group's first axis).
+TEST(LargeMesh, CollectiveSearchEstimateChargesClassesNotTheWholeMesh) {
+  const boxing::PlanRequest r = OnMesh("(S(0),S(1))", "(S(0),B)");
+  const int64_t estimate = boxing::EstimateCollectiveSearchWork(r);
+  // Layouts {B,P,S(0),S(1)}^2, tries 3 axis sets x 4 values, each the mesh.
+  const int64_t coarse = int64_t{16} * 12 * kRanks;
+  EXPECT_GT(estimate, 16 * kRanks);  // at least every node's bound
+  EXPECT_LT(estimate, coarse / 4);
+  const Placement wide = P("cpu:0-65535 [64,1024]");
+  const int64_t larger = boxing::EstimateCollectiveSearchWork(
+      {kShape, DataType::kFloat32, wide, Nd("(S(0),S(1))"), wide, Nd("(S(0),B)")});
+  EXPECT_GT(larger, 3 * estimate);
+  // Placements that differ need p2p exchanges: no collective-only search.
+  const boxing::PlanRequest moved{kShape, DataType::kFloat32, P("cpu:0-16383 [16,1024]"),
+                                  Nd("(S(0),S(1))"), P("cpu:0-16383 [1024,16]"),
+                                  Nd("(S(0),S(1))")};
+  EXPECT_EQ(boxing::EstimateCollectiveSearchWork(moved), INT64_MAX);
+}
+
 TEST(LargeMesh, ChangingPlacementStillNeedsP2pAndIsRefused) {
   const boxing::PlanRequest r{kShape, DataType::kFloat32, P("cpu:0-16383 [16,1024]"),
                               Nd("(S(0),S(1))"), P("cpu:0-16383 [1024,16]"), Nd("(S(0),S(1))")};

@@ -205,6 +205,24 @@ TEST(SbpPlan, SaysWhenItFellBackToLocalSearch) {
   EXPECT_THAT(*RunPlan(Mlp("text"), Eng()), Not(HasSubstr("fell back")));
 }
 
+// 16,384 ranks: the p2p exchanges are over the planner's limit, so each
+// pair is priced by collectives alone, charged try by try by its classes
+// of translated groups: within the default budget (it asked for
+// --work_budget before). 65,536 ranks are still refused, naming the flag.
+TEST(SbpPlan, SixteenThousandRanksPlanWithinTheDefaultBudget) {
+  PlanOptions o = Mlp("text");
+  absl::StrReplaceAll({{"cpu:0-3 [2,2]", "cpu:0-16383 [16,1024]"}}, &o.program);
+  absl::StatusOr<std::string> out = RunPlan(o, Eng());
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT(*out, HasSubstr("boxing plans priced"));
+  o = Mlp("text");
+  absl::StrReplaceAll({{"cpu:0-3 [2,2]", "cpu:0-65535 [64,1024]"}}, &o.program);
+  out = RunPlan(o, Eng());
+  EXPECT_EQ(out.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(ErrorOf(out), AllOf(HasSubstr("planner steps, over the budget"),
+                                  HasSubstr("--work_budget")));
+}
+
 TEST(SbpPlan, Errors) {
   PlanOptions o = Mlp("table");
   EXPECT_THAT(ErrorOf(RunPlan(o, Eng())), HasSubstr("text|json|dot"));
