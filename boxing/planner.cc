@@ -6,6 +6,7 @@
 #include <map>
 #include <optional>
 #include <queue>
+#include <string>
 #include <tuple>
 #include <utility>
 
@@ -186,6 +187,7 @@ int64_t SatPow(int64_t base, int exp) {
 }  // namespace
 
 int64_t EstimatePlanWork(const PlanRequest& r) {
+  if (r.collectives_only) return EstimateCollectiveSearchWork(r);
   const bool same = r.src_placement == r.dst_placement;
   const int64_t values = r.shape.rank() + 2;  // B, P, S(0..rank-1)
   const int64_t ps = r.src_placement.parallel_num();
@@ -340,6 +342,12 @@ namespace {
 absl::Status CheckSearchable(const PlanRequest& r) {
   absl::Status valid = ValidatePlanRequest(r);
   if (!valid.ok()) return valid;
+  if (r.collectives_only && r.src_placement != r.dst_placement) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "boxing ", r.src.ToString(), " on ", r.src_placement.ToString(), " -> ",
+        r.dst.ToString(), " on ", r.dst_placement.ToString(),
+        ": collectives alone cannot change the placement (only a p2p exchange can)"));
+  }
   if (r.src_placement == r.dst_placement && r.src == r.dst) return absl::OkStatus();
   const int64_t work = EstimatePlanWork(r);
   if (work > kMaxPlanWork) {
@@ -657,9 +665,11 @@ absl::StatusOr<BoxingPlan> Search(const PlanRequest& r, const Calibration& cal,
   absl::Status searchable = CheckSearchable(r);
   // Over the limit only because of p2p exchanges (a large mesh): search
   // the collectives alone (see kMaxPlanWork).
-  const bool collectives_only = !searchable.ok() &&
-                                searchable.code() == absl::StatusCode::kResourceExhausted &&
-                                EstimateCollectiveSearchWork(r) <= kMaxPlanWork;
+  const bool collectives_only =
+      (searchable.ok() && r.collectives_only) ||
+      (!searchable.ok() && !r.collectives_only &&
+       searchable.code() == absl::StatusCode::kResourceExhausted &&
+       EstimateCollectiveSearchWork(r) <= kMaxPlanWork);
   if (!searchable.ok() && !collectives_only) return searchable;
   Spaces sp = MakeSpaces(r);
   BoxingPlan plan = EmptyPlan(r, sp);
@@ -667,9 +677,15 @@ absl::StatusOr<BoxingPlan> Search(const PlanRequest& r, const Calibration& cal,
   std::optional<std::vector<BoxingStep>> steps =
       PlanSearch(r, cal, ownership, sp, collectives_only).Run();
   if (!steps) {
-    return absl::ResourceExhaustedError(absl::StrCat(
-        searchable.message(), "; collectives alone cannot make ", r.dst.ToString(),
-        " from ", r.src.ToString()));
+    const std::string why = r.collectives_only
+                                ? absl::StrCat("boxing ", r.src.ToString(), " -> ",
+                                               r.dst.ToString(), " on ",
+                                               r.src_placement.ToString(), " for ",
+                                               r.shape.ToString(), " with collectives only")
+                                : std::string(searchable.message());
+    return absl::ResourceExhaustedError(absl::StrCat(why, "; collectives alone cannot make ",
+                                                     r.dst.ToString(), " from ",
+                                                     r.src.ToString()));
   }
   plan.steps = *std::move(steps);
   return plan;
@@ -774,7 +790,7 @@ size_t PlanFootprint(const BoxingPlan& plan) {
 }
 
 absl::StatusOr<std::shared_ptr<const BoxingPlan>> BoxingPlanner::Plan(const PlanRequest& r) {
-  Key key{r.shape, r.dtype, r.src_placement, r.src, r.dst_placement, r.dst};
+  Key key{r.shape, r.dtype, r.src_placement, r.src, r.dst_placement, r.dst, r.collectives_only};
   {
     absl::MutexLock lock(&mu_);
     auto it = cache_.find(key);

@@ -60,6 +60,12 @@ struct PlanRequest {
   NdSbp src;
   Placement dst_placement;
   NdSbp dst;
+  // Search collective moves alone, never a p2p exchange: the cheapest plan
+  // made of collectives. For pricing many pairs on a large mesh, where an
+  // exchange costs O(ranks^2) to price (graph planning's
+  // `collectives_only`). Needs one placement (kInvalidArgument otherwise);
+  // kResourceExhausted where collectives cannot make `dst`.
+  bool collectives_only = false;
 };
 
 // Checks a request: nd_sbps match their hierarchies, no unset entries,
@@ -82,7 +88,8 @@ absl::Status ValidatePlanRequest(const PlanRequest& request);
 // before the collectives are. When only the p2p edges put a request over
 // it, and source and destination share one placement, PlanBoxing searches
 // the collectives alone (EstimateCollectiveSearchWork: layouts x
-// collective tries x ranks), so planning on [16,1024] answers; the plan is
+// collective tries, each charged its classes of groups), so planning on
+// [16,1024] answers; the plan is
 // exact and the cheapest made of collectives, but a p2p exchange might
 // have been cheaper. Layouts that collectives cannot reach are refused.
 // The collective estimate enumerates the search's layouts and tries (up to
@@ -97,6 +104,7 @@ absl::Status ValidatePlanRequest(const PlanRequest& request);
 inline constexpr int64_t kMaxPlanWork = int64_t{1} << 28;
 // Saturates at INT64_MAX. Requires a request that passed
 // ValidatePlanRequest.
+// A request with collectives_only is charged its collective search alone.
 int64_t EstimatePlanWork(const PlanRequest& request);
 // The search without p2p edges; INT64_MAX when the placements differ.
 int64_t EstimateCollectiveSearchWork(const PlanRequest& request);
@@ -137,7 +145,7 @@ struct PlannerStats {
 size_t PlanFootprint(const BoxingPlan& plan);
 
 // A planner with a bounded cache keyed by (shape, dtype, placements,
-// layouts); the calibration is fixed per planner. The cache holds at most
+// layouts, collectives_only); the calibration is fixed per planner. The cache holds at most
 // `capacity` plans and `max_bytes` of them (PlanFootprint; the newest plan
 // is kept even if it alone is larger): beyond either, the least recently
 // used plans are evicted. Without the byte limit, pricing a program on
@@ -170,14 +178,16 @@ class BoxingPlanner {
     NdSbp src;
     Placement dst_placement;
     NdSbp dst;
+    bool collectives_only = false;
     friend bool operator==(const Key& a, const Key& b) {
       return a.dtype == b.dtype && a.src == b.src && a.dst == b.dst && a.shape == b.shape &&
-             a.src_placement == b.src_placement && a.dst_placement == b.dst_placement;
+             a.collectives_only == b.collectives_only && a.src_placement == b.src_placement &&
+             a.dst_placement == b.dst_placement;
     }
     template <typename H>
     friend H AbslHashValue(H h, const Key& k) {
       return H::combine(std::move(h), k.shape, k.dtype, k.src_placement.hash(), k.src,
-                        k.dst_placement.hash(), k.dst);
+                        k.dst_placement.hash(), k.dst, k.collectives_only);
     }
   };
   struct Slot {

@@ -5,6 +5,7 @@
 #include <limits>
 #include <new>
 #include <optional>
+#include <string>
 #include <system_error>
 #include <thread>
 #include <utility>
@@ -36,9 +37,9 @@ int64_t BoxingPrices::PricingWork(const boxing::PlanRequest& r) {
   const int64_t per_layout = SatMul(tries, ranks);
   // Where p2p exchanges put a request over the planner's limit and the
   // collectives alone fit, the planner searches the collectives alone
-  // (boxing/planner.h, large meshes): charge that search, as the planner
-  // bounds it try by try.
-  if (boxing::EstimatePlanWork(r) > boxing::kMaxPlanWork) {
+  // (boxing/planner.h, large meshes), as it does when asked to: charge that
+  // search, as the planner bounds it try by try.
+  if (r.collectives_only || boxing::EstimatePlanWork(r) > boxing::kMaxPlanWork) {
     const int64_t collectives = boxing::EstimateCollectiveSearchWork(r);
     if (collectives <= boxing::kMaxPlanWork) {
       const int64_t overhead = SatMul(layouts, kPairOverhead);
@@ -54,24 +55,46 @@ int64_t BoxingPrices::PricingWork(const boxing::PlanRequest& r) {
   return SatMul(layouts, sum);
 }
 
-BoxingPrices::BoxingPrices(Engine& engine, Placement placement, int64_t work_budget)
-    : engine_(engine), placement_(std::move(placement)), work_budget_(work_budget) {}
+BoxingPrices::BoxingPrices(Engine& engine, Placement placement, int64_t work_budget,
+                           bool collectives_only)
+    : engine_(engine),
+      placement_(std::move(placement)),
+      work_budget_(work_budget),
+      collectives_only_(collectives_only) {}
+
+boxing::PlanRequest BoxingPrices::RequestFor(const TensorDesc& desc, const NdSbp& from,
+                                             const NdSbp& to) const {
+  return {desc.shape, desc.dtype, placement_, from, placement_, to, collectives_only_};
+}
 
 absl::Status BoxingPrices::Charge(const std::vector<Key>& keys) {
   int64_t work = 0;
+  // What the same pairs would cost priced by collectives alone, offered in
+  // the refusal when it fits.
+  int64_t collectives = 0;
+  auto add = [](int64_t a, int64_t b) {
+    return b > std::numeric_limits<int64_t>::max() - a ? std::numeric_limits<int64_t>::max()
+                                                       : a + b;
+  };
   for (const Key& k : keys) {
-    const boxing::PlanRequest r{k.desc.shape, k.desc.dtype, placement_, k.from, placement_, k.to};
+    boxing::PlanRequest r = RequestFor(k.desc, k.from, k.to);
     if (!boxing::ValidatePlanRequest(r).ok()) continue;
-    const int64_t w = PricingWork(r);
-    work = w > std::numeric_limits<int64_t>::max() - work ? std::numeric_limits<int64_t>::max()
-                                                         : work + w;
+    work = add(work, PricingWork(r));
+    r.collectives_only = true;
+    collectives = add(collectives, PricingWork(r));
   }
-  if (work > work_budget_ - work_spent_) {
+  const int64_t left = work_budget_ - work_spent_;
+  if (work > left) {
+    const std::string alternative =
+        !collectives_only_ && collectives <= left
+            ? absl::StrCat(", price boxing by collectives alone (--collectives_only: ~",
+                           collectives, " steps)")
+            : "";
     return absl::ResourceExhaustedError(absl::StrCat(
         "pricing the boxing of ", keys.size(), " layout pairs on ", placement_.ToString(),
-        " would take ~", work, " planner steps, over the budget of ", work_budget_ - work_spent_,
-        " left of ", work_budget_, "; use fewer ranks or mesh axes (--mesh), or raise "
-        "--work_budget if the wait is worth it"));
+        " would take ~", work, " planner steps, over the budget of ", left, " left of ",
+        work_budget_, "; use fewer ranks or mesh axes (--mesh)", alternative,
+        ", or raise --work_budget if the wait is worth it"));
   }
   work_spent_ += work;
   return absl::OkStatus();
@@ -215,7 +238,7 @@ absl::Status BoxingPrices::Prefetch(const std::vector<Request>& requests, int th
 absl::StatusOr<BoxingPrice> BoxingPrices::Compute(const TensorDesc& desc, const NdSbp& from,
                                                   const NdSbp& to) const {
   absl::StatusOr<std::shared_ptr<const boxing::BoxingPlan>> plan =
-      engine_.Plan({desc.shape, desc.dtype, placement_, from, placement_, to});
+      engine_.Plan(RequestFor(desc, from, to));
   BoxingPrice price;
   if (plan.ok()) {
     price.time_s = (*plan)->time_s();

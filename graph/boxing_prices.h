@@ -70,7 +70,10 @@ class BoxingPrices {
   // tries x ranks + a p2p exchange of ranks^2)) plus kPairOverhead per
   // layout, without EstimatePlanWork's worst-case balanced-ownership cap
   // (2^13 per layout whatever the mesh), which would charge small meshes
-  // as much as large ones. Saturates.
+  // as much as large ones. A pair searched by collectives alone (asked
+  // for, or over the planner's own limit) is charged that search
+  // (boxing::EstimateCollectiveSearchWork) plus kPairOverhead per layout.
+  // Saturates.
   static constexpr int64_t kPairOverhead = 64;
   static int64_t PricingWork(const boxing::PlanRequest& request);
   // The default budget: boxing::kMaxPlanWork (2^28) units of PricingWork.
@@ -80,9 +83,12 @@ class BoxingPrices {
   // 258 s, 3.95 GB) are refused.
   static constexpr int64_t kDefaultWorkBudget = boxing::kMaxPlanWork;
 
-  // `engine` must outlive this object. `work_budget` > 0.
+  // `engine` must outlive this object. `work_budget` > 0. With
+  // `collectives_only`, every pair is priced by its cheapest plan made of
+  // collectives (boxing::PlanRequest::collectives_only), never by a p2p
+  // exchange, whose pricing is O(ranks^2).
   BoxingPrices(Engine& engine, Placement placement,
-               int64_t work_budget = kDefaultWorkBudget);
+               int64_t work_budget = kDefaultWorkBudget, bool collectives_only = false);
 
   absl::StatusOr<BoxingPrice> Price(const TensorDesc& desc, const NdSbp& from, const NdSbp& to);
   // Price(...)->time_s without copying the price.
@@ -105,6 +111,7 @@ class BoxingPrices {
   // Estimated planner steps charged so far, and the budget.
   int64_t work_spent() const { return work_spent_; }
   int64_t work_budget() const { return work_budget_; }
+  bool collectives_only() const { return collectives_only_; }
 
  private:
   struct Key {
@@ -123,6 +130,9 @@ class BoxingPrices {
   // equal extent: the least (from, to) by packed value.
   static Key Canonical(const TensorDesc& desc, const NdSbp& from, const NdSbp& to);
   // Plans one pair (no memo).
+  // The planner's request for one pair on this placement, in this mode.
+  boxing::PlanRequest RequestFor(const TensorDesc& desc, const NdSbp& from,
+                                 const NdSbp& to) const;
   absl::StatusOr<BoxingPrice> Compute(const TensorDesc& desc, const NdSbp& from,
                                       const NdSbp& to) const;
   // Charges the estimated work of planning `keys` (pairs that fail
@@ -132,6 +142,7 @@ class BoxingPrices {
   Engine& engine_;
   Placement placement_;
   int64_t work_budget_;
+  bool collectives_only_;
   int64_t work_spent_ = 0;
   // Exact pairs (Price).
   absl::flat_hash_map<Key, BoxingPrice> prices_;

@@ -103,11 +103,15 @@ std::string ProgramPlanToText(const Program& program, const ProgramPlan& plan) {
   const SolverStats& s = plan.stats;
   absl::StrAppendFormat(&out,
                         "\nsolver: %d nodes, %d edges; eliminated %d leaves, %d chains, %d "
-                        "isolated; core %d nodes (%g choices); %s; %d boxing plans priced; %s\n",
+                        "isolated; core %d nodes (%g choices); %s; %d boxing plans priced%s; %s\n",
                         s.nodes, s.edges, s.reduction.leaves, s.reduction.chains,
                         s.reduction.isolated, s.core_nodes, s.core_product,
                         s.exact ? "exact" : "fell back to local search (core too large to enumerate; not proven optimal)",
-                        plan.boxing_plans, FormatSeconds(plan.seconds));
+                        plan.boxing_plans,
+                        plan.boxing_collectives_only
+                            ? " by collectives alone (no p2p exchange priced: one might be cheaper)"
+                            : "",
+                        FormatSeconds(plan.seconds));
   if (plan.memory_price_s_per_byte > 0) {
     absl::StrAppendFormat(&out, "memory cap met by pricing memory at %g s/byte (%d priced solves)\n",
                           plan.memory_price_s_per_byte, plan.priced_solves);

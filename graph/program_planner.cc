@@ -219,7 +219,8 @@ absl::StatusOr<ProgramPlan> PlanProgram(const Program& program, Engine& engine,
   if (!greedy.ok()) return greedy.status();
   plan.greedy = *std::move(greedy);
 
-  BoxingPrices prices(engine, program.placement(), options.work_budget);
+  BoxingPrices prices(engine, program.placement(), options.work_budget,
+                      options.collectives_only);
   int threads = options.pricing_threads;
   if (threads <= 0) threads = std::min(8, std::max(1, static_cast<int>(std::thread::hardware_concurrency())));
   absl::StatusOr<SelectionProblem> problem =
@@ -257,6 +258,7 @@ absl::StatusOr<ProgramPlan> PlanProgram(const Program& program, Engine& engine,
   if (!greedy_costs.ok()) return greedy_costs.status();
   plan.greedy_costs = *std::move(greedy_costs);
   plan.boxing_work = prices.work_spent();
+  plan.boxing_collectives_only = options.collectives_only;
   plan.seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start_time).count();
   return plan;

@@ -79,6 +79,10 @@ struct PlanProgramOptions {
   // work budget); over it, PlanProgram is kResourceExhausted before
   // pricing. Must be > 0.
   int64_t work_budget = BoxingPrices::kDefaultWorkBudget;
+  // Price every boxing by its cheapest plan made of collectives, never a
+  // p2p exchange (BoxingPrices): large meshes within the budget, at the
+  // price of missing a cheaper exchange. The plan reports it.
+  bool collectives_only = false;
 };
 
 struct ProgramPlan {
@@ -101,6 +105,8 @@ struct ProgramPlan {
   int64_t boxing_plans = 0;
   // Their estimated planner steps (charged against the work budget).
   int64_t boxing_work = 0;
+  // Boxing was priced by collectives alone (PlanProgramOptions).
+  bool boxing_collectives_only = false;
   // Wall time of PlanProgram.
   double seconds = 0;
 };

@@ -428,6 +428,39 @@ TEST(Planner, DeterministicAndCached) {
   EXPECT_EQ(fresh->time_s(), (*a)->time_s());
 }
 
+// collectives_only: the cheapest plan made of collectives, where the full
+// search sends one p2p exchange (a [2,2] transpose); cached apart from the
+// full plan; refused between placements, which only an exchange changes.
+TEST(Planner, CollectivesOnlyNeverSendsAnExchange) {
+  const Placement p = P("cpu:0-3 [2,2]");
+  PlanRequest r{Shape{64, 64}, DataType::kFloat32, p, Nd("(S(0),S(1))"), p, Nd("(S(1),S(0))")};
+  BoxingPlanner planner;
+  absl::StatusOr<std::shared_ptr<const BoxingPlan>> full = planner.Plan(r);
+  ASSERT_TRUE(full.ok()) << full.status();
+  EXPECT_EQ((*full)->Summary(), "p2p->S(1),S(0)");
+  r.collectives_only = true;
+  EXPECT_EQ(EstimatePlanWork(r), EstimateCollectiveSearchWork(r));
+  absl::StatusOr<std::shared_ptr<const BoxingPlan>> collectives = planner.Plan(r);
+  ASSERT_TRUE(collectives.ok()) << collectives.status();
+  EXPECT_NE(collectives->get(), full->get());
+  for (const BoxingStep& step : (*collectives)->steps) {
+    EXPECT_NE(step.kind, StepKind::kPointToPoint) << (*collectives)->Summary();
+  }
+  EXPECT_EQ((*collectives)->Summary(),
+            "local_s_to_p[0] S(0)->P ; local_s_to_p[1] S(1)->P ; all_reduce[0,1] P->B ; "
+            "local_slice[0] B->S(1) ; local_slice[1] B->S(0)");
+  EXPECT_GT((*collectives)->time_s(), (*full)->time_s());
+  EXPECT_EQ(planner.stats().misses, 2u);
+  absl::StatusOr<std::shared_ptr<const BoxingPlan>> again = planner.Plan(r);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->get(), collectives->get());
+  r.dst_placement = P("cpu:4-7 [2,2]");
+  absl::StatusOr<BoxingPlan> moved = PlanBoxing(r, Cal());
+  EXPECT_EQ(moved.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(moved.status().message()),
+              HasSubstr("collectives alone cannot change the placement"));
+}
+
 // f32[rows, 4] from `from` to `to` on `placement`: one request per row
 // count, so each is a cache entry of its own.
 PlanRequest RowsRequest(int64_t rows, const char* placement, const char* from, const char* to) {

@@ -223,6 +223,32 @@ TEST(SbpPlan, SixteenThousandRanksPlanWithinTheDefaultBudget) {
                                   HasSubstr("--work_budget")));
 }
 
+// 1,024 ranks: pricing exchanges is over the default budget; the refusal
+// offers --collectives_only with its estimate, which answers and says so
+// (text and json); not with --execute, whose plans may use exchanges.
+TEST(SbpPlan, CollectivesOnlyPricesAThousandRanksWithinTheDefaultBudget) {
+  PlanOptions o = Mlp("text");
+  absl::StrReplaceAll({{"cpu:0-3 [2,2]", "cpu:0-1023 [32,32]"}}, &o.program);
+  EXPECT_THAT(ErrorOf(RunPlan(o, Eng())),
+              HasSubstr("price boxing by collectives alone (--collectives_only: ~"));
+  o.collectives_only = true;
+  absl::StatusOr<std::string> out = RunPlan(o, Eng());
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT(*out, HasSubstr("boxing plans priced by collectives alone (no p2p exchange priced"));
+  o.format = "json";
+  out = RunPlan(o, Eng());
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT(*out, HasSubstr("\"boxing_collectives_only\": true"));
+  o.format = "text";
+  o.execute = true;
+  EXPECT_THAT(ErrorOf(RunPlan(o, Eng())),
+              HasSubstr("--collectives_only prices boxing without p2p exchanges"));
+  // Small meshes price exchanges within the budget: no alternative offered.
+  o = Mlp("text");
+  o.work_budget = "1000";
+  EXPECT_THAT(ErrorOf(RunPlan(o, Eng())), Not(HasSubstr("--collectives_only")));
+}
+
 TEST(SbpPlan, Errors) {
   PlanOptions o = Mlp("table");
   EXPECT_THAT(ErrorOf(RunPlan(o, Eng())), HasSubstr("text|json|dot"));

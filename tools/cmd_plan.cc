@@ -55,6 +55,14 @@ absl::StatusOr<std::string> RunPlan(const PlanOptions& o, Engine& engine, bool* 
     if (!budget.ok()) return budget.status();
     options.work_budget = *budget;
   }
+  if (o.collectives_only && o.execute) {
+    // Execution boxes through the engine's cheapest plans, exchanges
+    // included, so its bytes would not be the ones this plan predicts.
+    return absl::InvalidArgumentError(
+        "--collectives_only prices boxing without p2p exchanges, but --execute runs the "
+        "engine's cheapest plans, which may use them: run --execute without --collectives_only");
+  }
+  options.collectives_only = o.collectives_only;
   absl::StatusOr<oneflow::ProgramProto> parsed = ProgramProtoFromJson(o.program);
   if (!parsed.ok()) return parsed.status();
   absl::StatusOr<graph::Program> program = ProgramFromProto(*parsed, engine.registry(), mesh);

@@ -23,6 +23,9 @@ struct PlanOptions {
   // Estimated boxing-planner steps, e.g. "4294967296"
   // (graph::PlanProgramOptions::work_budget); unset: the default.
   std::optional<std::string> work_budget;
+  // Price boxing by collectives alone, never p2p exchanges
+  // (graph::PlanProgramOptions::collectives_only).
+  bool collectives_only = false;
   // Plan the training step (eager/training_step.h); also selected by
   // "training": true in the program.
   bool training = false;

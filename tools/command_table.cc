@@ -108,11 +108,12 @@ cost is latency + max per-rank bytes / bandwidth per step (defaults: 25 GB/s,
 10 us per mesh axis). The report ends with the naive per-axis plan (DTensor's
 order) for comparison.)help"},
     {"plan", "choose every op's signature jointly over a whole program",
-     "program mesh memory_cap training calibration format execute seed work_budget",
+     "program mesh memory_cap training calibration format execute seed work_budget "
+     "collectives_only",
      "text|json|dot", 0,
      R"help(sbp plan --program=FILE.json [--mesh=2,2] [--memory_cap=BYTES] [--training]
           [--calibration=FILE] [--format=text|json|dot] [--execute [--seed=N]]
-          [--work_budget=STEPS]
+          [--work_budget=STEPS] [--collectives_only]
 
 Reads a program (a placement, named tensors, ops in order; docs/PLANNING.md)
 and chooses every op's N-D signature and every free tensor's layout jointly,
@@ -132,7 +133,12 @@ compute_flops_per_s and memory_bytes_per_s) prices links and compute.
 --memory_cap bounds every rank's parameters plus activations.
 --work_budget bounds the estimated boxing-planner steps spent pricing the
 choices (default 2^28, a few seconds); a program over it (a large mesh) is
-refused at once with RESOURCE_EXHAUSTED; raise it to wait longer. --training
+refused at once with RESOURCE_EXHAUSTED; raise it to wait longer, or pass
+--collectives_only to price every boxing by its cheapest plan made of
+collectives: no p2p exchange is priced (each costs ranks^2 steps), so a
+program on 1,024 ranks prices in seconds, at the price of missing an
+exchange that would have been cheaper (the report says so; not with
+--execute). --training
 (or "training": true in the program) plans the whole training step: the
 forward, the backward ops autograd runs, each parameter's gradient
 reduction and its Adam update, with the program's one output as the loss;

@@ -130,6 +130,9 @@ ABSL_FLAG(std::optional<std::string>, memory_cap, std::nullopt,
           "Per-rank memory cap in bytes for `sbp plan`.");
 ABSL_FLAG(std::optional<std::string>, work_budget, std::nullopt,
           "`sbp plan`: estimated boxing-planner steps the pricing may take (default 2^28).");
+ABSL_FLAG(bool, collectives_only, false,
+          "`sbp plan`: price every boxing by its cheapest plan made of collectives, never a "
+          "p2p exchange (large meshes within the work budget).");
 ABSL_FLAG(bool, training, false,
           "plan: plan the whole training step (forward, backward, gradient reductions, "
           "Adam updates) with the program's output as the loss.");
@@ -365,6 +368,7 @@ absl::StatusOr<std::string> PlanCmd(const Invocation& in) {
   if (in.cl.given.contains("mesh")) o.mesh = absl::GetFlag(FLAGS_mesh);
   o.memory_cap = absl::GetFlag(FLAGS_memory_cap);
   o.work_budget = absl::GetFlag(FLAGS_work_budget);
+  o.collectives_only = absl::GetFlag(FLAGS_collectives_only);
   o.training = absl::GetFlag(FLAGS_training);
   o.format = in.format;
   if (const std::optional<std::string> execute = absl::GetFlag(FLAGS_execute)) {
