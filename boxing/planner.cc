@@ -289,6 +289,44 @@ int64_t PricedTryWork(const NdSbp& layout, MeshAxisMask axes, SbpParallel to, in
   return SatAdd(walk, SatMul(classes, group));
 }
 
+// The steps of MaxMissingElements(layout, dst), the A* bound of a node:
+// each dim's ranges in both layouts, then per component of dims coupled by
+// an axis splitting one in `layout` and another in `dst`, every
+// coordinate of the axes splitting its dims.
+int64_t BoundWork(const NdSbp& layout, const NdSbp& dst, int rank, absl::Span<const int64_t> h) {
+  std::vector<int> parent(rank);
+  for (int d = 0; d < rank; ++d) parent[d] = d;
+  auto find = [&parent](int x) {
+    while (parent[x] != x) x = parent[x] = parent[parent[x]];
+    return x;
+  };
+  for (int i = 0; i < layout.size(); ++i) {
+    if (layout[i].is_split() && dst[i].is_split()) {
+      parent[find(layout[i].split_axis())] = find(dst[i].split_axis());
+    }
+  }
+  int64_t work = 0;
+  std::vector<int64_t> comp_coords(rank, 1);
+  std::vector<bool> counted(layout.size(), false);
+  for (const NdSbp* nd : {&layout, &dst}) {
+    std::vector<int64_t> ranges(rank, 1);
+    for (int i = 0; i < nd->size(); ++i) {
+      if (!(*nd)[i].is_split()) continue;
+      const int d = (*nd)[i].split_axis();
+      ranges[d] = SatMul(ranges[d], h[i]);
+      if (!counted[i]) {
+        counted[i] = true;
+        comp_coords[find(d)] = SatMul(comp_coords[find(d)], h[i]);
+      }
+    }
+    for (int d = 0; d < rank; ++d) work = SatAdd(work, ranges[d]);
+  }
+  for (int d = 0; d < rank; ++d) {
+    if (find(d) == d) work = SatAdd(work, comp_coords[d]);
+  }
+  return work;
+}
+
 // Enumerating every try costs about this many of them; beyond it the
 // estimate charges every try the whole mesh instead.
 constexpr int64_t kMaxEnumeratedTries = int64_t{1} << 20;
@@ -303,21 +341,23 @@ int64_t EstimateCollectiveSearchWork(const PlanRequest& r) {
   const int64_t layouts = SatPow(static_cast<int64_t>(values.size()), axes);
   const int64_t tries =
       SatMul((int64_t{1} << axes) - 1, static_cast<int64_t>(values.size()));
-  // Every node's A* bound (MaxMissingElements) walks at most every rank,
-  // and the winning path's steps are rebuilt in detail, rank by rank.
-  const int64_t per_node = ranks;
-  const int64_t detail = SatMul(ranks, axes + 1);
+  // The winning path visits each layout at most once, and each of its
+  // steps is rebuilt in detail, rank by rank.
+  const int64_t detail = SatMul(ranks, layouts);
   if (SatMul(layouts, tries) > kMaxEnumeratedTries) {
-    return SatAdd(SatMul(layouts, SatAdd(SatMul(tries, ranks), per_node)), detail);
+    // Every try, and every node's A* bound, charged the whole mesh (a try
+    // walks at most every group and evaluates at most every member).
+    return SatAdd(SatMul(layouts, SatMul(SatAdd(tries, 1), SatMul(ranks, 2))), detail);
   }
   // Every layout the search may settle, every try out of it.
   const absl::Span<const int64_t> h = r.src_placement.hierarchy();
   const std::vector<MeshAxisMask> sets = AxisSets(axes);
-  int64_t work = SatAdd(SatMul(layouts, per_node), detail);
+  int64_t work = detail;
   std::vector<size_t> digit(axes, 0);
   NdSbp layout;
   for (int i = 0; i < axes; ++i) layout.push_back(values[0]);
   while (true) {
+    work = SatAdd(work, BoundWork(layout, r.dst, r.shape.rank(), h));
     for (MeshAxisMask set : sets) {
       for (SbpParallel to : values) {
         work = SatAdd(work, 1);

@@ -27,7 +27,8 @@ int64_t SatMul(int64_t a, int64_t b) {
 
 }  // namespace
 
-int64_t BoxingPrices::PricingWork(const boxing::PlanRequest& r) {
+int64_t BoxingPrices::PricingWork(const boxing::PlanRequest& r, bool* without_exchanges) {
+  if (without_exchanges != nullptr) *without_exchanges = r.collectives_only;
   const int64_t values = r.shape.rank() + 2;
   const int axes = r.src_placement.num_axes();
   const int64_t ranks = r.src_placement.parallel_num();
@@ -39,9 +40,12 @@ int64_t BoxingPrices::PricingWork(const boxing::PlanRequest& r) {
   // collectives alone fit, the planner searches the collectives alone
   // (boxing/planner.h, large meshes), as it does when asked to: charge that
   // search, as the planner bounds it try by try.
+  // Asked for, the collective search is charged even over the planner's
+  // limit: the planner refuses such a pair, and the charge says why.
   if (r.collectives_only || boxing::EstimatePlanWork(r) > boxing::kMaxPlanWork) {
     const int64_t collectives = boxing::EstimateCollectiveSearchWork(r);
-    if (collectives <= boxing::kMaxPlanWork) {
+    if (r.collectives_only || collectives <= boxing::kMaxPlanWork) {
+      if (without_exchanges != nullptr) *without_exchanges = true;
       const int64_t overhead = SatMul(layouts, kPairOverhead);
       return collectives > std::numeric_limits<int64_t>::max() - overhead
                  ? std::numeric_limits<int64_t>::max()
@@ -67,24 +71,31 @@ boxing::PlanRequest BoxingPrices::RequestFor(const TensorDesc& desc, const NdSbp
   return {desc.shape, desc.dtype, placement_, from, placement_, to, collectives_only_};
 }
 
-absl::Status BoxingPrices::Charge(const std::vector<Key>& keys) {
+absl::Status BoxingPrices::Charge(const std::vector<Key>& keys, bool count) {
   int64_t work = 0;
-  // What the same pairs would cost priced by collectives alone, offered in
-  // the refusal when it fits.
-  int64_t collectives = 0;
+  int64_t without_exchanges = 0;
   auto add = [](int64_t a, int64_t b) {
     return b > std::numeric_limits<int64_t>::max() - a ? std::numeric_limits<int64_t>::max()
                                                        : a + b;
   };
   for (const Key& k : keys) {
-    boxing::PlanRequest r = RequestFor(k.desc, k.from, k.to);
+    const boxing::PlanRequest r = RequestFor(k.desc, k.from, k.to);
     if (!boxing::ValidatePlanRequest(r).ok()) continue;
-    work = add(work, PricingWork(r));
-    r.collectives_only = true;
-    collectives = add(collectives, PricingWork(r));
+    bool collectives_alone = false;
+    work = add(work, PricingWork(r, &collectives_alone));
+    if (collectives_alone) ++without_exchanges;
   }
   const int64_t left = work_budget_ - work_spent_;
   if (work > left) {
+    // What the same pairs would cost priced by collectives alone, offered
+    // when it fits.
+    int64_t collectives = 0;
+    for (const Key& k : keys) {
+      boxing::PlanRequest r = RequestFor(k.desc, k.from, k.to);
+      if (collectives_only_ || !boxing::ValidatePlanRequest(r).ok()) continue;
+      r.collectives_only = true;
+      collectives = add(collectives, PricingWork(r));
+    }
     const std::string alternative =
         !collectives_only_ && collectives <= left
             ? absl::StrCat(", price boxing by collectives alone (--collectives_only: ~",
@@ -97,6 +108,7 @@ absl::Status BoxingPrices::Charge(const std::vector<Key>& keys) {
         ", or raise --work_budget if the wait is worth it"));
   }
   work_spent_ += work;
+  if (count) pairs_without_exchanges_ += without_exchanges;
   return absl::OkStatus();
 }
 
@@ -106,7 +118,7 @@ absl::StatusOr<BoxingPrice> BoxingPrices::Price(const TensorDesc& desc, const Nd
   Key key{desc, from, to};
   auto it = prices_.find(key);
   if (it != prices_.end()) return it->second;
-  absl::Status charged = Charge({key});
+  absl::Status charged = Charge({key}, /*count=*/false);
   if (!charged.ok()) return charged;
   absl::StatusOr<BoxingPrice> price = Compute(desc, from, to);
   if (!price.ok()) return price.status();
@@ -182,7 +194,7 @@ absl::StatusOr<double> BoxingPrices::Time(const TensorDesc& desc, const NdSbp& f
   Key key = Canonical(desc, from, to);
   auto it = times_.find(key);
   if (it != times_.end()) return it->second;
-  absl::Status charged = Charge({key});
+  absl::Status charged = Charge({key}, /*count=*/true);
   if (!charged.ok()) return charged;
   absl::StatusOr<BoxingPrice> price = Compute(key.desc, key.from, key.to);
   if (!price.ok()) return price.status();
@@ -200,7 +212,7 @@ absl::Status BoxingPrices::Prefetch(const std::vector<Request>& requests, int th
     seen.insert(key);
     todo.push_back(std::move(key));
   }
-  absl::Status charged = Charge(todo);
+  absl::Status charged = Charge(todo, /*count=*/true);
   if (!charged.ok()) return charged;
   std::vector<std::optional<absl::StatusOr<BoxingPrice>>> results(todo.size());
   std::atomic<size_t> next{0};

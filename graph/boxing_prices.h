@@ -75,7 +75,10 @@ class BoxingPrices {
   // (boxing::EstimateCollectiveSearchWork) plus kPairOverhead per layout.
   // Saturates.
   static constexpr int64_t kPairOverhead = 64;
-  static int64_t PricingWork(const boxing::PlanRequest& request);
+  // `without_exchanges` (optional): set to whether the planner prices the
+  // pair by collectives alone (asked for, or over its own limit).
+  static int64_t PricingWork(const boxing::PlanRequest& request,
+                             bool* without_exchanges = nullptr);
   // The default budget: boxing::kMaxPlanWork (2^28) units of PricingWork.
   // tests/testdata/plan_mlp.json (~500 pairs) charges 1.0e6 on [2,2],
   // 3.9e7 on [8,8] (2 s wall on two shared cores) and 1.4e8 on [8,16]
@@ -112,6 +115,10 @@ class BoxingPrices {
   int64_t work_spent() const { return work_spent_; }
   int64_t work_budget() const { return work_budget_; }
   bool collectives_only() const { return collectives_only_; }
+  // Of num_time_plans(), those priced by collectives alone: all of them
+  // with collectives_only(), else the pairs over the planner's own limit
+  // (large meshes), where it drops the exchanges itself.
+  int64_t pairs_without_exchanges() const { return pairs_without_exchanges_; }
 
  private:
   struct Key {
@@ -138,11 +145,14 @@ class BoxingPrices {
   // Charges the estimated work of planning `keys` (pairs that fail
   // validation cost nothing here: planning them fails at once); over the
   // budget, kResourceExhausted and nothing is charged.
-  absl::Status Charge(const std::vector<Key>& keys);
+  // `count`: the keys are plans num_time_plans() counts, so those priced
+  // without exchanges count in pairs_without_exchanges().
+  absl::Status Charge(const std::vector<Key>& keys, bool count);
   Engine& engine_;
   Placement placement_;
   int64_t work_budget_;
   bool collectives_only_;
+  int64_t pairs_without_exchanges_ = 0;
   int64_t work_spent_ = 0;
   // Exact pairs (Price).
   absl::flat_hash_map<Key, BoxingPrice> prices_;

@@ -43,6 +43,16 @@ std::string Consumer(const Program& program, const BoxingEdge& e) {
   return absl::StrCat(op.label, ".", op.call->bn(e.blob));
 }
 
+// The caveat after "N boxing plans priced" when some were priced without
+// p2p exchanges.
+std::string WithoutExchanges(const ProgramPlan& plan) {
+  const int64_t k = plan.boxing_plans_without_exchanges;
+  if (k == 0) return "";
+  const std::string why = "no p2p exchange priced: one might be cheaper";
+  if (k >= plan.boxing_plans) return absl::StrCat(" by collectives alone (", why, ")");
+  return absl::StrCat(" (", k, " by collectives alone: ", why, ")");
+}
+
 }  // namespace
 
 std::string ProgramPlanToText(const Program& program, const ProgramPlan& plan) {
@@ -107,10 +117,7 @@ std::string ProgramPlanToText(const Program& program, const ProgramPlan& plan) {
                         s.nodes, s.edges, s.reduction.leaves, s.reduction.chains,
                         s.reduction.isolated, s.core_nodes, s.core_product,
                         s.exact ? "exact" : "fell back to local search (core too large to enumerate; not proven optimal)",
-                        plan.boxing_plans,
-                        plan.boxing_collectives_only
-                            ? " by collectives alone (no p2p exchange priced: one might be cheaper)"
-                            : "",
+                        plan.boxing_plans, WithoutExchanges(plan),
                         FormatSeconds(plan.seconds));
   if (plan.memory_price_s_per_byte > 0) {
     absl::StrAppendFormat(&out, "memory cap met by pricing memory at %g s/byte (%d priced solves)\n",

@@ -258,7 +258,7 @@ absl::StatusOr<ProgramPlan> PlanProgram(const Program& program, Engine& engine,
   if (!greedy_costs.ok()) return greedy_costs.status();
   plan.greedy_costs = *std::move(greedy_costs);
   plan.boxing_work = prices.work_spent();
-  plan.boxing_collectives_only = options.collectives_only;
+  plan.boxing_plans_without_exchanges = prices.pairs_without_exchanges();
   plan.seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start_time).count();
   return plan;

@@ -105,8 +105,11 @@ struct ProgramPlan {
   int64_t boxing_plans = 0;
   // Their estimated planner steps (charged against the work budget).
   int64_t boxing_work = 0;
-  // Boxing was priced by collectives alone (PlanProgramOptions).
-  bool boxing_collectives_only = false;
+  // Of boxing_plans, those priced by collectives alone (no p2p exchange
+  // priced, so one might have been cheaper): every one with
+  // PlanProgramOptions::collectives_only, else those over the planner's
+  // own limit (BoxingPrices::pairs_without_exchanges).
+  int64_t boxing_plans_without_exchanges = 0;
   // Wall time of PlanProgram.
   double seconds = 0;
 };

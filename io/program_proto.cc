@@ -296,7 +296,7 @@ oneflow::ProgramPlanProto ProgramPlanToProto(const graph::Program& program,
   s->set_memory_price_s_per_byte(plan.memory_price_s_per_byte);
   s->set_greedy_candidates_added(plan.greedy_candidates_added);
   s->set_boxing_plans(plan.boxing_plans);
-  if (plan.boxing_collectives_only) s->set_boxing_collectives_only(true);
+  s->set_boxing_plans_without_exchanges(plan.boxing_plans_without_exchanges);
   return out;
 }
 

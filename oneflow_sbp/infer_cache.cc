@@ -1,6 +1,8 @@
 #include "oneflow_sbp/infer_cache.h"
 
+#include <memory>
 #include <utility>
+#include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/hash/hash.h"
@@ -60,16 +62,29 @@ using infer_cache_internal::FrontSlot;
 using infer_cache_internal::kFrontSlots;
 using infer_cache_internal::tl_front;
 
+// Set when this thread's owners below are destroyed (thread exit).
+thread_local bool tl_front_owners_gone = false;
+
 // The reference each front slot holds on its entry, which is what keeps
 // borrowed results alive: only this thread replaces it, and only during a
 // later lookup. Apart from the slots themselves (infer_cache.h) because a
-// shared_ptr would give them a thread-local initialisation guard.
-thread_local std::shared_ptr<const void> tl_front_owners[kFrontSlots];
+// shared_ptr would give them a thread-local initialisation guard. At
+// thread exit the slots are emptied before the references drop, so a
+// lookup from a later thread-exit destructor misses instead of reading a
+// freed entry (and FillSlot then leaves the slots alone).
+struct FrontOwners {
+  std::shared_ptr<const void> refs[kFrontSlots];
+  ~FrontOwners() {
+    for (FrontSlot& slot : tl_front.slots) slot = FrontSlot{};
+    tl_front_owners_gone = true;
+  }
+};
+thread_local FrontOwners tl_front_owners;
 
 size_t SlotIndex(size_t hash) { return hash % kFrontSlots; }
 FrontSlot& FrontSlotFor(size_t hash) { return tl_front.slots[SlotIndex(hash)]; }
 const std::shared_ptr<const void>& FrontOwnerFor(size_t hash) {
-  return tl_front_owners[SlotIndex(hash)];
+  return tl_front_owners.refs[SlotIndex(hash)];
 }
 
 }  // namespace
@@ -206,6 +221,16 @@ namespace {
 template <typename EntryT>
 void FillSlot(size_t hash, uint64_t key_id, uint64_t cache_id, uint64_t epoch,
               std::shared_ptr<EntryT> entry) {
+  if (tl_front_owners_gone) {
+    // A lookup from a destructor that runs after this thread's owners
+    // went: no slot can hold the entry, so a process-wide list keeps it,
+    // and a borrowed result, alive (the thread is ending; this is rare).
+    static auto* mu = new absl::Mutex();
+    static auto* kept = new std::vector<std::shared_ptr<const void>>();
+    absl::MutexLock lock(mu);
+    kept->push_back(std::move(entry));
+    return;
+  }
   FrontSlot& slot = FrontSlotFor(hash);
   slot.key_id = key_id;
   slot.cache_id = cache_id;
@@ -215,7 +240,7 @@ void FillSlot(size_t hash, uint64_t key_id, uint64_t cache_id, uint64_t epoch,
   slot.policy = entry->policy.get();
   slot.value = &entry->value;
   slot.referenced = &entry->referenced;
-  tl_front_owners[SlotIndex(hash)] = std::move(entry);
+  tl_front_owners.refs[SlotIndex(hash)] = std::move(entry);
 }
 
 }  // namespace
@@ -308,6 +333,8 @@ absl::StatusOr<std::shared_ptr<const InferResult>> InferCache::GetOrInfer(
 
 absl::StatusOr<std::shared_ptr<const InferResult>> InferCache::GetOrInfer(
     const InferKey& key, const PolicyPtr& policy) {
+  // At thread exit no slot owns anything: share the entry itself.
+  if (tl_front_owners_gone) return GetOrInfer(key.request(), policy);
   // The borrowed answer sits in this thread's front slot, which owns the
   // entry: share that ownership.
   absl::StatusOr<const InferResult*> borrowed = GetOrInferBorrowed(key, policy);

@@ -14,9 +14,10 @@
 // partial penalty), whether an explanation was asked for, and the
 // fingerprint of the selection policy that answers (so one cache can serve
 // policies with different calibrations). Stride is not part of a request,
-// as in OneFlow. Every hit compares the full key, never just the hash, so
-// two different calls can never share an entry even when their hashes
-// collide.
+// as in OneFlow. Every hit compares the full key (or, for a prepared
+// InferKey, the id of a key whose request was compared in full), never
+// just the hash, so two different calls can never share an entry even when
+// their hashes collide.
 //
 // Values are immutable and shared (std::shared_ptr<const InferResult>), or
 // borrowed (LookupBorrowed, GetOrInferBorrowed: a plain pointer, no
@@ -33,9 +34,11 @@
 // it hit recently. A repeated call (the common case in an eager training
 // loop) is answered there without any lock: the key hash combines hashes
 // precomputed in the OpCall, Placement and InferInputs, and the full-key
-// comparison short-cuts on shared objects. Front entries are correct
-// values for their keys even after the shared cache evicts them; they only
-// delay freeing a few entries per thread. Clear() invalidates them.
+// comparison short-cuts on shared objects; a prepared InferKey the slot
+// already answered compares its id alone (infer_key.h). Front entries are
+// correct values for their keys even after the shared cache evicts them;
+// they only delay freeing a few entries per thread. Clear() invalidates
+// them.
 //
 // Borrowed results: a front slot owns a reference to its entry, and only
 // its own thread replaces it, during a later lookup. So a pointer handed

@@ -38,6 +38,14 @@ std::shared_ptr<const SelectionPolicy> Policy(const InferRequest& r) {
   return OneFlowSelectionFor(r.placement);
 }
 
+// A cache of one entry in one shard: every insert evicts.
+std::unique_ptr<InferCache> OneEntryCache() {
+  InferCache::Options options;
+  options.capacity = 1;
+  options.shards = 1;
+  return *InferCache::Create(options);
+}
+
 // Many requests that differ in exactly one key component each.
 std::vector<InferRequest> DistinctRequests() {
   std::vector<InferRequest> out;
@@ -176,10 +184,7 @@ TEST(InferCache, BorrowedResultsAreTheSharedValues) {
 // threads until the borrowing thread looks up again (under ASan a freed
 // value would be reported here).
 TEST(InferCache, BorrowedResultSurvivesEvictionAndClearByOtherThreads) {
-  InferCache::Options options;
-  options.capacity = 1;
-  options.shards = 1;
-  std::unique_ptr<InferCache> cache = *InferCache::Create(options);
+  std::unique_ptr<InferCache> cache = OneEntryCache();
   const std::vector<InferRequest> requests = DistinctRequests();
   const InferRequest& r = requests.front();
   const std::string want = SignatureToString(*r.op, InferSignature(r)->signature);
@@ -241,7 +246,8 @@ TEST(InferCacheKeys, KeysShareEntriesWithTheirRequests) {
 // Every key's answer is its own request's, whichever keys and requests took
 // the front slots before it: many keys share the 64 slots, so slots are
 // taken over by other keys and by plain requests between the key's lookups.
-// With a hash override the key path is off and the full comparison rules.
+// With a hash override slots move away from the keys' own hash bits: only
+// keys whose bits name the override's slot take the id path there.
 TEST(InferCacheKeys, KeysNeverTakeAnotherCallsAnswer) {
   const std::vector<InferRequest> requests = DistinctRequests();
   std::vector<InferKey> keys;
@@ -342,6 +348,55 @@ TEST(InferCacheKeys, SlotsAreBoundToCacheEpochAndPolicy) {
     EXPECT_EQ(SignatureToString(*r.op, (*b)->signature), want_oneflow);
   }
   EXPECT_EQ(first.stats().size, 2u);
+}
+
+// What a thread-exit destructor sees (LateLookup below).
+InferCache* late_cache = nullptr;
+const InferRequest* late_request = nullptr;
+const InferKey* late_key = nullptr;
+std::string* late_result = nullptr;
+
+// Looks the key up from its destructor, which runs after the cache's
+// per-thread owners are gone when it was constructed before them.
+struct LateLookup {
+  ~LateLookup() {
+    const InferRequest& r = *late_request;
+    absl::StatusOr<const InferResult*> borrowed =
+        late_cache->GetOrInferBorrowed(*late_key, Policy(r));
+    absl::StatusOr<std::shared_ptr<const InferResult>> shared =
+        late_cache->GetOrInfer(*late_key, Policy(r));
+    *late_result = borrowed.ok() && shared.ok()
+                       ? SignatureToString(*r.op, (*borrowed)->signature) + " | " +
+                             SignatureToString(*r.op, (*shared)->signature)
+                       : "error";
+  }
+};
+
+// A key's slot outlives its thread's owning references only until they go:
+// a lookup from a later thread-exit destructor misses and is answered
+// afresh, never from the entry the owners freed (evicted from the shard
+// meanwhile; ASan watches), and what it returns stays valid.
+TEST(InferCacheKeys, LookupsFromLateThreadExitDestructorsAreAnsweredAfresh) {
+  std::unique_ptr<InferCache> cache = OneEntryCache();
+  const std::vector<InferRequest> requests = DistinctRequests();
+  const InferKey key(requests[0]);
+  const std::string want =
+      SignatureToString(*requests[0].op, InferSignature(requests[0])->signature);
+  std::string result;
+  late_cache = cache.get();
+  late_request = &requests[0];
+  late_key = &key;
+  late_result = &result;
+  std::thread t([&] {
+    thread_local LateLookup late;  // constructed first, so destroyed last
+    (void)&late;
+    ASSERT_TRUE(cache->GetOrInferBorrowed(key, Policy(requests[0])).ok());
+    // Evicts the key's entry from the one-entry shard: only the slot's
+    // owner holds it now.
+    ASSERT_TRUE(cache->GetOrInfer(requests[1], Policy(requests[1])).ok());
+  });
+  t.join();
+  EXPECT_EQ(result, want + " | " + want);
 }
 
 TEST(InferCache, ConcurrentReadersAndWritersAgree) {
