@@ -25,6 +25,11 @@ int64_t SatMul(int64_t a, int64_t b) {
                                                      : a * b;
 }
 
+int64_t SatAdd(int64_t a, int64_t b) {
+  return b > std::numeric_limits<int64_t>::max() - a ? std::numeric_limits<int64_t>::max()
+                                                     : a + b;
+}
+
 }  // namespace
 
 int64_t BoxingPrices::PricingWork(const boxing::PlanRequest& r, bool* without_exchanges) {
@@ -36,27 +41,20 @@ int64_t BoxingPrices::PricingWork(const boxing::PlanRequest& r, bool* without_ex
   for (int i = 0; i < axes; ++i) layouts = SatMul(layouts, values);
   const int64_t tries = SatMul((int64_t{1} << axes) - 1, values);
   const int64_t per_layout = SatMul(tries, ranks);
-  // Where p2p exchanges put a request over the planner's limit and the
-  // collectives alone fit, the planner searches the collectives alone
-  // (boxing/planner.h, large meshes), as it does when asked to: charge that
-  // search, as the planner bounds it try by try.
-  // Asked for, the collective search is charged even over the planner's
-  // limit: the planner refuses such a pair, and the charge says why.
-  if (r.collectives_only || boxing::EstimatePlanWork(r) > boxing::kMaxPlanWork) {
+  // The planner searches the collectives alone when asked to (charged even
+  // over its limit: it then refuses the pair, and the charge says why), and
+  // where p2p exchanges put a request over its limit but the collectives
+  // fit (boxing/planner.h, large meshes): charge that search, as the
+  // planner bounds it try by try.
+  const bool over = !r.collectives_only && boxing::EstimatePlanWork(r) > boxing::kMaxPlanWork;
+  if (r.collectives_only || over) {
     const int64_t collectives = boxing::EstimateCollectiveSearchWork(r);
     if (r.collectives_only || collectives <= boxing::kMaxPlanWork) {
       if (without_exchanges != nullptr) *without_exchanges = true;
-      const int64_t overhead = SatMul(layouts, kPairOverhead);
-      return collectives > std::numeric_limits<int64_t>::max() - overhead
-                 ? std::numeric_limits<int64_t>::max()
-                 : collectives + overhead;
+      return SatAdd(collectives, SatMul(layouts, kPairOverhead));
     }
   }
-  const int64_t p2p = SatMul(ranks, ranks);
-  const int64_t sum = per_layout > std::numeric_limits<int64_t>::max() - p2p
-                          ? std::numeric_limits<int64_t>::max()
-                          : per_layout + p2p + kPairOverhead;
-  return SatMul(layouts, sum);
+  return SatMul(layouts, SatAdd(per_layout, SatAdd(SatMul(ranks, ranks), kPairOverhead)));
 }
 
 BoxingPrices::BoxingPrices(Engine& engine, Placement placement, int64_t work_budget,
@@ -74,33 +72,31 @@ boxing::PlanRequest BoxingPrices::RequestFor(const TensorDesc& desc, const NdSbp
 absl::Status BoxingPrices::Charge(const std::vector<Key>& keys, bool count) {
   int64_t work = 0;
   int64_t without_exchanges = 0;
-  auto add = [](int64_t a, int64_t b) {
-    return b > std::numeric_limits<int64_t>::max() - a ? std::numeric_limits<int64_t>::max()
-                                                       : a + b;
-  };
   for (const Key& k : keys) {
     const boxing::PlanRequest r = RequestFor(k.desc, k.from, k.to);
     if (!boxing::ValidatePlanRequest(r).ok()) continue;
     bool collectives_alone = false;
-    work = add(work, PricingWork(r, &collectives_alone));
+    work = SatAdd(work, PricingWork(r, &collectives_alone));
     if (collectives_alone) ++without_exchanges;
   }
   const int64_t left = work_budget_ - work_spent_;
   if (work > left) {
     // What the same pairs would cost priced by collectives alone, offered
     // when it fits.
-    int64_t collectives = 0;
-    for (const Key& k : keys) {
-      boxing::PlanRequest r = RequestFor(k.desc, k.from, k.to);
-      if (collectives_only_ || !boxing::ValidatePlanRequest(r).ok()) continue;
-      r.collectives_only = true;
-      collectives = add(collectives, PricingWork(r));
+    std::string alternative;
+    if (!collectives_only_) {
+      int64_t collectives = 0;
+      for (const Key& k : keys) {
+        boxing::PlanRequest r = RequestFor(k.desc, k.from, k.to);
+        if (!boxing::ValidatePlanRequest(r).ok()) continue;
+        r.collectives_only = true;
+        collectives = SatAdd(collectives, PricingWork(r));
+      }
+      if (collectives <= left) {
+        alternative = absl::StrCat(", price boxing by collectives alone (--collectives_only: ~",
+                                   collectives, " steps)");
+      }
     }
-    const std::string alternative =
-        !collectives_only_ && collectives <= left
-            ? absl::StrCat(", price boxing by collectives alone (--collectives_only: ~",
-                           collectives, " steps)")
-            : "";
     return absl::ResourceExhaustedError(absl::StrCat(
         "pricing the boxing of ", keys.size(), " layout pairs on ", placement_.ToString(),
         " would take ~", work, " planner steps, over the budget of ", left, " left of ",
