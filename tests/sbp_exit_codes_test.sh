@@ -2,7 +2,9 @@
 # The `sbp` exit-code contract, for every command: 0 success, 1 a failure
 # (bad input values, a failed run, a result mismatch), 2 a wrong command
 # line (unknown command or flag, a flag or --format the command does not
-# take, a flag value of the wrong type, extra words). tools/command_table.h.
+# take, a flag value of the wrong type, extra words, and a value of launch's
+# own flags it cannot use: `--nproc=0`, counts that disagree, no command after
+# --). tools/command_table.h.
 #
 #   sbp_exit_codes_test.sh <path to sbp> <plan_mlp.json>
 set -u
@@ -97,12 +99,12 @@ expect 0 "launch" launch --nproc=2 -- /bin/true
 expect 1 "launch failing rank" launch --nproc=2 -- /bin/false
 expect 2 "launch bad --nproc" launch --nproc=many -- /bin/true
 expect 1 "launch failing rank, prefixed" launch --nproc=2 --rank_prefix=yes -- /bin/false
-expect 1 "launch no ranks" launch --nproc=0 -- /bin/true
-expect 1 "launch negative ranks" launch --nproc_per_node=-2 -- /bin/true
-expect 1 "launch disagreeing counts" launch --nproc=2 --nproc_per_node=3 -- /bin/true
+expect 2 "launch no ranks" launch --nproc=0 -- /bin/true
+expect 2 "launch negative ranks" launch --nproc_per_node=-2 -- /bin/true
+expect 2 "launch disagreeing counts" launch --nproc=2 --nproc_per_node=3 -- /bin/true
 expect 0 "launch torchrun's name" launch --nproc_per_node=2 -- /bin/true
 expect 0 "launch sbp itself" launch --nproc=1 -- sbp parse B
-expect 1 "launch bad --rank_prefix" launch --nproc=1 --rank_prefix=maybe -- /bin/true
+expect 2 "launch bad --rank_prefix" launch --nproc=1 --rank_prefix=maybe -- /bin/true
 
 # demo
 expect 0 "demo" demo --steps=2

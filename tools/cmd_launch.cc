@@ -6,13 +6,14 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "tools/command_line.h"
 
 namespace oneflow_sbp::cli {
 
 absl::StatusOr<std::string> RunLaunch(const comm::LaunchOptions& options,
                                       const std::vector<std::string>& command) {
   if (command.empty()) {
-    return absl::InvalidArgumentError(
+    return UsageError(
         "give the command after --, e.g. sbp launch --nproc=4 -- ./my_program --flag");
   }
   std::vector<std::string> argv = command;
@@ -31,13 +32,13 @@ absl::StatusOr<std::string> RunLaunch(const comm::LaunchOptions& options,
 absl::StatusOr<int> LaunchRanksPerNode(bool nproc_given, int nproc, bool per_node_given,
                                        int per_node) {
   if (nproc_given && per_node_given && nproc != per_node) {
-    return absl::InvalidArgumentError(absl::StrCat("--nproc=", nproc, " and --nproc_per_node=",
+    return UsageError(absl::StrCat("--nproc=", nproc, " and --nproc_per_node=",
                                                    per_node, " disagree; give one"));
   }
   const bool given = nproc_given || per_node_given;
   const int n = nproc_given ? nproc : per_node_given ? per_node : 1;
   if (given && n < 1) {
-    return absl::InvalidArgumentError(absl::StrCat(
+    return UsageError(absl::StrCat(
         "--", nproc_given ? "nproc" : "nproc_per_node", "=", n, ": at least 1 rank process"));
   }
   return n;

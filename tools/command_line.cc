@@ -3,6 +3,7 @@
 #include <optional>
 
 #include "absl/flags/reflection.h"
+#include "absl/strings/cord.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
@@ -150,6 +151,20 @@ absl::Status ParseCommandLine(absl::Span<const std::string> args,
                               absl::FunctionRef<bool(const absl::CommandLineFlag&)> allowed,
                               CommandLine* out) {
   return CommandLineParser(args, allowed, out).Parse();
+}
+
+namespace {
+constexpr char kUsagePayload[] = "oneflow_sbp/usage_error";
+}  // namespace
+
+absl::Status UsageError(absl::string_view message) {
+  absl::Status s = absl::InvalidArgumentError(message);
+  s.SetPayload(kUsagePayload, absl::Cord("1"));
+  return s;
+}
+
+bool IsUsageError(const absl::Status& status) {
+  return status.GetPayload(kUsagePayload).has_value();
 }
 
 }  // namespace oneflow_sbp::cli

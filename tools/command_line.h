@@ -22,6 +22,7 @@
 #include "absl/flags/commandlineflag.h"
 #include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 
 namespace oneflow_sbp::cli {
@@ -45,6 +46,13 @@ struct CommandLine {
 absl::Status ParseCommandLine(absl::Span<const std::string> args,
                               absl::FunctionRef<bool(const absl::CommandLineFlag&)> allowed,
                               CommandLine* out);
+
+// A flag value a command cannot use at all (`launch --nproc=0`): a wrong
+// command line like a flag of the wrong type, so `sbp` exits 2, not 1. It is
+// kInvalidArgument carrying a payload that IsUsageError finds; bad input
+// values (a layout, a mesh, a file) stay plain errors, exit 1.
+absl::Status UsageError(absl::string_view message);
+bool IsUsageError(const absl::Status& status);
 
 }  // namespace oneflow_sbp::cli
 

@@ -196,10 +196,13 @@ bool IsHelpFlag(const std::string& arg) {
 // Messages are one line of text on the terminal whatever they echo: control
 // characters that escaped QuotedInput (a NUL, a newline, an ANSI escape in
 // a name) are escaped here as a last line.
+// A failure is exit 1; a status the command marked as a wrong command line
+// (cli::IsUsageError: a flag value the command cannot use at all, such as
+// `launch --nproc=0`) is exit 2, like a flag the parser refused.
 int Fail(const std::string& command, const absl::Status& status) {
   std::fprintf(stderr, "sbp %s: %s\n", oneflow_sbp::EscapedControls(command).c_str(),
                oneflow_sbp::EscapedControls(status.message()).c_str());
-  return 1;
+  return oneflow_sbp::cli::IsUsageError(status) ? 2 : 1;
 }
 
 // Flushes stdout and reports a failed write (a full disk, /dev/full, a
@@ -348,7 +351,7 @@ absl::StatusOr<std::string> LaunchCmd(const Invocation& in) {
   o.failure_grace = absl::Seconds(2);
   const std::string prefix = absl::GetFlag(FLAGS_rank_prefix);
   if (prefix != "auto" && prefix != "yes" && prefix != "no") {
-    return absl::InvalidArgumentError(absl::StrCat(
+    return oneflow_sbp::cli::UsageError(absl::StrCat(
         "--rank_prefix=", QuotedInput(prefix), ": expected auto, yes or no"));
   }
   o.prefix_output = prefix == "yes" || (prefix == "auto" && isatty(STDOUT_FILENO) == 1);
