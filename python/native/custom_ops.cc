@@ -17,12 +17,13 @@
 
 #include "absl/strings/str_cat.h"
 #include "oneflow_sbp/op_registry.h"
+#include "oneflow_sbp/quoted_input.h"
 #include "oneflow_sbp/sbp_context.h"
 #include "ops/kernels/kernel_registry.h"
 #include "ops/kernels/verify/verifier.h"
 #include "python/native/bindings.h"
 #include "python/native/conversions.h"
-#include "oneflow_sbp/quoted_input.h"
+#include "python/native/gil_release.h"
 
 namespace oneflow_sbp::python {
 namespace {
@@ -190,7 +191,7 @@ py::dict Verify(const std::string& op, const std::vector<int64_t>& mesh) {
   o.mesh = mesh;
   absl::StatusOr<kernels::VerifyReport> r;
   {
-    py::gil_scoped_release release;
+    GilRelease release;
     r = kernels::RunVerify(SharedEngine().registry(), o);
   }
   const kernels::VerifyReport report = Unwrap(std::move(r));

@@ -10,10 +10,11 @@
 #include "io/checkpoint.h"
 #include "io/safetensors.h"
 #include "io/sharded_load.h"
+#include "oneflow_sbp/quoted_input.h"
 #include "python/native/bindings.h"
 #include "python/native/conversions.h"
+#include "python/native/gil_release.h"
 #include "python/native/session.h"
-#include "oneflow_sbp/quoted_input.h"
 
 namespace oneflow_sbp::python {
 namespace {
@@ -21,7 +22,7 @@ namespace {
 std::shared_ptr<io::SafetensorsFile> OpenSafetensors(const std::string& path) {
   absl::StatusOr<std::unique_ptr<io::SafetensorsFile>> f;
   {
-    py::gil_scoped_release release;
+    GilRelease release;
     f = io::SafetensorsFile::Open(path);
   }
   return std::shared_ptr<io::SafetensorsFile>(Unwrap(std::move(f)).release());
@@ -126,7 +127,7 @@ void BindIo(py::module_& m) {
     for (const io::SafetensorsEntry& e : f->entries()) {
       absl::StatusOr<LocalTensor> t;
       {
-        py::gil_scoped_release release;
+        GilRelease release;
         t = f->Read(e.name);
       }
       d[py::str(e.name)] = NumpyView(Unwrap(std::move(t)), /*writable=*/true);
@@ -139,7 +140,7 @@ void BindIo(py::module_& m) {
     for (auto [k, v] : arrays) {
       ts.emplace_back(py::str(k), Unwrap(LocalFromNumpy(py::array::ensure(v))));
     }
-    py::gil_scoped_release release;
+    GilRelease release;
     absl::Status s = io::WriteSafetensors(path, ts, metadata);
     py::gil_scoped_acquire acquire;
     ThrowIfError(s);
@@ -150,7 +151,7 @@ void BindIo(py::module_& m) {
   m.def("checkpoint_export", [](const std::string& source, const std::string& out) {
     absl::Status s;
     {
-      py::gil_scoped_release release;
+      GilRelease release;
       s = io::ExportCheckpoint(source, out);
     }
     ThrowIfError(s);

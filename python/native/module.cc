@@ -3,6 +3,7 @@
 #include <pybind11/pybind11.h>
 
 #include "python/native/bindings.h"
+#include "python/native/gil_release.h"
 
 PYBIND11_MODULE(_C, m) {
   m.doc() = "oneflow_sbp's native engine (use the oneflow_sbp package)";
@@ -10,4 +11,5 @@ PYBIND11_MODULE(_C, m) {
   oneflow_sbp::python::BindSession(m);
   oneflow_sbp::python::BindCustomOps(m);
   oneflow_sbp::python::BindIo(m);
+  oneflow_sbp::python::BindGilProbe(m);
 }

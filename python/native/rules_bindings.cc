@@ -6,15 +6,16 @@
 
 #include "absl/strings/str_cat.h"
 #include "boxing/boxing_plan.h"
-#include "ops/builtin_ops.h"
 #include "oneflow_sbp/nd_sbp.h"
 #include "oneflow_sbp/placement.h"
+#include "oneflow_sbp/quoted_input.h"
 #include "oneflow_sbp/sbp_signature.h"
 #include "oneflow_sbp/seeded_stream.h"
 #include "oneflow_sbp/tensor_desc.h"
+#include "ops/builtin_ops.h"
 #include "python/native/bindings.h"
 #include "python/native/conversions.h"
-#include "oneflow_sbp/quoted_input.h"
+#include "python/native/gil_release.h"
 
 namespace oneflow_sbp::python {
 namespace {
@@ -112,7 +113,7 @@ py::dict Infer(const std::string& op, const py::list& inputs, const py::dict& at
   req.explain = explain;
   std::shared_ptr<const InferResult> result;
   {
-    py::gil_scoped_release release;
+    GilRelease release;
     absl::StatusOr<std::shared_ptr<const InferResult>> r = engine.Infer(req);
     py::gil_scoped_acquire acquire;
     result = Unwrap(std::move(r));
@@ -142,7 +143,7 @@ py::dict Infer(const std::string& op, const py::list& inputs, const py::dict& at
                              req.placement, chosen};
       absl::StatusOr<std::shared_ptr<const boxing::BoxingPlan>> plan;
       {
-        py::gil_scoped_release release;
+        GilRelease release;
         plan = engine.Plan(pr);
       }
       if (plan.ok()) {
@@ -195,7 +196,7 @@ py::dict PlanBoxing(const py::object& shape, const std::string& dtype, const std
   req.dst = ParseNdSbp(dst, "dst");
   absl::StatusOr<std::shared_ptr<const boxing::BoxingPlan>> plan;
   {
-    py::gil_scoped_release release;
+    GilRelease release;
     plan = SharedEngine().Plan(req);
   }
   return PlanToPython(*Unwrap(std::move(plan)));

@@ -29,6 +29,7 @@
 #include "python/native/bindings.h"
 #include "python/native/controller.h"
 #include "python/native/conversions.h"
+#include "python/native/gil_release.h"
 
 namespace oneflow_sbp::python {
 
@@ -76,7 +77,7 @@ class Session : public std::enable_shared_from_this<Session> {
     if (launched) {
       absl::StatusOr<std::unique_ptr<Controller>> c;
       {
-        py::gil_scoped_release release;
+        GilRelease release;
         c = Controller::Launched(SharedEngine(), o);
       }
       controller_ = Unwrap(std::move(c));
@@ -99,7 +100,7 @@ class Session : public std::enable_shared_from_this<Session> {
 
   void Close() {
     {
-      py::gil_scoped_release release;
+      GilRelease release;
       controller_.reset();  // waits for a step an interrupt left running
       graveyard_.clear();
     }
@@ -113,13 +114,13 @@ class Session : public std::enable_shared_from_this<Session> {
     // Tensors Python dropped since the last step are released by the rank
     // threads, each its own shards, before the step's work.
     if (graveyard_.empty()) {
-      py::gil_scoped_release release;
+      GilRelease release;
       s = c.Run(step, &Interrupted);
     } else {
       auto buried =
           std::make_shared<std::vector<std::vector<GlobalTensor>>>(std::move(graveyard_));
       graveyard_.clear();
-      py::gil_scoped_release release;
+      GilRelease release;
       s = c.Run(
           [step, buried](EagerContext& ctx, int i) {
             for (std::vector<GlobalTensor>& t : *buried) {
@@ -168,7 +169,7 @@ class Session : public std::enable_shared_from_this<Session> {
     eager::EagerOptions o = options_;
     o.cost_policy = policy;
     {
-      py::gil_scoped_release release;
+      GilRelease release;
       controller_.reset();
       absl::StatusOr<std::unique_ptr<Controller>> made =
           Controller::Embedded(SharedEngine(), static_cast<int>(max_rank + 1), o);

@@ -17,6 +17,7 @@
 #include "python/native/bindings.h"
 #include "python/native/controller.h"
 #include "python/native/conversions.h"
+#include "python/native/gil_release.h"
 #include "python/native/host_array.h"
 #include "python/native/session.h"
 
@@ -265,7 +266,7 @@ double TimeCppApply(const std::vector<const Tensor*>& inputs, const std::string&
   absl::Status status;
   absl::Time start;
   {
-    py::gil_scoped_release release;
+    GilRelease release;
     start = absl::Now();
     for (int k = 0; k < iters && status.ok(); ++k) {
       status = c.Run(
