@@ -115,11 +115,20 @@ absl::StatusOr<TensorDesc> EinsumOutputDesc(const EinsumSpec& spec,
 }
 
 absl::Status EinsumGetSbp(SbpContext& ctx, const EinsumSpec& spec) {
-  const std::vector<OpArg>& ins = ctx.inputs();
+  return EinsumGetSbp(ctx, spec, EinsumBinding{});
+}
+
+absl::Status EinsumGetSbp(SbpContext& ctx, const EinsumSpec& spec, const EinsumBinding& binding) {
+  const std::vector<OpArg>& ins = binding.operands.empty() ? ctx.inputs() : binding.operands;
   std::vector<TensorDesc> descs;
   for (const OpArg& a : ins) descs.push_back(ctx.input_desc(a.name, a.index));
   absl::StatusOr<std::map<char, int64_t>> extents = LetterExtents(spec, descs);
   if (!extents.ok()) return extents.status();
+  std::vector<OpArg> outs = ctx.outputs();
+  outs.insert(outs.end(), binding.follow_output.begin(), binding.follow_output.end());
+  auto offers = [&](char c) {
+    return extents->at(c) != 1 || binding.keep_unit_letters.find(c) != std::string::npos;
+  };
   // One split of letter c: operands carrying it split there, others B.
   auto split_letter = [&](char c) {
     SbpSignatureBuilder b = ctx.NewBuilder();
@@ -134,8 +143,8 @@ absl::Status EinsumGetSbp(SbpContext& ctx, const EinsumSpec& spec) {
     return b;
   };
   for (size_t o = 0; o < spec.output.size(); ++o) {
-    if (extents->at(spec.output[o]) == 1) continue;
-    split_letter(spec.output[o]).Split(ctx.outputs(), static_cast<int>(o)).Build();
+    if (!offers(spec.output[o])) continue;
+    split_letter(spec.output[o]).Split(outs, static_cast<int>(o)).Build();
   }
   std::string contracted;
   for (const std::string& in : spec.inputs) {
@@ -147,8 +156,8 @@ absl::Status EinsumGetSbp(SbpContext& ctx, const EinsumSpec& spec) {
     }
   }
   for (char c : contracted) {
-    if (extents->at(c) == 1) continue;
-    split_letter(c).PartialSum(ctx.outputs()).Build();
+    if (!offers(c)) continue;
+    split_letter(c).PartialSum(outs).Build();
   }
   for (size_t k = 0; k < ins.size(); ++k) {
     SbpSignatureBuilder b = ctx.NewBuilder();
@@ -156,7 +165,7 @@ absl::Status EinsumGetSbp(SbpContext& ctx, const EinsumSpec& spec) {
       if (j == k) b.PartialSum(ins[j]);
       else b.Broadcast(ins[j]);
     }
-    b.PartialSum(ctx.outputs()).Build();
+    b.PartialSum(outs).Build();
   }
   return absl::OkStatus();
 }

@@ -43,9 +43,25 @@ absl::StatusOr<EinsumSpec> ParseEinsum(absl::string_view text);
 absl::StatusOr<TensorDesc> EinsumOutputDesc(const EinsumSpec& spec,
                                             const std::vector<TensorDesc>& inputs);
 
+// How an op maps its blobs onto a spec, for ops that take their candidates
+// from the generator but keep a signature of their own (the matmul family).
+struct EinsumBinding {
+  // The op's inputs in spec.inputs order; empty: ctx.inputs() as they come.
+  std::vector<OpArg> operands;
+  // Inputs that are no operand and take the output's SBP in every candidate
+  // (matmul's `_add_to_output`); an absent blob is skipped.
+  std::vector<OpArg> follow_output;
+  // Letters that offer their split even at extent 1. OneFlow's matmul family
+  // lists its candidates without looking at extents and leaves a split of a
+  // unit dim to the shape filter (which keeps it on a mesh axis of size 1);
+  // the einsum op itself offers nothing for a unit letter.
+  std::string keep_unit_letters;
+};
+
 // Appends the candidates described above for the call's inputs (in blob
 // order, matched to spec.inputs) and its single output.
 absl::Status EinsumGetSbp(SbpContext& ctx, const EinsumSpec& spec);
+absl::Status EinsumGetSbp(SbpContext& ctx, const EinsumSpec& spec, const EinsumBinding& binding);
 
 // An op whose inputs are `input_names` (default: one variadic arg "in",
 // blobs in_0, in_1, ...) and whose output is `output_name`, with shape

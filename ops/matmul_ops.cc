@@ -1,11 +1,13 @@
 // The matmul family (SPEC.md §6): matmul (2-D x 2-D), batch_matmul (equal
 // ranks >= 3, equal batch dims) and broadcast_matmul (batch dims broadcast
-// NumPy-style). All three share one candidate generator for the matrix
-// part — OneFlow copies it three times — and the optional
+// NumPy-style). All three take their candidates from the einsum rule
+// generator (einsum_rule.h), each call's spec built from its ranks and
+// transpose flags (batch_matmul with transpose_b is like "bmk,bnk->bmn") —
+// OneFlow writes the list out three times — and the optional
 // `_add_to_output` input always takes `out`'s SBP.
 //
-// Matrix candidates, with m/k axes of a and k/n axes of b taken from each
-// operand's own rank and transpose flags:
+// Matrix candidates, after the batch dims' splits, with m/k axes of a and
+// k/n axes of b taken from each operand's own rank and transpose flags:
 //   1) a:S(m) b:B    -> out:S(rows)    row-parallel
 //   2) a:B    b:S(n) -> out:S(cols)    column-parallel
 //   3) a:S(k) b:S(k) -> out:P          contraction split
@@ -14,13 +16,16 @@
 #include "ops/matmul_ops.h"
 
 #include <algorithm>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "oneflow_sbp/check.h"
+#include "oneflow_sbp/quoted_input.h"
 #include "oneflow_sbp/sbp_context.h"
 #include "ops/einsum_rule.h"
 #include "ops/op_util.h"
-#include "oneflow_sbp/quoted_input.h"
 
 namespace oneflow_sbp::ops {
 namespace {
@@ -30,21 +35,48 @@ const OpArg kB{"b", 0};
 const OpArg kOut{"out", 0};
 const OpArg kAddTo{"_add_to_output", 0};
 
-// Builders set `_add_to_output` together with `out`; absent, it is skipped.
-void EmitMatrixCandidates(SbpContext& ctx, int rank_a, int rank_b, int rank_out) {
+// Letters for the einsum specs below: m, k and n for the matrix part, the
+// rest of the 127 non-zero chars for batch dims and for the unit batch dims
+// that broadcast (these specs are built here, never parsed, so any char
+// serves). Shape::kMaxRank bounds what is needed: 30 batch letters and at
+// most 30 fresh ones.
+class LetterPool {
+ public:
+  char Next() {
+    while (next_ == 'm' || next_ == 'k' || next_ == 'n') ++next_;
+    OFS_CHECK(next_ < 127) << "more einsum letters than Shape::kMaxRank allows";
+    return static_cast<char>(next_++);
+  }
+
+ private:
+  int next_ = 1;
+};
+
+// The matrix part of one operand's letters: "mk"/"km" for a, "kn"/"nk" for b.
+std::string MatrixLetters(bool is_a, bool transposed) {
+  if (is_a) return transposed ? "km" : "mk";
+  return transposed ? "nk" : "kn";
+}
+
+// The family's candidates from the einsum generator (einsum_rule.h): batch
+// letters (in output order), then row-parallel (S(m)), column-parallel
+// (S(n)), the contraction split (S(k) -> P), then a P and b P, exactly
+// OneFlow's order. `_add_to_output` takes out's SBP. m, k and n offer their
+// split at any extent, as OneFlow's lists do; `keep_batch` says the same of
+// the batch letters (batch_matmul's; broadcast_matmul splits a batch dim
+// only where some operand's extent is not 1).
+absl::Status MatmulFamilyGetSbp(SbpContext& ctx, EinsumSpec spec, bool keep_batch,
+                                const std::string& batch_letters) {
   const bool ta = ctx.Attr<bool>("transpose_a");
   const bool tb = ctx.Attr<bool>("transpose_b");
-  const int m_a = ta ? rank_a - 1 : rank_a - 2;
-  const int k_a = ta ? rank_a - 2 : rank_a - 1;
-  const int k_b = tb ? rank_b - 1 : rank_b - 2;
-  const int n_b = tb ? rank_b - 2 : rank_b - 1;
-  const int rows = rank_out - 2;
-  const int cols = rank_out - 1;
-  ctx.NewBuilder().Split(kA, m_a).Broadcast(kB).Split({kOut, kAddTo}, rows).Build();
-  ctx.NewBuilder().Broadcast(kA).Split(kB, n_b).Split({kOut, kAddTo}, cols).Build();
-  ctx.NewBuilder().Split(kA, k_a).Split(kB, k_b).PartialSum({kOut, kAddTo}).Build();
-  ctx.NewBuilder().PartialSum(kA).Broadcast(kB).PartialSum({kOut, kAddTo}).Build();
-  ctx.NewBuilder().Broadcast(kA).PartialSum(kB).PartialSum({kOut, kAddTo}).Build();
+  spec.inputs[0] += MatrixLetters(/*is_a=*/true, ta);
+  spec.inputs[1] += MatrixLetters(/*is_a=*/false, tb);
+  spec.output += "mn";
+  EinsumBinding binding;
+  binding.operands = {kA, kB};
+  binding.follow_output = {kAddTo};
+  binding.keep_unit_letters = keep_batch ? batch_letters + "mkn" : "mkn";
+  return EinsumGetSbp(ctx, spec, binding);
 }
 
 // out = batch dims ++ [m, n]; checks k and dtypes; `batch` gives the batch
@@ -91,8 +123,7 @@ absl::Status MatmulShape(ShapeContext& ctx) {
 }
 
 absl::Status MatmulGetSbp(SbpContext& ctx) {
-  EmitMatrixCandidates(ctx, 2, 2, 2);
-  return absl::OkStatus();
+  return MatmulFamilyGetSbp(ctx, EinsumSpec{{"", ""}, ""}, /*keep_batch=*/false, "");
 }
 
 absl::Status BatchMatmulShape(ShapeContext& ctx) {
@@ -116,13 +147,13 @@ absl::Status BatchMatmulShape(ShapeContext& ctx) {
   return SetMatmulOutput(ctx, batch);
 }
 
+// Every batch dim splits all three alike, at any extent (OneFlow's list).
 absl::Status BatchMatmulGetSbp(SbpContext& ctx) {
   const int r = ctx.input_desc("a").shape.rank();
-  for (int i = 0; i + 2 < r; ++i) {
-    ctx.NewBuilder().Split(kA, i).Split(kB, i).Split({kOut, kAddTo}, i).Build();
-  }
-  EmitMatrixCandidates(ctx, r, r, r);
-  return absl::OkStatus();
+  LetterPool pool;
+  std::string batch;
+  for (int i = 0; i + 2 < r; ++i) batch += pool.Next();
+  return MatmulFamilyGetSbp(ctx, EinsumSpec{{batch, batch}, batch}, /*keep_batch=*/true, batch);
 }
 
 // Batch dims right-aligned; a missing dim counts as 1.
@@ -159,24 +190,35 @@ absl::Status BroadcastMatmulShape(ShapeContext& ctx) {
   return SetMatmulOutput(ctx, batch);
 }
 
+// An operand carries an output batch dim's letter where its extent is the
+// output's; a unit dim that broadcasts (or a missing one) does not, so that
+// operand stays B when the others split there. A dim that is 1 everywhere
+// offers nothing (the generator skips unit letters here).
 absl::Status BroadcastMatmulGetSbp(SbpContext& ctx) {
   const Shape& a = ctx.input_desc("a").shape;
   const Shape& b = ctx.input_desc("b").shape;
   const BatchLayout l = LayoutOf(a, b);
-  for (int i = 0; i + 2 < l.rank_out; ++i) {
-    const int64_t da = i >= l.pad_a ? a.dim(i - l.pad_a) : 1;
-    const int64_t db = i >= l.pad_b ? b.dim(i - l.pad_b) : 1;
-    if (da == db && da != 1) {
-      ctx.NewBuilder().Split(kA, i - l.pad_a).Split(kB, i - l.pad_b)
-          .Split({kOut, kAddTo}, i).Build();
-    } else if (da == 1 && db != 1) {
-      ctx.NewBuilder().Broadcast(kA).Split(kB, i - l.pad_b).Split({kOut, kAddTo}, i).Build();
-    } else if (db == 1 && da != 1) {
-      ctx.NewBuilder().Split(kA, i - l.pad_a).Broadcast(kB).Split({kOut, kAddTo}, i).Build();
+  LetterPool pool;
+  EinsumSpec spec{{"", ""}, ""};
+  std::vector<char> out_letters;
+  for (int i = 0; i + 2 < l.rank_out; ++i) out_letters.push_back(pool.Next());
+  const struct {
+    const Shape& shape;
+    int pad;
+  } operands[] = {{a, l.pad_a}, {b, l.pad_b}};
+  for (int k = 0; k < 2; ++k) {
+    const Shape& s = operands[k].shape;
+    for (int j = 0; j + 2 < s.rank(); ++j) {
+      const int i = j + operands[k].pad;
+      const int64_t other_j = i - operands[1 - k].pad;
+      const Shape& other = operands[1 - k].shape;
+      const int64_t other_extent = other_j >= 0 ? other.dim(static_cast<int>(other_j)) : 1;
+      const bool carries = s.dim(j) == std::max(s.dim(j), other_extent);
+      spec.inputs[k] += carries ? out_letters[i] : pool.Next();
     }
   }
-  EmitMatrixCandidates(ctx, a.rank(), b.rank(), l.rank_out);
-  return absl::OkStatus();
+  spec.output.assign(out_letters.begin(), out_letters.end());
+  return MatmulFamilyGetSbp(ctx, std::move(spec), /*keep_batch=*/false, "");
 }
 
 OpDefBuilder MatmulLike(const char* name, ShapeFn shape, GetSbpFn rule) {

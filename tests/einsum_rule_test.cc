@@ -71,6 +71,35 @@ TEST_F(EinsumTest, LettersOfExtentOneOfferNoSplit) {
             "a_0:P b_0:B -> out_0:P | a_0:B b_0:P -> out_0:P");
 }
 
+// The matmul family takes its lists from the generator (ops/matmul_ops.cc)
+// but keeps OneFlow's habit of listing m, k, n and batch_matmul's batch dims
+// at any extent: the shape filter, not the rule, drops a split of a unit
+// dim (and keeps it on a mesh axis of size 1). broadcast_matmul splits a
+// batch dim only where an operand's extent is not 1, the other operand B.
+TEST(MatmulFromEinsum, UnitLettersStayListedAsOneFlowListsThem) {
+  EXPECT_EQ(CandidatesToString("matmul", {"f32[1,4]", "f32[4,1]"}, {}, 1),
+            "a_0:S(0) b_0:B -> out_0:S(0) | a_0:B b_0:S(1) -> out_0:S(1) | "
+            "a_0:S(1) b_0:S(0) -> out_0:P | a_0:P b_0:B -> out_0:P | a_0:B b_0:P -> out_0:P");
+  EXPECT_EQ(CandidatesToString("matmul", {"f32[4,1]", "f32[6,4]"},
+                               {"transpose_a=true", "transpose_b=true"}, 1),
+            "a_0:S(1) b_0:B -> out_0:S(0) | a_0:B b_0:S(0) -> out_0:S(1) | "
+            "a_0:S(0) b_0:S(1) -> out_0:P | a_0:P b_0:B -> out_0:P | a_0:B b_0:P -> out_0:P");
+  EXPECT_EQ(CandidatesToString("batch_matmul", {"f32[1,2,3,4]", "f32[1,2,4,5]"}, {}, 1),
+            "a_0:S(0) b_0:S(0) -> out_0:S(0) | a_0:S(1) b_0:S(1) -> out_0:S(1) | "
+            "a_0:S(2) b_0:B -> out_0:S(2) | a_0:B b_0:S(3) -> out_0:S(3) | "
+            "a_0:S(3) b_0:S(2) -> out_0:P | a_0:P b_0:B -> out_0:P | a_0:B b_0:P -> out_0:P");
+  EXPECT_EQ(CandidatesToString("broadcast_matmul", {"f32[1,1,3,2,4]", "f32[6,1,4,5]"}, {}, 1),
+            "a_0:B b_0:S(0) -> out_0:S(1) | a_0:S(2) b_0:B -> out_0:S(2) | "
+            "a_0:S(3) b_0:B -> out_0:S(3) | a_0:B b_0:S(3) -> out_0:S(4) | "
+            "a_0:S(4) b_0:S(2) -> out_0:P | a_0:P b_0:B -> out_0:P | a_0:B b_0:P -> out_0:P");
+  // _add_to_output takes out's SBP in every candidate.
+  EXPECT_EQ(CandidatesToString("matmul", {"f32[8,4]", "f32[4,6]", "f32[8,6]"}),
+            "a_0:S(0) b_0:B _add_to_output_0:S(0) -> out_0:S(0) | "
+            "a_0:B b_0:S(1) _add_to_output_0:S(1) -> out_0:S(1) | "
+            "a_0:S(1) b_0:S(0) _add_to_output_0:P -> out_0:P | "
+            "a_0:P b_0:B _add_to_output_0:P -> out_0:P | a_0:B b_0:P _add_to_output_0:P -> out_0:P");
+}
+
 TEST_F(EinsumTest, ShapeErrorsNameOperandsAndLetters) {
   EXPECT_THAT(Candidates("es_matmul", {"f32[8,4]", "f32[5,6]"}),
               HasSubstr("letter 'k' has extent 4 in operand 0 but 5 in operand 1 f32[5,6]"));
