@@ -11,6 +11,9 @@
 #include "gtest/gtest.h"
 #include "tests/embed_reference.h"
 #include "tests/infer_test_util.h"
+#include "tests/status_matchers.h"
+
+using ::oneflow_sbp::matchers::StatusIs;
 
 namespace oneflow_sbp::cli {
 namespace {
@@ -82,19 +85,19 @@ TEST(BertEncoder, RepeatedRunsAreTimedAndIdentical) {
   for (int bad : {0, -1, 1001}) {
     absl::StatusOr<EmbedResult> r =
         EmbedTexts(Eng(), ModelDir(), *Placement::Parse("cpu:0"), texts, bad);
-    EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument) << bad;
+    EXPECT_THAT(r, StatusIs(absl::StatusCode::kInvalidArgument)) << bad;
     EXPECT_NE(r.status().message().find("--repeat"), std::string::npos) << r.status();
   }
 }
 
 TEST(BertEncoder, FailurePaths) {
-  EXPECT_EQ(ReadBertConfig("/nonexistent-model").status().code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(ReadBertConfig("/nonexistent-model"), StatusIs(absl::StatusCode::kNotFound));
   // 4 heads do not split over 3 tensor-parallel ranks.
   absl::StatusOr<EmbedResult> r = EmbedTexts(Eng(), ModelDir(), *Placement::Parse("cpu:0-2"), {"x"});
-  EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument) << r.status();
+  EXPECT_THAT(r, StatusIs(absl::StatusCode::kInvalidArgument)) << r.status();
   EXPECT_NE(r.status().message().find("heads"), std::string::npos) << r.status();
   r = EmbedTexts(Eng(), ModelDir(), *Placement::Parse("cpu:4-5"), {"x"});
-  EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument) << r.status();
+  EXPECT_THAT(r, StatusIs(absl::StatusCode::kInvalidArgument)) << r.status();
 }
 
 }  // namespace

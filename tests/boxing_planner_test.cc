@@ -15,7 +15,10 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/boxing_reference.h"
+#include "tests/status_matchers.h"
 #include "tests/value_test_util.h"
+
+using ::oneflow_sbp::matchers::StatusIs;
 
 namespace oneflow_sbp::boxing {
 namespace {
@@ -456,7 +459,7 @@ TEST(Planner, CollectivesOnlyNeverSendsAnExchange) {
   EXPECT_EQ(again->get(), collectives->get());
   r.dst_placement = P("cpu:4-7 [2,2]");
   absl::StatusOr<BoxingPlan> moved = PlanBoxing(r, Cal());
-  EXPECT_EQ(moved.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(moved, StatusIs(absl::StatusCode::kInvalidArgument));
   EXPECT_THAT(std::string(moved.status().message()),
               HasSubstr("collectives alone cannot change the placement"));
 }

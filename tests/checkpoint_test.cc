@@ -22,6 +22,9 @@
 #include "gtest/gtest.h"
 #include "io/safetensors.h"
 #include "runtime/comm/inprocess_world.h"
+#include "tests/status_matchers.h"
+
+using ::oneflow_sbp::matchers::StatusIs;
 
 namespace oneflow_sbp::io {
 namespace {
@@ -230,7 +233,7 @@ std::vector<LoadStats> ExpectTheSecondPieceFails(Engine& engine, const std::stri
                           &stats[ctx.rank()])
         .status();
   });
-  EXPECT_EQ(st[0].code(), absl::StatusCode::kAborted) << st[0];
+  EXPECT_THAT(st[0], StatusIs(absl::StatusCode::kAborted)) << st[0];
   EXPECT_TRUE(Mentions(st[0], "another rank failed")) << st[0];
   EXPECT_EQ(st[1].code(), code) << st[1];
   EXPECT_TRUE(Mentions(st[1], named)) << st[1];
@@ -243,22 +246,22 @@ std::vector<LoadStats> ExpectTheSecondPieceFails(Engine& engine, const std::stri
 TEST(CheckpointTest, FailuresAreClearAndAgreedByEveryRank) {
   std::unique_ptr<Engine> engine = *Engine::Create();
   const std::string missing = FreshDir("none");
-  for (const absl::Status& s : LoadW(*engine, missing)) EXPECT_EQ(s.code(), absl::StatusCode::kNotFound) << s;
+  for (const absl::Status& s : LoadW(*engine, missing)) EXPECT_THAT(s, StatusIs(absl::StatusCode::kNotFound)) << s;
 
   const std::string dir = FreshDir("fail");
   SaveFrom22(*engine, dir, "(S(0), B)", "(B, B)");
   std::vector<absl::Status> st = LoadW(*engine, dir, 2, std::nullopt, "v");
-  EXPECT_EQ(st[0].code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(st[0], StatusIs(absl::StatusCode::kNotFound));
   EXPECT_TRUE(Mentions(st[0], "no tensor 'v'")) << st[0];
   // The caller expects another shape, or another dtype.
   st = LoadW(*engine, dir, 2, TensorDesc{Shape{4, 6}, DataType::kFloat32});
   for (const absl::Status& s : st) {
-    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+    EXPECT_THAT(s, StatusIs(absl::StatusCode::kInvalidArgument)) << s;
     EXPECT_TRUE(Mentions(s, "tensor 'w' is f32[6,4]; expected f32[4,6]")) << s;
   }
   st = LoadW(*engine, dir, 2, TensorDesc{Shape{6, 4}, DataType::kFloat64});
   for (const absl::Status& s : st) {
-    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+    EXPECT_THAT(s, StatusIs(absl::StatusCode::kInvalidArgument)) << s;
     EXPECT_TRUE(Mentions(s, "tensor 'w' is f32[6,4]; expected f64[6,4]")) << s;
   }
 
@@ -266,7 +269,7 @@ TEST(CheckpointTest, FailuresAreClearAndAgreedByEveryRank) {
   FlipByte(dir + "/v1-rank2.safetensors", 3);
   st = LoadW(*engine, dir);
   EXPECT_TRUE(st[0].code() == absl::StatusCode::kAborted) << st[0];
-  EXPECT_EQ(st[1].code(), absl::StatusCode::kDataLoss) << st[1];
+  EXPECT_THAT(st[1], StatusIs(absl::StatusCode::kDataLoss)) << st[1];
   EXPECT_TRUE(Mentions(st[1], "v1-rank2.safetensors")) << st[1];
   EXPECT_TRUE(Mentions(st[1], "'w'")) << st[1];
   EXPECT_TRUE(Mentions(st[1], "checksum")) << st[1];
@@ -304,13 +307,13 @@ TEST(CheckpointTest, APieceOfAnotherDtypeThanItsIndexIsDataLoss) {
       << absl::StrReplaceAll(json, {{f32_w, "\"w\": {\"dtype\": \"i32\""}});
   std::vector<absl::Status> st = LoadW(*engine, dir);
   for (int r = 0; r < 2; ++r) {
-    EXPECT_EQ(st[r].code(), absl::StatusCode::kDataLoss) << st[r];
+    EXPECT_THAT(st[r], StatusIs(absl::StatusCode::kDataLoss)) << st[r];
     EXPECT_TRUE(Mentions(st[r], absl::StrCat("v1-rank", 2 * r, ".safetensors': tensor 'w': piece 'w@",
                                              r, "' is f32, the index says i32")))
         << st[r];
   }
   const absl::Status exported = ExportCheckpoint(dir, dir + ".out.safetensors");
-  EXPECT_EQ(exported.code(), absl::StatusCode::kDataLoss) << exported;
+  EXPECT_THAT(exported, StatusIs(absl::StatusCode::kDataLoss)) << exported;
   EXPECT_TRUE(Mentions(exported, "v1-rank0.safetensors': tensor 'w': piece 'w@0' is f32, the index says i32"))
       << exported;
 }
@@ -344,10 +347,10 @@ TEST(CheckpointTest, ARankFailingAloneDuringSaveFailsEveryRankAndKeepsThePreviou
   ASSERT_TRUE(ran.ok()) << ran.status();
   for (int r = 0; r < 4; ++r) {
     if (r == 2) {
-      EXPECT_EQ(saved[r].code(), absl::StatusCode::kInvalidArgument) << saved[r];
+      EXPECT_THAT(saved[r], StatusIs(absl::StatusCode::kInvalidArgument)) << saved[r];
       EXPECT_TRUE(Mentions(saved[r], "tensor 'w'")) << saved[r];
     } else {
-      EXPECT_EQ(saved[r].code(), absl::StatusCode::kAborted) << r << ": " << saved[r];
+      EXPECT_THAT(saved[r], StatusIs(absl::StatusCode::kAborted)) << r << ": " << saved[r];
       EXPECT_TRUE(Mentions(saved[r], "another rank failed")) << r << ": " << saved[r];
     }
   }
@@ -371,7 +374,7 @@ TEST(CheckpointTest, NamesInMessagesAreEscapedAndCut) {
   SaveFrom22(*engine, dir, "(S(0), B)", "(B, B)");
   const std::string name = std::string("v\0\x1b[31mred", 10) + std::string(2000, 'n');
   std::vector<absl::Status> st = LoadW(*engine, dir, 2, std::nullopt, name);
-  ASSERT_EQ(st[0].code(), absl::StatusCode::kNotFound) << st[0];
+  ASSERT_THAT(st[0], StatusIs(absl::StatusCode::kNotFound)) << st[0];
   const std::string m(st[0].message());
   EXPECT_NE(m.find("no tensor 'v\\x00\\x1b[31mrednnn"), std::string::npos) << m;
   EXPECT_NE(m.find("...' (2010 characters) (it has 'b', 'w')"), std::string::npos) << m;
@@ -415,7 +418,7 @@ TEST(CheckpointTest, TheIndexIsStrictJson) {
   for (size_t i = 0; i < cases.size(); ++i) {
     std::ofstream(path, std::ios::trunc) << cases[i].json;
     const absl::Status s = ReadCheckpointIndex(dir).status();
-    EXPECT_EQ(s.code(), absl::StatusCode::kDataLoss) << i << ": " << s;
+    EXPECT_THAT(s, StatusIs(absl::StatusCode::kDataLoss)) << i << ": " << s;
     EXPECT_NE(s.message().find(cases[i].needle), std::string::npos) << i << ": " << s;
     EXPECT_NE(s.message().find(path), std::string::npos) << s;
   }

@@ -10,11 +10,14 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
-#include "runtime/comm/communicator.h"
-#include "runtime/comm/inprocess_world.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "runtime/comm/communicator.h"
+#include "runtime/comm/inprocess_world.h"
 #include "tests/comm_scenarios.h"
+#include "tests/status_matchers.h"
+
+using ::oneflow_sbp::matchers::StatusIs;
 
 namespace oneflow_sbp::comm {
 namespace {
@@ -58,9 +61,9 @@ TEST(CommFaults, RankReturnsErrorOthersAbortPromptly) {
     if (comm.rank() == 2) return absl::FailedPreconditionError("rank 2 gave up");
     return TimedAllReduce(comm, out);
   });
-  EXPECT_EQ(r[2].code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(r[2], StatusIs(absl::StatusCode::kFailedPrecondition));
   for (int k : {0, 1, 3}) {
-    EXPECT_EQ(out[k].status.code(), absl::StatusCode::kAborted) << out[k].status;
+    EXPECT_THAT(out[k].status, StatusIs(absl::StatusCode::kAborted)) << out[k].status;
     EXPECT_THAT(out[k].status.message(), HasSubstr("rank 2 gave up"));
     EXPECT_THAT(out[k].status.message(), HasSubstr("AllReduce on rank"));
     EXPECT_LT(out[k].elapsed, absl::Seconds(1)) << "rank " << k;
@@ -78,10 +81,10 @@ TEST(CommFaults, RankThrowsOthersAbortPromptly) {
     }
     return TimedAllReduce(comm, out);
   });
-  EXPECT_EQ(r[1].code(), absl::StatusCode::kInternal);
+  EXPECT_THAT(r[1], StatusIs(absl::StatusCode::kInternal));
   EXPECT_THAT(r[1].message(), HasSubstr("rank 1 threw: kernel exploded"));
   for (int k : {0, 2}) {
-    EXPECT_EQ(out[k].status.code(), absl::StatusCode::kAborted) << out[k].status;
+    EXPECT_THAT(out[k].status, StatusIs(absl::StatusCode::kAborted)) << out[k].status;
     EXPECT_THAT(out[k].status.message(), HasSubstr("kernel exploded"));
     EXPECT_LT(out[k].elapsed, absl::Seconds(1));
   }
@@ -104,7 +107,7 @@ TEST(CommFaults, RankSleepsPastTheTimeout) {
     EXPECT_LT(out[k].elapsed, absl::Milliseconds(1800)) << "rank " << k;
   }
   // The sleeper finds the world aborted as soon as it calls.
-  EXPECT_EQ(out[3].status.code(), absl::StatusCode::kAborted) << out[3].status;
+  EXPECT_THAT(out[3].status, StatusIs(absl::StatusCode::kAborted)) << out[3].status;
   EXPECT_LT(out[3].elapsed, absl::Milliseconds(100));
   EXPECT_THAT(out[3].status.message(), HasSubstr("deadline passed waiting for"));
   EXPECT_LT(absl::Now() - start, absl::Seconds(3));
@@ -126,11 +129,11 @@ TEST(CommFaults, ShortTimeoutOnOneRankAbortsTheOthers) {
     out[comm.rank()] = {s, absl::Now() - start};
     return s;
   });
-  EXPECT_EQ(out[1].status.code(), absl::StatusCode::kDeadlineExceeded) << out[1].status;
+  EXPECT_THAT(out[1].status, StatusIs(absl::StatusCode::kDeadlineExceeded)) << out[1].status;
   EXPECT_THAT(out[1].status.message(), HasSubstr("AllReduce on rank 1 of 4"));
   EXPECT_THAT(out[1].status.message(), HasSubstr("rank 0"));  // names a peer it waited for
   for (int k : {0, 2, 3}) {
-    EXPECT_EQ(out[k].status.code(), absl::StatusCode::kAborted) << out[k].status;
+    EXPECT_THAT(out[k].status, StatusIs(absl::StatusCode::kAborted)) << out[k].status;
     EXPECT_LT(out[k].elapsed, absl::Milliseconds(100));
   }
 }
@@ -155,7 +158,7 @@ TEST(CommFaults, AbortFromOneRankWakesTheWaitingOthers) {
     return s;
   });
   for (int k : {1, 2}) {
-    EXPECT_EQ(out[k].status.code(), absl::StatusCode::kAborted) << out[k].status;
+    EXPECT_THAT(out[k].status, StatusIs(absl::StatusCode::kAborted)) << out[k].status;
     EXPECT_THAT(out[k].status.message(), HasSubstr("operator pressed stop"));
     EXPECT_THAT(out[k].status.message(), HasSubstr("Send on rank"));
     EXPECT_LT(out[k].elapsed, absl::Seconds(1));
@@ -258,17 +261,17 @@ TEST(CommArguments, BadArgumentsAreInvalidAndAbortNothing) {
 }
 
 TEST(CommArguments, WorldsAndRunRanks) {
-  EXPECT_EQ(InProcessWorld::Create(0).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(InProcessWorld::Create(0), StatusIs(absl::StatusCode::kInvalidArgument));
   InProcessOptions zero;
   zero.default_timeout = absl::ZeroDuration();
-  EXPECT_EQ(InProcessWorld::Create(2, zero).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(InProcessWorld::Create(2, zero), StatusIs(absl::StatusCode::kInvalidArgument));
   EXPECT_EQ(RunRanks(0, [](Communicator&) { return absl::OkStatus(); }).status().code(),
             absl::StatusCode::kInvalidArgument);
   absl::StatusOr<std::shared_ptr<InProcessWorld>> world = InProcessWorld::Create(2);
   ASSERT_TRUE(world.ok());
   EXPECT_TRUE((*world)->Connect(0).ok());
-  EXPECT_EQ((*world)->Connect(0).status().code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_EQ((*world)->Connect(2).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT((*world)->Connect(0), StatusIs(absl::StatusCode::kFailedPrecondition));
+  EXPECT_THAT((*world)->Connect(2), StatusIs(absl::StatusCode::kInvalidArgument));
   // A world of one needs no peers.
   absl::StatusOr<std::vector<absl::Status>> one =
       RunRanks(1, [](Communicator& c) { return testing::CheckEveryCollective(c); });

@@ -14,7 +14,10 @@
 #include "oneflow_sbp/nd_sbp.h"
 #include "oneflow_sbp/sbp_parallel.h"
 #include "oneflow_sbp/shape.h"
+#include "tests/status_matchers.h"
 #include "tests/value_test_util.h"
+
+using ::oneflow_sbp::matchers::StatusIs;
 
 namespace oneflow_sbp {
 namespace {
@@ -128,7 +131,7 @@ TEST(PartialPenaltyTest, NumbersAreOneFlows) {
   EXPECT_EQ(*PartialPenaltyFromNumber(2), PartialPenalty::kProportional);
   EXPECT_EQ(*PartialPenaltyFromNumber(3), PartialPenalty::kForbidden);
   for (int bad : {0, 4, 99, -1}) {
-    EXPECT_EQ(PartialPenaltyFromNumber(bad).status().code(), absl::StatusCode::kInvalidArgument)
+    EXPECT_THAT(PartialPenaltyFromNumber(bad), StatusIs(absl::StatusCode::kInvalidArgument))
         << bad;
   }
 }
@@ -335,13 +338,13 @@ TEST(OneFlowEagerNdCostTest, EmptyOrUnsetNdSbpIsInvalidArgument) {
              {NdSbp(), bb}, {bb, NdSbp()}, {unset, bb}, {bb, unset}, {unset, unset}}) {
       absl::StatusOr<double> c =
           EagerNdCost(in, out, h, h, true, s, 480, requires_same, 2);
-      EXPECT_EQ(c.status().code(), absl::StatusCode::kInvalidArgument)
+      EXPECT_THAT(c, StatusIs(absl::StatusCode::kInvalidArgument))
           << in.ToString() << "->" << out.ToString();
     }
   }
   absl::StatusOr<double> one =
       EagerNdCost(NdSbp(), NdSbp(), {6}, {6}, true, s, 480, false, 2);
-  EXPECT_EQ(one.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(one, StatusIs(absl::StatusCode::kInvalidArgument));
 }
 
 }  // namespace

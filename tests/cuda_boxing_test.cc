@@ -16,15 +16,18 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "runtime/comm/inprocess_world.h"
-#include "runtime/comm/nccl_communicator.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "oneflow_sbp/cuda/cuda_device.h"
 #include "oneflow_sbp/device_ops.h"
+#include "runtime/comm/inprocess_world.h"
+#include "runtime/comm/nccl_communicator.h"
 #include "tests/boxing_round_trip.h"
 #include "tests/comm_scenarios.h"
 #include "tests/nccl_test_ranks.h"
+#include "tests/status_matchers.h"
+
+using ::oneflow_sbp::matchers::StatusIs;
 
 namespace oneflow_sbp::comm {
 namespace {
@@ -126,7 +129,7 @@ TEST(CudaInProcessWorld, AFailingRankFailsTheOthersPromptly) {
   ASSERT_TRUE(ran.ok()) << ran.status();
   EXPECT_LT(absl::Now() - start, absl::Seconds(15));
   for (int r = 0; r < 4; ++r) EXPECT_FALSE((*ran)[r].ok()) << r;
-  EXPECT_EQ((*ran)[0].code(), absl::StatusCode::kAborted) << (*ran)[0];
+  EXPECT_THAT((*ran)[0], StatusIs(absl::StatusCode::kAborted)) << (*ran)[0];
   EXPECT_THAT(std::string((*ran)[0].message()), HasSubstr("rank 2 gives up"));
 }
 

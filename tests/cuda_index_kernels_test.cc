@@ -10,11 +10,14 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "runtime/comm/inprocess_world.h"
 #include "gtest/gtest.h"
 #include "oneflow_sbp/local_tensor.h"
+#include "runtime/comm/inprocess_world.h"
 #include "tests/cuda_compare.h"
 #include "tests/kernel_test_util.h"
+#include "tests/status_matchers.h"
+
+using ::oneflow_sbp::matchers::StatusIs;
 
 namespace oneflow_sbp {
 namespace {
@@ -107,31 +110,31 @@ TEST(CudaIndexKernelsTest, EmbeddingBadIdsAndLayoutsAreStatuses) {
     for (double bad : {7.0, -1.0}) {
       const LocalTensor ids = testing::Tensor(id, {3}, {1, bad, 2});
       absl::Status s = CudaError("embedding", {weight, ids}, {}, "cuda:0", {"B", "B", "B"});
-      EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+      EXPECT_THAT(s, StatusIs(absl::StatusCode::kInvalidArgument)) << s;
       EXPECT_NE(std::string(s.message()).find(absl::StrCat("indices_0 holds ", bad,
                                                            " at local position 1")),
                 std::string::npos)
           << s;
       s = CudaError("embedding_grad", {GridTensor(DataType::kFloat32, {3, 4}, 2), weight, ids},
                     {}, "cuda:0", {"B", "B", "B", "B"});
-      EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+      EXPECT_THAT(s, StatusIs(absl::StatusCode::kInvalidArgument)) << s;
     }
   }
   // weight:S(0) with out B: a rank lacks rows it would have to write.
   const LocalTensor ids = testing::Tensor(DataType::kInt64, {2}, {0, 6});
   absl::Status s = CudaError("embedding", {weight, ids}, {}, "cuda:0-1", {"S(0)", "B", "B"});
-  EXPECT_EQ(s.code(), absl::StatusCode::kInternal) << s;
+  EXPECT_THAT(s, StatusIs(absl::StatusCode::kInternal)) << s;
   // scale_grad_by_freq with the positions split: counts need every id.
   s = CudaError("embedding_grad",
                 {GridTensor(DataType::kFloat32, {2, 4}, 2), weight, ids},
                 {"scale_grad_by_freq=true"}, "cuda:0-1", {"S(0)", "B", "S(0)", "P"});
-  EXPECT_EQ(s.code(), absl::StatusCode::kInternal) << s;
+  EXPECT_THAT(s, StatusIs(absl::StatusCode::kInternal)) << s;
   // embedding_grad of integer dy: no kernel.
   s = CudaError("embedding_grad",
                 {IntTensor(DataType::kInt32, {2, 4}, 2), IntTensor(DataType::kInt32, {7, 4}, 3),
                  ids},
                 {}, "cuda:0", {"B", "B", "B", "B"});
-  EXPECT_EQ(s.code(), absl::StatusCode::kUnimplemented) << s;
+  EXPECT_THAT(s, StatusIs(absl::StatusCode::kUnimplemented)) << s;
   EXPECT_NE(std::string(s.message()).find("(dy_0)"), std::string::npos) << s;
 }
 
@@ -252,7 +255,7 @@ TEST(CudaIndexKernelsTest, ClassSplitCrossEntropyMatchesCpuOnRankThreads) {
   const LocalTensor label = IntTensor(DataType::kInt64, {4}, 2, 0, 9);
   const absl::Status s =
       CudaError(kCeMs, {x, label}, {"depth=10"}, "cuda:0-1", {"S(1)", "B", "S(1)", "P"});
-  EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition) << s;
+  EXPECT_THAT(s, StatusIs(absl::StatusCode::kFailedPrecondition)) << s;
 }
 
 TEST(CudaIndexKernelsTest, CrossEntropyBadLabelsAndLayoutsAreStatuses) {
@@ -262,20 +265,20 @@ TEST(CudaIndexKernelsTest, CrossEntropyBadLabelsAndLayoutsAreStatuses) {
     for (double bad : {-1.0, 4.0}) {
       const LocalTensor label = testing::Tensor(id, {2}, {0, bad});
       absl::Status s = CudaError(kCe, {x, label}, {"depth=4"}, "cuda:0", {"B", "B", "B", "B"});
-      EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+      EXPECT_THAT(s, StatusIs(absl::StatusCode::kInvalidArgument)) << s;
       EXPECT_NE(std::string(s.message()).find(absl::StrCat("label_0 holds ", bad)),
                 std::string::npos)
           << s;
       s = CudaError(kCe + "_grad", {GridTensor(DataType::kFloat32, {2}, 2), label, x},
                     {"depth=4"}, "cuda:0", {"B", "B", "B", "B"});
-      EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+      EXPECT_THAT(s, StatusIs(absl::StatusCode::kInvalidArgument)) << s;
     }
   }
   // out:P with whole rows: every rank would add the full loss.
   const absl::Status s =
       CudaError(kCeMs, {x, IntTensor(DataType::kInt64, {2}, 2, 0, 3)}, {"depth=4"}, "cuda:0-1",
                 {"B", "B", "B", "P"});
-  EXPECT_EQ(s.code(), absl::StatusCode::kInternal) << s;
+  EXPECT_THAT(s, StatusIs(absl::StatusCode::kInternal)) << s;
 }
 
 }  // namespace

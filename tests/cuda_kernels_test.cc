@@ -8,17 +8,20 @@
 #include <string>
 #include <vector>
 
-#include "runtime/region_copy.h"
 #include "gtest/gtest.h"
 #include "oneflow_sbp/cuda/cuda_device.h"
 #include "oneflow_sbp/local_tensor.h"
+#include "oneflow_sbp/shape.h"
 #include "ops/kernels/cuda/cuda_launch.h"
 #include "ops/kernels/kernel_registry.h"
 #include "ops/kernels/shard_harness.h"
-#include "oneflow_sbp/shape.h"
-#include "tests/infer_test_util.h"
+#include "runtime/region_copy.h"
 #include "tests/cuda_compare.h"
+#include "tests/infer_test_util.h"
 #include "tests/kernel_test_util.h"
+#include "tests/status_matchers.h"
+
+using ::oneflow_sbp::matchers::StatusIs;
 
 namespace oneflow_sbp {
 namespace {
@@ -80,8 +83,8 @@ TEST(CudaDeviceTest, RegionCopiesMatchCpu) {
   }
   // Different devices are refused, not copied.
   LocalTensor other = host.Clone();
-  EXPECT_EQ(boxing::CopyRegion(dev, slice, region, &other, slice, boxing::RegionOp::kCopy).code(),
-            absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(boxing::CopyRegion(dev, slice, region, &other, slice, boxing::RegionOp::kCopy),
+            StatusIs(absl::StatusCode::kInvalidArgument));
 }
 
 TEST(CudaKernelsTest, UnaryMatchesCpu) {
@@ -351,11 +354,11 @@ TEST(CudaKernelsTest, BadInputsAreStatusesNotCrashes) {
       RunOnRank("exp", {testing::IntTensor(DataType::kInt32, {4}, 1)}, {}, "cuda:0", {"B", "B"},
                 0, DeviceType::kCuda);
   ASSERT_FALSE(r.ok());
-  EXPECT_EQ(r.status().code(), absl::StatusCode::kUnimplemented) << r.status();
+  EXPECT_THAT(r, StatusIs(absl::StatusCode::kUnimplemented)) << r.status();
   r = RunOnRank("dropout", {GridTensor(DataType::kFloat32, {4}, 1)}, {"rate=2", "seed=1"},
                 "cuda:0", {"B", "B", "B"}, 0, DeviceType::kCuda);
   ASSERT_FALSE(r.ok());
-  EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument) << r.status();
+  EXPECT_THAT(r, StatusIs(absl::StatusCode::kInvalidArgument)) << r.status();
 }
 
 
@@ -506,14 +509,14 @@ TEST(CudaKernelsTest, NormAndAdamCasesTheLaunchersLackAreUnimplemented) {
                 {"begin_norm_axis=1", "begin_params_axis=2"}, "cuda:0", {"B", "B", "B", "B", "B"},
                 0, DeviceType::kCuda);
   ASSERT_FALSE(r.ok());
-  EXPECT_EQ(r.status().code(), absl::StatusCode::kUnimplemented) << r.status();
+  EXPECT_THAT(r, StatusIs(absl::StatusCode::kUnimplemented)) << r.status();
   ExpectRefusedAlike("rms_norm", {GridTensor(DataType::kInt32, {4, 8}, 1)},
                      {"normalized_shape=8"}, 3);
   const LocalTensor t = GridTensor(DataType::kFloat32, {4}, 1);
   r = RunOnRank("adam_update", {t, t, t, t}, {"bias_correction1=0"}, "cuda:0",
                 {"B", "B", "B", "B"}, 0, DeviceType::kCuda);
   ASSERT_FALSE(r.ok());
-  EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument) << r.status();
+  EXPECT_THAT(r, StatusIs(absl::StatusCode::kInvalidArgument)) << r.status();
 }
 
 // ------------------------- rotary and attention (f32 f64 f16 bf16) --
@@ -678,7 +681,7 @@ TEST(CudaKernelsTest, RotaryAndAttentionCasesTheLaunchersLackAreUnimplemented) {
       RunOnRank("scaled_dot_product_attention", {t, t, t}, {}, "cuda:0", {"B", "B", "B", "B"}, 0,
                 DeviceType::kCuda);
   ASSERT_FALSE(r.ok());
-  EXPECT_EQ(r.status().code(), absl::StatusCode::kUnimplemented) << r.status();
+  EXPECT_THAT(r, StatusIs(absl::StatusCode::kUnimplemented)) << r.status();
 }
 
 // ------------------------------------------- layout, fill, add_n, scalar --
@@ -764,7 +767,7 @@ TEST(CudaSupportKernelsTest, FillAddNScalarAndActivationGradsMatchCpu) {
   absl::StatusOr<std::vector<LocalTensor>> r =
       RunOnRank("scalar_mul", {GridTensor(DataType::kInt32, {4}, 1)}, by_float, "cuda:0",
                 {"B", "B"}, 0, DeviceType::kCuda);
-  EXPECT_EQ(r.status().code(), absl::StatusCode::kUnimplemented) << r.status();
+  EXPECT_THAT(r, StatusIs(absl::StatusCode::kUnimplemented)) << r.status();
 }
 
 }  // namespace

@@ -5,15 +5,18 @@
 #include <thread>
 #include <vector>
 
-#include "runtime/comm/nccl_communicator.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
-#include "tests/comm_scenarios.h"
-#include "tests/nccl_test_ranks.h"
 #include "oneflow_sbp/cuda/cuda_device.h"
 #include "oneflow_sbp/local_tensor.h"
+#include "runtime/comm/nccl_communicator.h"
+#include "tests/comm_scenarios.h"
+#include "tests/nccl_test_ranks.h"
+#include "tests/status_matchers.h"
+
+using ::oneflow_sbp::matchers::StatusIs;
 
 namespace oneflow_sbp::comm {
 namespace {
@@ -25,14 +28,14 @@ TEST(NcclCommunicatorTest, BadOptionsAreInvalidArgument) {
   o.rank = 2;
   o.size = 2;
   o.master_port = 29611;
-  EXPECT_EQ(ConnectNccl(o).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(ConnectNccl(o), StatusIs(absl::StatusCode::kInvalidArgument));
 }
 
 TEST(NcclCommunicatorTest, NoDeviceIsFailedPrecondition) {
   if (HasDevice()) GTEST_SKIP() << "a CUDA device is present";
   NcclOptions o;
   o.master_port = 29612;
-  EXPECT_EQ(ConnectNccl(o).status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(ConnectNccl(o), StatusIs(absl::StatusCode::kFailedPrecondition));
 }
 
 // One rank per visible GPU.

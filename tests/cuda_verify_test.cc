@@ -9,13 +9,16 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_join.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "absl/strings/str_join.h"
 #include "oneflow_sbp/cuda/cuda_device.h"
 #include "ops/builtin_ops.h"
 #include "ops/kernels/kernel_registry.h"
 #include "ops/kernels/verify/verifier.h"
+#include "tests/status_matchers.h"
+
+using ::oneflow_sbp::matchers::StatusIs;
 
 namespace oneflow_sbp::kernels {
 namespace {
@@ -30,7 +33,7 @@ TEST(CudaVerify, NoDeviceIsOneFailedPrecondition) {
   o.ops = {"relu", "matmul"};
   o.device = DeviceType::kCuda;
   absl::StatusOr<VerifyReport> r = RunVerify(ops::BuiltinOpRegistry(), o);
-  EXPECT_EQ(r.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(r, StatusIs(absl::StatusCode::kFailedPrecondition));
   EXPECT_THAT(r.status().message(), HasSubstr("no CUDA device"));
 }
 

@@ -15,6 +15,9 @@
 #include "oneflow_sbp/sbp_context.h"
 #include "oneflow_sbp/signature_inference.h"
 #include "tests/infer_test_util.h"
+#include "tests/status_matchers.h"
+
+using ::oneflow_sbp::matchers::StatusIs;
 
 namespace oneflow_sbp::testing {
 namespace {
@@ -122,7 +125,7 @@ TEST(CustomOp, AliasResolvesToTheCanonicalOp) {
   EXPECT_EQ(InferToString(spec), "x_0:S(1) -> y_0:S(1)");
   // Unknown names: kNotFound, aliases suggested.
   absl::StatusOr<std::shared_ptr<const OpDef>> bad = registry.Get("pcop");
-  EXPECT_EQ(bad.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(bad, StatusIs(absl::StatusCode::kNotFound));
   EXPECT_THAT(bad.status().message(), HasSubstr("unknown op 'pcop' (did you mean pcopy?)"));
   EXPECT_EQ(registry.Find("nope"), nullptr);
 }
@@ -133,24 +136,24 @@ TEST(CustomOp, BadAliasesAreErrorsNamingBothNames) {
   ASSERT_TRUE(registry.Register(PrivateCopy("other_copy")).ok());
   ASSERT_TRUE(registry.RegisterAlias("pcopy", "private_copy").ok());
   absl::Status s = registry.RegisterAlias("alias", "no_such_op");
-  EXPECT_EQ(s.code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(s, StatusIs(absl::StatusCode::kNotFound));
   EXPECT_THAT(s.message(), HasSubstr("alias 'alias' of op 'no_such_op': no op 'no_such_op'"));
   s = registry.RegisterAlias("other_copy", "private_copy");  // an op's name
-  EXPECT_EQ(s.code(), absl::StatusCode::kAlreadyExists);
+  EXPECT_THAT(s, StatusIs(absl::StatusCode::kAlreadyExists));
   EXPECT_THAT(s.message(), HasSubstr("'other_copy' is already a registered op"));
   s = registry.RegisterAlias("pcopy", "other_copy");  // re-pointing
-  EXPECT_EQ(s.code(), absl::StatusCode::kAlreadyExists);
+  EXPECT_THAT(s, StatusIs(absl::StatusCode::kAlreadyExists));
   EXPECT_THAT(s.message(), HasSubstr("'pcopy' is already an alias of 'private_copy'"));
   s = registry.RegisterAlias("ppcopy", "pcopy");  // a chain
-  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s, StatusIs(absl::StatusCode::kInvalidArgument));
   EXPECT_THAT(s.message(), HasSubstr("'pcopy' is itself an alias of 'private_copy'"));
-  EXPECT_EQ(registry.RegisterAlias("", "private_copy").code(),
-            absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(registry.RegisterAlias("private_copy", "private_copy").code(),
-            absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(registry.RegisterAlias("", "private_copy"),
+            StatusIs(absl::StatusCode::kInvalidArgument));
+  EXPECT_THAT(registry.RegisterAlias("private_copy", "private_copy"),
+            StatusIs(absl::StatusCode::kInvalidArgument));
   // An op may not take an alias's name either.
   s = registry.Register(PrivateCopy("pcopy"));
-  EXPECT_EQ(s.code(), absl::StatusCode::kAlreadyExists);
+  EXPECT_THAT(s, StatusIs(absl::StatusCode::kAlreadyExists));
   EXPECT_THAT(s.message(), HasSubstr("op 'pcopy' is already registered as an alias of "
                                      "'private_copy'"));
   EXPECT_EQ(registry.Find("pcopy")->type_name(), "private_copy");
@@ -174,7 +177,7 @@ std::string ResolveError(const OpRegistry& registry, const std::string& name,
                          const AttrMap& attrs) {
   absl::StatusOr<ResolvedCall> r = registry.ResolveCall(name, attrs);
   if (r.ok()) return "OK " + r->def->type_name() + " " + r->attrs.ToString();
-  EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument) << r.status();
+  EXPECT_THAT(r, StatusIs(absl::StatusCode::kInvalidArgument)) << r.status();
   return std::string(r.status().message());
 }
 
@@ -218,7 +221,7 @@ TEST(CustomOp, AliasRenamesAttributes) {
   EXPECT_EQ(registry.OpAttrName("psum", "dim"), "dim");
   ASSERT_EQ(registry.RenamedAttrsOf("tsum").size(), 2u);
   EXPECT_TRUE(registry.RenamedAttrsOf("same_sum").empty());
-  EXPECT_EQ(registry.ResolveCall("tsumm", AttrMap()).status().code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(registry.ResolveCall("tsumm", AttrMap()), StatusIs(absl::StatusCode::kNotFound));
   // An inference through the alias is the op's with the renamed attributes.
   InferSpec spec{"tsum", "cpu:0-1", {"f32[6,6]:S(1)"}, {"dim=1", "keepdim=true"}};
   spec.registry = &registry;
@@ -232,7 +235,7 @@ TEST(CustomOp, BadAttributeRenamesNameTheAliasTheOpAndTheAttribute) {
   ASSERT_TRUE(registry.Register(PrivateSum("psum")).ok());
   auto error = [&](const std::string& alias, std::vector<AliasAttr> renamed) {
     absl::Status s = registry.RegisterAlias(alias, "psum", std::move(renamed));
-    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+    EXPECT_THAT(s, StatusIs(absl::StatusCode::kInvalidArgument)) << s;
     return std::string(s.message());
   };
   EXPECT_EQ(error("a", {{"dim", "axes"}}),

@@ -16,7 +16,10 @@
 #include "ops/kernels/kernel_registry.h"
 #include "tests/emulated_device.h"
 #include "tests/infer_test_util.h"
+#include "tests/status_matchers.h"
 #include "tools/cmd_demo.h"
+
+using ::oneflow_sbp::matchers::StatusIs;
 
 namespace oneflow_sbp::cli {
 namespace {
@@ -69,12 +72,12 @@ TEST(DemoOnDevice, RefusesGlooAndUnknownDevices) {
   o.backend = "gloo";
   o.kernels = &EmulatedKernels();
   absl::StatusOr<std::string> out = RunDemo(o, Eng());
-  EXPECT_EQ(out.status().code(), absl::StatusCode::kInvalidArgument) << out.status();
+  EXPECT_THAT(out, StatusIs(absl::StatusCode::kInvalidArgument)) << out.status();
   EXPECT_THAT(std::string(out.status().message()), HasSubstr("--backend=threads"));
   o.backend = "threads";
   o.device = "tpu";
   out = RunDemo(o, Eng());
-  EXPECT_EQ(out.status().code(), absl::StatusCode::kInvalidArgument) << out.status();
+  EXPECT_THAT(out, StatusIs(absl::StatusCode::kInvalidArgument)) << out.status();
   EXPECT_THAT(std::string(out.status().message()), HasSubstr("--device='tpu'"));
 }
 
@@ -86,7 +89,7 @@ TEST(DemoOnDevice, NoDeviceIsAFailedPreconditionBeforeAnyRankStarts) {
   o.kernels = &EmulatedKernels();
   absl::StatusOr<std::string> out = RunDemo(o, Eng());
   dev->SetPresent(true);
-  EXPECT_EQ(out.status().code(), absl::StatusCode::kFailedPrecondition) << out.status();
+  EXPECT_THAT(out, StatusIs(absl::StatusCode::kFailedPrecondition)) << out.status();
   EXPECT_THAT(std::string(out.status().message()), HasSubstr("--device=cuda"));
 }
 

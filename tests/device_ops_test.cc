@@ -6,6 +6,9 @@
 
 #include "gtest/gtest.h"
 #include "oneflow_sbp/local_tensor.h"
+#include "tests/status_matchers.h"
+
+using ::oneflow_sbp::matchers::StatusIs;
 
 namespace oneflow_sbp {
 namespace {
@@ -22,11 +25,11 @@ TEST(DeviceOpsTest, CudaWithoutBackendIsUnimplemented) {
   // This test binary never links the CUDA backend, whatever the config.
   absl::StatusOr<DeviceOps*> ops = GetDeviceOps(DeviceType::kCuda);
   ASSERT_FALSE(ops.ok());
-  EXPECT_EQ(ops.status().code(), absl::StatusCode::kUnimplemented);
+  EXPECT_THAT(ops, StatusIs(absl::StatusCode::kUnimplemented));
   EXPECT_NE(ops.status().message().find("--config=cuda"), std::string::npos);
   absl::StatusOr<LocalTensor> t = LocalTensor::Empty(DataType::kFloat32, {2}, DeviceType::kCuda);
   ASSERT_FALSE(t.ok());
-  EXPECT_EQ(t.status().code(), absl::StatusCode::kUnimplemented);
+  EXPECT_THAT(t, StatusIs(absl::StatusCode::kUnimplemented));
 }
 
 TEST(DeviceOpsTest, CpuCopyBoxCopiesAndAdds) {
@@ -47,8 +50,8 @@ TEST(DeviceOpsTest, CpuCopyBoxCopiesAndAdds) {
   ASSERT_TRUE(ops->CopyBox(DataType::kFloat32, box, src.data() + 5, dst.data(), true).ok());
   EXPECT_EQ(dst, (std::vector<float>{10, 12, 18, 20}));
   box.rank = StridedBox::kMaxRank + 1;
-  EXPECT_EQ(ops->CopyBox(DataType::kFloat32, box, src.data(), dst.data(), false).code(),
-            absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(ops->CopyBox(DataType::kFloat32, box, src.data(), dst.data(), false),
+            StatusIs(absl::StatusCode::kInvalidArgument));
 }
 
 TEST(DeviceOpsTest, CopyToCpuIsADeepCopy) {
@@ -57,9 +60,9 @@ TEST(DeviceOpsTest, CopyToCpuIsADeepCopy) {
   ASSERT_TRUE(b.ok()) << b.status();
   EXPECT_FALSE(b->SharesStorageWith(a));
   EXPECT_TRUE(ExactlyEqual(a, *b));
-  EXPECT_EQ(a.CopyTo(DeviceType::kCuda).status().code(), absl::StatusCode::kUnimplemented);
-  EXPECT_EQ(LocalTensor().CopyTo(DeviceType::kCpu).status().code(),
-            absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(a.CopyTo(DeviceType::kCuda), StatusIs(absl::StatusCode::kUnimplemented));
+  EXPECT_THAT(LocalTensor().CopyTo(DeviceType::kCpu),
+            StatusIs(absl::StatusCode::kInvalidArgument));
 }
 
 }  // namespace

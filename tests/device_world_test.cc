@@ -11,15 +11,18 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/match.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/strings/str_cat.h"
-#include "runtime/comm/inprocess_world.h"
+#include "absl/synchronization/mutex.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "oneflow_sbp/device_ops.h"
 #include "oneflow_sbp/status_macros.h"
+#include "runtime/comm/inprocess_world.h"
 #include "tests/boxing_round_trip.h"
 #include "tests/comm_scenarios.h"
+#include "tests/status_matchers.h"
+
+using ::oneflow_sbp::matchers::StatusIs;
 
 namespace oneflow_sbp::comm {
 namespace {
@@ -231,7 +234,7 @@ TEST(DeviceWorld, AFailingRankFailsTheOthersPromptly) {
   ASSERT_TRUE(ran.ok());
   EXPECT_LT(absl::Now() - start, absl::Seconds(10));
   for (int r = 0; r < 4; ++r) EXPECT_FALSE((*ran)[r].ok()) << r;
-  EXPECT_EQ((*ran)[0].code(), absl::StatusCode::kAborted) << (*ran)[0];
+  EXPECT_THAT((*ran)[0], StatusIs(absl::StatusCode::kAborted)) << (*ran)[0];
   EXPECT_THAT(std::string((*ran)[0].message()), HasSubstr("rank 1 gives up"));
 }
 
@@ -275,14 +278,14 @@ TEST(DeviceWorld, CudaWithoutBackendIsUnimplemented) {
       },
       InProcessOptions::OnDevice(DeviceType::kCuda));
   ASSERT_FALSE(ran.ok());
-  EXPECT_EQ(ran.status().code(), absl::StatusCode::kUnimplemented);
+  EXPECT_THAT(ran, StatusIs(absl::StatusCode::kUnimplemented));
   EXPECT_THAT(std::string(ran.status().message()), HasSubstr("--config=cuda"));
   EXPECT_THAT(std::string(ran.status().message()), HasSubstr("in-process world"));
   EXPECT_FALSE(ran_fn);
-  EXPECT_EQ(InProcessWorld::Create(2, InProcessOptions::OnDevice(DeviceType::kCuda))
+  EXPECT_THAT(InProcessWorld::Create(2, InProcessOptions::OnDevice(DeviceType::kCuda))
                 .status()
-                .code(),
-            absl::StatusCode::kUnimplemented);
+                ,
+            StatusIs(absl::StatusCode::kUnimplemented));
 }
 
 }  // namespace

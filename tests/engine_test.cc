@@ -14,6 +14,9 @@
 #include "oneflow_sbp/planned_selection.h"
 #include "oneflow_sbp/sbp_context.h"
 #include "tests/infer_test_util.h"
+#include "tests/status_matchers.h"
+
+using ::oneflow_sbp::matchers::StatusIs;
 
 namespace oneflow_sbp::testing {
 namespace {
@@ -124,17 +127,17 @@ TEST(Engine, DefaultEngineServesTheBuiltInCatalog) {
 
   absl::StatusOr<std::shared_ptr<const OpCall>> typo = (*engine)->MakeCall("matmull", 2);
   ASSERT_FALSE(typo.ok());
-  EXPECT_EQ(typo.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(typo, StatusIs(absl::StatusCode::kNotFound));
   EXPECT_THAT(std::string(typo.status().message()), HasSubstr("did you mean matmul?"));
 
   absl::StatusOr<std::shared_ptr<const OpCall>> too_many = (*engine)->MakeCall("relu", 3);
   ASSERT_FALSE(too_many.ok());
-  EXPECT_EQ(too_many.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(too_many, StatusIs(absl::StatusCode::kInvalidArgument));
 
   absl::StatusOr<std::shared_ptr<const OpCall>> null_def =
       OpCall::Make((*engine)->registry().Find("no_such_op"), {1}, AttrMap());
   ASSERT_FALSE(null_def.ok());
-  EXPECT_EQ(null_def.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(null_def, StatusIs(absl::StatusCode::kInvalidArgument));
 }
 
 TEST(Engine, CostPoliciesByName) {
@@ -145,18 +148,18 @@ TEST(Engine, CostPoliciesByName) {
 
   r.cost.policy = PolicyName::Of("last");
   absl::StatusOr<std::shared_ptr<const InferResult>> unknown = engine->Infer(r);
-  EXPECT_EQ(unknown.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(unknown, StatusIs(absl::StatusCode::kInvalidArgument));
   EXPECT_THAT(std::string(unknown.status().message()),
               HasSubstr("unknown cost policy 'last': expected oneflow or planned"));
 
   auto last = std::make_shared<const LastCandidate>();
   ASSERT_TRUE(engine->RegisterCostPolicy("last", last, last).ok());
-  EXPECT_EQ(engine->RegisterCostPolicy("last", last, last).code(),
-            absl::StatusCode::kAlreadyExists);
-  EXPECT_EQ(engine->RegisterCostPolicy("", last, last).code(),
-            absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(engine->RegisterCostPolicy("null", nullptr, last).code(),
-            absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(engine->RegisterCostPolicy("last", last, last),
+            StatusIs(absl::StatusCode::kAlreadyExists));
+  EXPECT_THAT(engine->RegisterCostPolicy("", last, last),
+            StatusIs(absl::StatusCode::kInvalidArgument));
+  EXPECT_THAT(engine->RegisterCostPolicy("null", nullptr, last),
+            StatusIs(absl::StatusCode::kInvalidArgument));
   absl::StatusOr<std::shared_ptr<const InferResult>> chosen = engine->Infer(r);
   ASSERT_TRUE(chosen.ok()) << chosen.status();
   // relu's product on [2,2] ends with the all-B candidate.
@@ -197,7 +200,7 @@ TEST(Engine, PreparedKeysAnswerAsTheirRequests) {
   by_last.cost.policy = PolicyName::Of("last");
   const InferKey last_key(by_last);
   absl::StatusOr<const InferResult*> unknown = engine->InferBorrowed(last_key);
-  EXPECT_EQ(unknown.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(unknown, StatusIs(absl::StatusCode::kInvalidArgument));
   EXPECT_THAT(std::string(unknown.status().message()), HasSubstr("unknown cost policy 'last'"));
   auto last = std::make_shared<const LastCandidate>();
   ASSERT_TRUE(engine->RegisterCostPolicy("last", last, last).ok());
@@ -265,22 +268,22 @@ TEST(Engine, PlannedPolicyUsesTheEnginesCalibration) {
 TEST(Engine, BadOptionsAreErrorsNotAborts) {
   Engine::Options shards;
   shards.infer_cache.shards = 3;
-  EXPECT_EQ(Engine::Create(shards).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(Engine::Create(shards), StatusIs(absl::StatusCode::kInvalidArgument));
   Engine::Options plans;
   plans.plan_cache_capacity = 0;
-  EXPECT_EQ(Engine::Create(plans).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(Engine::Create(plans), StatusIs(absl::StatusCode::kInvalidArgument));
   Engine::Options latency;
   latency.calibration.p2p().latency_s = -1;
   EXPECT_THAT(std::string(Engine::Create(latency).status().message()), HasSubstr("p2p links"));
   Engine::Options axes;
   axes.calibration = boxing::Calibration::Defaults(2);
-  EXPECT_EQ(Engine::Create(axes).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(Engine::Create(axes), StatusIs(absl::StatusCode::kInvalidArgument));
   Engine::Options compute;
   compute.calibration.set_compute_flops_per_s(0);
   EXPECT_THAT(std::string(Engine::Create(compute).status().message()), HasSubstr("compute rate"));
   InferCache::Options zero;
   zero.capacity = 0;
-  EXPECT_EQ(InferCache::Create(zero).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(InferCache::Create(zero), StatusIs(absl::StatusCode::kInvalidArgument));
 }
 
 }  // namespace

@@ -11,13 +11,16 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "runtime/comm/inprocess_world.h"
 #include "boxing/planner.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "ops/kernels/shard_harness.h"
+#include "runtime/comm/inprocess_world.h"
 #include "tests/boxing_round_trip.h"
+#include "tests/status_matchers.h"
 #include "tests/value_test_util.h"
+
+using ::oneflow_sbp::matchers::StatusIs;
 
 namespace oneflow_sbp::boxing {
 namespace {
@@ -137,7 +140,7 @@ TEST(Executor, WrongShardIsInvalidArgumentOnEveryRank) {
   });
   ASSERT_TRUE(ran.ok());
   for (const absl::Status& s : *ran) {
-    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(s, StatusIs(absl::StatusCode::kInvalidArgument));
     EXPECT_THAT(std::string(s.message()), HasSubstr("shard must be f32[2,6]"));
   }
 }

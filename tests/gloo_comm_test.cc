@@ -18,14 +18,17 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/synchronization/mutex.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
 #include "runtime/comm/gloo_communicator.h"
 #include "runtime/comm/kv_store.h"
 #include "runtime/comm/launcher.h"
 #include "runtime/comm/net.h"
-#include "gmock/gmock.h"
-#include "gtest/gtest.h"
 #include "tests/comm_scenarios.h"
 #include "tests/comm_worker_results.h"
+#include "tests/status_matchers.h"
+
+using ::oneflow_sbp::matchers::StatusIs;
 
 namespace oneflow_sbp::comm {
 namespace {
@@ -109,7 +112,7 @@ TEST(KvStore, SetGetWaitAndTimeouts) {
   const std::vector<std::string> keys = {"k", "missing"};
   const absl::Time start = absl::Now();
   absl::Status s = (*a)->Wait(keys, absl::Now() + absl::Milliseconds(200));
-  EXPECT_EQ(s.code(), absl::StatusCode::kDeadlineExceeded) << s;
+  EXPECT_THAT(s, StatusIs(absl::StatusCode::kDeadlineExceeded)) << s;
   EXPECT_THAT(s.message(), HasSubstr("'missing'"));
   EXPECT_LT(absl::Now() - start, absl::Seconds(2));
   // Stopping the server fails a pending wait instead of hanging it.
@@ -140,7 +143,7 @@ TEST(KvStore, ClientRetriesUntilTheServerListens) {
   absl::StatusOr<int> dead = net::PickFreePort("127.0.0.1");
   auto none = KvStoreClient::Connect("127.0.0.1", *dead, kSecret, 0,
                                      absl::Now() + absl::Milliseconds(200));
-  EXPECT_EQ(none.status().code(), absl::StatusCode::kDeadlineExceeded);
+  EXPECT_THAT(none, StatusIs(absl::StatusCode::kDeadlineExceeded));
 }
 
 // ------------------------------------------------------------- launcher --
@@ -189,21 +192,21 @@ TEST(Launcher, HandsTheJobSecretThroughTheEnvironment) {
   LaunchOptions two = Shell(1);
   two.nnodes = 2;
   two.master_port = 1234;
-  EXPECT_EQ(Launch(two, {"true"}).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(Launch(two, {"true"}), StatusIs(absl::StatusCode::kInvalidArgument));
 }
 
 TEST(Launcher, AFailingRankTerminatesTheOthersAndIsNamed) {
   const absl::Time start = absl::Now();
   absl::StatusOr<LaunchResult> r =
       Launch(Shell(3), {"sh", "-c", "if [ $RANK = 1 ]; then sleep 0.2; exit 3; fi; sleep 30"});
-  EXPECT_EQ(r.status().code(), absl::StatusCode::kAborted);
+  EXPECT_THAT(r, StatusIs(absl::StatusCode::kAborted));
   EXPECT_THAT(r.status().message(), HasSubstr("rank 1 (pid "));
   EXPECT_THAT(r.status().message(), HasSubstr("exited with code 3"));
   EXPECT_THAT(r.status().message(), HasSubstr("terminated ranks 0,2"));
   EXPECT_LT(absl::Now() - start, absl::Seconds(5));
 
   r = Launch(Shell(3), {"sh", "-c", "if [ $RANK = 2 ]; then kill -ABRT $$; fi; sleep 30"});
-  EXPECT_EQ(r.status().code(), absl::StatusCode::kAborted);
+  EXPECT_THAT(r, StatusIs(absl::StatusCode::kAborted));
   EXPECT_THAT(r.status().message(), HasSubstr("rank 2"));
   EXPECT_THAT(r.status().message(), HasSubstr("killed by signal 6"));
 
@@ -221,42 +224,42 @@ TEST(Launcher, TimeoutAndBadCommands) {
   o.timeout = absl::Milliseconds(300);
   const absl::Time start = absl::Now();
   absl::StatusOr<LaunchResult> r = Launch(o, {"sleep", "30"});
-  EXPECT_EQ(r.status().code(), absl::StatusCode::kDeadlineExceeded) << r.status();
+  EXPECT_THAT(r, StatusIs(absl::StatusCode::kDeadlineExceeded)) << r.status();
   EXPECT_LT(absl::Now() - start, absl::Seconds(4));
 
-  EXPECT_EQ(Launch(Shell(1), {"/nonexistent/worker"}).status().code(),
-            absl::StatusCode::kUnavailable);
-  EXPECT_EQ(Launch(Shell(1), {"no_such_command_anywhere"}).status().code(),
-            absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(Launch(Shell(1), {}).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(Launch(Shell(1), {"/nonexistent/worker"}),
+            StatusIs(absl::StatusCode::kUnavailable));
+  EXPECT_THAT(Launch(Shell(1), {"no_such_command_anywhere"}),
+            StatusIs(absl::StatusCode::kInvalidArgument));
+  EXPECT_THAT(Launch(Shell(1), {}), StatusIs(absl::StatusCode::kInvalidArgument));
   LaunchOptions bad = Shell(0);
-  EXPECT_EQ(Launch(bad, {"true"}).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(Launch(bad, {"true"}), StatusIs(absl::StatusCode::kInvalidArgument));
   bad = Shell(1);
   bad.nnodes = 2;  // port 0 cannot be shared with another node
-  EXPECT_EQ(Launch(bad, {"true"}).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(Launch(bad, {"true"}), StatusIs(absl::StatusCode::kInvalidArgument));
 }
 
 // ---------------------------------------------------------------- gloo --
 
 TEST(Gloo, ConnectArguments) {
   unsetenv("RANK");
-  EXPECT_EQ(ConnectFromEnvironment(absl::Seconds(1)).status().code(),
-            absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(ConnectFromEnvironment(absl::Seconds(1)),
+            StatusIs(absl::StatusCode::kFailedPrecondition));
   GlooOptions o;
   o.job_secret = kSecret;
   o.master_port = 0;
-  EXPECT_EQ(ConnectGloo(o).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(ConnectGloo(o), StatusIs(absl::StatusCode::kInvalidArgument));
   o.master_port = 1234;
   o.rank = 2;
   o.size = 2;
-  EXPECT_EQ(ConnectGloo(o).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(ConnectGloo(o), StatusIs(absl::StatusCode::kInvalidArgument));
 
   // No job secret: refused before anything listens.
   GlooOptions no_secret = o;
   no_secret.rank = 0;
   no_secret.size = 1;
   no_secret.job_secret.clear();
-  EXPECT_EQ(ConnectGloo(no_secret).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(ConnectGloo(no_secret), StatusIs(absl::StatusCode::kInvalidArgument));
 
   // The store's port is taken: rank 0 cannot serve it.
   absl::StatusOr<net::Socket> taken = net::Listen("127.0.0.1", 0);
@@ -266,7 +269,7 @@ TEST(Gloo, ConnectArguments) {
   o.master_port = *net::LocalPort(*taken);
   o.connect_timeout = absl::Seconds(2);
   absl::StatusOr<std::unique_ptr<Communicator>> c = ConnectGloo(o);
-  EXPECT_EQ(c.status().code(), absl::StatusCode::kUnavailable) << c.status();
+  EXPECT_THAT(c, StatusIs(absl::StatusCode::kUnavailable)) << c.status();
   EXPECT_THAT(c.status().message(), HasSubstr("gloo rendezvous of rank 0"));
 
   // A world of one, in this process, runs everything.
@@ -302,7 +305,7 @@ TEST_P(GlooFaults, EveryOtherRankFailsPromptly) {
   const std::string dir = MakeTempDir();
   const absl::Time start = absl::Now();
   absl::StatusOr<LaunchResult> r = LaunchWorkers(4, scenario, dir, /*timeout_ms=*/1000);
-  EXPECT_EQ(r.status().code(), absl::StatusCode::kAborted) << r.status();
+  EXPECT_THAT(r, StatusIs(absl::StatusCode::kAborted)) << r.status();
   for (int k : {0, 2, 3}) {
     const WorkerResult w = ReadResult(dir, k);
     ASSERT_TRUE(w.present) << "rank " << k << " recorded nothing";
@@ -349,7 +352,7 @@ TEST(GlooHungPeer, AStoppedRankIsNamedWithinTheHeartbeatTimeout) {
   const absl::Time start = absl::Now();
   absl::StatusOr<LaunchResult> r = Launch(o, {*g_worker, "stop", dir, "30000"});
   const absl::Duration took = absl::Now() - start;
-  EXPECT_EQ(r.status().code(), absl::StatusCode::kAborted) << r.status();
+  EXPECT_THAT(r, StatusIs(absl::StatusCode::kAborted)) << r.status();
   EXPECT_THAT(r.status().message(), HasSubstr("rank 1 (pid "));
   EXPECT_THAT(r.status().message(), HasSubstr("stopped by signal 19"));
   for (int k : {0, 2, 3}) {
@@ -372,7 +375,7 @@ TEST(GlooTimeout, TheEnvironmentSetsTheCollectiveTimeout) {
   const std::string dir = MakeTempDir();
   LaunchOptions o = WorkerLaunch(2, absl::Seconds(6), {{"OFS_TIMEOUT", "1"}});
   absl::StatusOr<LaunchResult> r = Launch(o, {*g_worker, "sleep", dir, "20000"});
-  EXPECT_EQ(r.status().code(), absl::StatusCode::kAborted) << r.status();
+  EXPECT_THAT(r, StatusIs(absl::StatusCode::kAborted)) << r.status();
   const WorkerResult w = ReadResult(dir, 0);
   ASSERT_TRUE(w.present);
   EXPECT_NE(w.code, 0);
@@ -465,7 +468,7 @@ TEST(GlooSecondJob, FailsAtOnceAndLeavesTheFirstAlone) {
   o.master_port = *port;
   absl::Time start = absl::Now();
   absl::StatusOr<LaunchResult> second = Launch(o, {*g_worker, "collectives", dir2, "20000"});
-  EXPECT_EQ(second.status().code(), absl::StatusCode::kUnavailable) << second.status();
+  EXPECT_THAT(second, StatusIs(absl::StatusCode::kUnavailable)) << second.status();
   EXPECT_THAT(second.status().message(), HasSubstr("is not free"));
   EXPECT_LT(absl::Now() - start, absl::Seconds(2));
   GlooOptions intruder;
@@ -475,7 +478,7 @@ TEST(GlooSecondJob, FailsAtOnceAndLeavesTheFirstAlone) {
   intruder.job_secret = "another job";
   intruder.connect_timeout = absl::Seconds(2);
   absl::StatusOr<std::unique_ptr<Communicator>> c = ConnectGloo(intruder);
-  EXPECT_EQ(c.status().code(), absl::StatusCode::kPermissionDenied) << c.status();
+  EXPECT_THAT(c, StatusIs(absl::StatusCode::kPermissionDenied)) << c.status();
   job1.join();
   EXPECT_TRUE(first.ok()) << first.status();
   for (int k = 0; k < 3; ++k) {

@@ -8,16 +8,19 @@
 
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
-#include "gtest/gtest.h"
-#include "oneflow_sbp/candidate_list.h"
 #include "graph/boxing_prices.h"
 #include "graph/compute_model.h"
 #include "graph/greedy.h"
 #include "graph/program_generators.h"
 #include "graph/program_planner.h"
 #include "graph/selection_problem.h"
+#include "gtest/gtest.h"
+#include "oneflow_sbp/candidate_list.h"
 #include "ops/builtin_ops.h"
 #include "tests/infer_test_util.h"
+#include "tests/status_matchers.h"
+
+using ::oneflow_sbp::matchers::StatusIs;
 
 namespace oneflow_sbp::graph {
 namespace {
@@ -190,8 +193,8 @@ TEST(EvaluateAssignment, BadAssignmentsAreErrors) {
   ASSERT_TRUE(EvaluateAssignment(program, a, prices).ok());
   Assignment short_list = a;
   short_list.op_signatures.pop_back();
-  EXPECT_EQ(EvaluateAssignment(program, short_list, prices).status().code(),
-            absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(EvaluateAssignment(program, short_list, prices),
+            StatusIs(absl::StatusCode::kInvalidArgument));
   Assignment bad_free = a;
   bad_free.free_layouts[0] = *NdSbp::Parse("(S(5),B)");
   EXPECT_THAT(std::string(EvaluateAssignment(program, bad_free, prices).status().message()),
@@ -424,10 +427,10 @@ TEST(PlanProgram, MemoryCapErrors) {
   const Program program = *MlpProgram(ops::BuiltinOpRegistry(), P("cpu:0-3 [2,2]"), MlpConfig());
   PlanProgramOptions tiny;
   tiny.memory_cap_bytes = 1000;
-  EXPECT_EQ(PlanProgram(program, Eng(), tiny).status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(PlanProgram(program, Eng(), tiny), StatusIs(absl::StatusCode::kResourceExhausted));
   PlanProgramOptions zero;
   zero.memory_cap_bytes = 0;
-  EXPECT_EQ(PlanProgram(program, Eng(), zero).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(PlanProgram(program, Eng(), zero), StatusIs(absl::StatusCode::kInvalidArgument));
 }
 
 TEST(PlanProgram, DeterministicWhateverTheThreads) {

@@ -10,10 +10,13 @@
 
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
-#include "gtest/gtest.h"
 #include "graph/program.h"
+#include "gtest/gtest.h"
 #include "io/program_proto.h"
 #include "ops/builtin_ops.h"
+#include "tests/status_matchers.h"
+
+using ::oneflow_sbp::matchers::StatusIs;
 
 namespace oneflow_sbp::graph {
 namespace {
@@ -206,7 +209,7 @@ TEST(ProgramJson, ErrorsNameTheirOpTensorOrField) {
   for (const BadCase& c : cases) {
     absl::StatusOr<Program> p = ProgramFromJson(c.json, Ops());
     ASSERT_FALSE(p.ok()) << c.name;
-    EXPECT_EQ(p.status().code(), absl::StatusCode::kInvalidArgument) << c.name;
+    EXPECT_THAT(p, StatusIs(absl::StatusCode::kInvalidArgument)) << c.name;
     for (const std::string& m : c.mentions) {
       EXPECT_THAT(std::string(p.status().message()), HasSubstr(m)) << c.name;
     }
@@ -253,7 +256,7 @@ TEST(ProgramJson, OnlyStrictJsonIsRead) {
   for (const BadCase& c : cases) {
     absl::StatusOr<oneflow::ProgramProto> p = ProgramProtoFromJson(c.json);
     ASSERT_FALSE(p.ok()) << c.name;
-    EXPECT_EQ(p.status().code(), absl::StatusCode::kInvalidArgument) << c.name;
+    EXPECT_THAT(p, StatusIs(absl::StatusCode::kInvalidArgument)) << c.name;
     EXPECT_THAT(std::string(p.status().message()), HasSubstr("malformed JSON")) << c.name;
     for (const std::string& m : c.mentions) {
       EXPECT_THAT(std::string(p.status().message()), HasSubstr(m)) << c.name;
@@ -295,7 +298,7 @@ TEST(ProgramBuilder, BuildsInCode) {
   ASSERT_TRUE(b.AddOp("matmul", {"x", "w"}, {"h"}, AttrMap()).ok());
   ASSERT_TRUE(b.AddOp("add_n", {"h", "h"}, {"y"}, AttrMap(), "twice").ok());
   ASSERT_TRUE(b.MarkOutput("y", NdSbp::Parse("B").value()).ok());
-  EXPECT_EQ(b.MarkOutput("y", std::nullopt).code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(b.MarkOutput("y", std::nullopt), StatusIs(absl::StatusCode::kInvalidArgument));
   absl::StatusOr<Program> p = std::move(b).Build();
   ASSERT_TRUE(p.ok()) << p.status();
   // A tensor read twice by one op has two uses.
@@ -370,7 +373,7 @@ TEST(ProgramLimits, HugeMeshIsRefusedBeforeBuildingRanks) {
         {int64_t{1} << 62, 4}}) {
     absl::StatusOr<Program> p = ProgramFromJson(kDocsExample, Ops(), mesh);
     ASSERT_FALSE(p.ok());
-    EXPECT_EQ(p.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(p, StatusIs(absl::StatusCode::kInvalidArgument));
     EXPECT_THAT(std::string(p.status().message()),
                 AllOf(HasSubstr("mesh"), HasSubstr("65536 ranks")));
   }
@@ -397,7 +400,7 @@ TEST(ProgramLimits, DeeplyNestedAttrsAreRefusedInLinearTime) {
       absl::StatusOr<Program> p = ProgramFromJson(json, Ops(), {});
       EXPECT_LT(ThreadCpuSeconds() - start, 0.5 * kSlowdown);
       ASSERT_FALSE(p.ok()) << open << " x " << depth;
-      EXPECT_EQ(p.status().code(), absl::StatusCode::kInvalidArgument);
+      EXPECT_THAT(p, StatusIs(absl::StatusCode::kInvalidArgument));
       EXPECT_THAT(std::string(p.status().message()), HasSubstr("nested more than 32 levels"));
     }
   }

@@ -17,6 +17,9 @@
 #include "ops/kernels/kernel_context.h"
 #include "tests/infer_test_util.h"
 #include "tests/kernel_test_util.h"
+#include "tests/status_matchers.h"
+
+using ::oneflow_sbp::matchers::StatusIs;
 
 namespace oneflow_sbp::testing {
 namespace {
@@ -80,7 +83,7 @@ TEST(KernelRegistry, EveryRegisteredOpHasACpuKernel) {
 
 TEST(KernelRegistry, LookupErrors) {
   absl::Status s = KernelRegistry::Global().Find("no_such_op", DeviceType::kCpu).status();
-  EXPECT_EQ(s.code(), absl::StatusCode::kUnimplemented);
+  EXPECT_THAT(s, StatusIs(absl::StatusCode::kUnimplemented));
   EXPECT_EQ(s.message(), "no cpu kernel for op 'no_such_op'");
   s = KernelRegistry::Global().Find("abs", DeviceType::kCuda).status();
   EXPECT_EQ(s.message(), "no cuda kernel for op 'abs'");
@@ -88,9 +91,9 @@ TEST(KernelRegistry, LookupErrors) {
   KernelFn ok = [](KernelContext&) { return absl::OkStatus(); };
   EXPECT_TRUE(r.Register("abs", DeviceType::kCpu, ok).ok());
   EXPECT_TRUE(r.Register("abs", DeviceType::kCuda, ok).ok());
-  EXPECT_EQ(r.Register("abs", DeviceType::kCpu, ok).code(), absl::StatusCode::kAlreadyExists);
-  EXPECT_EQ(r.Register("", DeviceType::kCpu, ok).code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(r.Register("x", DeviceType::kCpu, nullptr).code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(r.Register("abs", DeviceType::kCpu, ok), StatusIs(absl::StatusCode::kAlreadyExists));
+  EXPECT_THAT(r.Register("", DeviceType::kCpu, ok), StatusIs(absl::StatusCode::kInvalidArgument));
+  EXPECT_THAT(r.Register("x", DeviceType::kCpu, nullptr), StatusIs(absl::StatusCode::kInvalidArgument));
   EXPECT_EQ(r.OpsWithKernels(DeviceType::kCpu), std::vector<std::string>{"abs"});
   EXPECT_TRUE(r.Dtypes("abs", DeviceType::kCpu).empty());
 }
@@ -146,20 +149,20 @@ TEST(KernelContext, MakeChecksInputsAgainstTheirLayouts) {
   absl::StatusOr<KernelContext> ctx =
       KernelContext::Make(call, two, 1, descs, sig, {*LocalTensor::Zeros(DataType::kFloat32, {3, 3})},
                           {*LocalTensor::Zeros(DataType::kFloat32, {2, 3})});
-  EXPECT_EQ(ctx.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(ctx, StatusIs(absl::StatusCode::kInvalidArgument));
   EXPECT_THAT(std::string(ctx.status().message()),
               HasSubstr("local input x_0 is f32[3,3] but its layout f32[5,3] (S(0)) gives rank 1 "
                         "the slice [3,5)x[0,3) (f32[2,3])"));
   ctx = KernelContext::Make(call, two, 1, descs, sig, {*LocalTensor::Zeros(DataType::kFloat32, {2, 3})},
                             {LocalTensor()});
-  EXPECT_EQ(ctx.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(ctx, StatusIs(absl::StatusCode::kInvalidArgument));
   ctx = KernelContext::Make(call, two, 2, descs, sig, {}, {});
-  EXPECT_EQ(ctx.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(ctx, StatusIs(absl::StatusCode::kInvalidArgument));
   const NdSbpSignature bad = {*NdSbp::Parse("S(2)"), *NdSbp::Parse("S(0)")};
   ctx = KernelContext::Make(call, two, 0, descs, bad,
                             {*LocalTensor::Zeros(DataType::kFloat32, {5, 3})},
                             {*LocalTensor::Zeros(DataType::kFloat32, {5, 3})});
-  EXPECT_EQ(ctx.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(ctx, StatusIs(absl::StatusCode::kInvalidArgument));
 }
 
 TEST(KernelFailures, WrongPreallocatedOutputDimsAreInternal) {
@@ -169,7 +172,7 @@ TEST(KernelFailures, WrongPreallocatedOutputDimsAreInternal) {
                      {*LocalTensor::Zeros(DataType::kFloat32, {3, 3})});
   ASSERT_TRUE(ctx.ok()) << ctx.status();
   absl::Status s = RunKernel(*ctx);
-  EXPECT_EQ(s.code(), absl::StatusCode::kInternal);
+  EXPECT_THAT(s, StatusIs(absl::StatusCode::kInternal));
   EXPECT_THAT(std::string(s.message()),
               HasSubstr("exp cpu kernel: preallocated y_0 is f32[3,3] but the kernel computes "
                         "f32[4,3] from its local inputs"));
@@ -178,12 +181,12 @@ TEST(KernelFailures, WrongPreallocatedOutputDimsAreInternal) {
                        {GridTensor(DataType::kFloat32, {4, 3}, 1)},
                        {*LocalTensor::Zeros(DataType::kFloat64, {3, 4})});
   ASSERT_TRUE(ctx.ok()) << ctx.status();
-  EXPECT_EQ(RunKernel(*ctx).code(), absl::StatusCode::kInternal);
+  EXPECT_THAT(RunKernel(*ctx), StatusIs(absl::StatusCode::kInternal));
   ctx = OneRankContext(CallOrDie("reduce_sum", 1, {"axis=1"}),
                        {GridTensor(DataType::kFloat32, {4, 3}, 1)},
                        {*LocalTensor::Zeros(DataType::kFloat32, {4, 1})});
   ASSERT_TRUE(ctx.ok()) << ctx.status();
-  EXPECT_EQ(RunKernel(*ctx).code(), absl::StatusCode::kInternal);
+  EXPECT_THAT(RunKernel(*ctx), StatusIs(absl::StatusCode::kInternal));
 }
 
 TEST(KernelFailures, UnsupportedDtypeIsUnimplemented) {
@@ -196,7 +199,7 @@ TEST(KernelFailures, UnsupportedDtypeIsUnimplemented) {
     std::vector<std::string> attrs;
     if (op == "reduce_mean") attrs = {"axis=0"};
     absl::Status s = RunOnce(op, {input}, attrs).status();
-    EXPECT_EQ(s.code(), absl::StatusCode::kUnimplemented) << op << ": " << s;
+    EXPECT_THAT(s, StatusIs(absl::StatusCode::kUnimplemented)) << op << ": " << s;
     EXPECT_THAT(std::string(s.message()),
                 HasSubstr(absl::StrCat("no cpu kernel for op '", op, "' with dtype ",
                                        DataTypeName(input.dtype()))));
@@ -226,20 +229,20 @@ TEST(KernelFailures, MissingOrMistypedAttributesAreRecordedNotFatal) {
       OneRankContext(CallOrDie("relu", 1), {GridTensor(DataType::kFloat32, {2}, 1)});
   ASSERT_TRUE(ctx.ok());
   absl::Status s = RunKernel(*ctx, r);
-  EXPECT_EQ(s.code(), absl::StatusCode::kInternal);
+  EXPECT_THAT(s, StatusIs(absl::StatusCode::kInternal));
   EXPECT_EQ(s.message(), "relu cpu kernel: attribute 'alpha' (float) is missing from relu(x_0 -> y_0)");
 
   ctx = OneRankContext(CallOrDie("cast", 1, {"dtype=f64"}), {GridTensor(DataType::kFloat32, {2}, 1)});
   ASSERT_TRUE(ctx.ok());
   s = RunKernel(*ctx, r);
-  EXPECT_EQ(s.code(), absl::StatusCode::kInternal);
+  EXPECT_THAT(s, StatusIs(absl::StatusCode::kInternal));
   EXPECT_EQ(s.message(),
             "cast cpu kernel: attribute 'dtype' is string 'f64' but the kernel reads it as int");
 
   ctx = OneRankContext(CallOrDie("dropout", 1), {GridTensor(DataType::kFloat32, {2}, 1)});
   ASSERT_TRUE(ctx.ok());
   s = RunKernel(*ctx, r);
-  EXPECT_EQ(s.code(), absl::StatusCode::kInternal);
+  EXPECT_THAT(s, StatusIs(absl::StatusCode::kInternal));
   EXPECT_THAT(std::string(s.message()),
               HasSubstr("asked for input _add_to_output_0, which this call does not have"));
 }

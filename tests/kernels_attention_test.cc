@@ -14,6 +14,9 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/kernel_test_util.h"
+#include "tests/status_matchers.h"
+
+using ::oneflow_sbp::matchers::StatusIs;
 
 namespace oneflow_sbp::testing {
 namespace {
@@ -73,12 +76,12 @@ TEST(RotaryKernels, SplitHeadDimIsRefused) {
   absl::StatusOr<std::vector<LocalTensor>> got =
       RunOnRank("rotary_embedding", {x, cs, cs}, {}, "cpu:0-1",
                 {"S(3)", "S(1)", "S(1)", "S(3)"}, 0);
-  EXPECT_EQ(got.status().code(), absl::StatusCode::kInternal);
+  EXPECT_THAT(got, StatusIs(absl::StatusCode::kInternal));
   EXPECT_THAT(std::string(got.status().message()), HasSubstr("mixes the two halves of D"));
   // x split on the sequence with cos whole is fine (global rows); cos
   // split without x is not.
   got = RunOnRank("rotary_embedding", {x, cs, cs}, {}, "cpu:0-1", {"B", "S(0)", "S(0)", "B"}, 1);
-  EXPECT_EQ(got.status().code(), absl::StatusCode::kInternal);
+  EXPECT_THAT(got, StatusIs(absl::StatusCode::kInternal));
   EXPECT_THAT(std::string(got.status().message()), HasSubstr("do not cover the sequence rows"));
 }
 
@@ -257,11 +260,11 @@ TEST(AttentionKernels, SplitKeysAreRefused) {
   const LocalTensor t = GridTensor(DataType::kFloat32, {1, 1, 4, 2}, 1);
   absl::StatusOr<std::vector<LocalTensor>> got = RunOnRank(
       "scaled_dot_product_attention", {t, t, t}, {}, "cpu:0-1", {"B", "S(2)", "S(2)", "P"}, 0);
-  EXPECT_EQ(got.status().code(), absl::StatusCode::kInternal);
+  EXPECT_THAT(got, StatusIs(absl::StatusCode::kInternal));
   EXPECT_THAT(std::string(got.status().message()), HasSubstr("needs every key"));
   got = RunOnRank("scaled_dot_product_attention", {t, t, t}, {}, "cpu:0-1",
                   {"S(3)", "S(3)", "B", "P"}, 0);
-  EXPECT_EQ(got.status().code(), absl::StatusCode::kInternal);
+  EXPECT_THAT(got, StatusIs(absl::StatusCode::kInternal));
 }
 
 TEST(AttentionKernels, EveryCandidateAgreesWithOneRank) {
@@ -354,12 +357,12 @@ TEST(AttentionKernels, KeyPaddingMaskLayoutsThatLackKeysOrRowsAreRefused) {
   absl::StatusOr<std::vector<LocalTensor>> got =
       RunOnRank("scaled_dot_product_attention", {t, t, t, mask}, {}, "cpu:0-1",
                 {"B", "B", "B", "S(1)", "B"}, 0);
-  EXPECT_EQ(got.status().code(), absl::StatusCode::kInternal);
+  EXPECT_THAT(got, StatusIs(absl::StatusCode::kInternal));
   EXPECT_THAT(std::string(got.status().message()), HasSubstr("needs every key"));
   // The mask split over the batch while the query is whole: rows missing.
   got = RunOnRank("scaled_dot_product_attention", {t, t, t, mask}, {}, "cpu:0-1",
                   {"B", "B", "B", "S(0)", "B"}, 1);
-  EXPECT_EQ(got.status().code(), absl::StatusCode::kInternal);
+  EXPECT_THAT(got, StatusIs(absl::StatusCode::kInternal));
   EXPECT_THAT(std::string(got.status().message()),
               HasSubstr("key_padding_mask_0 [1,2)x[0,3) does not cover the batch rows"));
 }

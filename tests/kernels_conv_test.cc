@@ -9,6 +9,9 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/kernel_test_util.h"
+#include "tests/status_matchers.h"
+
+using ::oneflow_sbp::matchers::StatusIs;
 
 namespace oneflow_sbp::testing {
 namespace {
@@ -186,11 +189,11 @@ TEST(Conv2dKernel, BadLayoutsAndAttributes) {
   // Channels split in the input only.
   absl::StatusOr<std::vector<LocalTensor>> got =
       RunOnRank("conv2d", {in, w}, ConvAttrs(c), "cpu:0-1", {"S(1)", "B", "P"}, 0);
-  EXPECT_EQ(got.status().code(), absl::StatusCode::kInternal);
+  EXPECT_THAT(got, StatusIs(absl::StatusCode::kInternal));
   EXPECT_THAT(std::string(got.status().message()), HasSubstr("do not form a convolution"));
   // A split image height changes the local output height.
   got = RunOnRank("conv2d", {in, w}, ConvAttrs(c), "cpu:0-1", {"S(2)", "B", "S(2)"}, 0);
-  EXPECT_EQ(got.status().code(), absl::StatusCode::kInternal);
+  EXPECT_THAT(got, StatusIs(absl::StatusCode::kInternal));
   EXPECT_THAT(std::string(got.status().message()), HasSubstr("preallocated out_0"));
 }
 

@@ -11,6 +11,9 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/kernel_test_util.h"
+#include "tests/status_matchers.h"
+
+using ::oneflow_sbp::matchers::StatusIs;
 
 namespace oneflow_sbp::testing {
 namespace {
@@ -100,11 +103,11 @@ TEST(CrossEntropyKernels, LabelsOutsideTheClassesAreInvalid) {
   for (double bad : {-1.0, 4.0}) {
     const LocalTensor label = Tensor(DataType::kInt64, {2}, {0, bad});
     absl::Status s = RunOnce(kCe, {x, label}, {"depth=4"}).status();
-    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(s, StatusIs(absl::StatusCode::kInvalidArgument));
     EXPECT_THAT(std::string(s.message()), HasSubstr("label_0 holds"));
     s = RunOnce(kCe + "_grad", {GridTensor(DataType::kFloat32, {2}, 2), label, x}, {"depth=4"})
             .status();
-    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(s, StatusIs(absl::StatusCode::kInvalidArgument));
   }
 }
 
@@ -115,7 +118,7 @@ TEST(CrossEntropyKernels, ClassSplitNeedsACommunicator) {
   const NdSbpSignature sig = {Nd("S(1)"), Nd("B"), Nd("S(1)"), Nd("P")};
   absl::Status s = kernels::RunSharded(call, {x, label}, *Placement::Parse("cpu:0-1"), sig)
                        .status();
-  EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(s, StatusIs(absl::StatusCode::kFailedPrecondition));
   EXPECT_THAT(std::string(s.message()), HasSubstr("this layout needs a communicator"));
   EXPECT_THAT(std::string(s.message()), HasSubstr("prediction_0 f32[4,10] (S(1))"));
 }
@@ -164,7 +167,7 @@ TEST(CrossEntropyKernels, LossAddendsOnAnAxisThatDoesNotSplitClassesAreRefused) 
       RunOnRank(kCeMs,
                 {GridTensor(DataType::kFloat32, {4, 10}, 1), Labels(DataType::kInt64, {4}, 10, 2)},
                 {"depth=10"}, "cpu:0-1", {"B", "B", "B", "P"}, 0);
-  EXPECT_EQ(got.status().code(), absl::StatusCode::kInternal);
+  EXPECT_THAT(got, StatusIs(absl::StatusCode::kInternal));
   EXPECT_THAT(std::string(got.status().message()),
               HasSubstr("must be P exactly on the mesh axes that split the classes"));
 }

@@ -14,6 +14,9 @@
 #include "ops/kernels/philox.h"
 #include "tests/infer_test_util.h"
 #include "tests/kernel_test_util.h"
+#include "tests/status_matchers.h"
+
+using ::oneflow_sbp::matchers::StatusIs;
 
 namespace oneflow_sbp::testing {
 namespace {
@@ -149,10 +152,10 @@ TEST(UnaryKernels, IdentityMovesEveryDtype) {
 
 TEST(UnaryKernels, UnsupportedDtypesAreUnimplemented) {
   absl::Status s = RunOnce("exp", {IntTensor(DataType::kInt32, {2}, 1)}).status();
-  EXPECT_EQ(s.code(), absl::StatusCode::kUnimplemented);
+  EXPECT_THAT(s, StatusIs(absl::StatusCode::kUnimplemented));
   EXPECT_EQ(s.message(), "no cpu kernel for op 'exp' with dtype i32 (x_0)");
   s = RunOnce("abs", {BoolTensor({2}, 1)}).status();
-  EXPECT_EQ(s.code(), absl::StatusCode::kUnimplemented);
+  EXPECT_THAT(s, StatusIs(absl::StatusCode::kUnimplemented));
   EXPECT_THAT(std::string(s.message()), HasSubstr("'abs' with dtype bool"));
 }
 
@@ -214,19 +217,19 @@ TEST(ScalarKernels, MatchPlainReferences) {
 TEST(ScalarKernels, BadOperandsAreErrors) {
   const LocalTensor i = IntTensor(DataType::kInt32, {3}, 1);
   absl::Status s = RunOnce("scalar_fmod", {i}, IntOperand(0)).status();
-  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s, StatusIs(absl::StatusCode::kInvalidArgument));
   EXPECT_THAT(std::string(s.message()), HasSubstr("scalar_fmod cpu kernel: integer division"));
   s = RunOnce("scalar_pow", {i}, IntOperand(-1)).status();
-  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s, StatusIs(absl::StatusCode::kInvalidArgument));
   s = RunOnce("scalar_add", {i}, FloatOperand(0.5)).status();
-  EXPECT_EQ(s.code(), absl::StatusCode::kUnimplemented);
+  EXPECT_THAT(s, StatusIs(absl::StatusCode::kUnimplemented));
   EXPECT_THAT(std::string(s.message()), HasSubstr("float operand 0.5 on the integer tensor in_0"));
   s = RunOnce("scalar_add", {i}, {"has_float_operand=false"}).status();
-  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s, StatusIs(absl::StatusCode::kInvalidArgument));
   s = RunOnce("scalar_div", {i}, IntOperand(2)).status();
-  EXPECT_EQ(s.code(), absl::StatusCode::kUnimplemented);
+  EXPECT_THAT(s, StatusIs(absl::StatusCode::kUnimplemented));
   s = RunOnce("scalar_add", {i}, IntOperand(int64_t{1} << 40)).status();
-  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s, StatusIs(absl::StatusCode::kInvalidArgument));
 }
 
 TEST(ScalarKernels, EveryCandidateAgreesWithOneRank) {

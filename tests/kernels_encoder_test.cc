@@ -15,6 +15,9 @@
 #include "ops/builtin_ops.h"
 #include "ops/kernels/verify/input_recipes.h"
 #include "tests/kernel_test_util.h"
+#include "tests/status_matchers.h"
+
+using ::oneflow_sbp::matchers::StatusIs;
 
 namespace oneflow_sbp::testing {
 namespace {
@@ -105,15 +108,15 @@ TEST(MaskedMeanPoolKernels, SplitSequenceAndUncoveredRowsAreRefused) {
   const LocalTensor mask = PoolMask(DataType::kInt64, 2, 4, false);
   absl::StatusOr<std::vector<LocalTensor>> got =
       RunOnRank("masked_mean_pool", {x, mask}, {}, "cpu:0-1", {"S(1)", "S(1)", "P"}, 0);
-  EXPECT_EQ(got.status().code(), absl::StatusCode::kInternal);
+  EXPECT_THAT(got, StatusIs(absl::StatusCode::kInternal));
   EXPECT_THAT(std::string(got.status().message()),
               HasSubstr("a mean over part of the sequence is not a part of the mean"));
   got = RunOnRank("masked_mean_pool", {x, mask}, {}, "cpu:0-1", {"B", "S(0)", "B"}, 1);
-  EXPECT_EQ(got.status().code(), absl::StatusCode::kInternal);
+  EXPECT_THAT(got, StatusIs(absl::StatusCode::kInternal));
   EXPECT_THAT(std::string(got.status().message()), HasSubstr("does not cover the batch rows"));
   const LocalTensor dy = GridTensor(DataType::kFloat32, {2, 3}, 2);
   got = RunOnRank("masked_mean_pool_grad", {dy, mask}, {}, "cpu:0-1", {"B", "S(1)", "B"}, 0);
-  EXPECT_EQ(got.status().code(), absl::StatusCode::kInternal);
+  EXPECT_THAT(got, StatusIs(absl::StatusCode::kInternal));
   EXPECT_THAT(std::string(got.status().message()), HasSubstr("needs all"));
 }
 
@@ -222,7 +225,7 @@ TEST(L2NormalizeKernels, SplitAxisIsRefused) {
   const LocalTensor x = GridTensor(DataType::kFloat32, {3, 4}, 1);
   absl::StatusOr<std::vector<LocalTensor>> got =
       RunOnRank("l2_normalize", {x}, {}, "cpu:0-1", {"S(1)", "S(1)"}, 0);
-  EXPECT_EQ(got.status().code(), absl::StatusCode::kInternal);
+  EXPECT_THAT(got, StatusIs(absl::StatusCode::kInternal));
   EXPECT_THAT(std::string(got.status().message()), HasSubstr("the norm needs the whole vector"));
 }
 

@@ -10,6 +10,9 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/kernel_test_util.h"
+#include "tests/status_matchers.h"
+
+using ::oneflow_sbp::matchers::StatusIs;
 
 namespace oneflow_sbp::testing {
 namespace {
@@ -124,13 +127,13 @@ TEST(EmbeddingKernels, IndicesAreGlobalAndChecked) {
                                  weight.GetDouble(6), weight.GetDouble(7)}));
   // The same layout with a whole output cannot be computed locally.
   got = RunOnRank("embedding", {weight, idx}, {}, "cpu:0-1", {"S(0)", "B", "B"}, 1);
-  EXPECT_EQ(got.status().code(), absl::StatusCode::kInternal);
+  EXPECT_THAT(got, StatusIs(absl::StatusCode::kInternal));
   EXPECT_THAT(std::string(got.status().message()), HasSubstr("cannot be computed locally"));
   // Out-of-range indices.
   for (double bad : {-1.0, 6.0}) {
     absl::Status s =
         RunOnce("embedding", {weight, Tensor(DataType::kInt32, {2}, {1, bad})}).status();
-    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(s, StatusIs(absl::StatusCode::kInvalidArgument));
     EXPECT_THAT(std::string(s.message()), HasSubstr("indices_0 holds"));
   }
   // embedding_grad with part of the indices and scale_grad_by_freq.
@@ -138,7 +141,7 @@ TEST(EmbeddingKernels, IndicesAreGlobalAndChecked) {
                   {GridTensor(DataType::kFloat32, {4, 2}, 2), weight,
                    Tensor(DataType::kInt64, {4}, {1, 1, 2, 1})},
                   {"scale_grad_by_freq=true"}, "cpu:0-1", {"S(0)", "B", "S(0)", "P"}, 0);
-  EXPECT_EQ(got.status().code(), absl::StatusCode::kInternal);
+  EXPECT_THAT(got, StatusIs(absl::StatusCode::kInternal));
   EXPECT_THAT(std::string(got.status().message()), HasSubstr("needs the count of every index"));
 }
 
@@ -254,7 +257,7 @@ TEST(DimGatherKernel, EveryCandidateAgreesWithOneRank) {
   absl::StatusOr<std::vector<LocalTensor>> got = RunOnRank("dim_gather", {GridTensor(DataType::kFloat32, {4, 6}, 1),
                                  Indices(DataType::kInt64, {2, 3}, 6, 2)},
                 {"dim=1"}, "cpu:0-1", {"S(0)", "S(0)", "S(0)"}, 1);
-  EXPECT_EQ(got.status().code(), absl::StatusCode::kInternal);
+  EXPECT_THAT(got, StatusIs(absl::StatusCode::kInternal));
   EXPECT_THAT(std::string(got.status().message()), HasSubstr("cannot be computed locally"));
 }
 
@@ -275,11 +278,11 @@ TEST(ArgwhereKernel, ListsNonzeroCoordinatesThenZeros) {
   EXPECT_EQ((*got)[0].ToDoubles(), (std::vector<double>{1, 2, 0, 0}));
   // A scalar would give output [1,0], which Shape cannot express: the
   // shape function refuses it before any kernel runs.
-  EXPECT_EQ(RunOnce("argwhere", {Tensor(DataType::kInt32, {}, {7})}).status().code(),
-            absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(RunOnce("argwhere", {Tensor(DataType::kInt32, {}, {7})}),
+            StatusIs(absl::StatusCode::kInvalidArgument));
   // Only whole inputs.
   got = RunOnRank("argwhere", {x}, {}, "cpu:0-1", {"S(0)", "B", "B"}, 0);
-  EXPECT_EQ(got.status().code(), absl::StatusCode::kInternal);
+  EXPECT_THAT(got, StatusIs(absl::StatusCode::kInternal));
 }
 
 TEST(ArgwhereKernel, EveryCandidateAgreesWithOneRank) {

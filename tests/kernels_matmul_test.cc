@@ -10,6 +10,9 @@
 #include "gtest/gtest.h"
 #include "ops/kernels/cpu/matmul_plan.h"
 #include "tests/kernel_test_util.h"
+#include "tests/status_matchers.h"
+
+using ::oneflow_sbp::matchers::StatusIs;
 
 namespace oneflow_sbp::testing {
 namespace {
@@ -141,7 +144,7 @@ TEST(MatmulKernels, LayoutsItCannotComputeAreInternalErrors) {
   // k split in a only: the local contractions differ.
   absl::StatusOr<std::vector<LocalTensor>> got =
       RunOnRank("matmul", {a, b}, {}, "cpu:0-1", {"S(1)", "B", "P"}, 0);
-  EXPECT_EQ(got.status().code(), absl::StatusCode::kInternal);
+  EXPECT_THAT(got, StatusIs(absl::StatusCode::kInternal));
   EXPECT_THAT(std::string(got.status().message()),
               HasSubstr("local contraction extents differ: 3 in a_0, 6 in b_0"));
   // Batch split in one operand only.
@@ -149,14 +152,14 @@ TEST(MatmulKernels, LayoutsItCannotComputeAreInternalErrors) {
                   {GridTensor(DataType::kFloat32, {4, 2, 3}, 1),
                    GridTensor(DataType::kFloat32, {4, 3, 2}, 2)},
                   {}, "cpu:0-1", {"S(0)", "B", "S(0)"}, 0);
-  EXPECT_EQ(got.status().code(), absl::StatusCode::kInternal);
+  EXPECT_THAT(got, StatusIs(absl::StatusCode::kInternal));
   EXPECT_THAT(std::string(got.status().message()), HasSubstr("local batch dim 0 of out_0"));
   // Integer matrices are not supported.
-  EXPECT_EQ(RunOnce("matmul", {IntTensor(DataType::kInt32, {2, 2}, 1),
+  EXPECT_THAT(RunOnce("matmul", {IntTensor(DataType::kInt32, {2, 2}, 1),
                                IntTensor(DataType::kInt32, {2, 2}, 2)})
                 .status()
-                .code(),
-            absl::StatusCode::kUnimplemented);
+                ,
+            StatusIs(absl::StatusCode::kUnimplemented));
 }
 
 // The runs of MatmulRuns (the CUDA glue's strided-batched gemms) as

@@ -12,6 +12,9 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/kernel_test_util.h"
+#include "tests/status_matchers.h"
+
+using ::oneflow_sbp::matchers::StatusIs;
 
 namespace oneflow_sbp::testing {
 namespace {
@@ -149,7 +152,7 @@ TEST(LayerNormKernels, SplitNormalisedDimsAreRefused) {
   absl::StatusOr<std::vector<LocalTensor>> got =
       RunOnRank("layer_norm", {GridTensor(DataType::kFloat32, {4, 6}, 1)}, {"begin_norm_axis=1"},
                 "cpu:0-1", {"S(1)", "S(1)", "B", "B"}, 0);
-  EXPECT_EQ(got.status().code(), absl::StatusCode::kInternal);
+  EXPECT_THAT(got, StatusIs(absl::StatusCode::kInternal));
   EXPECT_THAT(std::string(got.status().message()), HasSubstr("normalised over and must be whole"));
 }
 

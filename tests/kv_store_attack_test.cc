@@ -25,6 +25,9 @@
 #include "gtest/gtest.h"
 #include "runtime/comm/kv_store.h"
 #include "runtime/comm/net.h"
+#include "tests/status_matchers.h"
+
+using ::oneflow_sbp::matchers::StatusIs;
 
 namespace oneflow_sbp::comm {
 namespace {
@@ -190,7 +193,7 @@ TEST(KvStoreAttack, ForeignClientCannotReadOrWriteKeys) {
   // A client with the wrong secret is refused at once, by name.
   const absl::Time start = absl::Now();
   auto wrong = Join(*server, 1, "another job's secret");
-  EXPECT_EQ(wrong.status().code(), absl::StatusCode::kPermissionDenied) << wrong.status();
+  EXPECT_THAT(wrong, StatusIs(absl::StatusCode::kPermissionDenied)) << wrong.status();
   EXPECT_THAT(wrong.status().message(), HasSubstr("job secret"));
   EXPECT_LT(absl::Now() - start, absl::Seconds(2));
 
@@ -198,8 +201,8 @@ TEST(KvStoreAttack, ForeignClientCannotReadOrWriteKeys) {
   // there.
   auto b = Join(*server, 1);
   ASSERT_TRUE(b.ok()) << b.status();
-  EXPECT_EQ((*b)->Get("gloo/addr/1", absl::Now() + absl::Milliseconds(200)).status().code(),
-            absl::StatusCode::kDeadlineExceeded);
+  EXPECT_THAT((*b)->Get("gloo/addr/1", absl::Now() + absl::Milliseconds(200)),
+            StatusIs(absl::StatusCode::kDeadlineExceeded));
   EXPECT_EQ(*(*b)->Get("gloo/addr/0", absl::Now() + absl::Seconds(1)), "secret address");
 }
 
@@ -212,13 +215,13 @@ TEST(KvStoreAttack, ClientOfAnotherJobIsToldAtOnce) {
   ASSERT_NE(server, nullptr);
   const absl::Time start = absl::Now();
   auto c = Join(*server, 1);
-  EXPECT_EQ(c.status().code(), absl::StatusCode::kPermissionDenied) << c.status();
+  EXPECT_THAT(c, StatusIs(absl::StatusCode::kPermissionDenied)) << c.status();
   EXPECT_THAT(c.status().message(), HasSubstr("another job"));
   EXPECT_LT(absl::Now() - start, absl::Seconds(2));
   // The same port cannot be served twice.
   absl::StatusOr<std::unique_ptr<KvStoreServer>> second =
       KvStoreServer::Start("127.0.0.1", server->port(), Options(2));
-  EXPECT_EQ(second.status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_THAT(second, StatusIs(absl::StatusCode::kUnavailable));
   EXPECT_THAT(second.status().message(), HasSubstr("in use"));
 }
 
@@ -233,10 +236,10 @@ TEST(KvStoreAttack, RequestsAndTheStoreAreBounded) {
   ASSERT_TRUE(a.ok()) << a.status();
   const absl::Time deadline = absl::Now() + absl::Seconds(2);
   absl::Status s = (*a)->Set("big", std::string(2u << 20, 'x'), deadline);
-  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+  EXPECT_THAT(s, StatusIs(absl::StatusCode::kInvalidArgument)) << s;
   EXPECT_TRUE((*a)->Set("k", std::string(900, 'x'), deadline).ok());
   s = (*a)->Set("k2", std::string(200, 'x'), deadline);
-  EXPECT_EQ(s.code(), absl::StatusCode::kResourceExhausted) << s;
+  EXPECT_THAT(s, StatusIs(absl::StatusCode::kResourceExhausted)) << s;
   // Replacing a value counts only the difference.
   EXPECT_TRUE((*a)->Set("k", std::string(950, 'y'), deadline).ok());
   EXPECT_EQ((*(*a)->Get("k", deadline)).size(), 950u);

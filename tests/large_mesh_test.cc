@@ -15,7 +15,10 @@
 #include "boxing/planner.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/status_matchers.h"
 #include "tests/value_test_util.h"
+
+using ::oneflow_sbp::matchers::StatusIs;
 
 namespace oneflow_sbp {
 namespace {
@@ -164,7 +167,7 @@ TEST(LargeMesh, ChangingPlacementStillNeedsP2pAndIsRefused) {
   const boxing::PlanRequest r{kShape, DataType::kFloat32, P("cpu:0-16383 [16,1024]"),
                               Nd("(S(0),S(1))"), P("cpu:0-16383 [1024,16]"), Nd("(S(0),S(1))")};
   absl::StatusOr<boxing::BoxingPlan> plan = Plan(r);
-  EXPECT_EQ(plan.status().code(), absl::StatusCode::kResourceExhausted) << plan.status();
+  EXPECT_THAT(plan, StatusIs(absl::StatusCode::kResourceExhausted)) << plan.status();
   EXPECT_THAT(std::string(plan.status().message()), HasSubstr("over the limit of"));
 }
 

@@ -12,16 +12,19 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "boxing/planner.h"
+#include "engine/engine.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "engine/engine.h"
 #include "io/calibration_io.h"
 #include "oneflow_sbp/explain_recorder.h"
 #include "oneflow_sbp/op_registry.h"
 #include "oneflow_sbp/sbp_context.h"
 #include "tests/infer_test_util.h"
+#include "tests/status_matchers.h"
 #include "tests/thread_cpu_time.h"
 #include "tools/bounded_read.h"
+
+using ::oneflow_sbp::matchers::StatusIs;
 
 namespace oneflow_sbp::testing {
 namespace {
@@ -61,7 +64,7 @@ TEST(RequestSizeLimit, DevZeroIsRefusedAtTheCap) {
   absl::StatusOr<std::string> body;
   const absl::Duration t = Time([&] { body = cli::ReadBounded(f, "--request file '/dev/zero'"); });
   std::fclose(f);
-  EXPECT_EQ(body.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(body, StatusIs(absl::StatusCode::kResourceExhausted));
   EXPECT_THAT(std::string(body.status().message()),
               HasSubstr("--request file '/dev/zero' is larger than 16 MiB"));
   EXPECT_LT(t, kRefusal);
@@ -76,7 +79,7 @@ TEST(RequestSizeLimit, ExactlyTheCapIsReadAndOneMoreByteIsNot) {
   ASSERT_TRUE(ten.ok()) << ten.status();
   EXPECT_EQ(*ten, "0123456789");
   std::rewind(f);
-  EXPECT_EQ(cli::ReadBounded(f, "x", 9).status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(cli::ReadBounded(f, "x", 9), StatusIs(absl::StatusCode::kResourceExhausted));
   std::fclose(f);
 }
 
@@ -85,7 +88,7 @@ TEST(RequestSizeLimit, ADirectoryIsAnErrorNotAnEmptyRequest) {
   if (f == nullptr) GTEST_SKIP() << "this libc does not open directories";
   absl::StatusOr<std::string> body = cli::ReadBounded(f, "--request file '/'");
   std::fclose(f);
-  EXPECT_EQ(body.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(body, StatusIs(absl::StatusCode::kInvalidArgument));
   EXPECT_THAT(std::string(body.status().message()), HasSubstr("cannot read --request file '/'"));
 }
 
@@ -96,7 +99,7 @@ TEST(RequestSizeLimit, CalibrationFileReadIsBounded) {
   absl::StatusOr<boxing::Calibration> c;
   const absl::Duration cpu = Time([&] { c = boxing::LoadCalibration("/dev/zero"); });
   ASSERT_FALSE(c.ok());
-  EXPECT_EQ(c.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(c, StatusIs(absl::StatusCode::kResourceExhausted));
   EXPECT_THAT(std::string(c.status().message()), HasSubstr("/dev/zero"));
   EXPECT_LT(cpu, kRefusal);
   EXPECT_THAT(std::string(boxing::ParseCalibration("axis { latency_s: -1 }", "calibration file 'x'")
@@ -145,7 +148,7 @@ TEST(PlannerLimit, EightAxisMeshOf256RanksIsRefusedAtOnce) {
   absl::StatusOr<boxing::BoxingPlan> plan;
   const absl::Duration t =
       Time([&] { plan = boxing::PlanBoxing(r, boxing::Calibration::Defaults(8)); });
-  EXPECT_EQ(plan.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(plan, StatusIs(absl::StatusCode::kResourceExhausted));
   EXPECT_THAT(std::string(plan.status().message()), HasSubstr("over the limit of"));
   EXPECT_LT(t, kRefusal);
 }
@@ -167,7 +170,7 @@ TEST(PlannerLimit, PlacementChangesAnswerOrAreRefusedAtOnce) {
                                    P("cpu:0-4095 [8,8,8,8]"), Nd("(S(0),S(1),B,P)"),
                                    P("cpu:4096-8191 [8,8,8,8]"), Nd("(B,S(0),S(1),B)")};
   t = Time([&] { plan = boxing::PlanBoxing(beyond, boxing::Calibration::Defaults(8)); });
-  EXPECT_EQ(plan.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(plan, StatusIs(absl::StatusCode::kResourceExhausted));
   EXPECT_LT(t, kRefusal);
 }
 
@@ -182,7 +185,7 @@ TEST(PlannerLimit, OneDimensionalBoxingAnswersOrRefusesQuickly) {
       EXPECT_EQ(plan->steps.back().result, r.dst);
       EXPECT_LT(t, absl::Seconds(3) * kSlowdown) << n << " ranks";
     } else {
-      EXPECT_EQ(plan.status().code(), absl::StatusCode::kResourceExhausted) << plan.status();
+      EXPECT_THAT(plan, StatusIs(absl::StatusCode::kResourceExhausted)) << plan.status();
       EXPECT_LT(t, kRefusal) << n << " ranks";
     }
   }
@@ -204,7 +207,7 @@ TEST(PlannedCostLimit, MatmulOnFiveAxesIsRefusedAtOnce) {
   spec.cost = "planned";
   absl::StatusOr<InferResult> r;
   const absl::Duration t = Time([&] { r = Infer(spec); });
-  EXPECT_EQ(r.status().code(), absl::StatusCode::kResourceExhausted) << r.status();
+  EXPECT_THAT(r, StatusIs(absl::StatusCode::kResourceExhausted)) << r.status();
   EXPECT_THAT(std::string(r.status().message()), HasSubstr("use the oneflow cost policy"));
   EXPECT_LT(t, kRefusal);
   // The default policy answers the same call.
@@ -228,7 +231,7 @@ TEST(ExplainLimit, HugeCandidateListsAreNotExplained) {
   spec.explain = true;
   absl::StatusOr<InferResult> r;
   const absl::Duration t = Time([&] { r = Infer(spec); });
-  EXPECT_EQ(r.status().code(), absl::StatusCode::kResourceExhausted) << r.status();
+  EXPECT_THAT(r, StatusIs(absl::StatusCode::kResourceExhausted)) << r.status();
   EXPECT_THAT(std::string(r.status().message()),
               HasSubstr(absl::StrCat("explain lists at most ", kMaxExplainCandidates)));
   EXPECT_LT(t, kRefusal);
@@ -251,7 +254,7 @@ TEST(AllocationFailure, BadAllocInsideInferIsResourceExhausted) {
                   .ok());
   InferSpec spec{"greedy", "cpu:0-1", {"f32[8]:B"}, {}, {}, false, &registry};
   absl::StatusOr<InferResult> r = Infer(spec);
-  EXPECT_EQ(r.status().code(), absl::StatusCode::kResourceExhausted) << r.status();
+  EXPECT_THAT(r, StatusIs(absl::StatusCode::kResourceExhausted)) << r.status();
   EXPECT_THAT(std::string(r.status().message()), HasSubstr("out of memory during inference of"));
 }
 

@@ -10,6 +10,9 @@
 
 #include "gtest/gtest.h"
 #include "oneflow_sbp/element_type.h"
+#include "tests/status_matchers.h"
+
+using ::oneflow_sbp::matchers::StatusIs;
 
 namespace oneflow_sbp {
 namespace {
@@ -94,17 +97,17 @@ TEST(LocalTensor, ScalarsAndEmptyShards) {
 }
 
 TEST(LocalTensor, BadDimsAndCountsAreErrors) {
-  EXPECT_EQ(LocalTensor::Empty(DataType::kFloat32, {2, -1}).status().code(),
-            absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(LocalTensor::Empty(DataType::kFloat32, {int64_t{1} << 40, int64_t{1} << 40})
+  EXPECT_THAT(LocalTensor::Empty(DataType::kFloat32, {2, -1}),
+            StatusIs(absl::StatusCode::kInvalidArgument));
+  EXPECT_THAT(LocalTensor::Empty(DataType::kFloat32, {int64_t{1} << 40, int64_t{1} << 40})
                 .status()
-                .code(),
-            absl::StatusCode::kInvalidArgument);
+                ,
+            StatusIs(absl::StatusCode::kInvalidArgument));
   absl::Status s = LocalTensor::FromValues<float>({2, 2}, {1, 2, 3}).status();
-  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s, StatusIs(absl::StatusCode::kInvalidArgument));
   EXPECT_NE(s.message().find("3 values for dims [2,2]"), absl::string_view::npos) << s;
-  EXPECT_EQ(LocalTensor::Empty(DataType::kFloat32, {2}, DeviceType::kCuda).status().code(),
-            absl::StatusCode::kUnimplemented);
+  EXPECT_THAT(LocalTensor::Empty(DataType::kFloat32, {2}, DeviceType::kCuda),
+            StatusIs(absl::StatusCode::kUnimplemented));
 }
 
 TEST(LocalTensor, HandlesShareStorageAndCloneCopies) {

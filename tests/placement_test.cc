@@ -12,8 +12,11 @@
 #include "absl/status/status.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "tests/value_test_util.h"
 #include "oneflow_sbp/placement.h"
+#include "tests/status_matchers.h"
+#include "tests/value_test_util.h"
+
+using ::oneflow_sbp::matchers::StatusIs;
 
 namespace oneflow_sbp {
 namespace {
@@ -96,7 +99,7 @@ TEST(PlacementTest, DeviceTypeNames) {
   EXPECT_EQ(*ParseDeviceType("cpu"), DeviceType::kCpu);
   absl::StatusOr<DeviceType> bad = ParseDeviceType("tpu");
   ASSERT_FALSE(bad.ok());
-  EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(bad, StatusIs(absl::StatusCode::kInvalidArgument));
   EXPECT_THAT(std::string(bad.status().message()), HasSubstr("'tpu'"));
 }
 
@@ -185,7 +188,7 @@ TEST(PlacementTest, RankOfAndParallelIdOf) {
   for (int64_t rank : {-1, 1, 3, 7, 8}) {
     absl::StatusOr<int64_t> id = p.ParallelIdOf(rank);
     ASSERT_FALSE(id.ok()) << rank;
-    EXPECT_EQ(id.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(id, StatusIs(absl::StatusCode::kInvalidArgument));
     EXPECT_THAT(std::string(id.status().message()),
                 HasSubstr("rank " + std::to_string(rank)));
   }
@@ -294,7 +297,7 @@ TEST(PlacementTest, BadTextIsInvalidArgumentNamingTheValue) {
   for (const Case& c : kCases) {
     absl::StatusOr<Placement> p = Placement::Parse(c.text);
     ASSERT_FALSE(p.ok()) << "'" << c.text << "' parsed as " << p->ToString();
-    EXPECT_EQ(p.status().code(), absl::StatusCode::kInvalidArgument) << c.text;
+    EXPECT_THAT(p, StatusIs(absl::StatusCode::kInvalidArgument)) << c.text;
     EXPECT_THAT(std::string(p.status().message()), HasSubstr(c.needle)) << c.text;
   }
 }
@@ -319,7 +322,7 @@ TEST(PlacementTest, MakeErrors) {
   for (const Case& c : kCases) {
     absl::StatusOr<Placement> p = Placement::Make(DeviceType::kCpu, c.ranks, c.hierarchy);
     ASSERT_FALSE(p.ok()) << c.needle << " accepted as " << p->ToString();
-    EXPECT_EQ(p.status().code(), absl::StatusCode::kInvalidArgument) << c.needle;
+    EXPECT_THAT(p, StatusIs(absl::StatusCode::kInvalidArgument)) << c.needle;
     EXPECT_THAT(std::string(p.status().message()), HasSubstr(c.needle));
   }
 }
@@ -329,7 +332,7 @@ TEST(PlacementTest, HierarchyProductOverflowIsRejected) {
   absl::StatusOr<Placement> p = Placement::Make(
       DeviceType::kCpu, {0, 1, 2, 3}, {4, (int64_t{1} << 62) + 1});
   ASSERT_FALSE(p.ok()) << "accepted as " << p->ToString();
-  EXPECT_EQ(p.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(p, StatusIs(absl::StatusCode::kInvalidArgument));
   EXPECT_THAT(std::string(p.status().message()), HasSubstr("4611686018427387905"));
 }
 

@@ -8,6 +8,9 @@
 #include "oneflow_sbp/sbp_context.h"
 #include "oneflow_sbp/signature_inference.h"
 #include "tests/infer_test_util.h"
+#include "tests/status_matchers.h"
+
+using ::oneflow_sbp::matchers::StatusIs;
 
 namespace oneflow_sbp::testing {
 namespace {
@@ -100,7 +103,7 @@ TEST(PlannedPolicy, NeedsAnEngineAndExplains) {
   // Only an Engine knows the planned policy's model (its planner).
   absl::StatusOr<InferResult> r = InferSignature(req);
   ASSERT_FALSE(r.ok());
-  EXPECT_EQ(r.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(r, StatusIs(absl::StatusCode::kFailedPrecondition));
   EXPECT_THAT(std::string(r.status().message()), HasSubstr("cost policy planned needs an Engine"));
   InferSpec spec{"relu", "cpu:0-5 [2,3]", {"f32[2,12]:(P,P)"}};
   spec.explain = true;

@@ -11,15 +11,18 @@
 #include <mutex>
 #include <vector>
 
-#include "runtime/comm/inprocess_world.h"
-#include "gmock/gmock.h"
-#include "gtest/gtest.h"
 #include "eager/apply.h"
+#include "gmock/gmock.h"
 #include "graph/program_generators.h"
 #include "graph/program_planner.h"
+#include "gtest/gtest.h"
 #include "oneflow_sbp/tensor_difference.h"
 #include "ops/builtin_ops.h"
+#include "runtime/comm/inprocess_world.h"
 #include "tests/infer_test_util.h"
+#include "tests/status_matchers.h"
+
+using ::oneflow_sbp::matchers::StatusIs;
 
 namespace oneflow_sbp::eager {
 namespace {
@@ -135,7 +138,7 @@ TEST(RunProgram, AssignmentThatDoesNotFitIsInvalidArgument) {
   short_ops.op_signatures.pop_back();
   const AllRanks r = RunEverywhere(program, short_ops, ProgramRunMode::kFollowPlan);
   for (const absl::Status& s : r.statuses) {
-    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+    EXPECT_THAT(s, StatusIs(absl::StatusCode::kInvalidArgument)) << s;
   }
 
   graph::Assignment no_free = plan->chosen;
@@ -143,7 +146,7 @@ TEST(RunProgram, AssignmentThatDoesNotFitIsInvalidArgument) {
   if (!plan->chosen.free_layouts.empty()) {
     const AllRanks f = RunEverywhere(program, no_free, ProgramRunMode::kFollowPlan);
     for (const absl::Status& s : f.statuses) {
-      EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+      EXPECT_THAT(s, StatusIs(absl::StatusCode::kInvalidArgument)) << s;
     }
   }
 }

@@ -8,10 +8,13 @@
 #include "absl/status/status.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "tests/value_test_util.h"
+#include "io/message_decode.h"
 #include "io/proto_convert.h"
 #include "io/proto_io.h"
-#include "io/message_decode.h"
+#include "tests/status_matchers.h"
+#include "tests/value_test_util.h"
+
+using ::oneflow_sbp::matchers::StatusIs;
 
 namespace oneflow_sbp {
 namespace {
@@ -261,7 +264,7 @@ TEST(ProtoIoTest, MalformedInputIsInvalidArgument) {
     oneflow::NdSbp proto;
     const absl::Status s = c.json ? FromJson(c.text, &proto) : FromTextProto(c.text, &proto);
     ASSERT_FALSE(s.ok()) << c.text;
-    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << c.text;
+    EXPECT_THAT(s, StatusIs(absl::StatusCode::kInvalidArgument)) << c.text;
     EXPECT_THAT(std::string(s.message()), HasSubstr("oneflow.NdSbp")) << c.text;
     EXPECT_THAT(std::string(s.message()), HasSubstr(c.json ? "JSON" : "text proto"));
   }
@@ -285,7 +288,7 @@ TEST(ProtoIoTest, ParallelConfMissingRequiredDeviceTag) {
   EXPECT_FALSE(FromJson(R"({"device_name":["0:0-3"]})", &conf).ok());
   const absl::Status s = FromTextProto(R"(device_name: "0:0-3")", &conf);
   ASSERT_FALSE(s.ok());
-  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s, StatusIs(absl::StatusCode::kInvalidArgument));
   EXPECT_THAT(std::string(s.message()), HasSubstr("device_tag"));
 }
 
@@ -338,7 +341,7 @@ TEST(DecodeTest, EmptyNdSbpMessageIsRejected) {
   for (const char* text : {"{}", R"({"sbp_parallel":[]})"}) {
     absl::StatusOr<NdSbp> nd = DecodeNdSbp(text);
     ASSERT_FALSE(nd.ok()) << text << " decoded as " << nd->ToString();
-    EXPECT_EQ(nd.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(nd, StatusIs(absl::StatusCode::kInvalidArgument));
   }
 }
 

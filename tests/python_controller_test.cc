@@ -16,6 +16,9 @@
 #include "gtest/gtest.h"
 #include "oneflow_sbp/local_tensor.h"
 #include "ops/builtin_ops.h"
+#include "tests/status_matchers.h"
+
+using ::oneflow_sbp::matchers::StatusIs;
 
 namespace oneflow_sbp::python {
 namespace {
@@ -67,7 +70,7 @@ TEST(ControllerTest, OpsAndGradModeReachTheRanks) {
   EXPECT_EQ(grad, (std::vector<int>{0, 0}));
   EXPECT_EQ(y[1].local().ToDoubles(), (std::vector<double>{0, 4}));
   EXPECT_TRUE(c->set_cost_policy("planned").ok());
-  EXPECT_EQ(c->set_cost_policy("cheapest").code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(c->set_cost_policy("cheapest"), StatusIs(absl::StatusCode::kInvalidArgument));
 }
 
 TEST(ControllerTest, AFailingRankAbortsTheWorldAndTheNextStepGetsAFreshOne) {
@@ -80,7 +83,7 @@ TEST(ControllerTest, AFailingRankAbortsTheWorldAndTheNextStepGetsAFreshOne) {
         return ctx.world().Barrier();  // would wait for rank 1 until the timeout
       },
       nullptr);
-  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+  EXPECT_THAT(s, StatusIs(absl::StatusCode::kInvalidArgument)) << s;
   EXPECT_NE(s.message().find("rank 1 refuses"), absl::string_view::npos) << s;
   EXPECT_NE(s.message().find("[rank 1]"), absl::string_view::npos) << s;
   EXPECT_LT(absl::Now() - start, absl::Seconds(2));  // the abort, not the 5 s timeout
@@ -98,7 +101,7 @@ TEST(ControllerTest, AnExceptionInAStepIsAStatus) {
         return absl::OkStatus();
       },
       nullptr);
-  EXPECT_EQ(s.code(), absl::StatusCode::kInternal);
+  EXPECT_THAT(s, StatusIs(absl::StatusCode::kInternal));
   EXPECT_NE(s.message().find("boom"), absl::string_view::npos) << s;
 }
 
@@ -117,7 +120,7 @@ TEST(ControllerTest, AnInterruptEndsAHungCollectiveAtOnce) {
         return ctx.world().Barrier();
       },
       [&polls] { return ++polls >= 3; });
-  EXPECT_EQ(s.code(), absl::StatusCode::kCancelled) << s;
+  EXPECT_THAT(s, StatusIs(absl::StatusCode::kCancelled)) << s;
   EXPECT_LT(absl::Now() - start, absl::Seconds(2));
   release->Notify();
   // The next step waits for the interrupted one, then runs on a fresh world.
@@ -128,16 +131,16 @@ TEST(ControllerTest, AnInterruptEndsAHungCollectiveAtOnce) {
 
 TEST(ControllerTest, BadOptionsAndNoLauncher) {
   std::unique_ptr<Engine> engine = *Engine::Create();
-  EXPECT_EQ(Controller::Embedded(*engine, 0, {}).status().code(),
-            absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(Controller::Embedded(*engine, 0, {}),
+            StatusIs(absl::StatusCode::kInvalidArgument));
   eager::EagerOptions zero;
   zero.timeout = absl::ZeroDuration();
-  EXPECT_EQ(Controller::Embedded(*engine, 2, zero).status().code(),
-            absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(Controller::Embedded(*engine, 2, zero),
+            StatusIs(absl::StatusCode::kInvalidArgument));
   unsetenv("RANK");
   unsetenv("WORLD_SIZE");
-  EXPECT_EQ(Controller::Launched(*engine, ShortTimeout()).status().code(),
-            absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(Controller::Launched(*engine, ShortTimeout()),
+            StatusIs(absl::StatusCode::kFailedPrecondition));
 }
 
 }  // namespace

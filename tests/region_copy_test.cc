@@ -6,6 +6,9 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/status_matchers.h"
+
+using ::oneflow_sbp::matchers::StatusIs;
 
 namespace oneflow_sbp::boxing {
 namespace {
@@ -103,7 +106,7 @@ TEST(RegionCopy, RegionsOutsideTheShardAreErrors) {
   const LocalTensor shard = ShardOf(slice, DataType::kFloat32);
   std::vector<float> buf(16);
   absl::Status s = PackRegion(shard, slice, Box({{1, 3}, {0, 3}}), buf.data());
-  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s, StatusIs(absl::StatusCode::kInvalidArgument));
   EXPECT_THAT(std::string(s.message()), HasSubstr("not inside shard"));
   LocalTensor wrong = *LocalTensor::Zeros(DataType::kFloat32, {3, 3});
   EXPECT_FALSE(CheckRegion(wrong, slice, slice).ok());

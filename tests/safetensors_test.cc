@@ -18,6 +18,9 @@
 #include "io/sharded_load.h"
 #include "oneflow_sbp/tensor_slice_view.h"
 #include "runtime/comm/inprocess_world.h"
+#include "tests/status_matchers.h"
+
+using ::oneflow_sbp::matchers::StatusIs;
 
 namespace oneflow_sbp::io {
 namespace {
@@ -65,7 +68,7 @@ TEST(SafetensorsTest, RoundTripsEveryDtypeAndMetadata) {
     EXPECT_TRUE(ExactlyEqual(*back, t)) << name << ": " << DescribeMismatch(*back, t);
   }
   for (const SafetensorsEntry& e : f->entries()) EXPECT_EQ((e.begin - f->header().data_start) % 8, 0);
-  EXPECT_EQ(f->Read("nope").status().code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(f->Read("nope"), StatusIs(absl::StatusCode::kNotFound));
 }
 
 TEST(SafetensorsTest, ARegionReadsOnlyItsBytes) {
@@ -84,7 +87,7 @@ TEST(SafetensorsTest, ARegionReadsOnlyItsBytes) {
       for (int64_t c = 0; c < 3; ++c)
         EXPECT_EQ(r->GetDouble((a * 4 + b) * 3 + c), ((a + 2) * 4 + b) * 5 + c + 1);
   region.set_range(0, {5, 7});
-  EXPECT_EQ(f->ReadRegion("x", region).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(f->ReadRegion("x", region), StatusIs(absl::StatusCode::kInvalidArgument));
 }
 
 TEST(SafetensorsTest, HeaderValidation) {
@@ -129,7 +132,7 @@ TEST(SafetensorsTest, HeaderValidation) {
   const std::string i16 =
       RawFile("i16.safetensors", "{\"a\":{\"dtype\":\"I16\",\"shape\":[2],\"data_offsets\":[0,4]}}", 4);
   std::unique_ptr<SafetensorsFile> f = *SafetensorsFile::Open(i16);
-  EXPECT_EQ(f->Read("a").status().code(), absl::StatusCode::kUnimplemented);
+  EXPECT_THAT(f->Read("a"), StatusIs(absl::StatusCode::kUnimplemented));
 }
 
 // A message is safe for a terminal: no raw control byte, and user text
@@ -155,7 +158,7 @@ TEST(SafetensorsTest, NamesInMessagesAreEscapedAndCut) {
                    "\"b\":{\"dtype\":\"\\u001b[2J\",\"shape\":[1],\"data_offsets\":[4,8]}}"),
       8);
   absl::Status s = OpenStatus(path);
-  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+  EXPECT_THAT(s, StatusIs(absl::StatusCode::kInvalidArgument)) << s;
   EXPECT_NE(s.message().find("field 'dtype' is '\\x1b[2J'"), std::string::npos) << s;
   ExpectEscaped(s);
   // The same name in a valid file: read (I16 has no engine dtype) and missing.
@@ -166,12 +169,12 @@ TEST(SafetensorsTest, NamesInMessagesAreEscapedAndCut) {
   ASSERT_EQ(f->entries().size(), 1u);
   EXPECT_EQ(f->entries()[0].name, kHostileName);
   s = f->Read(kHostileName).status();
-  EXPECT_EQ(s.code(), absl::StatusCode::kUnimplemented) << s;
+  EXPECT_THAT(s, StatusIs(absl::StatusCode::kUnimplemented)) << s;
   EXPECT_NE(s.message().find("tensor 'w\\x00\\x1b[31mrednnn"), std::string::npos) << s;
   EXPECT_NE(s.message().find("...' (2011 characters)"), std::string::npos) << s;
   ExpectEscaped(s);
   s = f->Read(absl::StrCat(kHostileName, "x")).status();
-  EXPECT_EQ(s.code(), absl::StatusCode::kNotFound) << s;
+  EXPECT_THAT(s, StatusIs(absl::StatusCode::kNotFound)) << s;
   EXPECT_NE(s.message().find("(2012 characters)"), std::string::npos) << s;
   ExpectEscaped(s);
   // The writer's refusals name the tensor the same way.
@@ -181,7 +184,7 @@ TEST(SafetensorsTest, NamesInMessagesAreEscapedAndCut) {
   ExpectEscaped(s);
   // A path with control characters is escaped too.
   s = OpenStatus(TempPath("no\x1b[31mfile\n.safetensors"));
-  EXPECT_EQ(s.code(), absl::StatusCode::kNotFound) << s;
+  EXPECT_THAT(s, StatusIs(absl::StatusCode::kNotFound)) << s;
   EXPECT_NE(s.message().find("no\\x1b[31mfile\\n.safetensors"), std::string::npos) << s;
   ExpectEscaped(s);
 }
@@ -215,7 +218,7 @@ TEST(SafetensorsTest, HeaderIsStrictJson) {
   for (size_t i = 0; i < cases.size(); ++i) {
     const std::string path = RawFile(absl::StrCat("strict", i, ".safetensors"), cases[i].json, 4);
     const absl::Status s = OpenStatus(path);
-    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << cases[i].json << " -> " << s;
+    EXPECT_THAT(s, StatusIs(absl::StatusCode::kInvalidArgument)) << cases[i].json << " -> " << s;
     EXPECT_NE(s.message().find("the header is not valid JSON: byte "), std::string::npos) << s;
     EXPECT_NE(s.message().find(cases[i].needle), std::string::npos) << cases[i].json << " -> " << s;
     EXPECT_NE(s.message().find(path), std::string::npos) << s;
@@ -232,32 +235,32 @@ TEST(SafetensorsTest, HeaderIsStrictJson) {
 }
 
 TEST(SafetensorsTest, LengthsAndTruncation) {
-  EXPECT_EQ(OpenStatus(TempPath("missing.safetensors")).code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(OpenStatus(TempPath("missing.safetensors")), StatusIs(absl::StatusCode::kNotFound));
   const std::string tiny = TempPath("tiny.safetensors");
   std::ofstream(tiny) << "abc";
-  EXPECT_EQ(OpenStatus(tiny).code(), absl::StatusCode::kDataLoss);
-  EXPECT_EQ(OpenStatus(RawFile("huge.safetensors", "{}", 0, int64_t{200} << 20)).code(),
-            absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(OpenStatus(RawFile("short.safetensors", "{}", 0, 100)).code(), absl::StatusCode::kDataLoss);
+  EXPECT_THAT(OpenStatus(tiny), StatusIs(absl::StatusCode::kDataLoss));
+  EXPECT_THAT(OpenStatus(RawFile("huge.safetensors", "{}", 0, int64_t{200} << 20)),
+            StatusIs(absl::StatusCode::kInvalidArgument));
+  EXPECT_THAT(OpenStatus(RawFile("short.safetensors", "{}", 0, 100)), StatusIs(absl::StatusCode::kDataLoss));
   // Cut a real file in the middle of its data.
   const std::string path = TempPath("cut.safetensors");
   ASSERT_TRUE(WriteSafetensors(path, {{"x", Iota(DataType::kFloat32, {100})}}).ok());
   ASSERT_EQ(::truncate(path.c_str(), 200), 0);
   const absl::Status s = OpenStatus(path);
-  EXPECT_EQ(s.code(), absl::StatusCode::kDataLoss) << s;
+  EXPECT_THAT(s, StatusIs(absl::StatusCode::kDataLoss)) << s;
   EXPECT_NE(s.message().find("'x'"), std::string::npos) << s;
 }
 
 TEST(SafetensorsTest, WriterRefusesBadInputAndLeavesTheOldFile) {
   const std::string path = TempPath("keep.safetensors");
   ASSERT_TRUE(WriteSafetensors(path, {{"a", Iota(DataType::kFloat32, {2})}}).ok());
-  EXPECT_EQ(WriteSafetensors(path, {{"a", Iota(DataType::kFloat32, {2})}, {"a", Iota(DataType::kFloat32, {2})}})
-                .code(),
-            absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(WriteSafetensors(path, {{"__metadata__", Iota(DataType::kFloat32, {2})}}).code(),
-            absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(WriteSafetensors(path, {{"a", Iota(DataType::kFloat32, {2})}, {"a", Iota(DataType::kFloat32, {2})}})
+                ,
+            StatusIs(absl::StatusCode::kInvalidArgument));
+  EXPECT_THAT(WriteSafetensors(path, {{"__metadata__", Iota(DataType::kFloat32, {2})}}),
+            StatusIs(absl::StatusCode::kInvalidArgument));
   EXPECT_TRUE(SafetensorsFile::Open(path).ok());
-  EXPECT_EQ(WriteSafetensors("/nonexistent-dir/x.safetensors", {}).code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(WriteSafetensors("/nonexistent-dir/x.safetensors", {}), StatusIs(absl::StatusCode::kNotFound));
 }
 
 TEST(SafetensorsTest, LoadGlobalReadsEachRanksSliceOnly) {
@@ -295,10 +298,10 @@ TEST(SafetensorsTest, LoadGlobalReadsEachRanksSliceOnly) {
   absl::StatusOr<std::vector<absl::Status>> st = comm::RunRanks(1, [&](comm::Communicator& world) {
     eager::EagerContext ctx(*engine, world);
     std::unique_ptr<SafetensorsFile> f = *SafetensorsFile::Open(path);
-    EXPECT_EQ(LoadGlobal(ctx, *f, "nope", *Placement::Parse("cpu:0"), *NdSbp::Parse("B")).status().code(),
-              absl::StatusCode::kNotFound);
-    EXPECT_EQ(LoadGlobal(ctx, *f, "w", *Placement::Parse("cpu:0"), *NdSbp::Parse("S(2)")).status().code(),
-              absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(LoadGlobal(ctx, *f, "nope", *Placement::Parse("cpu:0"), *NdSbp::Parse("B")),
+              StatusIs(absl::StatusCode::kNotFound));
+    EXPECT_THAT(LoadGlobal(ctx, *f, "w", *Placement::Parse("cpu:0"), *NdSbp::Parse("S(2)")),
+              StatusIs(absl::StatusCode::kInvalidArgument));
     return absl::OkStatus();
   });
   ASSERT_TRUE(st.ok());

@@ -8,12 +8,15 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "tests/infer_test_util.h"
-#include "oneflow_sbp/device_ops.h"
 #include "io/proto_io.h"
-#include "proto/boxing.pb.h"
+#include "oneflow_sbp/device_ops.h"
 #include "ops/builtin_ops.h"
+#include "proto/boxing.pb.h"
+#include "tests/infer_test_util.h"
+#include "tests/status_matchers.h"
 #include "tools/cmd_boxing.h"
+
+using ::oneflow_sbp::matchers::StatusIs;
 
 namespace oneflow_sbp::cli {
 namespace {
@@ -187,7 +190,7 @@ TEST(SbpBoxing, ExecuteOnCudaWithoutBackendNamesTheBuildOption) {
   o.execute = "threads";
   int exit_code = 0;
   absl::StatusOr<std::string> out = RunBoxing(o, Eng(), &exit_code);
-  EXPECT_EQ(out.status().code(), absl::StatusCode::kUnimplemented) << ErrorOf(out);
+  EXPECT_THAT(out, StatusIs(absl::StatusCode::kUnimplemented)) << ErrorOf(out);
   EXPECT_THAT(ErrorOf(out), HasSubstr("--config=cuda"));
   // Planning alone still works on a cuda placement.
   o.execute.reset();
@@ -199,7 +202,7 @@ TEST(SbpBoxing, ExecuteOnCudaNeedsThreads) {
   o.placement = "cuda:0-3 [2,2]";
   o.execute = "gloo";
   absl::StatusOr<std::string> out = RunBoxing(o, Eng());
-  EXPECT_EQ(out.status().code(), absl::StatusCode::kUnimplemented) << ErrorOf(out);
+  EXPECT_THAT(out, StatusIs(absl::StatusCode::kUnimplemented)) << ErrorOf(out);
   EXPECT_THAT(ErrorOf(out), HasSubstr("--execute=threads"));
 }
 

@@ -19,6 +19,9 @@
 #include "io/checkpoint.h"
 #include "io/safetensors.h"
 #include "runtime/comm/inprocess_world.h"
+#include "tests/status_matchers.h"
+
+using ::oneflow_sbp::matchers::StatusIs;
 
 namespace oneflow_sbp::cli {
 namespace {
@@ -78,10 +81,10 @@ TEST(SbpCkptCmd, ExportWritesEveryTensorWholeForTheSafetensorsReader) {
   EXPECT_EQ((*f)->metadata(), (std::map<std::string, std::string>{{"step", "7"}, {"model", "test"}}));
 
   // The failures: a wrong word count, a missing checkpoint (nothing written).
-  EXPECT_EQ(RunCkpt({"export", dir}).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(RunCkpt({"export", dir}), StatusIs(absl::StatusCode::kInvalidArgument));
   const std::string none = dir + "-none";
   absl::Status missing = RunCkpt({"export", none, none + ".safetensors"}).status();
-  EXPECT_EQ(missing.code(), absl::StatusCode::kNotFound) << missing;
+  EXPECT_THAT(missing, StatusIs(absl::StatusCode::kNotFound)) << missing;
   EXPECT_NE(missing.message().find(none), std::string::npos) << missing;
   EXPECT_NE(::access((none + ".safetensors").c_str(), F_OK), 0);
 }

@@ -13,13 +13,16 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
-#include "io/program_proto.h"
-#include "io/proto_io.h"
-#include "tools/cmd_plan.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "io/program_proto.h"
+#include "io/proto_io.h"
 #include "tests/infer_test_util.h"
+#include "tests/status_matchers.h"
 #include "tools/cmd_demo.h"
+#include "tools/cmd_plan.h"
+
+using ::oneflow_sbp::matchers::StatusIs;
 
 namespace oneflow_sbp::cli {
 namespace {
@@ -196,7 +199,7 @@ TEST(SbpDemo, BadOptionsAreRefused) {
   o = DemoOptions();
   o.cost = "cheapest";
   const absl::Status unknown = RunDemo(o, Eng()).status();
-  EXPECT_EQ(unknown.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(unknown, StatusIs(absl::StatusCode::kInvalidArgument));
   EXPECT_THAT(std::string(unknown.message()), HasSubstr("cheapest"));
 }
 

@@ -5,14 +5,17 @@
 #include "absl/strings/str_join.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "tests/infer_test_util.h"
 #include "io/proto_io.h"
 #include "ops/builtin_ops.h"
 #include "ops/kernels/kernel_registry.h"
 #include "proto/infer.pb.h"
 #include "proto/op_def.pb.h"
+#include "tests/infer_test_util.h"
+#include "tests/status_matchers.h"
 #include "tools/cmd_infer.h"
 #include "tools/cmd_ops.h"
+
+using ::oneflow_sbp::matchers::StatusIs;
 
 namespace oneflow_sbp::cli {
 namespace {
@@ -212,7 +215,7 @@ TEST(SbpInfer, EinsumEquationThroughAttrFlag) {
   // A malformed equation is an error (sbp infer exits 1) naming it.
   o.attrs = {"equation=bmk,kn-bmn"};
   absl::StatusOr<std::string> bad = RunInfer(o, Eng());
-  EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(bad, StatusIs(absl::StatusCode::kInvalidArgument));
   EXPECT_THAT(ErrorOf(bad), HasSubstr("equation 'bmk,kn-bmn'"));
   EXPECT_THAT(ErrorOf(bad), HasSubstr("needs exactly one '->'"));
   o.attrs = {"equation=bmk,kn->bmq"};
@@ -301,7 +304,7 @@ TEST(SbpOps, AliasesAreListedAndShowTheCanonicalOp) {
   EXPECT_THAT(extended, ::testing::Not(::testing::Contains("square")));
   // Unknown names: kNotFound, aliases among the suggestions.
   absl::StatusOr<std::string> bad = RunOps("concatt", "text", Ops());
-  EXPECT_EQ(bad.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(bad, StatusIs(absl::StatusCode::kNotFound));
   EXPECT_THAT(ErrorOf(bad), HasSubstr("unknown op 'concatt' (did you mean concat"));
 }
 
@@ -325,7 +328,7 @@ TEST(SbpInfer, AliasInfersAsTheCanonicalOp) {
   EXPECT_THAT(ErrorOf(RunInfer(o, Eng())), HasSubstr("cat"));
   o.op = "conca";
   absl::StatusOr<std::string> bad = RunInfer(o, Eng());
-  EXPECT_EQ(bad.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(bad, StatusIs(absl::StatusCode::kNotFound));
   EXPECT_THAT(ErrorOf(bad), HasSubstr("unknown op 'conca' (did you mean "));
   EXPECT_THAT(ErrorOf(bad), HasSubstr("concat"));
 }

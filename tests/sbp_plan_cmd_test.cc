@@ -11,10 +11,13 @@
 #include "gtest/gtest.h"
 #include "io/proto_io.h"
 #include "ops/builtin_ops.h"
-#include "tests/infer_test_util.h"
-#include "tests/thread_cpu_time.h"
 #include "proto/program.pb.h"
+#include "tests/infer_test_util.h"
+#include "tests/status_matchers.h"
+#include "tests/thread_cpu_time.h"
 #include "tools/cmd_plan.h"
+
+using ::oneflow_sbp::matchers::StatusIs;
 
 namespace oneflow_sbp::cli {
 namespace {
@@ -104,7 +107,7 @@ TEST(SbpPlan, MeshAndMemoryCap) {
   EXPECT_THAT(ErrorOf(RunPlan(o, Eng())), HasSubstr("--memory_cap='lots'"));
   o.memory_cap = "1000";
   absl::StatusOr<std::string> tight = RunPlan(o, Eng());
-  EXPECT_EQ(tight.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(tight, StatusIs(absl::StatusCode::kResourceExhausted));
   EXPECT_THAT(ErrorOf(tight), HasSubstr("memory cap 1000 bytes per rank"));
 }
 
@@ -219,7 +222,7 @@ TEST(SbpPlan, SixteenThousandRanksPlanWithinTheDefaultBudget) {
   o = Mlp("text");
   absl::StrReplaceAll({{"cpu:0-3 [2,2]", "cpu:0-65535 [64,1024]"}}, &o.program);
   out = RunPlan(o, Eng());
-  EXPECT_EQ(out.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(out, StatusIs(absl::StatusCode::kResourceExhausted));
   EXPECT_THAT(ErrorOf(out), AllOf(HasSubstr("planner steps, over the budget"),
                                   HasSubstr("--work_budget")));
 }
@@ -261,7 +264,7 @@ TEST(SbpPlan, Errors) {
   EXPECT_THAT(ErrorOf(RunPlan(o, Eng())), HasSubstr("text|json|dot"));
   o = Mlp("text");
   o.program = "{";
-  EXPECT_EQ(RunPlan(o, Eng()).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(RunPlan(o, Eng()), StatusIs(absl::StatusCode::kInvalidArgument));
   o.program = R"j({"placement": "cpu:0-1", "tensors": [{"name": "x", "shape": [4], "nd_sbp": "S(0)"}],
                   "ops": [{"op": "softmax", "name": "sm", "inputs": ["y"]}]})j";
   EXPECT_THAT(ErrorOf(RunPlan(o, Eng())), HasSubstr("sm: input 0 'y' is not defined"));
@@ -279,13 +282,13 @@ TEST(SbpPlan, LargeMeshIsRefusedBeforePricingUnlessTheBudgetIsRaised) {
   // wall-clock speed.
   EXPECT_LT(testing::ProcessCpuNow() - start, absl::Seconds(20));
   ASSERT_FALSE(out.ok());
-  EXPECT_EQ(out.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(out, StatusIs(absl::StatusCode::kResourceExhausted));
   EXPECT_THAT(ErrorOf(out), AllOf(HasSubstr("planner steps, over the budget"),
                                   HasSubstr("--work_budget"), HasSubstr("cpu:0-1023 [32,32]")));
   // A small budget refuses even the docs' program; a bad one is a flag error.
   o = Mlp("text");
   o.work_budget = "1000";
-  EXPECT_EQ(RunPlan(o, Eng()).status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(RunPlan(o, Eng()), StatusIs(absl::StatusCode::kResourceExhausted));
   o.work_budget = "0";
   EXPECT_THAT(ErrorOf(RunPlan(o, Eng())), HasSubstr("--work_budget='0'"));
   o.work_budget = "100000000000";

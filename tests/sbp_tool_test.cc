@@ -11,9 +11,12 @@
 #include "proto/sbp_parallel.pb.h"
 #include "proto/sbp_tool.pb.h"
 #include "proto/tensor_slice.pb.h"
+#include "tests/status_matchers.h"
 #include "tools/cli_format.h"
 #include "tools/cmd_parse.h"
 #include "tools/cmd_slices.h"
+
+using ::oneflow_sbp::matchers::StatusIs;
 
 namespace oneflow_sbp::cli {
 namespace {
@@ -279,7 +282,7 @@ TEST(OutputFormatTest, Parse) {
   for (const char* bad : {"table", "JSON", "", "tex", "text|json"}) {
     absl::StatusOr<OutputFormat> f = ParseOutputFormat(bad, "text|json");
     ASSERT_FALSE(f.ok()) << bad;
-    EXPECT_EQ(f.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(f, StatusIs(absl::StatusCode::kInvalidArgument));
     EXPECT_THAT(std::string(f.status().message()), HasSubstr("'" + std::string(bad) + "'"));
     EXPECT_THAT(std::string(f.status().message()), HasSubstr("text|json"));
   }

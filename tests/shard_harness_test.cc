@@ -9,14 +9,17 @@
 #include <tuple>
 #include <vector>
 
+#include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "absl/time/clock.h"
-#include "runtime/comm/communicator.h"
-#include "runtime/comm/inprocess_world.h"
 #include "oneflow_sbp/status_macros.h"
 #include "ops/kernels/kernel_registry.h"
+#include "runtime/comm/communicator.h"
+#include "runtime/comm/inprocess_world.h"
 #include "tests/kernel_test_util.h"
+#include "tests/status_matchers.h"
+
+using ::oneflow_sbp::matchers::StatusIs;
 
 namespace oneflow_sbp::testing {
 namespace {
@@ -121,29 +124,29 @@ TEST(ShardHarness, BroadcastCopiesMustAgree) {
   l[3].data<int32_t>()[0] += 1;
   absl::StatusOr<LocalTensor> back = AssembleTensor(
       l, TensorDesc{Shape{3}, DataType::kInt32}, Nd("(S(0),B)"), P("cpu:0-3 [2,2]"), "out_0");
-  EXPECT_EQ(back.status().code(), absl::StatusCode::kInternal);
+  EXPECT_THAT(back, StatusIs(absl::StatusCode::kInternal));
   EXPECT_THAT(std::string(back.status().message()),
               HasSubstr("out_0 (S(0), B): ranks 3 and 2 hold broadcast copies that differ"));
 }
 
 TEST(ShardHarness, BadInputsAreErrors) {
   const LocalTensor b = BoolTensor({4}, 1);
-  EXPECT_EQ(DistributeTensor(b, Nd("P"), P("cpu:0-1")).status().code(),
-            absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(DistributeTensor(b, Nd("P"), P("cpu:0-1")),
+            StatusIs(absl::StatusCode::kInvalidArgument));
   // 1 + 2^-7 has a full bf16 mantissa: most integer shifts round.
   const LocalTensor fine = *LocalTensor::Full(DataType::kBFloat16, {16}, 1.0078125);
   absl::Status s = DistributeTensor(fine, Nd("P"), P("cpu:0-2")).status();
-  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s, StatusIs(absl::StatusCode::kInvalidArgument));
   EXPECT_THAT(std::string(s.message()), HasSubstr("exactly"));
-  EXPECT_EQ(DistributeTensor(b, Nd("S(1)"), P("cpu:0-1")).status().code(),
-            absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(DistributeTensor(b, Nd("(S(0),B)"), P("cpu:0-1")).status().code(),
-            absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(DistributeTensor(b, Nd("S(1)"), P("cpu:0-1")),
+            StatusIs(absl::StatusCode::kInvalidArgument));
+  EXPECT_THAT(DistributeTensor(b, Nd("(S(0),B)"), P("cpu:0-1")),
+            StatusIs(absl::StatusCode::kInvalidArgument));
   const LocalTensor empty = *LocalTensor::Zeros(DataType::kFloat32, {0});
-  EXPECT_EQ(RunReference(CallOrDie("relu", 1), {empty}).status().code(),
-            absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(RunReference(CallOrDie("relu", 1), {}).status().code(),
-            absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(RunReference(CallOrDie("relu", 1), {empty}),
+            StatusIs(absl::StatusCode::kInvalidArgument));
+  EXPECT_THAT(RunReference(CallOrDie("relu", 1), {}),
+            StatusIs(absl::StatusCode::kInvalidArgument));
 }
 
 TEST(ShardHarness, RunsAKernelOnEveryRankAndAssembles) {
@@ -166,7 +169,7 @@ TEST(ShardHarness, KernelErrorsNameTheRank) {
   // Not a rule candidate: a split reduced dim with a split output.
   const NdSbpSignature sig = {Nd("S(1)"), Nd("S(0)")};
   absl::Status s = RunSharded(call, {x}, P("cpu:0-1"), sig).status();
-  EXPECT_EQ(s.code(), absl::StatusCode::kInternal);
+  EXPECT_THAT(s, StatusIs(absl::StatusCode::kInternal));
   EXPECT_THAT(std::string(s.message()), HasSubstr("rank 0 of cpu:0-1"));
   EXPECT_THAT(std::string(s.message()), HasSubstr("preallocated output_tensor_0 is f32[2]"));
 }
@@ -264,7 +267,7 @@ TEST(ShardHarness, RanksAsThreadsGiveKernelsTheirGroup) {
   // Sequentially there is no world: the kernel says what it needs.
   options.ranks_as_threads = false;
   absl::Status s = RunSharded(call, {x}, P("cpu:0-1"), {Nd("S(1)"), Nd("B")}, options).status();
-  EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(s, StatusIs(absl::StatusCode::kFailedPrecondition));
   EXPECT_THAT(std::string(s.message()), HasSubstr("needs a communicator"));
   EXPECT_THAT(std::string(s.message()), HasSubstr("input_tensor_0 f32[5,7] (S(1)) on cpu:0-1 splits dim 1"));
 }
@@ -288,7 +291,7 @@ TEST(ShardHarness, ARankThatFailsIsReportedAndNobodyWaits) {
                               {Nd("S(1)"), Nd("B")}, options)
                        .status();
   EXPECT_LT(absl::Now() - start, absl::Seconds(20));
-  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+  EXPECT_THAT(s, StatusIs(absl::StatusCode::kInvalidArgument)) << s;
   EXPECT_THAT(std::string(s.message()), HasSubstr("rank 1 of cpu:0-2"));
   EXPECT_THAT(std::string(s.message()), HasSubstr("rank 1 gives up"));
 }

@@ -8,11 +8,14 @@
 #include "absl/status/status.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "tests/value_test_util.h"
 #include "oneflow_sbp/nd_sbp.h"
 #include "oneflow_sbp/placement.h"
 #include "oneflow_sbp/shape.h"
 #include "oneflow_sbp/tensor_slice_view.h"
+#include "tests/status_matchers.h"
+#include "tests/value_test_util.h"
+
+using ::oneflow_sbp::matchers::StatusIs;
 
 namespace oneflow_sbp {
 namespace {
@@ -224,7 +227,7 @@ TEST(RankSliceTest, RankSliceAndSliceAtAgreeWithAllRankSlices) {
   for (int64_t bad : {int64_t{-1}, int64_t{12}}) {
     absl::StatusOr<TensorSlice> s = RankSlice(shape, nd, p, bad);
     ASSERT_FALSE(s.ok()) << bad;
-    EXPECT_EQ(s.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(s, StatusIs(absl::StatusCode::kInvalidArgument));
     EXPECT_THAT(std::string(s.status().message()),
                 HasSubstr("parallel_id " + std::to_string(bad)));
   }
@@ -298,7 +301,7 @@ TEST(ValidateNdSbpTest, ErrorsNameTheValues) {
   for (const Case& c : kCases) {
     const absl::Status s = ValidateNdSbp(c.nd_sbp, c.shape, c.hierarchy);
     ASSERT_FALSE(s.ok()) << c.nd_sbp.ToString() << " " << c.shape.ToString();
-    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(s, StatusIs(absl::StatusCode::kInvalidArgument));
     for (const std::string& needle : c.needles) {
       EXPECT_THAT(std::string(s.message()), HasSubstr(needle)) << c.nd_sbp.ToString();
     }
@@ -309,18 +312,18 @@ TEST(ValidateNdSbpTest, SlicesReportValidationErrors) {
   absl::StatusOr<std::vector<TensorSlice>> all =
       AllRankSlices(Shape{8}, Nd("S(1)"), P("cpu:0-3"));
   ASSERT_FALSE(all.ok());
-  EXPECT_EQ(all.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(all, StatusIs(absl::StatusCode::kInvalidArgument));
   EXPECT_THAT(std::string(all.status().message()), HasSubstr("S(1)"));
   EXPECT_THAT(std::string(all.status().message()), HasSubstr("[8]"));
 
   all = AllRankSlices(Shape{8, 8}, Nd("(S(0), B)"), P("cpu:0-3"));
   ASSERT_FALSE(all.ok());
-  EXPECT_EQ(all.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(all, StatusIs(absl::StatusCode::kInvalidArgument));
   EXPECT_THAT(std::string(all.status().message()), HasSubstr("(S(0), B)"));
 
   absl::StatusOr<TensorSlice> one = RankSlice(Shape{8, 8}, Nd("S(0)"), P("cpu:0-3 [2,2]"), 0);
   ASSERT_FALSE(one.ok());
-  EXPECT_EQ(one.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(one, StatusIs(absl::StatusCode::kInvalidArgument));
   EXPECT_THAT(std::string(one.status().message()), HasSubstr("[2,2]"));
 }
 

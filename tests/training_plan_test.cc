@@ -12,13 +12,16 @@
 #include "eager/training_step.h"
 #include "engine/engine.h"
 #include "gmock/gmock.h"
-#include "gtest/gtest.h"
 #include "graph/greedy.h"
 #include "graph/program_generators.h"
 #include "graph/program_planner.h"
 #include "graph/training_step.h"
+#include "gtest/gtest.h"
 #include "io/program_proto.h"
+#include "tests/status_matchers.h"
 #include "tests/thread_cpu_time.h"
+
+using ::oneflow_sbp::matchers::StatusIs;
 
 namespace oneflow_sbp::graph {
 namespace {
@@ -190,7 +193,7 @@ TEST(TrainingStep, Errors) {
   absl::StatusOr<Program> two = std::move(b).Build();
   ASSERT_TRUE(two.ok()) << two.status();
   absl::StatusOr<TrainingStepInfo> r = eager::ExpandTrainingStep(Eng(), *two, {});
-  EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(r, StatusIs(absl::StatusCode::kInvalidArgument));
   EXPECT_THAT(r.status().message(), ::testing::HasSubstr("exactly one output"));
 
   ProgramBuilder c(Eng().registry(), P("cpu:0-1"));
@@ -199,7 +202,7 @@ TEST(TrainingStep, Errors) {
   absl::StatusOr<Program> constant = std::move(c).Build();
   ASSERT_TRUE(constant.ok());
   r = eager::ExpandTrainingStep(Eng(), *constant, {});
-  EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(r, StatusIs(absl::StatusCode::kInvalidArgument));
   EXPECT_THAT(r.status().message(), ::testing::HasSubstr("'z' depends on no parameter"));
 }
 

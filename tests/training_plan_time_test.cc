@@ -19,11 +19,14 @@
 #include "absl/time/time.h"
 #include "eager/training_step.h"
 #include "gmock/gmock.h"
-#include "gtest/gtest.h"
 #include "graph/program_generators.h"
 #include "graph/program_planner.h"
+#include "gtest/gtest.h"
 #include "ops/builtin_ops.h"
+#include "tests/status_matchers.h"
 #include "tests/thread_cpu_time.h"
+
+using ::oneflow_sbp::matchers::StatusIs;
 
 namespace oneflow_sbp::graph {
 namespace {
@@ -80,7 +83,7 @@ TEST(TrainingPlanTime, GptTwentyFourLayersOnTwoByFour) {
   if (capped.ok()) {
     EXPECT_LE(capped->costs.peak_memory_bytes, *options.memory_cap_bytes);
   } else {
-    EXPECT_EQ(capped.status().code(), absl::StatusCode::kResourceExhausted) << capped.status();
+    EXPECT_THAT(capped, StatusIs(absl::StatusCode::kResourceExhausted)) << capped.status();
     EXPECT_THAT(std::string(capped.status().message()),
                 ::testing::HasSubstr("the least memory any choice found needs is"));
   }

@@ -13,12 +13,15 @@
 #include "absl/status/status.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "tests/value_test_util.h"
 #include "oneflow_sbp/data_type.h"
 #include "oneflow_sbp/nd_sbp.h"
 #include "oneflow_sbp/nd_sbp_validation.h"
 #include "oneflow_sbp/sbp_parallel.h"
 #include "oneflow_sbp/shape.h"
+#include "tests/status_matchers.h"
+#include "tests/value_test_util.h"
+
+using ::oneflow_sbp::matchers::StatusIs;
 
 namespace oneflow_sbp {
 namespace {
@@ -70,7 +73,7 @@ TEST(SbpParallelTest, PartialKinds) {
   EXPECT_EQ(Nd("(B, S(0))").partial_kind(), std::nullopt);
   EXPECT_TRUE(ValidateNdSbp(Nd("(P(max), P(max))"), Shape{4, 4}, {2, 2}).ok());
   const absl::Status mixed = ValidateNdSbp(Nd("(P(max), P)"), Shape{4, 4}, {2, 2});
-  EXPECT_EQ(mixed.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(mixed, StatusIs(absl::StatusCode::kInvalidArgument));
   EXPECT_THAT(std::string(mixed.message()), HasSubstr("mixes partial kinds (max and sum)"));
 }
 
@@ -107,13 +110,13 @@ TEST(SbpParallelTest, BadTextIsInvalidArgumentNamingIt) {
         "S(1.5)", "S(253)", "S(999999999)"}) {
     absl::StatusOr<SbpParallel> sbp = SbpParallel::Parse(text);
     ASSERT_FALSE(sbp.ok()) << text << " parsed as " << sbp->ToString();
-    EXPECT_EQ(sbp.status().code(), absl::StatusCode::kInvalidArgument) << text;
+    EXPECT_THAT(sbp, StatusIs(absl::StatusCode::kInvalidArgument)) << text;
     // The axis-range error names the axis as S(<n>); the others quote the text.
     EXPECT_THAT(std::string(sbp.status().message()), HasSubstr(text)) << text;
   }
   absl::StatusOr<SbpParallel> empty = SbpParallel::Parse("");
   ASSERT_FALSE(empty.ok());
-  EXPECT_EQ(empty.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(empty, StatusIs(absl::StatusCode::kInvalidArgument));
   EXPECT_THAT(std::string(empty.status().message()), HasSubstr("''"));
 }
 
@@ -173,7 +176,7 @@ TEST(SbpParallelTest, UsersSpellingsWithBadArgumentsAreInvalidArgument) {
   for (const auto& [text, why] : cases) {
     absl::StatusOr<SbpParallel> sbp = SbpParallel::Parse(text);
     ASSERT_FALSE(sbp.ok()) << text << " parsed as " << sbp->ToString();
-    EXPECT_EQ(sbp.status().code(), absl::StatusCode::kInvalidArgument) << text;
+    EXPECT_THAT(sbp, StatusIs(absl::StatusCode::kInvalidArgument)) << text;
     EXPECT_THAT(std::string(sbp.status().message()), HasSubstr(why)) << text;
   }
 }
@@ -186,7 +189,7 @@ TEST(SbpParallelTest, MakeSplitRange) {
                        int64_t{1} << 40, std::numeric_limits<int64_t>::min()}) {
     absl::StatusOr<SbpParallel> s = SbpParallel::MakeSplit(axis);
     ASSERT_FALSE(s.ok()) << axis;
-    EXPECT_EQ(s.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(s, StatusIs(absl::StatusCode::kInvalidArgument));
     EXPECT_THAT(std::string(s.status().message()),
                 HasSubstr("S(" + std::to_string(axis) + ")"));
   }
@@ -315,7 +318,7 @@ TEST(NdSbpTest, BadTextIsInvalidArgumentNamingIt) {
                                  "((S(0)))", "S(0) B"}) {
     absl::StatusOr<NdSbp> nd = NdSbp::Parse(text);
     ASSERT_FALSE(nd.ok()) << "'" << text << "' parsed as " << nd->ToString();
-    EXPECT_EQ(nd.status().code(), absl::StatusCode::kInvalidArgument) << text;
+    EXPECT_THAT(nd, StatusIs(absl::StatusCode::kInvalidArgument)) << text;
     EXPECT_THAT(std::string(nd.status().message()), HasSubstr("'" + text + "'"));
   }
 }
@@ -339,7 +342,7 @@ TEST(NdSbpTest, ListsAndUsersSpellingsParseToOurs) {
   for (const std::string text : {"[S(0), B", "[]", "[Shard(0),, B]", "[Partial('avg'), B]"}) {
     absl::StatusOr<NdSbp> nd = NdSbp::Parse(text);
     ASSERT_FALSE(nd.ok()) << text << " parsed as " << nd->ToString();
-    EXPECT_EQ(nd.status().code(), absl::StatusCode::kInvalidArgument) << text;
+    EXPECT_THAT(nd, StatusIs(absl::StatusCode::kInvalidArgument)) << text;
     EXPECT_THAT(std::string(nd.status().message()), HasSubstr(text)) << text;
   }
 }
@@ -348,13 +351,13 @@ TEST(NdSbpTest, TooManyAxesIsInvalidArgument) {
   const std::string nine = "S(0),S(0),S(0),S(0),S(0),S(0),S(0),S(0),S(0)";
   absl::StatusOr<NdSbp> nd = NdSbp::Parse(nine);
   ASSERT_FALSE(nd.ok());
-  EXPECT_EQ(nd.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(nd, StatusIs(absl::StatusCode::kInvalidArgument));
   EXPECT_THAT(std::string(nd.status().message()), HasSubstr("9"));
 
   std::vector<SbpParallel> sbps(9, SbpParallel::Broadcast());
   absl::StatusOr<NdSbp> made = NdSbp::Make(sbps);
   ASSERT_FALSE(made.ok());
-  EXPECT_EQ(made.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(made, StatusIs(absl::StatusCode::kInvalidArgument));
   sbps.pop_back();
   ASSERT_TRUE(NdSbp::Make(sbps).ok());
   EXPECT_EQ(NdSbp::Make(sbps)->size(), 8);
@@ -423,7 +426,7 @@ TEST(ShapeTest, BadTextIsInvalidArgumentNamingTheValue) {
   for (const Case& c : kCases) {
     absl::StatusOr<Shape> s = Shape::Parse(c.text);
     ASSERT_FALSE(s.ok()) << c.text << " parsed as " << s->ToString();
-    EXPECT_EQ(s.status().code(), absl::StatusCode::kInvalidArgument) << c.text;
+    EXPECT_THAT(s, StatusIs(absl::StatusCode::kInvalidArgument)) << c.text;
     EXPECT_THAT(std::string(s.status().message()), HasSubstr(c.needle)) << c.text;
   }
 }
@@ -433,13 +436,13 @@ TEST(ShapeTest, MakeLimits) {
   absl::StatusOr<Shape> overflow =
       Shape::Make(std::vector<int64_t>{4294967296, 4294967296});
   ASSERT_FALSE(overflow.ok());
-  EXPECT_EQ(overflow.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(overflow, StatusIs(absl::StatusCode::kInvalidArgument));
   EXPECT_THAT(std::string(overflow.status().message()), HasSubstr("overflows int64"));
 
   EXPECT_TRUE(Shape::Make(std::vector<int64_t>(Shape::kMaxRank, 1)).ok());
   absl::StatusOr<Shape> too_long = Shape::Make(std::vector<int64_t>(Shape::kMaxRank + 1, 1));
   ASSERT_FALSE(too_long.ok());
-  EXPECT_EQ(too_long.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(too_long, StatusIs(absl::StatusCode::kInvalidArgument));
   EXPECT_THAT(std::string(too_long.status().message()), HasSubstr("rank 33"));
 
   absl::StatusOr<Shape> negative = Shape::Make(std::vector<int64_t>{4, -2});
@@ -454,7 +457,7 @@ TEST(ShapeTest, CheckedByteSize) {
   EXPECT_EQ(*CheckedByteSize(big, 3), 3 * (int64_t{1} << 61));
   absl::StatusOr<int64_t> overflow = CheckedByteSize(big, 4);
   ASSERT_FALSE(overflow.ok());
-  EXPECT_EQ(overflow.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(overflow, StatusIs(absl::StatusCode::kInvalidArgument));
   EXPECT_THAT(std::string(overflow.status().message()), HasSubstr(big.ToString()));
 }
 
@@ -509,7 +512,7 @@ TEST(DataTypeTest, UnknownIsInvalidArgumentNamingIt) {
   for (const std::string text : {"f128", "complex64", "int", "f 32", "", "S(0)"}) {
     absl::StatusOr<DataType> d = ParseDataType(text);
     ASSERT_FALSE(d.ok()) << "'" << text << "' parsed as " << DataTypeName(*d);
-    EXPECT_EQ(d.status().code(), absl::StatusCode::kInvalidArgument) << text;
+    EXPECT_THAT(d, StatusIs(absl::StatusCode::kInvalidArgument)) << text;
     EXPECT_THAT(std::string(d.status().message()), HasSubstr("'" + text + "'"));
   }
 }

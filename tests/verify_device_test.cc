@@ -18,7 +18,10 @@
 #include "ops/kernels/kernel_registry.h"
 #include "ops/kernels/verify/verifier.h"
 #include "tests/emulated_device.h"
+#include "tests/status_matchers.h"
 #include "tools/cmd_verify.h"
+
+using ::oneflow_sbp::matchers::StatusIs;
 
 namespace oneflow_sbp::kernels {
 namespace {
@@ -183,15 +186,15 @@ TEST_F(VerifyDevice, UnimplementedCudaKernelIsAGapWithItsReason) {
 TEST_F(VerifyDevice, NoDeviceIsOneFailedPrecondition) {
   device_->SetPresent(false);
   absl::StatusOr<VerifyReport> r = Run({"relu", "matmul"}, {2});
-  EXPECT_EQ(r.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(r, StatusIs(absl::StatusCode::kFailedPrecondition));
   EXPECT_THAT(r.status().message(), HasSubstr("no CUDA device"));
   // The command passes it on (the tool exits 1, not 2).
   cli::VerifyCmdOptions o;
   o.op = "relu";
   o.device = "cuda";
   o.kernels = &kernels_;
-  EXPECT_EQ(cli::RunVerify(o, ops::BuiltinOpRegistry()).status().code(),
-            absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(cli::RunVerify(o, ops::BuiltinOpRegistry()),
+            StatusIs(absl::StatusCode::kFailedPrecondition));
   device_->SetPresent(true);
 }
 

@@ -12,7 +12,10 @@
 #include "ops/kernels/kernel_registry.h"
 #include "ops/kernels/verify/input_recipes.h"
 #include "ops/kernels/verify/verifier.h"
+#include "tests/status_matchers.h"
 #include "tools/cmd_verify.h"
+
+using ::oneflow_sbp::matchers::StatusIs;
 
 namespace oneflow_sbp::kernels {
 namespace {
@@ -186,8 +189,8 @@ TEST(Verify, BadOptionsAreErrors) {
               HasSubstr("--mesh='2,x'"));
   o.mesh = "2";
   o.format = "table";
-  EXPECT_EQ(cli::RunVerify(o, ops::BuiltinOpRegistry()).status().code(),
-            absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(cli::RunVerify(o, ops::BuiltinOpRegistry()),
+            StatusIs(absl::StatusCode::kInvalidArgument));
   o.format = "text";
   o.device = "tpu";
   EXPECT_THAT(cli::RunVerify(o, ops::BuiltinOpRegistry()).status().message(),
@@ -203,13 +206,13 @@ TEST(Verify, CudaWithoutABackendIsOneUnimplementedError) {
   o.kernels = &f.kernels;
   o.device = DeviceType::kCuda;
   absl::StatusOr<VerifyReport> r = RunVerify(f.ops, o);
-  EXPECT_EQ(r.status().code(), absl::StatusCode::kUnimplemented);
+  EXPECT_THAT(r, StatusIs(absl::StatusCode::kUnimplemented));
   EXPECT_THAT(r.status().message(), HasSubstr("--config=cuda"));
   cli::VerifyCmdOptions c;
   c.op = "relu";
   c.device = "cuda";
   absl::StatusOr<std::string> out = cli::RunVerify(c, ops::BuiltinOpRegistry());
-  EXPECT_EQ(out.status().code(), absl::StatusCode::kUnimplemented);
+  EXPECT_THAT(out, StatusIs(absl::StatusCode::kUnimplemented));
   EXPECT_THAT(out.status().message(), HasSubstr("`bazel build --config=cuda //tools:sbp`"));
 }
 

@@ -28,6 +28,9 @@
 #include "google/protobuf/struct.pb.h"
 #include "gtest/gtest.h"
 #include "io/proto_io.h"
+#include "tests/status_matchers.h"
+
+using ::oneflow_sbp::matchers::StatusIs;
 
 namespace oneflow_sbp::text {
 namespace {
@@ -272,12 +275,12 @@ TEST(WordPieceErrors, VocabularyFiles) {
   };
 
   absl::Status s = load("/nonexistent/vocab.txt");
-  EXPECT_EQ(s.code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(s, StatusIs(absl::StatusCode::kNotFound));
   EXPECT_THAT(s.message(), HasSubstr("/nonexistent/vocab.txt"));
 
   const std::string dup = WriteTemp("dup.txt", specials + "a\nb\na\n");
   s = load(dup);
-  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s, StatusIs(absl::StatusCode::kInvalidArgument));
   EXPECT_THAT(s.message(), HasSubstr(dup + ":7: token 'a' duplicates " + dup + ":5"));
 
   const std::string blank = WriteTemp("blank.txt", specials + "a\n\nb\n");
@@ -292,10 +295,10 @@ TEST(WordPieceErrors, VocabularyFiles) {
 
   const std::string no_sep = WriteTemp("nosep.txt", "[PAD]\n[UNK]\n[CLS]\na\n");
   s = load(no_sep);
-  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s, StatusIs(absl::StatusCode::kInvalidArgument));
   EXPECT_THAT(s.message(), HasSubstr(no_sep + ": the vocabulary has no [SEP] token"));
 
-  EXPECT_EQ(load(std::getenv("TEST_TMPDIR")).code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(load(std::getenv("TEST_TMPDIR")), StatusIs(absl::StatusCode::kInvalidArgument));
 }
 
 TEST(WordPieceErrors, LineEndsAsPythonReadsThem) {
@@ -310,25 +313,25 @@ TEST(WordPieceErrors, LineEndsAsPythonReadsThem) {
 
 TEST(WordPieceErrors, VocabularyVectorsAndLimits) {
   absl::Status s = WordPieceTokenizer::FromVocab({"[PAD]", "[UNK]", "[CLS]"}).status();
-  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s, StatusIs(absl::StatusCode::kInvalidArgument));
   EXPECT_THAT(s.message(), HasSubstr("vocab: the vocabulary has no [SEP] token"));
   s = WordPieceTokenizer::FromVocab({"[PAD]", "x", "[UNK]", "x"}).status();
   EXPECT_THAT(s.message(), HasSubstr("vocab entry 3: token 'x' duplicates vocab entry 1"));
-  EXPECT_EQ(WordPieceTokenizer::FromVocab({}).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(WordPieceTokenizer::FromVocab({}), StatusIs(absl::StatusCode::kInvalidArgument));
   std::vector<std::string> huge(WordPieceTokenizer::kMaxVocabSize + 1);
-  EXPECT_EQ(WordPieceTokenizer::FromVocab(std::move(huge)).status().code(),
-            absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(WordPieceTokenizer::FromVocab(std::move(huge)),
+            StatusIs(absl::StatusCode::kResourceExhausted));
 }
 
 TEST(WordPieceErrors, InputLimits) {
   const WordPieceTokenizer tok = Small({"a"});
   const std::string big(WordPieceTokenizer::kMaxTextBytes + 1, 'a');
-  EXPECT_EQ(tok.Tokenize(big).status().code(), absl::StatusCode::kResourceExhausted);
-  EXPECT_EQ(tok.Encode("a", 1).status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(tok.Encode("a", WordPieceTokenizer::kMaxLengthLimit + 1).status().code(),
-            absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(tok.Tokenize(big), StatusIs(absl::StatusCode::kResourceExhausted));
+  EXPECT_THAT(tok.Encode("a", 1), StatusIs(absl::StatusCode::kInvalidArgument));
+  EXPECT_THAT(tok.Encode("a", WordPieceTokenizer::kMaxLengthLimit + 1),
+            StatusIs(absl::StatusCode::kInvalidArgument));
   absl::Status s = tok.EncodeBatch({"a", big}).status();
-  EXPECT_EQ(s.code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(s, StatusIs(absl::StatusCode::kResourceExhausted));
   EXPECT_THAT(s.message(), HasSubstr("text 1: "));
 }
 
