@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "oneflow_sbp/check.h"
+#include "ops/op_record.h"
 
 namespace oneflow_sbp::graph {
 
@@ -24,7 +25,8 @@ int64_t LocalBytes(const TensorDesc& desc, const NdSbp& nd_sbp,
 }
 
 bool IsMatmulClass(absl::string_view op_type) {
-  return op_type == "matmul" || op_type == "batch_matmul" || op_type == "broadcast_matmul";
+  const ops::OpRecord* record = ops::FindOpRecord(op_type);
+  return record != nullptr && record->compute == ops::ComputeModel::kMatmul;
 }
 
 OpWork EstimateOpWork(const OpCall& call, absl::Span<const TensorDesc> descs,

@@ -42,7 +42,8 @@ Shape LocalShape(const Shape& shape, const NdSbp& nd_sbp, absl::Span<const int64
 int64_t LocalBytes(const TensorDesc& desc, const NdSbp& nd_sbp,
                    absl::Span<const int64_t> hierarchy);
 
-// matmul, batch_matmul, broadcast_matmul.
+// Ops whose record prices their kernel by FLOPs (compute = "matmul" in
+// ops/records/*.toml: matmul, batch_matmul, broadcast_matmul).
 bool IsMatmulClass(absl::string_view op_type);
 
 struct OpWork {

@@ -6,6 +6,7 @@
 
 #include "oneflow_sbp/nd_sbp.h"
 #include "oneflow_sbp/shape.h"
+#include "ops/op_record.h"
 
 namespace oneflow_sbp::graph {
 namespace {
@@ -59,9 +60,15 @@ std::vector<BoxingPrices::Request> SparseCrossEntropy(absl::Span<const TensorDes
 std::vector<BoxingPrices::Request> KernelCollectives(const OpCall& call,
                                                      absl::Span<const TensorDesc> descs,
                                                      const NdSbpSignature& sig) {
-  const std::string& type = call.type_name();
-  if (type == "sparse_softmax_cross_entropy" || type == "sparse_softmax_cross_entropy_ms") {
-    return SparseCrossEntropy(descs, sig);
+  // The record says which kernels call collectives (kernel_collectives in
+  // ops/records/*.toml); each kind is priced by its function here.
+  const ops::OpRecord* record = ops::FindOpRecord(call.type_name());
+  if (record == nullptr) return {};
+  switch (record->kernel_collectives) {
+    case ops::KernelCollectives::kNone:
+      return {};
+    case ops::KernelCollectives::kClassSplitAllReduce:
+      return SparseCrossEntropy(descs, sig);
   }
   return {};
 }

@@ -11,7 +11,9 @@
 // the rows of the op is the boxing (P on those axes) -> (B on those axes),
 // priced by BoxingPrices like every other move.
 //
-// Known kernels (keep in step with ops/kernels/cpu/cross_entropy_kernels.cc):
+// Which kernels do this is the op record's kernel_collectives field
+// (ops/records/*.toml); the kinds (keep in step with
+// ops/kernels/cpu/cross_entropy_kernels.cc):
 //   sparse_softmax_cross_entropy[_ms] with prediction's class dim (the
 //   last) split on some mesh axes: two all-reduces (row maxima, then row
 //   sums of exp) of one f64 per row over the ranks that split the classes.

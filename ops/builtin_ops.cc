@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "oneflow_sbp/check.h"
+#include "oneflow_sbp/status_macros.h"
 #include "ops/attention_ops.h"
 #include "ops/binary_ops.h"
 #include "ops/concat_slice_ops.h"
@@ -12,55 +13,13 @@
 #include "ops/matmul_ops.h"
 #include "ops/nn_ops.h"
 #include "ops/norm_ops.h"
+#include "ops/op_record.h"
 #include "ops/optimizer_ops.h"
 #include "ops/reduce_ops.h"
 #include "ops/reshape_ops.h"
 #include "ops/shape_ops.h"
 
 namespace oneflow_sbp::ops {
-namespace {
-
-// Names users type for our ops: OneFlow's and PyTorch's. Each names
-// exactly our op, for every call the name accepts (docs/OPS.md says why
-// for each); where the other framework names an attribute differently the
-// alias takes its name (`renamed`: alias's name, op's name), and the op's
-// name for it is an error on the alias. The registry's only list of
-// built-in aliases: `sbp ops`, "did you mean" and Python's ops() read it
-// from there.
-//
-// Left out because some call means something else under the name:
-// `index_select` (PyTorch keeps the dim for a 0-D index, gather drops it),
-// `div`/`divide`/`true_divide` (PyTorch divides integers into floats,
-// broadcast_div keeps the integer type), `sum` (PyTorch sums integers and
-// bools into int64, reduce_sum keeps the type: a bool sum would be "any").
-struct BuiltinAlias {
-  const char* alias;
-  const char* canonical;
-  std::vector<AliasAttr> renamed;
-};
-const std::vector<BuiltinAlias>& BuiltinAliases() {
-  static const auto* const aliases = new std::vector<BuiltinAlias>{
-      // torch.add(x, y) / flow.add: x + y. No alpha. OneFlow lowers equal
-      // shapes to add_n, whose candidates the shape filter makes these.
-      {"add", "broadcast_add", {}},
-      {"concat", "cat", {}},  // OneFlow's and PyTorch's other name for cat (issue 23)
-      // torch.mean / flow.mean(x, dim, keepdim); an empty dim (every axis
-      // there) is refused, since reduce_mean's empty axis reduces none.
-      {"mean", "reduce_mean", {{"dim", "axis", /*non_empty=*/true}, {"keepdim", "keepdims"}}},
-      {"mul", "broadcast_mul", {}},       // x * y always lowers to broadcast_mul (SPEC.md §6.1)
-      {"multiply", "broadcast_mul", {}},  // PyTorch's other name for mul
-      {"neg", "negative", {}},            // PyTorch's torch.neg
-      {"permute", "transpose", {{"dims", "perm"}}},  // torch.permute / flow.permute(x, dims)
-      {"sigmoid_v2", "sigmoid", {}},  // OneFlow's user op name (SPEC.md §6)
-      {"sub", "broadcast_sub", {}},   // x - y always lowers to broadcast_sub (SPEC.md §6.1); no alpha
-      {"subtract", "broadcast_sub", {}},             // PyTorch's other name for sub
-      {"unsqueeze", "expand_dims", {{"dim", "axis"}}},  // torch/flow.unsqueeze(x, dim)
-      {"view", "reshape", {}},  // OneFlow lowers view to reshape (SPEC.md §6.1); attr shape
-  };
-  return *aliases;
-}
-
-}  // namespace
 
 absl::Status RegisterBuiltinOps(OpRegistry* registry) {
   for (auto family : {RegisterElementwiseOps, RegisterBinaryOps, RegisterMatmulOps,
@@ -70,9 +29,16 @@ absl::Status RegisterBuiltinOps(OpRegistry* registry) {
     absl::Status s = family(registry);
     if (!s.ok()) return s;
   }
-  for (const BuiltinAlias& a : BuiltinAliases()) {
-    absl::Status s = registry->RegisterAlias(a.alias, a.canonical, a.renamed);
-    if (!s.ok()) return s;
+  // Names users type for our ops, OneFlow's and PyTorch's, from the records
+  // (ops/records/*.toml; Paddle's names are the Paddle front's). Each names
+  // exactly our op for every call the name accepts (docs/OPS.md says why for
+  // each); where the other framework names an attribute differently the
+  // alias takes its name, and the op's name for it is an error on the alias.
+  for (const OpRecord& record : BuiltinOpRecords()) {
+    for (const OpAliasRecord& a : record.aliases) {
+      if (!a.IsRegistryAlias()) continue;
+      OFS_RETURN_IF_ERROR(registry->RegisterAlias(a.name, record.name, a.renamed));
+    }
   }
   return absl::OkStatus();
 }

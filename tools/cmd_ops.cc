@@ -9,6 +9,7 @@
 #include "absl/strings/str_join.h"
 #include "oneflow_sbp/data_type.h"
 #include "io/infer_proto.h"
+#include "ops/op_record.h"
 #include "proto/op_def.pb.h"
 #include "tools/cli_format.h"
 
@@ -49,6 +50,31 @@ std::string AliasText(const OpRegistry& registry, const std::string& alias) {
     renames.push_back(absl::StrCat(r.name, " for ", r.op_name));
   }
   return renames.empty() ? alias : absl::StrCat(alias, " (", absl::StrJoin(renames, ", "), ")");
+}
+
+}  // namespace
+
+namespace {
+
+// Where everything about a built-in op is (its record, ops/op_record.h),
+// and what the record says beyond the registry: "" for an op without one.
+std::string RecordText(const std::string& op) {
+  const ops::OpRecord* r = ops::FindOpRecord(op);
+  if (r == nullptr) return "";
+  std::vector<std::string> kernels;
+  if (r->cpu_kernel) kernels.push_back("cpu");
+  if (r->cuda_kernel) kernels.push_back("cuda");
+  std::string text = absl::StrCat(
+      "record:  ", r->record_file, " (family ", r->family, ", ",
+      r->origin == ops::OpOrigin::kOneFlow ? "OneFlow's op and list" : "ours, not OneFlow's",
+      "; kernels ", absl::StrJoin(kernels, " "), "; backward: ", ops::BackwardKindName(r->backward),
+      ")\n");
+  std::vector<std::string> paddle;
+  for (const ops::OpAliasRecord& a : r->aliases) {
+    if (a.In(ops::Notation::kPaddle)) paddle.push_back(a.name);
+  }
+  if (!paddle.empty()) absl::StrAppend(&text, "paddle:  ", absl::StrJoin(paddle, ", "), "\n");
+  return text;
 }
 
 }  // namespace
@@ -137,6 +163,7 @@ absl::StatusOr<std::string> RunOps(const std::string& op, const std::string& for
                                            ")")
                             : "none for cpu (eager Apply rejects the op)",
                         "\n");
+    absl::StrAppend(&text, RecordText(d.op_type_name()));
     if (d.has_doc()) absl::StrAppend(&text, "\n", d.doc(), "\n");
     absl::StrAppend(&text, "\nblob names: <arg>_<index>, e.g. ",
                     d.input_size() ? d.input(0).name() : d.output(0).name(),

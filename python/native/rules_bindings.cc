@@ -13,6 +13,7 @@
 #include "oneflow_sbp/seeded_stream.h"
 #include "oneflow_sbp/tensor_desc.h"
 #include "ops/builtin_ops.h"
+#include "ops/op_record.h"
 #include "python/native/bindings.h"
 #include "python/native/conversions.h"
 #include "python/native/gil_release.h"
@@ -202,6 +203,36 @@ py::dict PlanBoxing(const py::object& shape, const std::string& dtype, const std
   return PlanToPython(*Unwrap(std::move(plan)));
 }
 
+// A built-in op's record (ops/op_record.h) as a dict; None for ops
+// registered at run time (from Python, or a custom registry).
+py::object RecordToPython(const ops::OpRecord* r) {
+  if (r == nullptr) return py::none();
+  py::dict d;
+  d["family"] = r->family;
+  d["record_file"] = r->record_file;
+  d["rules_file"] = r->rules_file;
+  d["origin"] = std::string(ops::OpOriginName(r->origin));
+  py::list kernels;
+  if (r->cpu_kernel) kernels.append("cpu");
+  if (r->cuda_kernel) kernels.append("cuda");
+  d["kernels"] = kernels;
+  d["backward"] = std::string(ops::BackwardKindName(r->backward));
+  py::list names;
+  for (const ops::OpAliasRecord& a : r->aliases) {
+    py::dict ad;
+    ad["name"] = a.name;
+    py::list in;
+    for (ops::Notation n : a.notations) in.append(std::string(ops::NotationName(n)));
+    ad["in"] = in;
+    py::dict renamed;
+    for (const AliasAttr& x : a.renamed) renamed[py::str(x.name)] = x.op_name;
+    ad["attrs"] = renamed;
+    names.append(ad);
+  }
+  d["names"] = names;
+  return std::move(d);
+}
+
 py::list Ops() {
   const OpRegistry& registry = SharedEngine().registry();
   py::list out;
@@ -235,6 +266,7 @@ py::list Ops() {
     d["attrs"] = attrs;
     d["doc"] = def->doc();
     d["has_sbp_rule"] = !def->uses_broadcast_fallback();
+    d["record"] = RecordToPython(ops::FindOpRecord(name));
     out.append(d);
   }
   return out;

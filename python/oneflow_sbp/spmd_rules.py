@@ -11,30 +11,22 @@ from .rules import infer
 
 __all__ = ["DistTensorSpec", "get_spmd_rule", "SpmdRule"]
 
-# Paddle rule names that differ from the catalog's (name -> (op, attr renames)).
-_ALIASES = {
-    "elementwise_add": ("broadcast_add", {}),
-    "add": ("broadcast_add", {}),
-    "elementwise_sub": ("broadcast_sub", {}),
-    "subtract": ("broadcast_sub", {}),
-    "elementwise_mul": ("broadcast_mul", {}),
-    "multiply": ("broadcast_mul", {}),
-    "elementwise_div": ("broadcast_div", {}),
-    "divide": ("broadcast_div", {}),
-    "sum": ("reduce_sum", {"keepdim": "keepdims"}),
-    "mean": ("reduce_mean", {"keepdim": "keepdims"}),
-    "max": ("reduce_max", {"keepdim": "keepdims"}),
-    "min": ("reduce_min", {"keepdim": "keepdims"}),
-    "reduction": ("reduce_sum", {"keep_dim": "keepdims"}),
-    "cross_entropy_with_softmax": ("sparse_softmax_cross_entropy", {}),
-    "rms_norm": ("rms_norm", {}),
-    "fused_rms_norm": ("rms_norm", {}),
-    "fused_rotary_position_embedding": ("rotary_embedding", {}),
-    "flash_attention": ("scaled_dot_product_attention", {}),
-    "concat": ("cat", {}),
-    "unsqueeze": ("expand_dims", {}),
-    "tile": ("expand", {}),
-}
+
+def _paddle_names():
+    """Paddle's rule names (name -> (op, attr renames)), from the op records
+    (ops/records/*.toml, aliases in "paddle"), read once."""
+    global _PADDLE_NAMES
+    if _PADDLE_NAMES is None:
+        names = {}
+        for o in _C.ops():
+            for a in (o["record"] or {}).get("names", ()):
+                if "paddle" in a["in"]:
+                    names[a["name"]] = (o["name"], dict(a["attrs"]))
+        _PADDLE_NAMES = names
+    return _PADDLE_NAMES
+
+
+_PADDLE_NAMES = None
 # Paddle attribute names on any op.
 _ATTR_RENAMES = {"trans_x": "transpose_a", "trans_y": "transpose_b", "keepdim": "keepdims",
                  "keep_dim": "keepdims", "perm": "perm", "dims": "axis"}
@@ -137,7 +129,7 @@ def get_spmd_rule(name):
     known = {o["name"] for o in _C.ops()}
     if name in known:
         return SpmdRule(name, {})
-    if name in _ALIASES:
-        op, renames = _ALIASES[name]
+    if name in _paddle_names():
+        op, renames = _paddle_names()[name]
         return SpmdRule(op, renames)
     raise KeyError(f"no SPMD rule named {name!r}; oneflow_sbp.ops() lists the catalog")

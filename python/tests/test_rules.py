@@ -79,6 +79,25 @@ def test_ops_lists_the_catalog():
     assert ops["reduce_max"]["extended_partials"] and not ops["square"]["extended_partials"]
 
 
+def test_each_catalog_op_carries_its_record():
+    # ops/records/*.toml: one record per built-in op; ops registered from
+    # Python have none.
+    ops = {o["name"]: o for o in ofs.ops()}
+    assert sum(o["record"] is not None for o in ops.values()) == 114
+    r = ops["rms_norm"]["record"]
+    assert (r["family"], r["record_file"], r["rules_file"]) == (
+        "norms", "ops/records/norms.toml", "ops/norm_ops.cc")
+    assert (r["origin"], r["kernels"], r["backward"]) == ("oneflow", ["cpu", "cuda"], "rule")
+    assert {"name": "fused_rms_norm", "in": ["paddle"], "attrs": {}} in r["names"]
+    assert ops["reduce_mean"]["record"]["names"][0] == {
+        "name": "mean", "in": ["oneflow", "torch"], "attrs": {"dim": "axis", "keepdim": "keepdims"}}
+    assert ops["gather"]["record"]["backward"] == "not written yet"
+    assert ops["einsum"]["record"]["kernels"] == ["cpu"] and ops["einsum"]["record"]["origin"] == "ours"
+    # Paddle's names come from the records (a Paddle-only name resolves there).
+    assert ofs.get_spmd_rule("fused_rms_norm").op == "rms_norm"
+    assert ofs.get_spmd_rule("reduction").op == "reduce_sum"
+
+
 def test_planned_policy_offers_partial_max():
     r = ofs.infer("reduce_max", [((8, 16), "f32", "S(1)")], attrs={"axis": [1]},
                   placement="cpu:0-3", cost="planned")

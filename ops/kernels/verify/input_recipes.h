@@ -2,7 +2,8 @@
 // shape, value domain) and attributes that make a valid call, so that
 // `sbp verify` can run every kernel on random data.
 //
-// The table (input_recipes.cc) lists only what cannot be derived: ops that
+// The recipes are part of the op records (ops/records/*.toml, field
+// `recipe`) and list only what cannot be derived: ops that
 // need particular ranks, matching extents, attributes, positive values or
 // in-range indices. Every other op gets the default recipe, one
 // "f32[5,1,3]" per required input and default attributes, and its shape
@@ -47,7 +48,7 @@ struct InputRecipe {
   std::vector<std::string> attrs;
 };
 
-// The built-in table, sorted by op.
+// The built-in recipes (from the op records), sorted by op.
 const std::vector<InputRecipe>& BuiltinInputRecipes();
 // The table's entry for `op`, or nullptr (use the default recipe).
 const InputRecipe* FindInputRecipe(absl::string_view op);

@@ -1,0 +1,257 @@
+#!/usr/bin/env python3
+"""The op records (ops/records/*.toml, one [[op]] per op) to what is made
+from them: the C++ table behind ops/op_record.h, and the op tables of
+docs/OPS.md. ops/records/README.md says what each field means.
+
+  generate.py --cc OUT.cc RECORDS...          the C++ table (a Bazel genrule)
+  generate.py --docs RECORDS...               the docs' tables, to stdout
+  generate.py --check_docs OPS.md RECORDS...  exit 1 if OPS.md's tables differ
+  generate.py --write_docs OPS.md RECORDS...  rewrite them in place
+
+A record with an unknown field, a missing name, a bad value or a duplicate
+op is an error naming the file, the op and the field (exit 1): the data is
+checked before anything is made from it.
+"""
+import argparse
+import json
+import os
+import sys
+import tomllib
+
+ORIGINS = {"oneflow": "kOneFlow", "ours": "kOurs"}
+BACKWARD = {"rule": "kRule", "not differentiable": "kNotDifferentiable",
+            "gradient op": "kGradientOp", "not written yet": "kNotWrittenYet"}
+COMPUTE = {"bytes": "kBytes", "matmul": "kMatmul"}
+COLLECTIVES = {"none": "kNone", "class_split_all_reduce": "kClassSplitAllReduce"}
+NOTATIONS = {"oneflow": "kOneFlow", "torch": "kTorch", "paddle": "kPaddle"}
+DEVICES = ("cpu", "cuda")
+FILE_KEYS = {"family", "rules", "op"}
+OP_KEYS = {"name", "origin", "kernels", "backward", "compute", "kernel_collectives", "recipe", "alias"}
+RECIPE_KEYS = {"inputs", "attrs"}
+ALIAS_KEYS = {"name", "in", "attrs", "non_empty"}
+BEGIN = "<!-- op tables: made by ops/records/generate.py from ops/records/*.toml; do not edit -->"
+END = "<!-- end of the op tables -->"
+
+
+class RecordError(Exception):
+    pass
+
+
+def fail(where, why):
+    raise RecordError(f"{where}: {why}")
+
+
+def choice(where, field, value, allowed):
+    if value not in allowed:
+        fail(where, f"{field} = {json.dumps(value)}: expected one of {', '.join(allowed)}")
+    return value
+
+
+def strings(where, field, value):
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        fail(where, f"{field} must be a list of strings, not {json.dumps(value)}")
+    return value
+
+
+def load(paths):
+    """Every record, checked and completed with defaults, sorted by name."""
+    ops = {}
+    for path in paths:
+        with open(path, "rb") as f:
+            try:
+                data = tomllib.load(f)
+            except tomllib.TOMLDecodeError as e:
+                fail(path, f"not TOML: {e}")
+        for key in data:
+            if key not in FILE_KEYS:
+                fail(path, f"unknown top-level field {key!r}; known: {', '.join(sorted(FILE_KEYS))}")
+        for key in ("family", "rules"):
+            if not isinstance(data.get(key), str) or not data[key]:
+                fail(path, f"needs {key} = \"...\"")
+        for raw in data.get("op", []):
+            name = raw.get("name")
+            if not isinstance(name, str) or not name:
+                fail(path, f"an [[op]] without a name: {json.dumps(raw)[:80]}")
+            where = f"{path}: op {name}"
+            for key in raw:
+                if key not in OP_KEYS:
+                    fail(where, f"unknown field {key!r}; known: {', '.join(sorted(OP_KEYS))}")
+            if name in ops:
+                fail(where, f"already recorded in {ops[name]['file']}")
+            rec = {
+                "name": name, "file": path, "family": data["family"], "rules": data["rules"],
+                "origin": choice(where, "origin", raw.get("origin", "oneflow"), ORIGINS),
+                "kernels": strings(where, "kernels", raw.get("kernels", list(DEVICES))),
+                "backward": choice(where, "backward", raw.get("backward", "rule"), BACKWARD),
+                "compute": choice(where, "compute", raw.get("compute", "bytes"), COMPUTE),
+                "kernel_collectives": choice(where, "kernel_collectives",
+                                             raw.get("kernel_collectives", "none"), COLLECTIVES),
+                "recipe": None, "aliases": [],
+            }
+            for d in rec["kernels"]:
+                choice(where, "kernels", d, DEVICES)
+            if "recipe" in raw:
+                r = raw["recipe"]
+                if not isinstance(r, dict):
+                    fail(where, "recipe must be a table { inputs = [...], attrs = [...] }")
+                for key in r:
+                    if key not in RECIPE_KEYS:
+                        fail(where, f"unknown recipe field {key!r}; known: inputs, attrs")
+                if "inputs" not in r:
+                    fail(where, "recipe needs inputs = [...]")
+                rec["recipe"] = {"inputs": strings(where, "recipe.inputs", r["inputs"]),
+                                 "attrs": strings(where, "recipe.attrs", r.get("attrs", []))}
+            for a in raw.get("alias", []):
+                aw = f"{where}: alias {a.get('name')!r}"
+                for key in a:
+                    if key not in ALIAS_KEYS:
+                        fail(aw, f"unknown field {key!r}; known: {', '.join(sorted(ALIAS_KEYS))}")
+                if not isinstance(a.get("name"), str) or not a["name"]:
+                    fail(where, "an alias needs name = \"...\"")
+                notations = strings(aw, "in", a.get("in", []))
+                if not notations:
+                    fail(aw, "needs in = [...] (oneflow, torch, paddle)")
+                for n in notations:
+                    choice(aw, "in", n, NOTATIONS)
+                attrs = a.get("attrs", {})
+                if not isinstance(attrs, dict) or not all(isinstance(v, str) for v in attrs.values()):
+                    fail(aw, "attrs must be a table { alias_name = \"op_name\" }")
+                non_empty = strings(aw, "non_empty", a.get("non_empty", []))
+                for n in non_empty:
+                    if n not in attrs:
+                        fail(aw, f"non_empty names {n!r}, which attrs does not rename")
+                rec["aliases"].append({"name": a["name"], "in": notations,
+                                       "attrs": list(attrs.items()), "non_empty": non_empty})
+            ops[name] = rec
+    return [ops[k] for k in sorted(ops)]
+
+
+def cc_string(s):
+    return json.dumps(s)  # a JSON string of ASCII text is a valid C++ literal
+
+
+def cc_strings(values):
+    return "{" + ", ".join(cc_string(v) for v in values) + "}"
+
+
+def make_cc(records):
+    out = [
+        "// Made by ops/records/generate.py from ops/records/*.toml: do not edit;",
+        "// change the records.",
+        '#include "ops/op_record.h"',
+        "",
+        "#include <utility>",
+        "#include <vector>",
+        "",
+        "namespace oneflow_sbp::ops {",
+        "",
+        "// One block per record, sorted by name (FindOpRecord searches it).",
+        "std::vector<OpRecord> MakeBuiltinOpRecords() {",
+        "  std::vector<OpRecord> records;",
+        f"  records.reserve({len(records)});",
+    ]
+    for r in records:
+        out.append("  {")
+        out.append("    OpRecord r;")
+        out.append(f"    r.name = {cc_string(r['name'])};")
+        out.append(f"    r.family = {cc_string(r['family'])};")
+        out.append(f"    r.record_file = {cc_string(r['file'])};")
+        out.append(f"    r.rules_file = {cc_string(r['rules'])};")
+        out.append(f"    r.origin = OpOrigin::{ORIGINS[r['origin']]};")
+        out.append(f"    r.cpu_kernel = {'true' if 'cpu' in r['kernels'] else 'false'};")
+        out.append(f"    r.cuda_kernel = {'true' if 'cuda' in r['kernels'] else 'false'};")
+        out.append(f"    r.backward = BackwardKind::{BACKWARD[r['backward']]};")
+        out.append(f"    r.compute = ComputeModel::{COMPUTE[r['compute']]};")
+        out.append(f"    r.kernel_collectives = KernelCollectives::{COLLECTIVES[r['kernel_collectives']]};")
+        if r["recipe"] is not None:
+            out.append(f"    r.recipe = VerifierRecipe{{{cc_strings(r['recipe']['inputs'])}, "
+                       f"{cc_strings(r['recipe']['attrs'])}}};")
+        for a in r["aliases"]:
+            notations = ", ".join(f"Notation::{NOTATIONS[n]}" for n in a["in"])
+            renamed = ", ".join(
+                f"AliasAttr{{{cc_string(x)}, {cc_string(y)}, {'true' if x in a['non_empty'] else 'false'}}}"
+                for x, y in a["attrs"])
+            out.append(f"    r.aliases.push_back(OpAliasRecord{{{cc_string(a['name'])}, {{{notations}}}, "
+                       f"{{{renamed}}}}});")
+        out.append("    records.push_back(std::move(r));")
+        out.append("  }")
+    out += ["  return records;", "}", "", "}  // namespace oneflow_sbp::ops", ""]
+    return "\n".join(out)
+
+
+def alias_text(a):
+    s = f"`{a['name']}` ({'/'.join(a['in'])}"
+    if a["attrs"]:
+        s += "; " + ", ".join(f"{x} for {y}" for x, y in a["attrs"])
+    return s + ")"
+
+
+def make_docs(records):
+    families = {}
+    for r in records:
+        families.setdefault((r["family"], r["rules"], r["file"]), []).append(r["name"])
+    out = [BEGIN, "", "| family | rules | record | ops |", "| --- | --- | --- | --- |"]
+    for (family, rules, path), names in sorted(families.items(), key=lambda kv: kv[0][2]):
+        out.append(f"| {family} | `{rules}` | `{path}` | {', '.join(names)} |")
+    out += ["", f"Every op ({len(records)}): where OneFlow's op and list come first (`oneflow`) or the "
+            "op is ours, its kernels, its backward, and its names in other notations.", "",
+            "| op | origin | kernels | backward | planner | also called |",
+            "| --- | --- | --- | --- | --- | --- |"]
+    for r in records:
+        extras = []
+        if r["compute"] != "bytes":
+            extras.append(f"compute: {r['compute']}")
+        if r["kernel_collectives"] != "none":
+            extras.append(f"kernel collectives: {r['kernel_collectives']}")
+        out.append(f"| {r['name']} | {r['origin']} | {' '.join(r['kernels'])} | {r['backward']} | "
+                   f"{'; '.join(extras)} | "
+                   f"{', '.join(alias_text(a) for a in r['aliases'])} |")
+    out += ["", END]
+    return "\n".join(out)
+
+
+def replace_docs(text, tables, path):
+    if BEGIN not in text or END not in text:
+        fail(path, f"has no op tables between {BEGIN!r} and {END!r}")
+    head, rest = text.split(BEGIN, 1)
+    _, tail = rest.split(END, 1)
+    return head + tables + tail
+
+
+def main(argv):
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    g = p.add_mutually_exclusive_group(required=True)
+    g.add_argument("--cc")
+    g.add_argument("--docs", action="store_true")
+    g.add_argument("--check_docs")
+    g.add_argument("--write_docs")
+    p.add_argument("records", nargs="+")
+    args = p.parse_args(argv)
+    try:
+        records = load(args.records)
+        if args.cc:
+            with open(args.cc, "w") as f:
+                f.write(make_cc(records))
+        elif args.docs:
+            print(make_docs(records))
+        else:
+            path = args.check_docs or args.write_docs
+            with open(path) as f:
+                text = f.read()
+            new = replace_docs(text, make_docs(records), path)
+            if args.write_docs:
+                with open(path, "w") as f:
+                    f.write(new)
+            elif new != text:
+                print(f"{path}: the op tables differ from ops/records/*.toml; run "
+                      f"python3 ops/records/generate.py --write_docs {path} ops/records/*.toml",
+                      file=sys.stderr)
+                return 1
+    except RecordError as e:
+        print(f"generate.py: {e}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
