@@ -185,7 +185,8 @@ engine plan with it.
 Starts N processes of COMMAND on this node with RANK, WORLD_SIZE, LOCAL_RANK,
 LOCAL_WORLD_SIZE, MASTER_ADDR and MASTER_PORT set; each rank joins the Gloo
 world from them. torchrun's --nproc_per_node is the same as --nproc (N >= 1).
-If a rank fails, the others are terminated and the error names it. On
+If a rank fails, the others are terminated and the error names it (exit 1);
+a count below 1, counts that disagree or no COMMAND are exit 2. On
 several nodes run the same command on each with its --node_rank and a
 common --master_addr/--master_port. A COMMAND `sbp` runs this sbp binary.
 --rank_prefix starts every line a rank prints with [rank N]: auto (the
@@ -321,7 +322,9 @@ safetensors reader loads. DIR may also be a plain .safetensors file.)help"},
 
 Without OP, one line per op: inputs -> outputs and attributes with defaults.
 '?' marks optional args, '...' variadic ones, and '!' ops that have no SBP
-rule and only ever broadcast. With OP, that op in detail.)help"},
+rule and only ever broadcast. With OP, that op in detail, and where its
+record is (ops/records/<family>.toml: whether the op and its list are
+OneFlow's, its kernels, its backward, its Paddle names).)help"},
 };
 
 }  // namespace

@@ -10,7 +10,8 @@
 // (bad input values, a failed run, a check that did not hold); 2 a wrong
 // command line (unknown command or flag, a flag the command does not take,
 // a --format it does not print, a flag value of the wrong type, extra
-// words).
+// words, and a value of launch's own flags it cannot use, such as
+// `--nproc=0`: cli::UsageError in command_line.h).
 #ifndef TOOLS_COMMAND_TABLE_H_
 #define TOOLS_COMMAND_TABLE_H_
 
