@@ -1,5 +1,6 @@
 #include "tools/cmd_ops.h"
 
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -77,6 +78,80 @@ std::string RecordText(const std::string& op) {
   return text;
 }
 
+// One line per op, then the aliases.
+std::string CatalogText(const oneflow::OpDefListProto& list, const OpRegistry& registry,
+                        const std::function<bool(const std::string&)>& has_kernel) {
+  int fallback = 0;
+  std::vector<std::string> no_kernel;
+  for (const auto& d : list.op()) {
+    fallback += d.broadcast_fallback() ? 1 : 0;
+    if (!has_kernel(d.op_type_name())) no_kernel.push_back(d.op_type_name());
+  }
+  std::string text = absl::StrCat(list.op_size(), " ops, ", list.op_size() - no_kernel.size(),
+                      " with a cpu kernel",
+                      no_kernel.empty() ? "" : " (the rest marked [no cpu kernel])",
+                      fallback ? absl::StrCat(", ", fallback, " without an SBP rule (marked !)")
+                               : "",
+                      "; `sbp ops OP` for one op. ? = optional, ... = variadic\n");
+  for (const auto& d : list.op()) {
+    const std::string attrs = AttrsText(d);
+    absl::StrAppend(&text, absl::StrFormat("%s%-26s (%s) -> (%s)%s%s\n",
+                                           d.broadcast_fallback() ? "!" : " ",
+                                           d.op_type_name(), ArgsText(d.input()),
+                                           ArgsText(d.output()),
+                                           attrs.empty() ? "" : "  " + attrs,
+                                           has_kernel(d.op_type_name()) ? ""
+                                                                        : "  [no cpu kernel]"));
+  }
+  // Aliases last, so the op lines above keep one op per line.
+  const std::vector<std::pair<std::string, std::string>> aliases = registry.Aliases();
+  if (!aliases.empty()) {
+    std::vector<std::string> pairs;
+    for (const auto& [alias, canonical] : aliases) {
+      pairs.push_back(absl::StrCat(alias, " = ", canonical));
+      const std::string text = AliasText(registry, alias);
+      if (text != alias) absl::StrAppend(&pairs.back(), text.substr(alias.size()));
+    }
+    absl::StrAppend(&text, "aliases (OneFlow/PyTorch names accepted for the op): ",
+                    absl::StrJoin(pairs, ", "), "\n");
+  }
+  return text;
+}
+
+// One op in detail (`op` as the user typed it: an alias is named so).
+std::string OneOpText(const std::string& op, const oneflow::OpDefProto& d,
+                      const OpRegistry& registry, const kernels::KernelRegistry& kr,
+                      const std::function<bool(const std::string&)>& has_kernel) {
+  std::vector<std::string> aliases;
+  for (const std::string& a : registry.AliasesOf(d.op_type_name())) {
+    aliases.push_back(AliasText(registry, a));
+  }
+  std::string text = absl::StrCat("op:      ", d.op_type_name(),
+                      op != d.op_type_name() ? absl::StrCat(" ('", op, "' is an alias)") : "",
+                      "\n", aliases.empty() ? "" : absl::StrCat("aliases: ", absl::StrJoin(aliases, ", "), "\n"),
+                      "inputs:  ", ArgsText(d.input()),
+                      "\n", "outputs: ", ArgsText(d.output()), "\n",
+                      "attrs:   ", AttrsText(d).empty() ? "none" : AttrsText(d), "\n",
+                      "rule:    ",
+                      d.broadcast_fallback() ? "none; broadcast-only fallback (every "
+                                               "blob B)"
+                                             : "yes",
+                      "\n", "kernel:  ",
+                      has_kernel(d.op_type_name())
+                          ? absl::StrCat("cpu (", DtypesText(kr.Dtypes(d.op_type_name(),
+                                                                       DeviceType::kCpu)),
+                                         ")")
+                          : "none for cpu (eager Apply rejects the op)",
+                      "\n");
+  absl::StrAppend(&text, RecordText(d.op_type_name()));
+  if (d.has_doc()) absl::StrAppend(&text, "\n", d.doc(), "\n");
+  absl::StrAppend(&text, "\nblob names: <arg>_<index>, e.g. ",
+                  d.input_size() ? d.input(0).name() : d.output(0).name(),
+                  "_0. Try: sbp infer --op=", d.op_type_name(),
+                  " --placement=cpu:0-1 --input=... --format=table\n");
+  return text;
+}
+
 }  // namespace
 
 absl::StatusOr<std::string> RunOps(const std::string& op, const std::string& format,
@@ -104,72 +179,8 @@ absl::StatusOr<std::string> RunOps(const std::string& op, const std::string& for
     *proto = OpDefToProto(*registry.Find(name));
     for (const std::string& alias : registry.AliasesOf(name)) proto->add_alias(alias);
   }
-  std::string text;
-  if (op.empty()) {
-    int fallback = 0;
-    std::vector<std::string> no_kernel;
-    for (const auto& d : list.op()) {
-      fallback += d.broadcast_fallback() ? 1 : 0;
-      if (!has_kernel(d.op_type_name())) no_kernel.push_back(d.op_type_name());
-    }
-    text = absl::StrCat(list.op_size(), " ops, ", list.op_size() - no_kernel.size(),
-                        " with a cpu kernel",
-                        no_kernel.empty() ? "" : " (the rest marked [no cpu kernel])",
-                        fallback ? absl::StrCat(", ", fallback, " without an SBP rule (marked !)")
-                                 : "",
-                        "; `sbp ops OP` for one op. ? = optional, ... = variadic\n");
-    for (const auto& d : list.op()) {
-      const std::string attrs = AttrsText(d);
-      absl::StrAppend(&text, absl::StrFormat("%s%-26s (%s) -> (%s)%s%s\n",
-                                             d.broadcast_fallback() ? "!" : " ",
-                                             d.op_type_name(), ArgsText(d.input()),
-                                             ArgsText(d.output()),
-                                             attrs.empty() ? "" : "  " + attrs,
-                                             has_kernel(d.op_type_name()) ? ""
-                                                                          : "  [no cpu kernel]"));
-    }
-    // Aliases last, so the op lines above keep one op per line.
-    const std::vector<std::pair<std::string, std::string>> aliases = registry.Aliases();
-    if (!aliases.empty()) {
-      std::vector<std::string> pairs;
-      for (const auto& [alias, canonical] : aliases) {
-        pairs.push_back(absl::StrCat(alias, " = ", canonical));
-        const std::string text = AliasText(registry, alias);
-        if (text != alias) absl::StrAppend(&pairs.back(), text.substr(alias.size()));
-      }
-      absl::StrAppend(&text, "aliases (OneFlow/PyTorch names accepted for the op): ",
-                      absl::StrJoin(pairs, ", "), "\n");
-    }
-  } else {
-    const auto& d = list.op(0);
-    std::vector<std::string> aliases;
-    for (const std::string& a : registry.AliasesOf(d.op_type_name())) {
-      aliases.push_back(AliasText(registry, a));
-    }
-    text = absl::StrCat("op:      ", d.op_type_name(),
-                        op != d.op_type_name() ? absl::StrCat(" ('", op, "' is an alias)") : "",
-                        "\n", aliases.empty() ? "" : absl::StrCat("aliases: ", absl::StrJoin(aliases, ", "), "\n"),
-                        "inputs:  ", ArgsText(d.input()),
-                        "\n", "outputs: ", ArgsText(d.output()), "\n",
-                        "attrs:   ", AttrsText(d).empty() ? "none" : AttrsText(d), "\n",
-                        "rule:    ",
-                        d.broadcast_fallback() ? "none; broadcast-only fallback (every "
-                                                 "blob B)"
-                                               : "yes",
-                        "\n", "kernel:  ",
-                        has_kernel(d.op_type_name())
-                            ? absl::StrCat("cpu (", DtypesText(kr.Dtypes(d.op_type_name(),
-                                                                         DeviceType::kCpu)),
-                                           ")")
-                            : "none for cpu (eager Apply rejects the op)",
-                        "\n");
-    absl::StrAppend(&text, RecordText(d.op_type_name()));
-    if (d.has_doc()) absl::StrAppend(&text, "\n", d.doc(), "\n");
-    absl::StrAppend(&text, "\nblob names: <arg>_<index>, e.g. ",
-                    d.input_size() ? d.input(0).name() : d.output(0).name(),
-                    "_0. Try: sbp infer --op=", d.op_type_name(),
-                    " --placement=cpu:0-1 --input=... --format=table\n");
-  }
+  const std::string text = op.empty() ? CatalogText(list, registry, has_kernel)
+                                       : OneOpText(op, list.op(0), registry, kr, has_kernel);
   return Render(*fmt, list, text);
 }
 
