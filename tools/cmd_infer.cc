@@ -1,6 +1,8 @@
 #include "tools/cmd_infer.h"
 
 #include <algorithm>
+#include <string>
+#include <vector>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
@@ -10,35 +12,26 @@
 #include "io/proto_convert.h"
 #include "io/message_decode.h"
 #include "oneflow_sbp/quoted_input.h"
+#include "oneflow_sbp/status_macros.h"
 #include "tools/cli_format.h"
 
 namespace oneflow_sbp::cli {
 namespace {
 
-absl::Status ApplyFlags(const InferOptions& o, const OpRegistry& registry,
-                        oneflow::InferRequestProto* proto) {
-  if (o.op) proto->set_op_type_name(*o.op);
-  if (proto->op_type_name().empty()) {
-    return absl::InvalidArgumentError(
-        "--op is required, e.g. --op=matmul (`sbp ops` lists the ops)");
-  }
-  absl::StatusOr<std::shared_ptr<const OpDef>> def = registry.Get(proto->op_type_name());
-  if (!def.ok()) return def.status();
-  // Messages name the op as typed: "unsqueeze (alias of expand_dims)" for
-  // an alias, whose attribute names may differ from the op's.
-  const std::string& typed = proto->op_type_name();
-  const std::string op = typed == (*def)->type_name()
-                             ? (*def)->type_name()
-                             : absl::StrCat(UnquotedInput(typed), " (alias of ",
-                                            (*def)->type_name(), ")");
-  for (const std::string& a : o.attrs) {
+// --attr=name=value, typed by the op's declaration of `name` (in the terms
+// of `typed`, which may be an alias); an unknown name goes in as a string,
+// for the op call to report with the list of known attributes.
+absl::Status ApplyAttrFlags(const std::vector<std::string>& attrs, const OpRegistry& registry,
+                            const std::string& typed, const OpDef& def, const std::string& op,
+                            oneflow::InferRequestProto* proto) {
+  for (const std::string& a : attrs) {
     const size_t eq = a.find('=');
     if (eq == std::string::npos) {
       return absl::InvalidArgumentError(absl::StrCat(
           op, ": --attr=", QuotedInput(a), " must read name=value, e.g. --attr=transpose_b=true"));
     }
     const std::string name(absl::StripAsciiWhitespace(a.substr(0, eq)));
-    const AttrDef* decl = (*def)->FindAttr(registry.OpAttrName(typed, name));
+    const AttrDef* decl = def.FindAttr(registry.OpAttrName(typed, name));
     if (decl == nullptr) {
       // Let the op call report it with the list of known attributes.
       (*proto->mutable_attr())[name].set_s(a.substr(eq + 1));
@@ -61,6 +54,46 @@ absl::Status ApplyFlags(const InferOptions& o, const OpRegistry& registry,
         break;
     }
   }
+  return absl::OkStatus();
+}
+
+// --constraint=bn=nd_sbp.
+absl::Status ApplyConstraintFlags(const std::vector<std::string>& constraints,
+                                  const std::string& op, oneflow::InferRequestProto* proto) {
+  for (const std::string& c : constraints) {
+    const size_t eq = c.find('=');
+    if (eq == std::string::npos) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          op, ": --constraint=", QuotedInput(c), " must read bn=nd_sbp, e.g. a_0='(S(0),B)'"));
+    }
+    absl::StatusOr<NdSbp> nd = NdSbp::Parse(c.substr(eq + 1));
+    if (!nd.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          op, ": constraint on ", c.substr(0, eq), ": ", nd.status().message()));
+    }
+    (*proto->mutable_constraint())[std::string(absl::StripAsciiWhitespace(c.substr(0, eq)))] =
+        ToProto(*nd);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ApplyFlags(const InferOptions& o, const OpRegistry& registry,
+                        oneflow::InferRequestProto* proto) {
+  if (o.op) proto->set_op_type_name(*o.op);
+  if (proto->op_type_name().empty()) {
+    return absl::InvalidArgumentError(
+        "--op is required, e.g. --op=matmul (`sbp ops` lists the ops)");
+  }
+  absl::StatusOr<std::shared_ptr<const OpDef>> def = registry.Get(proto->op_type_name());
+  if (!def.ok()) return def.status();
+  // Messages name the op as typed: "unsqueeze (alias of expand_dims)" for
+  // an alias, whose attribute names may differ from the op's.
+  const std::string& typed = proto->op_type_name();
+  const std::string op = typed == (*def)->type_name()
+                             ? (*def)->type_name()
+                             : absl::StrCat(UnquotedInput(typed), " (alias of ",
+                                            (*def)->type_name(), ")");
+  OFS_RETURN_IF_ERROR(ApplyAttrFlags(o.attrs, registry, typed, **def, op, proto));
   if (o.placement) {
     absl::StatusOr<Placement> p = DecodePlacement(*o.placement);
     if (!p.ok()) return p.status();
@@ -82,20 +115,7 @@ absl::Status ApplyFlags(const InferOptions& o, const OpRegistry& registry,
       }
     }
   }
-  for (const std::string& c : o.constraints) {
-    const size_t eq = c.find('=');
-    if (eq == std::string::npos) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          op, ": --constraint=", QuotedInput(c), " must read bn=nd_sbp, e.g. a_0='(S(0),B)'"));
-    }
-    absl::StatusOr<NdSbp> nd = NdSbp::Parse(c.substr(eq + 1));
-    if (!nd.ok()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          op, ": constraint on ", c.substr(0, eq), ": ", nd.status().message()));
-    }
-    (*proto->mutable_constraint())[std::string(absl::StripAsciiWhitespace(c.substr(0, eq)))] =
-        ToProto(*nd);
-  }
+  OFS_RETURN_IF_ERROR(ApplyConstraintFlags(o.constraints, op, proto));
   if (o.cost) proto->set_cost_policy(*o.cost);
   if (o.explain) proto->set_explain(true);
   return absl::OkStatus();
