@@ -5,6 +5,7 @@
 #include "graph/kernel_collectives.h"
 #include "oneflow_sbp/nd_sbp_validation.h"
 #include "oneflow_sbp/quoted_input.h"
+#include "oneflow_sbp/status_macros.h"
 
 namespace oneflow_sbp::graph {
 
@@ -49,8 +50,11 @@ absl::StatusOr<BoxingPrice> ReadPrice(BoxingPrices& prices, const OpCall& call, 
   return prices.Price(desc, from, to);
 }
 
-absl::StatusOr<ProgramCosts> EvaluateAssignment(const Program& program, const Assignment& a,
-                                                BoxingPrices& prices) {
+namespace {
+
+// An assignment that fits the program: a signature of the right length per
+// op and a layout valid for its shape per free tensor.
+absl::Status CheckAssignmentFits(const Program& program, const Assignment& a) {
   const std::vector<int> free = program.FreeTensors();
   if (a.op_signatures.size() != program.ops().size() || a.free_layouts.size() != free.size()) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -74,6 +78,15 @@ absl::StatusOr<ProgramCosts> EvaluateAssignment(const Program& program, const As
           absl::StrCat("assignment: free tensor ", QuotedInput(tensor.name), ": ", valid.message()));
     }
   }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<ProgramCosts> EvaluateAssignment(const Program& program, const Assignment& a,
+                                                BoxingPrices& prices) {
+  OFS_RETURN_IF_ERROR(CheckAssignmentFits(program, a));
+  const absl::Span<const int64_t> hierarchy = program.placement().hierarchy();
   const std::vector<NdSbp> layouts = TensorLayouts(program, a);
   const boxing::Calibration& calibration = prices.engine().calibration();
   ProgramCosts costs;
