@@ -301,6 +301,48 @@ absl::StatusOr<std::string> CheckShardDims(const boxing::BoxingPlan& plan, const
 // Bytes of chunks rank 0 holds at once while checking.
 constexpr int64_t kCheckBytes = int64_t{8} << 20;
 
+// For each parallel id, the id with some coordinates set to 0: those of
+// every mesh axis that does not split (its slice group's first id), or with
+// `broadcast_only` those of the B axes (the copy it must equal).
+std::vector<int64_t> ParallelIdsAtZero(const Placement& placement, const NdSbp& nd,
+                                       bool broadcast_only) {
+  std::vector<int64_t> out(placement.parallel_num());
+  for (int64_t id = 0; id < placement.parallel_num(); ++id) {
+    MeshCoord c = placement.CoordinateOf(id);
+    for (int a = 0; a < nd.size(); ++a) {
+      if (broadcast_only ? nd[a].is_broadcast() : !nd[a].is_split()) c[a] = 0;
+    }
+    out[id] = placement.ParallelIdAt(c);
+  }
+  return out;
+}
+
+// The chunk the representatives' copies make together: the one copy, or
+// their sum, max or min for a partial layout (bools as "any").
+absl::StatusOr<LocalTensor> CombineCopies(DataType dtype, const std::optional<PartialKind>& kind,
+                                          const std::vector<int64_t>& reps,
+                                          const absl::flat_hash_map<int64_t, LocalTensor>& held,
+                                          int64_t k) {
+  if (!kind) return held.at(reps.front());
+  const double start = *kind == PartialKind::kSum   ? 0.0
+                       : *kind == PartialKind::kMax ? -std::numeric_limits<double>::infinity()
+                                                    : std::numeric_limits<double>::infinity();
+  std::vector<double> acc(k, start);
+  for (int64_t id : reps) {
+    const LocalTensor& t = held.at(id);
+    for (int64_t i = 0; i < k; ++i) {
+      const double v = t.GetDouble(i);
+      acc[i] = *kind == PartialKind::kSum   ? acc[i] + v
+               : *kind == PartialKind::kMax ? std::max(acc[i], v)
+                                            : std::min(acc[i], v);
+    }
+  }
+  if (dtype == DataType::kBool) {
+    for (double& v : acc) v = v != 0 ? 1 : 0;
+  }
+  return LocalTensor::FromDoubles(dtype, {k}, acc);
+}
+
 // The destination check on cpu worlds, chunk by chunk at rank 0, so that no
 // rank holds more than its shard plus a few chunks (the assembled tensor,
 // every shard at rank 0 and a full reference took 3x the tensor there,
@@ -325,18 +367,8 @@ absl::StatusOr<std::string> CheckDestinationAtRankZero(const boxing::BoxingPlan&
   const int me = world.rank();
   const int64_t es = ByteSizeOf(plan.dtype);
   const std::optional<PartialKind> kind = nd.partial_kind();
-  // Group of each parallel id (the id with its non-split coordinates at 0)
-  // and the copy it must equal (its B coordinates at 0).
-  std::vector<int64_t> group_of(placement.parallel_num()), copy_of(placement.parallel_num());
-  for (int64_t id = 0; id < placement.parallel_num(); ++id) {
-    MeshCoord g = placement.CoordinateOf(id), c = g;
-    for (int a = 0; a < nd.size(); ++a) {
-      if (!nd[a].is_split()) g[a] = 0;
-      if (nd[a].is_broadcast()) c[a] = 0;
-    }
-    group_of[id] = placement.ParallelIdAt(g);
-    copy_of[id] = placement.ParallelIdAt(c);
-  }
+  const std::vector<int64_t> group_of = ParallelIdsAtZero(placement, nd, /*broadcast_only=*/false);
+  const std::vector<int64_t> copy_of = ParallelIdsAtZero(placement, nd, /*broadcast_only=*/true);
   for (int64_t group = 0; group < placement.parallel_num(); ++group) {
     if (group_of[group] != group) continue;
     std::vector<int64_t> members, reps;
@@ -381,26 +413,7 @@ absl::StatusOr<std::string> CheckDestinationAtRankZero(const boxing::BoxingPlan&
       if (me != 0 || !mismatch.empty()) continue;
       OFS_ASSIGN_OR_RETURN(LocalTensor want, LocalTensor::Empty(plan.dtype, {k}));
       FillSeeded(plan, seed, slice, begin, k, &want);
-      LocalTensor result = held.at(reps.front());
-      if (kind) {
-        const double start = *kind == PartialKind::kSum   ? 0.0
-                             : *kind == PartialKind::kMax ? -std::numeric_limits<double>::infinity()
-                                                          : std::numeric_limits<double>::infinity();
-        std::vector<double> acc(k, start);
-        for (int64_t id : reps) {
-          const LocalTensor& t = held.at(id);
-          for (int64_t i = 0; i < k; ++i) {
-            const double v = t.GetDouble(i);
-            acc[i] = *kind == PartialKind::kSum   ? acc[i] + v
-                     : *kind == PartialKind::kMax ? std::max(acc[i], v)
-                                                  : std::min(acc[i], v);
-          }
-        }
-        if (plan.dtype == DataType::kBool) {
-          for (double& v : acc) v = v != 0 ? 1 : 0;
-        }
-        OFS_ASSIGN_OR_RETURN(result, LocalTensor::FromDoubles(plan.dtype, {k}, acc));
-      }
+      OFS_ASSIGN_OR_RETURN(const LocalTensor result, CombineCopies(plan.dtype, kind, reps, held, k));
       const std::string diff = DescribeMismatch(result, want);
       if (!diff.empty()) {
         mismatch = absl::StrCat("slice ", slice.ToString(), " of ", nd.ToString(),
