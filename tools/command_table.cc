@@ -1,8 +1,10 @@
 // The `sbp` command table: every command's name, summary, help, the flags
 // it reads and the --format values it prints. A flag a command does not
 // list is a wrong command line (exit 2) naming the command, so nothing is
-// accepted and then ignored. Data only; the commands run in sbp_main.cc.
+// accepted and then ignored. Each names its runner (command_runners.h).
 #include "tools/command_table.h"
+
+#include "tools/command_runners.h"
 
 namespace oneflow_sbp::cli {
 namespace {
@@ -29,7 +31,8 @@ partial_sum (also as flow.sbp.split(0)) and DTensor's Shard(0), Replicate(),
 Partial() are read too and printed as ours. An NdSbp is one SBP per mesh
 axis, '(S(0), B)', 'S(0),B' or a list '[Shard(0), Replicate()]'. A placement is <cpu|cuda>:<ranks>[ [mesh]]
 where ranks are numbers and lo-hi runs and the mesh's product is the rank
-count. Ranks are ordered ascending, as OneFlow numbers devices.)help"},
+count. Ranks are ordered ascending, as OneFlow numbers devices.)help",
+     ParseCmd},
     {"slices", "show the index range every rank holds of a tensor",
      "shape dtype placement nd_sbp format",
      "text|json|textproto", 0,
@@ -45,7 +48,8 @@ Splits are balanced as in OneFlow: an extent d cut into n parts gives the
 first d % n parts one extra element, and mesh axes apply in order to the
 range already split (so (S(0),S(0)) on [2,2] cuts rows twice). B and P keep
 the full range; P ranks hold addends. Extents smaller than the parts leave
-some ranks with empty ranges, shown as "(empty)".)help"},
+some ranks with empty ranges, shown as "(empty)".)help",
+     SlicesCmd},
     {"infer", "choose the SBP signature of one op call, and explain it",
      "op attr placement input constraint cost explain format request calibration",
      "text|json|textproto|table", 0,
@@ -76,7 +80,8 @@ docs/BOXING.md.
 copy cost and status (chosen, ranked, filtered_by_shape,
 filtered_by_constraint). --request reads the same request as a protobuf
 message (InferRequestProto in proto/infer.proto) in JSON or text format;
-flags given with it override its fields.)help"},
+flags given with it override its fields.)help",
+     InferCmd},
     {"boxing", "the cheapest exact plan from one layout to another",
      "shape dtype placement from to to_placement format execute nproc seed repeat calibration "
      "timeout heartbeat_timeout",
@@ -106,7 +111,8 @@ flattened, and exact point-to-point exchanges (also between placements).
 Uneven splits move exactly the ranges ranks hold; nothing is padded. The
 cost is latency + max per-rank bytes / bandwidth per step (defaults: 25 GB/s,
 10 us per mesh axis). The report ends with the naive per-axis plan (DTensor's
-order) for comparison.)help"},
+order) for comparison.)help",
+     BoxingCmd},
     {"plan", "choose every op's signature jointly over a whole program",
      "program mesh memory_cap training calibration format execute seed work_budget "
      "collectives_only",
@@ -158,7 +164,8 @@ difference between the two runs' outputs, and exits 1 unless the bytes
 are as predicted, eager inference made the predicted greedy choices, and
 the outputs agree. With --training both runs are whole steps (forward,
 backward ops, gradient reductions, Adam updates) and every parameter's
-gradient and updated value must agree too.)help"},
+gradient and updated value must agree too.)help",
+     PlanCmd},
     {"calibrate", "measure this machine's links for the planner",
      "backend nproc out format timeout heartbeat_timeout",
      "text|json|textproto", 0,
@@ -174,7 +181,8 @@ mesh axis gets the collective numbers. --out writes the calibration file;
 engine plan with it.
 
   $ sbp calibrate --nproc=4 --out=calib.txtpb
-  $ sbp boxing --calibration=calib.txtpb --shape=1024,1024 ...)help"},
+  $ sbp boxing --calibration=calib.txtpb --shape=1024,1024 ...)help",
+     CalibrateCmd},
     {"launch", "run a program as N rank processes (torchrun style)",
      "nproc nproc_per_node nnodes node_rank master_addr master_port rank_prefix timeout "
      "heartbeat_timeout",
@@ -198,7 +206,8 @@ secret in OFS_JOB_SECRET (or this shell's, which several nodes must share).
 calibrate take both too.
 
   $ sbp launch --nproc=4 -- sbp boxing --execute=gloo --shape=8,6 \
-        --placement='cpu:0-3 [2,2]' --from='(S(0),S(1))' --to='(B,B)')help"},
+        --placement='cpu:0-3 [2,2]' --from='(S(0),S(1))' --to='(B,B)')help",
+     LaunchCmd},
     {"demo", "train a LLaMA-style block on a mesh, checked against one rank",
      "mesh backend batch seq hidden heads ffn vocab layers steps trace seed all_ops record save resume cost device calibration format timeout heartbeat_timeout",
      "text|json", 0,
@@ -239,7 +248,8 @@ The header is printed at once and a line per step as training runs.
 --format=json prints one object instead: placement, backend, cost_policy,
 losses, reference_losses, collectives (steps and bytes per kind),
 check (passed, loss and gradient errors) and ops (step 0's signatures and
-boxing).)help"},
+boxing).)help",
+     DemoCmd},
     {"verify", "prove every op's SBP rule right by running its kernel",
      "op mesh seed device format",
      "text|json", 0,
@@ -276,14 +286,16 @@ recipe's dtype) are listed as "no cuda kernel", apart from failures, and
 do not make the exit status 1. It needs a build with `bazel build
 --config=cuda //tools:sbp`; the default build exits 1 saying so, and a
 machine without a GPU exits 1 with "no CUDA device". See docs/KERNELS.md
-and docs/GPU.md.)help"},
+and docs/GPU.md.)help",
+     VerifyCmd},
     {"tour", "a short tour of inference on built-in examples",
      "",
      "", 0,
      R"help(sbp tour
 
 Runs a few fixed examples of the other commands and prints them with their
-command lines: layouts, exact uneven slices, and signature inference.)help"},
+command lines: layouts, exact uneven slices, and signature inference.)help",
+     TourCmd},
     {"embed", "sentence embeddings from a BERT encoder loaded sharded onto a mesh",
      "model placement format repeat", "text|json", -1,
      R"help(sbp embed --model=DIR [--placement='cpu:0-3 [2,2]'] [--format=text|json] [--repeat=N] TEXT...
@@ -302,7 +314,8 @@ forward pass, gathering the vectors): for benchmarks
 (tools/bench/embed_vs_torch.py). JSON: {"model", "dim", "placement",
 "texts", "tokens", "embeddings", "load_seconds", "embed_seconds" (the
 first run), "run_seconds" and "run_cpu_seconds" (per run: wall, and CPU of
-every rank thread), "weight_bytes_read" (per rank)}.)help"},
+every rank thread), "weight_bytes_read" (per rank)}.)help",
+     EmbedCmd},
     {"ckpt", "inspect a checkpoint, or export it as one safetensors file",
      "", "", 3,
      R"help(sbp ckpt inspect DIR
@@ -314,7 +327,8 @@ oneflow_sbp.checkpoint.save. `inspect` lists every tensor with its dtype,
 shape, the layout and placement it was saved from, and its pieces: file,
 key, region of the logical tensor, bytes and CRC-32C. `export` verifies
 every piece and writes one file with every tensor whole, which any
-safetensors reader loads. DIR may also be a plain .safetensors file.)help"},
+safetensors reader loads. DIR may also be a plain .safetensors file.)help",
+     CkptCmd},
     {"ops", "list the registered ops, their args and attributes",
      "format",
      "text|json|textproto", 1,
@@ -324,7 +338,8 @@ Without OP, one line per op: inputs -> outputs and attributes with defaults.
 '?' marks optional args, '...' variadic ones, and '!' ops that have no SBP
 rule and only ever broadcast. With OP, that op in detail, and where its
 record is (ops/records/<family>.toml: whether the op and its list are
-OneFlow's, its kernels, its backward, its Paddle names).)help"},
+OneFlow's, its kernels, its backward, its Paddle names).)help",
+     OpsCmd},
 };
 
 }  // namespace

@@ -1,5 +1,7 @@
-// CommandSpec: what one `sbp` command is and takes. The tool checks a
-// command line against its command's spec before running anything:
+// CommandSpec: what one `sbp` command is, takes and runs: the one table of
+// the commands (command_table.cc), each with its flags, its formats and its
+// runner. The tool checks a command line against its command's spec before
+// running anything:
 //
 //   const CommandSpec* c = FindCommandSpec("plan");
 //   c->TakesFlag("backend");     // false: `sbp plan --backend=gloo` is exit 2
@@ -15,11 +17,18 @@
 #ifndef TOOLS_COMMAND_TABLE_H_
 #define TOOLS_COMMAND_TABLE_H_
 
+#include <string>
+
+#include "absl/status/statusor.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 
 namespace oneflow_sbp::cli {
+
+struct Invocation;  // command_runners.h
+// A command's work: its output, or the failure (exit 1).
+using Runner = absl::StatusOr<std::string> (*)(const Invocation&);
 
 struct CommandSpec {
   const char* name;
@@ -32,6 +41,7 @@ struct CommandSpec {
   // Plain words it takes: -1 any number, else at most this many.
   int max_positional;
   const char* help;
+  Runner run;
 
   bool TakesFlag(absl::string_view flag) const {
     if (flag == "format") return formats[0] != '\0';
