@@ -19,6 +19,7 @@
 #include "oneflow_sbp/op_registry.h"
 #include "oneflow_sbp/quoted_input.h"
 #include "oneflow_sbp/sbp_context.h"
+#include "oneflow_sbp/status_macros.h"
 #include "ops/kernels/kernel_registry.h"
 #include "ops/kernels/verify/verifier.h"
 #include "python/native/bindings.h"
@@ -63,20 +64,12 @@ absl::StatusOr<TensorDesc> DescFromPython(const std::string& op, const std::stri
   }
 }
 
-absl::Status RegisterPythonOp(const std::string& name, const std::vector<std::string>& inputs,
-                              const std::vector<std::string>& outputs, const py::dict& attrs,
-                              const py::object& shape_fn, const py::object& sbp_fn,
-                              const py::object& kernel) {
-  OpDefBuilder b(name);
-  for (const std::string& in : inputs) b.Input(in);
-  for (const std::string& out : outputs) b.Output(out);
-  for (auto [k, v] : attrs) {
-    absl::StatusOr<AttrValue> value = AttrFromPython(py::str(k), v);
-    if (!value.ok()) return value.status();
-    b.Attr(py::str(k), *value);
-  }
+// The op's shape function: calls infer_shape(input descs, attrs) with the
+// GIL and checks one (shape, dtype) per output.
+ShapeFn PythonShapeFn(const std::string& name, const std::vector<std::string>& inputs,
+                      const std::vector<std::string>& outputs, const py::object& shape_fn) {
   auto shape = std::make_shared<Callable>(shape_fn);
-  b.SetShapeFn([name, inputs, outputs, shape](ShapeContext& ctx) -> absl::Status {
+  return [name, inputs, outputs, shape](ShapeContext& ctx) -> absl::Status {
     std::vector<TensorDesc> descs;
     for (const std::string& in : inputs) descs.push_back(ctx.input(in));
     py::gil_scoped_acquire gil;
@@ -100,9 +93,15 @@ absl::Status RegisterPythonOp(const std::string& name, const std::vector<std::st
       return absl::InvalidArgumentError(
           absl::StrCat("custom op ", QuotedInput(name), ": infer_shape must return a list of (shape, dtype)"));
     }
-  });
+  };
+}
+
+// The op's SBP rule: calls the Python rule and builds each signature it
+// returns ((is_input, arg, index, kind, axis) entries).
+GetSbpFn PythonSbpFn(const std::string& name, const std::vector<std::string>& inputs,
+                     const std::vector<std::string>& outputs, const py::object& sbp_fn) {
   auto rule = std::make_shared<Callable>(sbp_fn);
-  b.SetGetSbpFn([name, inputs, outputs, rule](SbpContext& ctx) -> absl::Status {
+  return [name, inputs, outputs, rule](SbpContext& ctx) -> absl::Status {
     std::vector<TensorDesc> descs;
     for (const std::string& in : inputs) descs.push_back(ctx.input_desc(in));
     py::gil_scoped_acquire gil;
@@ -144,12 +143,13 @@ absl::Status RegisterPythonOp(const std::string& name, const std::vector<std::st
           "custom op ", QuotedInput(name), ": the sbp rule must return signatures built with ctx.builder() (",
           e.what(), ")"));
     }
-  });
-  absl::Status s = OpRegistry::Global().Register(b);
-  if (!s.ok()) return s;
+  };
+}
+
+// The op's CPU kernel: the Python kernel on numpy views of the shards.
+kernels::KernelFn PythonKernel(const std::string& name, const py::object& kernel) {
   auto fn = std::make_shared<Callable>(kernel);
-  return kernels::KernelRegistry::Global().Register(
-      name, DeviceType::kCpu, [name, fn](kernels::KernelContext& kc) -> absl::Status {
+  return [name, fn](kernels::KernelContext& kc) -> absl::Status {
         py::gil_scoped_acquire gil;
         try {
           py::list ins;
@@ -182,7 +182,26 @@ absl::Status RegisterPythonOp(const std::string& name, const std::vector<std::st
           return absl::InvalidArgumentError(absl::StrCat(
               "custom op ", QuotedInput(name), ": the kernel must return a list of arrays"));
         }
-      });
+      };
+}
+
+absl::Status RegisterPythonOp(const std::string& name, const std::vector<std::string>& inputs,
+                              const std::vector<std::string>& outputs, const py::dict& attrs,
+                              const py::object& shape_fn, const py::object& sbp_fn,
+                              const py::object& kernel) {
+  OpDefBuilder b(name);
+  for (const std::string& in : inputs) b.Input(in);
+  for (const std::string& out : outputs) b.Output(out);
+  for (auto [k, v] : attrs) {
+    absl::StatusOr<AttrValue> value = AttrFromPython(py::str(k), v);
+    if (!value.ok()) return value.status();
+    b.Attr(py::str(k), *value);
+  }
+  b.SetShapeFn(PythonShapeFn(name, inputs, outputs, shape_fn));
+  b.SetGetSbpFn(PythonSbpFn(name, inputs, outputs, sbp_fn));
+  OFS_RETURN_IF_ERROR(OpRegistry::Global().Register(b));
+  return kernels::KernelRegistry::Global().Register(name, DeviceType::kCpu,
+                                                    PythonKernel(name, kernel));
 }
 
 py::dict Verify(const std::string& op, const std::vector<int64_t>& mesh) {

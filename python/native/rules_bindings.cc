@@ -77,10 +77,11 @@ py::dict PlanToPython(const boxing::BoxingPlan& plan) {
   return d;
 }
 
-py::dict Infer(const std::string& op, const py::list& inputs, const py::dict& attrs,
-               const std::string& placement_text, const std::string& cost,
-               const py::object& constraints, bool explain) {
-  Engine& engine = SharedEngine();
+// The request of one `infer` call from Python values: the op call, each
+// input's (shape, dtype, nd_sbp) and the constraints by blob name.
+InferRequest InferRequestFromPython(Engine& engine, const std::string& op, const py::list& inputs,
+                                    const py::dict& attrs, const std::string& placement_text,
+                                    const py::object& constraints) {
   InferRequest req;
   req.placement = ParsePlacement(placement_text);
   AttrMap attr_map = Unwrap(AttrsFromPython(attrs));
@@ -110,27 +111,16 @@ py::dict Infer(const std::string& op, const py::list& inputs, const py::dict& at
       req.constraints[blob] = ParseNdSbp(py::str(v), absl::StrCat(op, ": constraint ", bn));
     }
   }
-  req.cost.policy = PolicyName::Of(cost);
-  req.explain = explain;
-  std::shared_ptr<const InferResult> result;
-  {
-    GilRelease release;
-    absl::StatusOr<std::shared_ptr<const InferResult>> r = engine.Infer(req);
-    py::gil_scoped_acquire acquire;
-    result = Unwrap(std::move(r));
-  }
+  return req;
+}
+
+// Each input's chosen layout and the boxing plan that gets it there.
+py::list InputsToPython(Engine& engine, const InferRequest& req, const InferResult& result) {
   const OpCall& call = *req.op;
-  py::dict d;
-  d["op"] = call.type_name();
-  d["placement"] = req.placement.ToString();
-  d["cost"] = cost;
-  d["signature"] = SignatureToString(call, result->signature);
-  d["num_candidates"] = result->num_candidates;
-  d["used_broadcast_fallback"] = result->used_broadcast_fallback;
   py::list ins;
   for (int i = 0; i < call.num_inputs(); ++i) {
     const InferInput& in = req.inputs[i];
-    const NdSbp& chosen = result->signature[i];
+    const NdSbp& chosen = result.signature[i];
     py::dict b;
     b["bn"] = call.bn(i);
     b["shape"] = ShapeToPython(in.desc().shape.dims());
@@ -157,19 +147,13 @@ py::dict Infer(const std::string& op, const py::list& inputs, const py::dict& at
     b["boxing_bytes"] = bytes;
     ins.append(b);
   }
-  d["inputs"] = ins;
-  py::list outs;
-  for (int o = 0; o < call.num_outputs(); ++o) {
-    py::dict b;
-    b["bn"] = call.bn(call.num_inputs() + o);
-    b["shape"] = ShapeToPython(result->output_descs[o].shape.dims());
-    b["dtype"] = std::string(DataTypeName(result->output_descs[o].dtype));
-    b["nd_sbp"] = result->signature[call.num_inputs() + o].ToString();
-    outs.append(b);
-  }
-  d["outputs"] = outs;
+  return ins;
+}
+
+// Every candidate the engine ranked (explain=True).
+py::list CandidatesToPython(const OpCall& call, const InferResult& result) {
   py::list cands;
-  for (const CandidateRecord& c : result->candidates) {
+  for (const CandidateRecord& c : result.candidates) {
     py::dict r;
     r["rank"] = c.rank;
     r["signature"] = SignatureToString(call, c.signature);
@@ -181,7 +165,43 @@ py::dict Infer(const std::string& op, const py::list& inputs, const py::dict& at
     r["note"] = c.note;
     cands.append(r);
   }
-  d["candidates"] = cands;
+  return cands;
+}
+
+py::dict Infer(const std::string& op, const py::list& inputs, const py::dict& attrs,
+               const std::string& placement_text, const std::string& cost,
+               const py::object& constraints, bool explain) {
+  Engine& engine = SharedEngine();
+  InferRequest req = InferRequestFromPython(engine, op, inputs, attrs, placement_text, constraints);
+  req.cost.policy = PolicyName::Of(cost);
+  req.explain = explain;
+  std::shared_ptr<const InferResult> result;
+  {
+    GilRelease release;
+    absl::StatusOr<std::shared_ptr<const InferResult>> r = engine.Infer(req);
+    py::gil_scoped_acquire acquire;
+    result = Unwrap(std::move(r));
+  }
+  const OpCall& call = *req.op;
+  py::dict d;
+  d["op"] = call.type_name();
+  d["placement"] = req.placement.ToString();
+  d["cost"] = cost;
+  d["signature"] = SignatureToString(call, result->signature);
+  d["num_candidates"] = result->num_candidates;
+  d["used_broadcast_fallback"] = result->used_broadcast_fallback;
+  d["inputs"] = InputsToPython(engine, req, *result);
+  py::list outs;
+  for (int o = 0; o < call.num_outputs(); ++o) {
+    py::dict b;
+    b["bn"] = call.bn(call.num_inputs() + o);
+    b["shape"] = ShapeToPython(result->output_descs[o].shape.dims());
+    b["dtype"] = std::string(DataTypeName(result->output_descs[o].dtype));
+    b["nd_sbp"] = result->signature[call.num_inputs() + o].ToString();
+    outs.append(b);
+  }
+  d["outputs"] = outs;
+  d["candidates"] = CandidatesToPython(call, *result);
   return d;
 }
 
