@@ -282,7 +282,10 @@ double TimeCppApply(const std::vector<const Tensor*>& inputs, const std::string&
 
 }  // namespace
 
-void BindSession(py::module_& m) {
+namespace {
+
+// Tensor: a global tensor's metadata, autograd fields and shard views.
+void BindTensor(py::module_& m) {
   py::class_<Tensor>(m, "Tensor")
       .def_property_readonly("shape", [](const Tensor& t) {
         return ShapeToPython(t.meta().shape().dims());
@@ -334,7 +337,11 @@ void BindSession(py::module_& m) {
       .def("_backward", &Backward)
       .def("_same", [](const Tensor& a, const Tensor& b) { return a.meta().SameTensorAs(b.meta()); })
       .def("__repr__", [](const Tensor& t) { return absl::StrCat("tensor(", t.meta().ToString(), ")"); });
+}
 
+// Session: the rank world driven from Python, and the calls that make and
+// apply tensors.
+void BindSessionClass(py::module_& m) {
   py::class_<Session, std::shared_ptr<Session>>(m, "Session")
       .def(py::init<int, double, bool>(), py::arg("world_size"), py::arg("timeout_s"),
            py::arg("launched"))
@@ -382,6 +389,13 @@ void BindSession(py::module_& m) {
         return TimeCppApply(xs, op, iters);
       })
       .def("close", &Session::Close);
+}
+
+}  // namespace
+
+void BindSession(py::module_& m) {
+  BindTensor(m);
+  BindSessionClass(m);
 }
 
 }  // namespace oneflow_sbp::python
