@@ -59,13 +59,13 @@ struct Source {
   std::function<absl::StatusOr<Program>(const std::vector<int64_t>&)> make;
 };
 
-// `only_program` / `only_mesh` ("2,4"): empty keeps every program / mesh.
-int Run(const std::string& testdata, const std::string& only_program,
-        const std::string& only_mesh) {
-  std::unique_ptr<Engine> engine = NewPlanEngine();
+// The programs of the table: the demo's recorded block, and GPT programs of
+// 4, 8 and 24 layers, each made for a given mesh.
+std::vector<Source> TableSources(const std::string& testdata, Engine& engine_ref) {
+  Engine* engine = &engine_ref;
   std::vector<Source> sources;
   // The demo's block as `sbp demo --record` wrote it on each mesh.
-  sources.push_back({"LLaMA block", [&](const std::vector<int64_t>& mesh)
+  sources.push_back({"LLaMA block", [testdata, engine](const std::vector<int64_t>& mesh)
                                         -> absl::StatusOr<Program> {
                        std::stringstream text;
                        text << std::ifstream(absl::StrCat(testdata, "/demo_mesh",
@@ -91,6 +91,14 @@ int Run(const std::string& testdata, const std::string& only_program,
                          return GptProgram(ops::BuiltinOpRegistry(), *p, c);
                        }});
   }
+  return sources;
+}
+
+// `only_program` / `only_mesh` ("2,4"): empty keeps every program / mesh.
+int Run(const std::string& testdata, const std::string& only_program,
+        const std::string& only_mesh) {
+  std::unique_ptr<Engine> engine = NewPlanEngine();
+  const std::vector<Source> sources = TableSources(testdata, *engine);
   const std::vector<std::vector<int64_t>> meshes = {{2, 2}, {2, 4}, {8}};
   std::printf("| program | mesh | cap | strategy (per axis) | planned | greedy | peak planned | "
               "peak greedy | expand + plan | plan CPU |\n|---|---|---|---|---|---|---|---|---|---|\n");
