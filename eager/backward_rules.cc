@@ -555,75 +555,17 @@ Grads WhereGrad(BackwardContext& c) {
 }  // namespace
 
 absl::Status RegisterBuiltinBackwardRules() {
+  // Each op's rule is named by its record (ops/records/*.toml, backward_fn);
+  // ops/records/generate.py writes the entries, {"op", rule}, in op order.
   const std::vector<std::pair<std::string, BackwardFn>> rules = {
-      {"matmul", [](BackwardContext& c) { return MatmulGrad(c, "matmul"); }},
-      {"batch_matmul", [](BackwardContext& c) { return MatmulGrad(c, "batch_matmul"); }},
-      {"broadcast_matmul", BroadcastMatmulGrad},
-      {"add_n", Passthrough},
-      {"identity", Passthrough},
-      {"copy", Passthrough},
-      {"scalar_add", Passthrough},
-      {"scalar_mul", SameOpOnGrad()},
-      {"scalar_div", ScalarDivGrad},
-      {"negative", SameOpOnGrad()},
-      {"tril", SameOpOnGrad()},
-      {"broadcast_add", [](BackwardContext& c) { return BroadcastAddGrad(c, false); }},
-      {"broadcast_sub", [](BackwardContext& c) { return BroadcastAddGrad(c, true); }},
-      {"broadcast_mul", BroadcastMulGrad},
-      {"relu", WithGradOp("relu_grad", /*use_output=*/true)},
-      {"gelu", WithGradOp("gelu_grad", false)},
-      {"silu", WithGradOp("silu_grad", false)},
-      {"softmax", WithGradOp("softmax_grad", true)},
-      {"log_softmax", WithGradOp("log_softmax_grad", true)},
-      {"reshape", ReshapeGrad},
-      {"flatten", ReshapeGrad},
-      {"expand_dims", ReshapeGrad},
-      {"squeeze", ReshapeGrad},
-      {"transpose", TransposeGrad},
-      {"reduce_sum", [](BackwardContext& c) { return ReduceSumGrad(c, false); }},
-      {"reduce_mean", [](BackwardContext& c) { return ReduceSumGrad(c, true); }},
-      {"exp", ExpGrad},
-      {"log", LogGrad},
-      {"sigmoid", SigmoidGrad},
-      {"tanh", TanhGrad},
-      {"sin", SinGrad},
-      {"cos", CosGrad},
-      {"sqrt", SqrtGrad},
-      {"rsqrt", RsqrtGrad},
-      {"square", SquareGrad},
-      {"reciprocal", ReciprocalGrad},
-      {"abs", AbsGrad},
-      {"softplus", SoftplusGrad},
-      {"erf", ErfGrad},
-      {"scalar_pow", ScalarPowGrad},
-      {"bias_add", BiasAddGrad},
-      {"broadcast_div", BroadcastDivGrad},
-      {"narrow", ScatterIntoLike("narrow_grad")},
-      {"slice", ScatterIntoLike("slice_grad")},
-      {"expand", ExpandGrad},
-      {"cat", CatGrad},
-      {"where", WhereGrad},
-      {"rms_norm", RmsNormGrad},
-      {"layer_norm", LayerNormGrad},
-      {"sparse_softmax_cross_entropy",
-       [](BackwardContext& c) { return SparseCrossEntropyGrad(c, "sparse_softmax_cross_entropy_grad"); }},
-      {"sparse_softmax_cross_entropy_ms",
-       [](BackwardContext& c) { return SparseCrossEntropyGrad(c, "sparse_softmax_cross_entropy_ms_grad"); }},
-      {"rotary_embedding", RotaryGrad},
-      {"scaled_dot_product_attention", AttentionGrad},
-      {"masked_mean_pool", WithDyGradOp("masked_mean_pool_grad", /*saved=*/1)},
-      {"l2_normalize", WithDyGradOp("l2_normalize_grad", /*saved=*/0)},
-      {"embedding", EmbeddingGrad},
-      {"dropout", DropoutGrad},
-      {"cast", CastGrad},
+#include "eager/backward_rules_table.inc"
   };
   // An op an application gave a rule first keeps that rule.
   for (const auto& [op, fn] : rules) {
     if (FindBackward(op) != nullptr) continue;
-    absl::Status s = RegisterBackward(op, fn);
-    if (!s.ok()) return s;
+    OFS_RETURN_IF_ERROR(RegisterBackward(op, fn));
   }
-  return RegisterEinsumBackwardRule();
+  return absl::OkStatus();
 }
 
 }  // namespace oneflow_sbp::eager

@@ -11,7 +11,6 @@
 #include "oneflow_sbp/quoted_input.h"
 
 namespace oneflow_sbp::eager {
-namespace {
 
 absl::StatusOr<std::vector<GlobalTensor>> EinsumGrad(BackwardContext& c) {
   const std::string equation = c.Attr<std::string>("equation");
@@ -43,13 +42,6 @@ absl::StatusOr<std::vector<GlobalTensor>> EinsumGrad(BackwardContext& c) {
                                           Attrs({{"equation", AttrValue(grad_eq)}})));
   }
   return grads;
-}
-
-}  // namespace
-
-absl::Status RegisterEinsumBackwardRule() {
-  if (FindBackward("einsum") != nullptr) return absl::OkStatus();
-  return RegisterBackward("einsum", EinsumGrad);
 }
 
 }  // namespace oneflow_sbp::eager

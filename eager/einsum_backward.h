@@ -8,13 +8,16 @@
 #ifndef EAGER_EINSUM_BACKWARD_H_
 #define EAGER_EINSUM_BACKWARD_H_
 
-#include "absl/status/status.h"
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "eager/autograd.h"
 
 namespace oneflow_sbp::eager {
 
-// Registers the rule unless `einsum` has one (RegisterBuiltinBackwardRules
-// calls it).
-absl::Status RegisterEinsumBackwardRule();
+// The rule; einsum's record names it (ops/records/matrix.toml, backward_fn),
+// and RegisterBuiltinBackwardRules registers it from there.
+absl::StatusOr<std::vector<GlobalTensor>> EinsumGrad(BackwardContext& c);
 
 }  // namespace oneflow_sbp::eager
 

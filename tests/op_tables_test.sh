@@ -15,6 +15,9 @@ fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 python3 "$GEN" --check_docs "$DOC" "$@" || fail "docs/OPS.md's op tables differ from the records"
 python3 "$GEN" --cc "$TMP/table.cc" "$@" || fail "the records do not make a table"
 grep -q 'r.name = "rms_norm";' "$TMP/table.cc" || fail "the table has no rms_norm"
+python3 "$GEN" --backward_inc "$TMP/rules.inc" "$@" || fail "the records do not make the rule table"
+grep -qF '{"rms_norm", RmsNormGrad},' "$TMP/rules.inc" || fail "the rule table has no rms_norm"
+grep -qF '"gather"' "$TMP/rules.inc" && fail "gather (no rule yet) is in the rule table"
 
 # bad RECORD_TEXT WANTED: the generator refuses it with a message holding WANTED.
 bad() {
@@ -27,9 +30,12 @@ bad() {
 }
 HEAD='family = "toy"
 rules = "ops/toy_ops.cc"'
+# A record of an op without a backward rule needs no backward_fn.
+NB='backward = "not written yet"'
 bad "$HEAD
 [[op]]
 name = \"toy\"
+$NB
 backwards = \"rule\"" "bad.toml: op toy: unknown field 'backwards'"
 bad "$HEAD
 [[op]]
@@ -38,29 +44,43 @@ backward = \"maybe\"" 'op toy: backward = "maybe": expected one of rule'
 bad "$HEAD
 [[op]]
 name = \"toy\"
+$NB
 kernels = [\"tpu\"]" 'op toy: kernels = "tpu": expected one of cpu, cuda'
 bad "$HEAD
 [[op]]
 name = \"toy\"
+$NB
 [[op]]
-name = \"toy\"" "op toy: already recorded in"
+name = \"toy\"
+$NB" "op toy: already recorded in"
 bad "$HEAD
 [[op]]
 name = \"toy\"
+$NB
 recipe = { attrs = [\"axis=1\"] }" "op toy: recipe needs inputs"
 bad "$HEAD
 [[op]]
 name = \"toy\"
+$NB
 [[op.alias]]
 name = \"toy2\"
 in = [\"jax\"]" "alias 'toy2': in = \"jax\": expected one of oneflow, torch, paddle"
 bad "$HEAD
 [[op]]
 name = \"toy\"
+$NB
 [[op.alias]]
 name = \"toy2\"
 in = [\"torch\"]
 non_empty = [\"dim\"]" "non_empty names 'dim', which attrs does not rename"
+bad "$HEAD
+[[op]]
+name = \"toy\"" 'op toy: backward = "rule" needs backward_fn'
+bad "$HEAD
+[[op]]
+name = \"toy\"
+backward = \"gradient op\"
+backward_fn = \"ToyGrad\"" 'op toy: backward = "gradient op" has no rule, so no backward_fn'
 bad 'rules = "x"
 [[op]]
 name = "toy"' 'needs family = "..."'

@@ -4,6 +4,7 @@ from them: the C++ table behind ops/op_record.h, and the op tables of
 docs/OPS.md. ops/records/README.md says what each field means.
 
   generate.py --cc OUT.cc RECORDS...          the C++ table (a Bazel genrule)
+  generate.py --backward_inc OUT RECORDS...   eager's table of backward rules
   generate.py --docs RECORDS...               the docs' tables, to stdout
   generate.py --check_docs OPS.md RECORDS...  exit 1 if OPS.md's tables differ
   generate.py --write_docs OPS.md RECORDS...  rewrite them in place
@@ -26,7 +27,8 @@ COLLECTIVES = {"none": "kNone", "class_split_all_reduce": "kClassSplitAllReduce"
 NOTATIONS = {"oneflow": "kOneFlow", "torch": "kTorch", "paddle": "kPaddle"}
 DEVICES = ("cpu", "cuda")
 FILE_KEYS = {"family", "rules", "op"}
-OP_KEYS = {"name", "origin", "kernels", "backward", "compute", "kernel_collectives", "recipe", "alias"}
+OP_KEYS = {"name", "origin", "kernels", "backward", "backward_fn", "compute", "kernel_collectives",
+           "recipe", "alias"}
 RECIPE_KEYS = {"inputs", "attrs"}
 ALIAS_KEYS = {"name", "in", "attrs", "non_empty"}
 BEGIN = "<!-- op tables: made by ops/records/generate.py from ops/records/*.toml; do not edit -->"
@@ -90,6 +92,14 @@ def load(paths):
             }
             for d in rec["kernels"]:
                 choice(where, "kernels", d, DEVICES)
+            fn = raw.get("backward_fn")
+            if rec["backward"] == "rule":
+                if not isinstance(fn, str) or not fn.strip():
+                    fail(where, 'backward = "rule" needs backward_fn, the rule in '
+                                "eager/backward_rules.cc (a name, or a C++ expression of a BackwardFn)")
+            elif fn is not None:
+                fail(where, f'backward = "{rec["backward"]}" has no rule, so no backward_fn')
+            rec["backward_fn"] = fn
             if "recipe" in raw:
                 r = raw["recipe"]
                 if not isinstance(r, dict):
@@ -179,6 +189,17 @@ def make_cc(records):
     return "\n".join(out)
 
 
+def make_backward_inc(records):
+    """The entries of eager's rule table, {"op", rule}, one per record whose
+    backward is a rule; backward_rules.cc includes it inside its table."""
+    out = ["// Made by ops/records/generate.py from ops/records/*.toml (backward_fn):",
+           "// do not edit; change the records."]
+    for r in records:
+        if r["backward"] == "rule":
+            out.append(f"{{{cc_string(r['name'])}, {r['backward_fn']}}},")
+    return "\n".join(out) + "\n"
+
+
 def alias_text(a):
     s = f"`{a['name']}` ({'/'.join(a['in'])}"
     if a["attrs"]:
@@ -222,6 +243,7 @@ def main(argv):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     g = p.add_mutually_exclusive_group(required=True)
     g.add_argument("--cc")
+    g.add_argument("--backward_inc")
     g.add_argument("--docs", action="store_true")
     g.add_argument("--check_docs")
     g.add_argument("--write_docs")
@@ -232,6 +254,9 @@ def main(argv):
         if args.cc:
             with open(args.cc, "w") as f:
                 f.write(make_cc(records))
+        elif args.backward_inc:
+            with open(args.backward_inc, "w") as f:
+                f.write(make_backward_inc(records))
         elif args.docs:
             print(make_docs(records))
         else:
