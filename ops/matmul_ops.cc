@@ -62,11 +62,11 @@ std::string MatrixLetters(bool is_a, bool transposed) {
 // letters (in output order), then row-parallel (S(m)), column-parallel
 // (S(n)), the contraction split (S(k) -> P), then a P and b P, exactly
 // OneFlow's order. `_add_to_output` takes out's SBP. m, k and n offer their
-// split at any extent, as OneFlow's lists do; `keep_batch` says the same of
-// the batch letters (batch_matmul's; broadcast_matmul splits a batch dim
-// only where some operand's extent is not 1).
-absl::Status MatmulFamilyGetSbp(SbpContext& ctx, EinsumSpec spec, bool keep_batch,
-                                const std::string& batch_letters) {
+// split at any extent, as OneFlow's lists do, and so do the batch letters in
+// `unit_batch_letters` (batch_matmul's all; broadcast_matmul's none: it
+// splits a batch dim only where some operand's extent is not 1).
+absl::Status MatmulFamilyGetSbp(SbpContext& ctx, EinsumSpec spec,
+                                const std::string& unit_batch_letters) {
   const bool ta = ctx.Attr<bool>("transpose_a");
   const bool tb = ctx.Attr<bool>("transpose_b");
   spec.inputs[0] += MatrixLetters(/*is_a=*/true, ta);
@@ -75,7 +75,7 @@ absl::Status MatmulFamilyGetSbp(SbpContext& ctx, EinsumSpec spec, bool keep_batc
   EinsumBinding binding;
   binding.operands = {kA, kB};
   binding.follow_output = {kAddTo};
-  binding.keep_unit_letters = keep_batch ? batch_letters + "mkn" : "mkn";
+  binding.keep_unit_letters = unit_batch_letters + "mkn";
   return EinsumGetSbp(ctx, spec, binding);
 }
 
@@ -123,7 +123,7 @@ absl::Status MatmulShape(ShapeContext& ctx) {
 }
 
 absl::Status MatmulGetSbp(SbpContext& ctx) {
-  return MatmulFamilyGetSbp(ctx, EinsumSpec{{"", ""}, ""}, /*keep_batch=*/false, "");
+  return MatmulFamilyGetSbp(ctx, EinsumSpec{{"", ""}, ""}, /*unit_batch_letters=*/"");
 }
 
 absl::Status BatchMatmulShape(ShapeContext& ctx) {
@@ -153,7 +153,7 @@ absl::Status BatchMatmulGetSbp(SbpContext& ctx) {
   LetterPool pool;
   std::string batch;
   for (int i = 0; i + 2 < r; ++i) batch += pool.Next();
-  return MatmulFamilyGetSbp(ctx, EinsumSpec{{batch, batch}, batch}, /*keep_batch=*/true, batch);
+  return MatmulFamilyGetSbp(ctx, EinsumSpec{{batch, batch}, batch}, /*unit_batch_letters=*/batch);
 }
 
 // Batch dims right-aligned; a missing dim counts as 1.
@@ -218,7 +218,7 @@ absl::Status BroadcastMatmulGetSbp(SbpContext& ctx) {
     }
   }
   spec.output.assign(out_letters.begin(), out_letters.end());
-  return MatmulFamilyGetSbp(ctx, std::move(spec), /*keep_batch=*/false, "");
+  return MatmulFamilyGetSbp(ctx, std::move(spec), /*unit_batch_letters=*/"");
 }
 
 OpDefBuilder MatmulLike(const char* name, ShapeFn shape, GetSbpFn rule) {

@@ -9,8 +9,7 @@
 // <why>" on stderr and exits 1; a wrong command line exits 2 (the contract
 // is in tools/command_table.h). The commands, their flags, formats and
 // runners are the table in tools/command_table.cc.
-#include <sys/stat.h>
-#include <unistd.h>
+#include <stdlib.h>
 
 #include <cerrno>
 #include <cstdio>
@@ -117,10 +116,6 @@ int Usage(const std::string& command, const std::string& why) {
                oneflow_sbp::EscapedControls(why).c_str());
   return 2;
 }
-
-// Only the tool's flags (sbp_flags.cc) belong to the command line; absl's
-// own (--flagfile, --fromenv, ...) and any a library might define do not.
-bool IsOurFlag(const absl::CommandLineFlag& flag) { return oneflow_sbp::cli::IsSbpFlag(flag); }
 
 // The engine every command shares; --calibration (where the command takes
 // it) prices the planner's links.
@@ -253,7 +248,7 @@ int RunMain(int argc, char** argv, int* write_errno) {
   // file behind the user's back (absl's --flagfile is refused).
   CommandLine cl;
   const absl::Status parsed = oneflow_sbp::cli::ParseCommandLine(
-      args, [](const absl::CommandLineFlag& f) { return IsOurFlag(f); }, &cl);
+      args, [](const absl::CommandLineFlag& f) { return oneflow_sbp::cli::IsSbpFlag(f); }, &cl);
   if (!parsed.ok()) return Usage(cl.command, std::string(parsed.message()));
   if (cl.command.empty()) {
     PrintOverview();

@@ -1,5 +1,6 @@
 #include "python/native/gil_release.h"
 
+#include <atomic>
 #include <string>
 
 #include "absl/base/thread_annotations.h"
@@ -22,16 +23,21 @@ class GilProbe {
   void Arm(double timeout_s) {
     absl::MutexLock lock(&mu_);
     armed_ = true;
+    armed_hint_.store(true, std::memory_order_release);
     released_ = false;
     timeout_ = absl::Seconds(timeout_s);
     result_ = "armed";
   }
 
   // Called with the GIL released. Only the first GilRelease after Arm waits.
+  // Every engine call from Python passes here: when nothing is armed (the
+  // usual case) it reads one atomic and takes no lock.
   void WaitIfArmed() {
+    if (!armed_hint_.load(std::memory_order_acquire)) return;
     absl::MutexLock lock(&mu_);
     if (!armed_) return;
     armed_ = false;
+    armed_hint_.store(false, std::memory_order_release);
     result_ = "waiting";
     const bool released =
         mu_.AwaitWithTimeout(absl::Condition(&released_), timeout_);
@@ -51,6 +57,8 @@ class GilProbe {
 
  private:
   absl::Mutex mu_;
+  // armed_ as a lock-free hint for the fast path; written under mu_.
+  std::atomic<bool> armed_hint_{false};
   bool armed_ ABSL_GUARDED_BY(mu_) = false;
   bool released_ ABSL_GUARDED_BY(mu_) = false;
   absl::Duration timeout_ ABSL_GUARDED_BY(mu_);
