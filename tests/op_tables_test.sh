@@ -91,6 +91,86 @@ bad "$HEAD
 [[op]
 name = \"toy\"" "not TOML"
 
+# A family that defines its ops (op_family()): each missing piece is named.
+bad_family() {
+  printf '%s\n' "$1" >"$TMP/family.toml"
+  if python3 "$GEN" --family "$TMP/fam" "$TMP/family.toml" 2>"$TMP/err"; then
+    fail "accepted as a family: $1"
+  elif ! grep -qF -- "$2" "$TMP/err"; then
+    fail "for the family: $1: want '$2' in: $(cat "$TMP/err")"
+  fi
+}
+FHEAD="$HEAD
+impl = \"tests/toy_ops.h\"
+namespace = \"toy\""
+DEF='inputs = ["x"]
+outputs = ["y"]
+kernels = ["cpu"]'
+bad_family "$FHEAD
+[[op]]
+name = \"toy\"
+$NB
+$DEF
+rule = \"einsum ij->ij\"" "op toy: kernels lists cpu, so it needs cpu_fn, its kernel"
+bad_family "$FHEAD
+[[op]]
+name = \"toy\"
+$NB
+$DEF
+cpu_fn = \"ToyKernel\"" "op toy: defines its op, so it needs its rule"
+bad_family "$FHEAD
+[[op]]
+name = \"toy\"
+$NB
+$DEF
+cpu_fn = \"ToyKernel\"
+rule = \"elementwise\"" 'op toy: rule = "elementwise": expected "einsum <spec>"'
+bad_family "$FHEAD
+[[op]]
+name = \"toy\"
+$NB
+$DEF
+cpu_fn = \"ToyKernel\"
+rule = \"einsum ij->ij\"
+shape_fn = \"Same\"" "rule gives the shape function and the SBP rule"
+bad_family "$HEAD
+[[op]]
+name = \"toy\"
+$NB
+$DEF
+cpu_fn = \"ToyKernel\"
+rule = \"einsum ij->ij\"" 'needs impl = "<header of its functions>"'
+bad_family "$FHEAD
+[[op]]
+name = \"toy\"
+$NB" "op_family() builds families whose every record defines its op; not defining: toy"
+# The built-in table refuses a record that defines its op (it would be
+# registered nowhere).
+bad "$FHEAD
+[[op]]
+name = \"toy\"
+$NB
+$DEF
+cpu_fn = \"ToyKernel\"
+rule = \"einsum ij->ij\"" "built by op_family() in ops/op_family.bzl"
+# A good family makes its four files.
+printf '%s\n' "$FHEAD
+[[op]]
+name = \"toy\"
+$DEF
+cpu_fn = \"ToyKernel\"
+rule = \"einsum ij->ij\"
+backward_fn = \"ToyGrad\"" >"$TMP/good.toml"
+if python3 "$GEN" --family "$TMP/good" "$TMP/good.toml"; then
+  grep -qF 'EinsumOp("toy", "ij->ij", {"x"}, "y")' "$TMP/good_rules.cc" || fail "no einsum rule made"
+  grep -qF 'registry.Register("toy", ::oneflow_sbp::DeviceType::kCpu, ToyKernel)' "$TMP/good_kernels.cc" ||
+    fail "no kernel registration made"
+  grep -qF 'RegisterBackward("toy", ToyGrad)' "$TMP/good_backward.cc" || fail "no backward made"
+  grep -qF 'absl::Status RegisterToyRules' "$TMP/good_family.h" || fail "no header made"
+else
+  fail "a good family was refused"
+fi
+
 # A stale page is caught and named.
 sed 's/| rms_norm | oneflow |/| rms_norm | ours |/' "$DOC" >"$TMP/OPS.md"
 if python3 "$GEN" --check_docs "$TMP/OPS.md" "$@" 2>"$TMP/err"; then

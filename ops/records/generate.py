@@ -8,6 +8,10 @@ docs/OPS.md. ops/records/README.md says what each field means.
   generate.py --docs RECORDS...               the docs' tables, to stdout
   generate.py --check_docs OPS.md RECORDS...  exit 1 if OPS.md's tables differ
   generate.py --write_docs OPS.md RECORDS...  rewrite them in place
+  generate.py --family PREFIX RECORD          a family whose records define their
+                                              ops: PREFIX_family.h and _rules.cc,
+                                              _kernels.cc, _backward.cc (op_family()
+                                              in ops/op_family.bzl runs it)
 
 A record with an unknown field, a missing name, a bad value or a duplicate
 op is an error naming the file, the op and the field (exit 1): the data is
@@ -26,9 +30,12 @@ COMPUTE = {"bytes": "kBytes", "matmul": "kMatmul"}
 COLLECTIVES = {"none": "kNone", "class_split_all_reduce": "kClassSplitAllReduce"}
 NOTATIONS = {"oneflow": "kOneFlow", "torch": "kTorch", "paddle": "kPaddle"}
 DEVICES = ("cpu", "cuda")
-FILE_KEYS = {"family", "rules", "op"}
+FILE_KEYS = {"family", "rules", "op", "impl", "namespace"}
+# The fields with which a record defines its op (a family built by op_family()):
+# its signature, its rule and its kernels.
+DEFINE_KEYS = {"inputs", "outputs", "attrs", "rule", "shape_fn", "sbp_fn", "cpu_fn", "cuda_fn", "doc"}
 OP_KEYS = {"name", "origin", "kernels", "backward", "backward_fn", "compute", "kernel_collectives",
-           "recipe", "alias"}
+           "recipe", "alias"} | DEFINE_KEYS
 RECIPE_KEYS = {"inputs", "attrs"}
 ALIAS_KEYS = {"name", "in", "attrs", "non_empty"}
 BEGIN = "<!-- op tables: made by ops/records/generate.py from ops/records/*.toml; do not edit -->"
@@ -132,8 +139,51 @@ def load(paths):
                         fail(aw, f"non_empty names {n!r}, which attrs does not rename")
                 rec["aliases"].append({"name": a["name"], "in": notations,
                                        "attrs": list(attrs.items()), "non_empty": non_empty})
+            rec["define"] = definition(where, raw, rec, data) if DEFINE_KEYS & raw.keys() else None
             ops[name] = rec
     return [ops[k] for k in sorted(ops)]
+
+
+def definition(where, raw, rec, data):
+    """The op as its record defines it: signature, rule and kernel functions."""
+    if not isinstance(data.get("impl"), str) or not isinstance(data.get("namespace"), str):
+        fail(where, 'defines its op, so its file needs impl = "<header of its functions>" and '
+                    'namespace = "<their C++ namespace>"')
+    d = {"inputs": strings(where, "inputs", raw.get("inputs", [])),
+         "outputs": strings(where, "outputs", raw.get("outputs", [])),
+         "attrs": [], "doc": raw.get("doc", "")}
+    if not d["outputs"]:
+        fail(where, "defines its op, so it needs outputs = [...]")
+    attrs = raw.get("attrs", {})
+    if not isinstance(attrs, dict):
+        fail(where, "attrs must be a table { name = default }")
+    for k, v in attrs.items():
+        if not isinstance(v, (bool, int, float, str)):
+            fail(where, f"attrs.{k} = {json.dumps(v)}: a default is a bool, integer, float or string")
+        d["attrs"].append((k, v))
+    rule, shape_fn, sbp_fn = raw.get("rule"), raw.get("shape_fn"), raw.get("sbp_fn")
+    if rule is not None:
+        if shape_fn is not None or sbp_fn is not None:
+            fail(where, "rule gives the shape function and the SBP rule; drop shape_fn and sbp_fn")
+        if not isinstance(rule, str) or not rule.startswith("einsum "):
+            fail(where, f'rule = {json.dumps(rule)}: expected "einsum <spec>" (ops/einsum_rule.h), '
+                        "or shape_fn and sbp_fn")
+        if not d["inputs"] or len(d["outputs"]) != 1:
+            fail(where, "an einsum rule needs named inputs and exactly one output")
+        d["einsum"] = rule[len("einsum "):].strip()
+    else:
+        if not isinstance(shape_fn, str) or not isinstance(sbp_fn, str):
+            fail(where, "defines its op, so it needs its rule: rule = \"einsum <spec>\", "
+                        "or shape_fn and sbp_fn (functions of impl)")
+        d["shape_fn"], d["sbp_fn"] = shape_fn, sbp_fn
+    for device in DEVICES:
+        fn = raw.get(f"{device}_fn")
+        if (device in rec["kernels"]) != (fn is not None):
+            fail(where, f"kernels lists {device}, so it needs {device}_fn, its kernel"
+                 if fn is None else f"has {device}_fn but kernels does not list {device}")
+        d[f"{device}_fn"] = fn
+    d["impl"], d["namespace"] = data["impl"], data["namespace"]
+    return d
 
 
 def cc_string(s):
@@ -145,6 +195,10 @@ def cc_strings(values):
 
 
 def make_cc(records):
+    for r in records:
+        if r["define"] is not None:
+            fail(f"{r['file']}: op {r['name']}", "defines its op (inputs, rule, kernels); such a family is "
+                 "built by op_family() in ops/op_family.bzl, not with the built-in records")
     out = [
         "// Made by ops/records/generate.py from ops/records/*.toml: do not edit;",
         "// change the records.",
@@ -200,6 +254,121 @@ def make_backward_inc(records):
     return "\n".join(out) + "\n"
 
 
+def camel(family):
+    return "".join(part[:1].upper() + part[1:] for part in family.replace("-", "_").split("_"))
+
+
+def cc_attr(value):
+    if isinstance(value, bool):
+        return f"AttrValue({'true' if value else 'false'})"
+    if isinstance(value, int):
+        return f"AttrValue(int64_t{{{value}}})"
+    if isinstance(value, float):
+        return f"AttrValue({value!r})"
+    return f"AttrValue(std::string({cc_string(value)}))"
+
+
+def make_family(records, prefix):
+    """A family whose records define their ops, as four files: a header of
+    its registration functions and one .cc per layer (rules, kernels,
+    backward), each registering into the process-wide registry at start-up."""
+    defined = [r for r in records if r["define"] is not None]
+    if not defined or len(defined) != len(records):
+        names = [r["name"] for r in records if r["define"] is None] or ["(none)"]
+        fail(records[0]["file"] if records else "op_family",
+             f"op_family() builds families whose every record defines its op; not defining: {', '.join(names)}")
+    families = {r["family"] for r in records}
+    if len(families) != 1:
+        fail(records[0]["file"], f"one family per op_family(), not {sorted(families)}")
+    first = defined[0]
+    fam, ns, impl, record_file = camel(first["family"]), first["define"]["namespace"], \
+        first["define"]["impl"], first["file"]
+    guard = "".join(c if c.isalnum() else "_" for c in prefix.upper()) + "_FAMILY_H_"
+    header_name = os.path.basename(prefix) + "_family.h"
+    banner = [f"// Made by ops/records/generate.py from {record_file}: do not edit; change",
+              "// the record (or the functions it names, in " + impl + ")."]
+    header = banner + [f"#ifndef {guard}", f"#define {guard}", "",
+                       '#include "absl/status/status.h"',
+                       '#include "oneflow_sbp/op_registry.h"',
+                       '#include "ops/kernels/kernel_registry.h"', "",
+                       f"namespace {ns} {{", "",
+                       f"// The family's ops, from their records; kAlreadyExists if one is taken.",
+                       f"absl::Status Register{fam}Rules(::oneflow_sbp::OpRegistry* registry);",
+                       f"absl::Status Register{fam}Kernels(::oneflow_sbp::kernels::KernelRegistry& registry);",
+                       f"// Into eager's process-wide table of backward rules.",
+                       f"absl::Status Register{fam}Backward();", "",
+                       f"}}  // namespace {ns}", "", f"#endif  // {guard}", ""]
+    start = lambda includes: banner + [f'#include "{include_path(prefix)}_family.h"', ""] + \
+        [f'#include "{i}"' for i in includes] + ["", f"namespace {ns} {{", ""]
+    # A record that cannot register is a defect of the program that links it
+    # (a duplicate name, a malformed spec), found at start-up with the
+    # record's name, as OFS_REGISTER_OP does.
+    static = lambda call: ["namespace {", "const bool kRegistered = [] {",
+                           f"  const absl::Status s = {call};",
+                           f'  OFS_CHECK(s.ok()) << "{record_file}: " << s.message();',
+                           "  return true;", "}();", "}  // namespace", ""]
+    rules = start(["oneflow_sbp/check.h", "oneflow_sbp/status_macros.h", "ops/einsum_rule.h", impl])
+    rules.append(f"absl::Status Register{fam}Rules(::oneflow_sbp::OpRegistry* registry) {{")
+    for r in defined:
+        d = r["define"]
+        if "einsum" in d:
+            rules.append("  {")
+            rules.append(f"    OFS_ASSIGN_OR_RETURN(::oneflow_sbp::OpDefBuilder op, ::oneflow_sbp::ops::EinsumOp("
+                         f"{cc_string(r['name'])}, {cc_string(d['einsum'])}, {cc_strings(d['inputs'])}, "
+                         f"{cc_string(d['outputs'][0])}));")
+            target = "op"
+        else:
+            rules.append("  {")
+            rules.append(f"    ::oneflow_sbp::OpDefBuilder op({cc_string(r['name'])});")
+            for i in d["inputs"]:
+                rules.append(f"    op.Input({cc_string(i)});")
+            for o in d["outputs"]:
+                rules.append(f"    op.Output({cc_string(o)});")
+            rules.append(f"    op.SetShapeFn({d['shape_fn']}).SetGetSbpFn({d['sbp_fn']});")
+            target = "op"
+        for k, v in d["attrs"]:
+            rules.append(f"    {target}.Attr({cc_string(k)}, ::oneflow_sbp::{cc_attr(v)});")
+        if d["doc"]:
+            rules.append(f"    {target}.Doc({cc_string(d['doc'])});")
+        rules.append(f"    OFS_RETURN_IF_ERROR(registry->Register({target}));")
+        rules.append("  }")
+    rules += ["  return absl::OkStatus();", "}", ""]
+    rules += static(f"Register{fam}Rules(&::oneflow_sbp::OpRegistry::Global())")
+    kernels = start(["oneflow_sbp/check.h", "oneflow_sbp/status_macros.h", impl])
+    kernels.append(f"absl::Status Register{fam}Kernels(::oneflow_sbp::kernels::KernelRegistry& registry) {{")
+    for r in defined:
+        for device, enum in (("cpu", "kCpu"), ("cuda", "kCuda")):
+            fn = r["define"][f"{device}_fn"]
+            if fn is None:
+                continue
+            block = [f"    OFS_RETURN_IF_ERROR(registry.Register({cc_string(r['name'])}, "
+                     f"::oneflow_sbp::DeviceType::{enum}, {fn}));"]
+            if device == "cuda":  # a CUDA kernel exists only in a CUDA build
+                kernels += ["#ifdef OFS_WITH_CUDA", "  {"] + block + ["  }", "#endif"]
+            else:
+                kernels += ["  {"] + block + ["  }"]
+    kernels += ["  return absl::OkStatus();", "}", ""]
+    kernels += static(f"Register{fam}Kernels(::oneflow_sbp::kernels::KernelRegistry::Global())")
+    backward = start(["eager/autograd.h", "oneflow_sbp/check.h", "oneflow_sbp/status_macros.h", impl])
+    backward.append(f"absl::Status Register{fam}Backward() {{")
+    for r in defined:
+        if r["backward"] == "rule":
+            backward += ["  {", f"    OFS_RETURN_IF_ERROR(::oneflow_sbp::eager::RegisterBackward("
+                         f"{cc_string(r['name'])}, {r['backward_fn']}));", "  }"]
+    backward += ["  return absl::OkStatus();", "}", ""]
+    backward += static(f"Register{fam}Backward()")
+    end = [f"}}  // namespace {ns}", ""]
+    return {"_family.h": "\n".join(header), "_rules.cc": "\n".join(rules + end),
+            "_kernels.cc": "\n".join(kernels + end), "_backward.cc": "\n".join(backward + end)}
+
+
+def include_path(prefix):
+    """PREFIX as an include path: Bazel's output tree is on the include path,
+    so bazel-out/<config>/bin/tests/toy is included as tests/toy."""
+    parts = prefix.split("/")
+    return "/".join(parts[parts.index("bin") + 1:]) if "bin" in parts else prefix
+
+
 def alias_text(a):
     s = f"`{a['name']}` ({'/'.join(a['in'])}"
     if a["attrs"]:
@@ -247,6 +416,7 @@ def main(argv):
     g.add_argument("--docs", action="store_true")
     g.add_argument("--check_docs")
     g.add_argument("--write_docs")
+    g.add_argument("--family")
     p.add_argument("records", nargs="+")
     args = p.parse_args(argv)
     try:
@@ -257,6 +427,10 @@ def main(argv):
         elif args.backward_inc:
             with open(args.backward_inc, "w") as f:
                 f.write(make_backward_inc(records))
+        elif args.family:
+            for suffix, text in make_family(records, args.family).items():
+                with open(args.family + suffix, "w") as f:
+                    f.write(text)
         elif args.docs:
             print(make_docs(records))
         else:
