@@ -140,6 +140,15 @@ $NB
 $DEF
 cpu_fn = \"ToyKernel\"
 rule = \"einsum ij->ij\"" 'needs impl = "<header of its functions>"'
+bad_family "$HEAD
+impl = { rules = \"r.h\", kernels = \"k.h\" }
+namespace = \"toy\"
+[[op]]
+name = \"toy\"
+$NB
+$DEF
+cpu_fn = \"ToyKernel\"
+rule = \"einsum ij->ij\"" "or one header per layer"
 bad_family "$FHEAD
 [[op]]
 name = \"toy\"
@@ -162,11 +171,15 @@ cpu_fn = \"ToyKernel\"
 rule = \"einsum ij->ij\"
 backward_fn = \"ToyGrad\"" >"$TMP/good.toml"
 if python3 "$GEN" --family "$TMP/good" "$TMP/good.toml"; then
-  grep -qF 'EinsumOp("toy", "ij->ij", {"x"}, "y")' "$TMP/good_rules.cc" || fail "no einsum rule made"
-  grep -qF 'registry.Register("toy", ::oneflow_sbp::DeviceType::kCpu, ToyKernel)' "$TMP/good_kernels.cc" ||
+  grep -qF 'EinsumOp("toy", "ij->ij", {"x"}, "y")' "$TMP/good_rules_registration.cc" || fail "no einsum rule made"
+  grep -qF 'registry.Register("toy", ::oneflow_sbp::DeviceType::kCpu, ToyKernel)' "$TMP/good_kernels_registration.cc" ||
     fail "no kernel registration made"
-  grep -qF 'RegisterBackward("toy", ToyGrad)' "$TMP/good_backward.cc" || fail "no backward made"
-  grep -qF 'absl::Status RegisterToyRules' "$TMP/good_family.h" || fail "no header made"
+  grep -qF 'RegisterBackward("toy", ToyGrad)' "$TMP/good_backward_registration.cc" || fail "no backward made"
+  grep -qF 'absl::Status RegisterToyRules' "$TMP/good_rules_registration.h" || fail "no rules header made"
+  grep -qF '_rules_registration.h"' "$TMP/good_family.h" || fail "the family header lacks the rules header"
+  # The rules layer's files name no kernel or autograd header.
+  grep -E 'eager/|ops/kernels/' "$TMP/good_rules_registration.cc" "$TMP/good_rules_registration.h" &&
+    fail "the rules layer includes a kernel or autograd header"
 else
   fail "a good family was refused"
 fi

@@ -4,7 +4,8 @@
 // backward), tests/toy_ops.cc holds their bodies, and op_family() in
 // tests/BUILD makes the registration from the records. Linking the family
 // registers the ops; this test infers, runs and differentiates them on
-// real in-process ranks, and checks the registration's failure paths.
+// real in-process ranks, and checks the registration's failure paths
+// (toy_rules_test infers them with the rules layer alone).
 #include <string>
 #include <vector>
 
@@ -42,25 +43,6 @@ TEST(ToyOp, TheRecordsRegisterRulesKernelsAndBackward) {
   EXPECT_NE(eager::FindBackward("toy_scale"), nullptr);
   // "not written yet": no rule, and none was registered.
   EXPECT_EQ(eager::FindBackward("toy_clamp_min"), nullptr);
-}
-
-// The golden lines, as op_catalog_test pins the built-in ops'.
-TEST(ToyOp, GoldenCandidateLines) {
-  EXPECT_EQ(CandidatesToString("toy_scale", {"f32[4,6]"}),
-            "x_0:S(0) -> y_0:S(0) | x_0:S(1) -> y_0:S(1) | x_0:P -> y_0:P");
-  EXPECT_EQ(CandidatesToString("toy_clamp_min", {"f32[4,6]"}),
-            "x_0:S(0) -> y_0:S(0) | x_0:S(1) -> y_0:S(1)");
-  EXPECT_EQ(OutputDescs("toy_scale", {"f64[4,6]"}), "f64[4,6]");
-  EXPECT_EQ(OutputDescs("toy_clamp_min", {"f32[3,5,2]"}), "f32[3,5,2]");
-  // The einsum rule's shape function checks the rank its spec names.
-  EXPECT_THAT(OutputDescs("toy_scale", {"f32[4]"}), HasSubstr("error"));
-}
-
-TEST(ToyOp, InferenceChoosesFromTheRecordsRule) {
-  EXPECT_EQ(InferToString({.op = "toy_scale", .placement = "cpu:0-1", .inputs = {"f32[8,4]:S(1)"}}),
-            "x_0:S(1) -> y_0:S(1)");
-  EXPECT_EQ(InferToString({.op = "toy_scale", .placement = "cpu:0-1", .inputs = {"f32[8,4]:P"}}),
-            "x_0:P -> y_0:P");
 }
 
 // The engine the inference tests use, whose registry has the toy ops.

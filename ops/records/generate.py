@@ -9,9 +9,9 @@ docs/OPS.md. ops/records/README.md says what each field means.
   generate.py --check_docs OPS.md RECORDS...  exit 1 if OPS.md's tables differ
   generate.py --write_docs OPS.md RECORDS...  rewrite them in place
   generate.py --family PREFIX RECORD          a family whose records define their
-                                              ops: PREFIX_family.h and _rules.cc,
-                                              _kernels.cc, _backward.cc (op_family()
-                                              in ops/op_family.bzl runs it)
+                                              ops: PREFIX_<layer>_registration.{h,cc}
+                                              and PREFIX_family.h (op_family() in
+                                              ops/op_family.bzl runs it)
 
 A record with an unknown field, a missing name, a bad value or a duplicate
 op is an error naming the file, the op and the field (exit 1): the data is
@@ -19,7 +19,6 @@ checked before anything is made from it.
 """
 import argparse
 import json
-import os
 import sys
 import tomllib
 
@@ -146,9 +145,14 @@ def load(paths):
 
 def definition(where, raw, rec, data):
     """The op as its record defines it: signature, rule and kernel functions."""
-    if not isinstance(data.get("impl"), str) or not isinstance(data.get("namespace"), str):
-        fail(where, 'defines its op, so its file needs impl = "<header of its functions>" and '
-                    'namespace = "<their C++ namespace>"')
+    impl = data.get("impl")
+    if isinstance(impl, str):
+        impl = {layer: impl for layer in ("rules", "kernels", "backward")}
+    if not isinstance(impl, dict) or set(impl) != {"rules", "kernels", "backward"} or \
+            not all(isinstance(v, str) for v in impl.values()) or not isinstance(data.get("namespace"), str):
+        fail(where, 'defines its op, so its file needs impl = "<header of its functions>" (or one '
+                    'header per layer: impl = { rules = "...", kernels = "...", backward = "..." }) '
+                    'and namespace = "<their C++ namespace>"')
     d = {"inputs": strings(where, "inputs", raw.get("inputs", [])),
          "outputs": strings(where, "outputs", raw.get("outputs", [])),
          "attrs": [], "doc": raw.get("doc", "")}
@@ -182,7 +186,7 @@ def definition(where, raw, rec, data):
             fail(where, f"kernels lists {device}, so it needs {device}_fn, its kernel"
                  if fn is None else f"has {device}_fn but kernels does not list {device}")
         d[f"{device}_fn"] = fn
-    d["impl"], d["namespace"] = data["impl"], data["namespace"]
+    d["impl"], d["namespace"] = impl, data["namespace"]
     return d
 
 
@@ -268,10 +272,16 @@ def cc_attr(value):
     return f"AttrValue(std::string({cc_string(value)}))"
 
 
+LAYERS = ("rules", "kernels", "backward")
+
+
 def make_family(records, prefix):
-    """A family whose records define their ops, as four files: a header of
-    its registration functions and one .cc per layer (rules, kernels,
-    backward), each registering into the process-wide registry at start-up."""
+    """A family whose records define their ops, as seven files: for each
+    layer (rules, kernels, backward) a header of its registration function
+    and a .cc registering into that layer's process-wide registry at
+    start-up, and PREFIX_family.h including the three. Each layer's files
+    include only that layer's headers and the impl header it names, so the
+    rules link without kernels or autograd."""
     defined = [r for r in records if r["define"] is not None]
     if not defined or len(defined) != len(records):
         names = [r["name"] for r in records if r["define"] is None] or ["(none)"]
@@ -283,83 +293,89 @@ def make_family(records, prefix):
     first = defined[0]
     fam, ns, impl, record_file = camel(first["family"]), first["define"]["namespace"], \
         first["define"]["impl"], first["file"]
-    guard = "".join(c if c.isalnum() else "_" for c in prefix.upper()) + "_FAMILY_H_"
-    header_name = os.path.basename(prefix) + "_family.h"
+    stem = include_path(prefix)
     banner = [f"// Made by ops/records/generate.py from {record_file}: do not edit; change",
-              "// the record (or the functions it names, in " + impl + ")."]
-    header = banner + [f"#ifndef {guard}", f"#define {guard}", "",
-                       '#include "absl/status/status.h"',
-                       '#include "oneflow_sbp/op_registry.h"',
-                       '#include "ops/kernels/kernel_registry.h"', "",
-                       f"namespace {ns} {{", "",
-                       f"// The family's ops, from their records; kAlreadyExists if one is taken.",
-                       f"absl::Status Register{fam}Rules(::oneflow_sbp::OpRegistry* registry);",
-                       f"absl::Status Register{fam}Kernels(::oneflow_sbp::kernels::KernelRegistry& registry);",
-                       f"// Into eager's process-wide table of backward rules.",
-                       f"absl::Status Register{fam}Backward();", "",
-                       f"}}  // namespace {ns}", "", f"#endif  // {guard}", ""]
-    start = lambda includes: banner + [f'#include "{include_path(prefix)}_family.h"', ""] + \
-        [f'#include "{i}"' for i in includes] + ["", f"namespace {ns} {{", ""]
+              "// the record (or the functions it names)."]
+    signatures = {
+        "rules": (["oneflow_sbp/op_registry.h"],
+                  f"absl::Status Register{fam}Rules(::oneflow_sbp::OpRegistry* registry)"),
+        "kernels": (["ops/kernels/kernel_registry.h"],
+                    f"absl::Status Register{fam}Kernels(::oneflow_sbp::kernels::KernelRegistry& registry)"),
+        "backward": ([], f"absl::Status Register{fam}Backward()"),
+    }
+    comments = {"rules": "The family's ops into `registry`; kAlreadyExists if one is taken.",
+                "kernels": "The family's kernels into `registry`; kAlreadyExists if one is taken.",
+                "backward": "The family's backward rules into eager's process-wide table."}
+
+    def guard(suffix):
+        return "".join(c if c.isalnum() else "_" for c in (stem + suffix).upper()) + "_"
+
+    def header(layer):
+        includes, signature = signatures[layer]
+        g = guard(f"_{layer}_registration.h")
+        return banner + [f"#ifndef {g}", f"#define {g}", "", '#include "absl/status/status.h"'] + \
+            [f'#include "{i}"' for i in includes] + \
+            ["", f"namespace {ns} {{", "", f"// {comments[layer]}", f"{signature};", "",
+             f"}}  // namespace {ns}", "", f"#endif  // {g}", ""]
+
+    def start(layer, includes):
+        return banner + [f'#include "{stem}_{layer}_registration.h"', ""] + \
+            [f'#include "{i}"' for i in sorted(set(includes + [impl[layer]]))] + \
+            ["", f"namespace {ns} {{", "", signatures[layer][1] + " {"]
+
     # A record that cannot register is a defect of the program that links it
     # (a duplicate name, a malformed spec), found at start-up with the
     # record's name, as OFS_REGISTER_OP does.
-    static = lambda call: ["namespace {", "const bool kRegistered = [] {",
-                           f"  const absl::Status s = {call};",
-                           f'  OFS_CHECK(s.ok()) << "{record_file}: " << s.message();',
-                           "  return true;", "}();", "}  // namespace", ""]
-    rules = start(["oneflow_sbp/check.h", "oneflow_sbp/status_macros.h", "ops/einsum_rule.h", impl])
-    rules.append(f"absl::Status Register{fam}Rules(::oneflow_sbp::OpRegistry* registry) {{")
+    def static(call):
+        return ["  return absl::OkStatus();", "}", "", "namespace {", "const bool kRegistered = [] {",
+                f"  const absl::Status s = {call};",
+                f'  OFS_CHECK(s.ok()) << "{record_file}: " << s.message();',
+                "  return true;", "}();", "}  // namespace", "", f"}}  // namespace {ns}", ""]
+
+    common = ["oneflow_sbp/check.h", "oneflow_sbp/status_macros.h"]
+    rules = start("rules", common + ["ops/einsum_rule.h"])
     for r in defined:
         d = r["define"]
+        rules.append("  {")
         if "einsum" in d:
-            rules.append("  {")
             rules.append(f"    OFS_ASSIGN_OR_RETURN(::oneflow_sbp::OpDefBuilder op, ::oneflow_sbp::ops::EinsumOp("
                          f"{cc_string(r['name'])}, {cc_string(d['einsum'])}, {cc_strings(d['inputs'])}, "
                          f"{cc_string(d['outputs'][0])}));")
-            target = "op"
         else:
-            rules.append("  {")
             rules.append(f"    ::oneflow_sbp::OpDefBuilder op({cc_string(r['name'])});")
-            for i in d["inputs"]:
-                rules.append(f"    op.Input({cc_string(i)});")
-            for o in d["outputs"]:
-                rules.append(f"    op.Output({cc_string(o)});")
+            rules += [f"    op.Input({cc_string(i)});" for i in d["inputs"]]
+            rules += [f"    op.Output({cc_string(o)});" for o in d["outputs"]]
             rules.append(f"    op.SetShapeFn({d['shape_fn']}).SetGetSbpFn({d['sbp_fn']});")
-            target = "op"
-        for k, v in d["attrs"]:
-            rules.append(f"    {target}.Attr({cc_string(k)}, ::oneflow_sbp::{cc_attr(v)});")
+        rules += [f"    op.Attr({cc_string(k)}, ::oneflow_sbp::{cc_attr(v)});" for k, v in d["attrs"]]
         if d["doc"]:
-            rules.append(f"    {target}.Doc({cc_string(d['doc'])});")
-        rules.append(f"    OFS_RETURN_IF_ERROR(registry->Register({target}));")
-        rules.append("  }")
-    rules += ["  return absl::OkStatus();", "}", ""]
+            rules.append(f"    op.Doc({cc_string(d['doc'])});")
+        rules += ["    OFS_RETURN_IF_ERROR(registry->Register(op));", "  }"]
     rules += static(f"Register{fam}Rules(&::oneflow_sbp::OpRegistry::Global())")
-    kernels = start(["oneflow_sbp/check.h", "oneflow_sbp/status_macros.h", impl])
-    kernels.append(f"absl::Status Register{fam}Kernels(::oneflow_sbp::kernels::KernelRegistry& registry) {{")
+    kernels = start("kernels", common)
     for r in defined:
         for device, enum in (("cpu", "kCpu"), ("cuda", "kCuda")):
             fn = r["define"][f"{device}_fn"]
             if fn is None:
                 continue
-            block = [f"    OFS_RETURN_IF_ERROR(registry.Register({cc_string(r['name'])}, "
-                     f"::oneflow_sbp::DeviceType::{enum}, {fn}));"]
-            if device == "cuda":  # a CUDA kernel exists only in a CUDA build
-                kernels += ["#ifdef OFS_WITH_CUDA", "  {"] + block + ["  }", "#endif"]
-            else:
-                kernels += ["  {"] + block + ["  }"]
-    kernels += ["  return absl::OkStatus();", "}", ""]
+            line = (f"  OFS_RETURN_IF_ERROR(registry.Register({cc_string(r['name'])}, "
+                    f"::oneflow_sbp::DeviceType::{enum}, {fn}));")
+            # A CUDA kernel exists only in a CUDA build.
+            kernels += ["#ifdef OFS_WITH_CUDA", line, "#endif"] if device == "cuda" else [line]
     kernels += static(f"Register{fam}Kernels(::oneflow_sbp::kernels::KernelRegistry::Global())")
-    backward = start(["eager/autograd.h", "oneflow_sbp/check.h", "oneflow_sbp/status_macros.h", impl])
-    backward.append(f"absl::Status Register{fam}Backward() {{")
+    backward = start("backward", common + ["eager/autograd.h"])
     for r in defined:
         if r["backward"] == "rule":
-            backward += ["  {", f"    OFS_RETURN_IF_ERROR(::oneflow_sbp::eager::RegisterBackward("
-                         f"{cc_string(r['name'])}, {r['backward_fn']}));", "  }"]
-    backward += ["  return absl::OkStatus();", "}", ""]
+            backward.append(f"  OFS_RETURN_IF_ERROR(::oneflow_sbp::eager::RegisterBackward("
+                            f"{cc_string(r['name'])}, {r['backward_fn']}));")
     backward += static(f"Register{fam}Backward()")
-    end = [f"}}  // namespace {ns}", ""]
-    return {"_family.h": "\n".join(header), "_rules.cc": "\n".join(rules + end),
-            "_kernels.cc": "\n".join(kernels + end), "_backward.cc": "\n".join(backward + end)}
+    g = guard("_family.h")
+    family = banner + [f"#ifndef {g}", f"#define {g}", "", "// Every layer's registration."] + \
+        [f'#include "{stem}_{layer}_registration.h"' for layer in LAYERS] + ["", f"#endif  // {g}", ""]
+    out = {"_family.h": "\n".join(family)}
+    for layer, text in (("rules", rules), ("kernels", kernels), ("backward", backward)):
+        out[f"_{layer}_registration.h"] = "\n".join(header(layer))
+        out[f"_{layer}_registration.cc"] = "\n".join(text)
+    return out
 
 
 def include_path(prefix):

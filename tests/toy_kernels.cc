@@ -1,9 +1,7 @@
-#include "tests/toy_ops.h"
+#include "tests/toy_kernels.h"
 
 #include <algorithm>
 
-#include "eager/apply.h"
-#include "oneflow_sbp/status_macros.h"
 #include "ops/kernels/dtype_dispatch.h"
 
 namespace oneflow_sbp::testing::toy {
@@ -30,21 +28,8 @@ absl::Status ToyScaleKernel(kernels::KernelContext& ctx) {
   return Elementwise(ctx, ctx.Attr<double>("factor"), [](auto x, auto factor) { return factor * x; });
 }
 
-absl::StatusOr<std::vector<eager::GlobalTensor>> ToyScaleGrad(eager::BackwardContext& c) {
-  OFS_ASSIGN_OR_RETURN(eager::GlobalTensor dx,
-                       eager::Apply1(c.ctx(), "toy_scale", {c.output_grad(0)}, c.op().attrs()));
-  return std::vector<eager::GlobalTensor>{dx};
-}
-
 absl::Status ToyClampMinKernel(kernels::KernelContext& ctx) {
   return Elementwise(ctx, ctx.Attr<double>("low"), [](auto x, auto low) { return std::max(x, low); });
 }
-
-absl::Status SameAsInput(ShapeContext& ctx) {
-  ctx.set_output("y", 0, ctx.input("x"));
-  return absl::OkStatus();
-}
-
-absl::Status SplitEveryAxis(SbpContext& ctx) { return SplitForEachAxis(ctx); }
 
 }  // namespace oneflow_sbp::testing::toy
