@@ -37,7 +37,11 @@ def op_family(name, record, rules = {}, kernels = {}, backward = {}, **kwargs):
         name = name + "_registration",
         srcs = [record],
         outs = outs,
-        cmd = "python3 $(location //ops:records/generate.py) --family $(RULEDIR)/%s $(SRCS)" % name,
+        cmd = "python3 $(location //ops:records/generate.py) --family $(RULEDIR)/%s --include %s/%s $(SRCS)" % (
+            name,
+            native.package_name(),
+            name,
+        ),
         tools = ["//ops:records/generate.py"],
         testonly = kwargs.get("testonly", False),
     )

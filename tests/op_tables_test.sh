@@ -19,15 +19,19 @@ python3 "$GEN" --backward_inc "$TMP/rules.inc" "$@" || fail "the records do not 
 grep -qF '{"rms_norm", RmsNormGrad},' "$TMP/rules.inc" || fail "the rule table has no rms_norm"
 grep -qF '"gather"' "$TMP/rules.inc" && fail "gather (no rule yet) is in the rule table"
 
-# bad RECORD_TEXT WANTED: the generator refuses it with a message holding WANTED.
-bad() {
-  printf '%s\n' "$1" >"$TMP/bad.toml"
-  if python3 "$GEN" --cc "$TMP/out.cc" "$TMP/bad.toml" 2>"$TMP/err"; then
-    fail "accepted: $1"
-  elif ! grep -qF -- "$2" "$TMP/err"; then
-    fail "for: $1: want '$2' in: $(cat "$TMP/err")"
+# refused MODE RECORD_TEXT WANTED: generate.py MODE refuses the record with a
+# message holding WANTED.
+refused() {
+  printf '%s\n' "$2" >"$TMP/bad.toml"
+  # shellcheck disable=SC2086 # MODE is a flag and its value
+  if python3 "$GEN" $1 "$TMP/bad.toml" 2>"$TMP/err"; then
+    fail "accepted by $1: $2"
+  elif ! grep -qF -- "$3" "$TMP/err"; then
+    fail "for $1: $2: want '$3' in: $(cat "$TMP/err")"
   fi
 }
+# The built-in table (--cc) refuses it.
+bad() { refused "--cc $TMP/out.cc" "$1" "$2"; }
 HEAD='family = "toy"
 rules = "ops/toy_ops.cc"'
 # A record of an op without a backward rule needs no backward_fn.
@@ -92,20 +96,19 @@ bad "$HEAD
 name = \"toy\"" "not TOML"
 
 # A family that defines its ops (op_family()): each missing piece is named.
-bad_family() {
-  printf '%s\n' "$1" >"$TMP/family.toml"
-  if python3 "$GEN" --family "$TMP/fam" "$TMP/family.toml" 2>"$TMP/err"; then
-    fail "accepted as a family: $1"
-  elif ! grep -qF -- "$2" "$TMP/err"; then
-    fail "for the family: $1: want '$2' in: $(cat "$TMP/err")"
-  fi
-}
+bad_family() { refused "--family $TMP/fam" "$1" "$2"; }
 FHEAD="$HEAD
-impl = \"tests/toy_ops.h\"
+impl = \"toy.h\"
 namespace = \"toy\""
 DEF='inputs = ["x"]
 outputs = ["y"]
 kernels = ["cpu"]'
+# An op that defines all but its rule.
+RULELESS="[[op]]
+name = \"toy\"
+$NB
+$DEF
+cpu_fn = \"ToyKernel\""
 bad_family "$FHEAD
 [[op]]
 name = \"toy\"
@@ -113,41 +116,21 @@ $NB
 $DEF
 rule = \"einsum ij->ij\"" "op toy: kernels lists cpu, so it needs cpu_fn, its kernel"
 bad_family "$FHEAD
-[[op]]
-name = \"toy\"
-$NB
-$DEF
-cpu_fn = \"ToyKernel\"" "op toy: defines its op, so it needs its rule"
+$RULELESS" "op toy: defines its op, so it needs its rule"
 bad_family "$FHEAD
-[[op]]
-name = \"toy\"
-$NB
-$DEF
-cpu_fn = \"ToyKernel\"
+$RULELESS
 rule = \"elementwise\"" 'op toy: rule = "elementwise": expected "einsum <spec>"'
 bad_family "$FHEAD
-[[op]]
-name = \"toy\"
-$NB
-$DEF
-cpu_fn = \"ToyKernel\"
+$RULELESS
 rule = \"einsum ij->ij\"
 shape_fn = \"Same\"" "rule gives the shape function and the SBP rule"
 bad_family "$HEAD
-[[op]]
-name = \"toy\"
-$NB
-$DEF
-cpu_fn = \"ToyKernel\"
+$RULELESS
 rule = \"einsum ij->ij\"" 'needs impl = "<header of its functions>"'
 bad_family "$HEAD
 impl = { rules = \"r.h\", kernels = \"k.h\" }
 namespace = \"toy\"
-[[op]]
-name = \"toy\"
-$NB
-$DEF
-cpu_fn = \"ToyKernel\"
+$RULELESS
 rule = \"einsum ij->ij\"" "or one header per layer"
 bad_family "$FHEAD
 [[op]]
@@ -156,13 +139,9 @@ $NB" "op_family() builds families whose every record defines its op; not definin
 # The built-in table refuses a record that defines its op (it would be
 # registered nowhere).
 bad "$FHEAD
-[[op]]
-name = \"toy\"
-$NB
-$DEF
-cpu_fn = \"ToyKernel\"
+$RULELESS
 rule = \"einsum ij->ij\"" "built by op_family() in ops/op_family.bzl"
-# A good family makes its four files.
+# A good family makes each layer's header and .cc, and the header of all three.
 printf '%s\n' "$FHEAD
 [[op]]
 name = \"toy\"
@@ -170,7 +149,9 @@ $DEF
 cpu_fn = \"ToyKernel\"
 rule = \"einsum ij->ij\"
 backward_fn = \"ToyGrad\"" >"$TMP/good.toml"
-if python3 "$GEN" --family "$TMP/good" "$TMP/good.toml"; then
+if python3 "$GEN" --family "$TMP/good" --include tests/good "$TMP/good.toml"; then
+  grep -qF '#include "tests/good_rules_registration.h"' "$TMP/good_rules_registration.cc" ||
+    fail "the rules .cc does not include its header by the --include path"
   grep -qF 'EinsumOp("toy", "ij->ij", {"x"}, "y")' "$TMP/good_rules_registration.cc" || fail "no einsum rule made"
   grep -qF 'registry.Register("toy", ::oneflow_sbp::DeviceType::kCpu, ToyKernel)' "$TMP/good_kernels_registration.cc" ||
     fail "no kernel registration made"

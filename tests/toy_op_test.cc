@@ -15,7 +15,6 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "oneflow_sbp/status_macros.h"
-#include "ops/builtin_ops.h"
 #include "ops/kernels/kernel_registry.h"
 #include "runtime/comm/inprocess_world.h"
 #include "eager/tensor_layout.h"

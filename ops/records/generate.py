@@ -8,7 +8,8 @@ docs/OPS.md. ops/records/README.md says what each field means.
   generate.py --docs RECORDS...               the docs' tables, to stdout
   generate.py --check_docs OPS.md RECORDS...  exit 1 if OPS.md's tables differ
   generate.py --write_docs OPS.md RECORDS...  rewrite them in place
-  generate.py --family PREFIX RECORD          a family whose records define their
+  generate.py --family PREFIX [--include STEM] RECORD
+                                              a family whose records define their
                                               ops: PREFIX_<layer>_registration.{h,cc}
                                               and PREFIX_family.h (op_family() in
                                               ops/op_family.bzl runs it)
@@ -29,6 +30,8 @@ COMPUTE = {"bytes": "kBytes", "matmul": "kMatmul"}
 COLLECTIVES = {"none": "kNone", "class_split_all_reduce": "kClassSplitAllReduce"}
 NOTATIONS = {"oneflow": "kOneFlow", "torch": "kTorch", "paddle": "kPaddle"}
 DEVICES = ("cpu", "cuda")
+# The layers a family built by op_family() registers into, one library each.
+LAYERS = ("rules", "kernels", "backward")
 FILE_KEYS = {"family", "rules", "op", "impl", "namespace"}
 # The fields with which a record defines its op (a family built by op_family()):
 # its signature, its rule and its kernels.
@@ -147,8 +150,8 @@ def definition(where, raw, rec, data):
     """The op as its record defines it: signature, rule and kernel functions."""
     impl = data.get("impl")
     if isinstance(impl, str):
-        impl = {layer: impl for layer in ("rules", "kernels", "backward")}
-    if not isinstance(impl, dict) or set(impl) != {"rules", "kernels", "backward"} or \
+        impl = {layer: impl for layer in LAYERS}
+    if not isinstance(impl, dict) or set(impl) != set(LAYERS) or \
             not all(isinstance(v, str) for v in impl.values()) or not isinstance(data.get("namespace"), str):
         fail(where, 'defines its op, so its file needs impl = "<header of its functions>" (or one '
                     'header per layer: impl = { rules = "...", kernels = "...", backward = "..." }) '
@@ -272,28 +275,24 @@ def cc_attr(value):
     return f"AttrValue(std::string({cc_string(value)}))"
 
 
-LAYERS = ("rules", "kernels", "backward")
-
-
-def make_family(records, prefix):
+def make_family(records, stem):
     """A family whose records define their ops, as seven files: for each
     layer (rules, kernels, backward) a header of its registration function
     and a .cc registering into that layer's process-wide registry at
     start-up, and PREFIX_family.h including the three. Each layer's files
     include only that layer's headers and the impl header it names, so the
     rules link without kernels or autograd."""
-    defined = [r for r in records if r["define"] is not None]
-    if not defined or len(defined) != len(records):
-        names = [r["name"] for r in records if r["define"] is None] or ["(none)"]
+    undefined = [r["name"] for r in records if r["define"] is None]
+    if not records or undefined:
         fail(records[0]["file"] if records else "op_family",
-             f"op_family() builds families whose every record defines its op; not defining: {', '.join(names)}")
+             "op_family() builds families whose every record defines its op; not defining: "
+             f"{', '.join(undefined) or '(no records)'}")
     families = {r["family"] for r in records}
     if len(families) != 1:
         fail(records[0]["file"], f"one family per op_family(), not {sorted(families)}")
-    first = defined[0]
+    first = records[0]
     fam, ns, impl, record_file = camel(first["family"]), first["define"]["namespace"], \
         first["define"]["impl"], first["file"]
-    stem = include_path(prefix)
     banner = [f"// Made by ops/records/generate.py from {record_file}: do not edit; change",
               "// the record (or the functions it names)."]
     signatures = {
@@ -334,7 +333,7 @@ def make_family(records, prefix):
 
     common = ["oneflow_sbp/check.h", "oneflow_sbp/status_macros.h"]
     rules = start("rules", common + ["ops/einsum_rule.h"])
-    for r in defined:
+    for r in records:
         d = r["define"]
         rules.append("  {")
         if "einsum" in d:
@@ -352,7 +351,7 @@ def make_family(records, prefix):
         rules += ["    OFS_RETURN_IF_ERROR(registry->Register(op));", "  }"]
     rules += static(f"Register{fam}Rules(&::oneflow_sbp::OpRegistry::Global())")
     kernels = start("kernels", common)
-    for r in defined:
+    for r in records:
         for device, enum in (("cpu", "kCpu"), ("cuda", "kCuda")):
             fn = r["define"][f"{device}_fn"]
             if fn is None:
@@ -363,7 +362,7 @@ def make_family(records, prefix):
             kernels += ["#ifdef OFS_WITH_CUDA", line, "#endif"] if device == "cuda" else [line]
     kernels += static(f"Register{fam}Kernels(::oneflow_sbp::kernels::KernelRegistry::Global())")
     backward = start("backward", common + ["eager/autograd.h"])
-    for r in defined:
+    for r in records:
         if r["backward"] == "rule":
             backward.append(f"  OFS_RETURN_IF_ERROR(::oneflow_sbp::eager::RegisterBackward("
                             f"{cc_string(r['name'])}, {r['backward_fn']}));")
@@ -372,17 +371,10 @@ def make_family(records, prefix):
     family = banner + [f"#ifndef {g}", f"#define {g}", "", "// Every layer's registration."] + \
         [f'#include "{stem}_{layer}_registration.h"' for layer in LAYERS] + ["", f"#endif  // {g}", ""]
     out = {"_family.h": "\n".join(family)}
-    for layer, text in (("rules", rules), ("kernels", kernels), ("backward", backward)):
+    for layer, text in zip(LAYERS, (rules, kernels, backward)):
         out[f"_{layer}_registration.h"] = "\n".join(header(layer))
         out[f"_{layer}_registration.cc"] = "\n".join(text)
     return out
-
-
-def include_path(prefix):
-    """PREFIX as an include path: Bazel's output tree is on the include path,
-    so bazel-out/<config>/bin/tests/toy is included as tests/toy."""
-    parts = prefix.split("/")
-    return "/".join(parts[parts.index("bin") + 1:]) if "bin" in parts else prefix
 
 
 def alias_text(a):
@@ -433,6 +425,8 @@ def main(argv):
     g.add_argument("--check_docs")
     g.add_argument("--write_docs")
     g.add_argument("--family")
+    p.add_argument("--include", help="with --family: the files' include path without the suffix "
+                   "(op_family() passes <package>/<name>); default: PREFIX")
     p.add_argument("records", nargs="+")
     args = p.parse_args(argv)
     try:
@@ -444,7 +438,7 @@ def main(argv):
             with open(args.backward_inc, "w") as f:
                 f.write(make_backward_inc(records))
         elif args.family:
-            for suffix, text in make_family(records, args.family).items():
+            for suffix, text in make_family(records, args.include or args.family).items():
                 with open(args.family + suffix, "w") as f:
                     f.write(text)
         elif args.docs:
