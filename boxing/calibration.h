@@ -22,7 +22,7 @@
 #include <string>
 #include <vector>
 
-#include "oneflow_sbp/placement.h"
+#include "oneflow_sbp/values/placement.h"
 
 namespace oneflow_sbp::boxing {
 

@@ -7,8 +7,8 @@
 #include "absl/container/flat_hash_set.h"
 #include "boxing/byte_count.h"
 #include "boxing/group_move.h"
-#include "oneflow_sbp/check.h"
-#include "oneflow_sbp/hierarchy_reduction.h"
+#include "oneflow_sbp/values/check.h"
+#include "oneflow_sbp/values/hierarchy_reduction.h"
 
 namespace oneflow_sbp::boxing {
 

@@ -36,11 +36,11 @@
 #include "absl/container/node_hash_map.h"
 #include "boxing/boxing_plan.h"
 #include "boxing/calibration.h"
-#include "oneflow_sbp/data_type.h"
-#include "oneflow_sbp/nd_sbp.h"
-#include "oneflow_sbp/placement.h"
-#include "oneflow_sbp/shape.h"
-#include "oneflow_sbp/tensor_slice_view.h"
+#include "oneflow_sbp/values/data_type.h"
+#include "oneflow_sbp/values/nd_sbp.h"
+#include "oneflow_sbp/values/placement.h"
+#include "oneflow_sbp/values/shape.h"
+#include "oneflow_sbp/values/tensor_slice_view.h"
 
 namespace oneflow_sbp::boxing {
 

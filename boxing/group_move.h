@@ -15,9 +15,9 @@
 
 #include "absl/types/span.h"
 #include "boxing/boxing_plan.h"
-#include "oneflow_sbp/nd_sbp.h"
-#include "oneflow_sbp/shape.h"
-#include "oneflow_sbp/tensor_slice_view.h"
+#include "oneflow_sbp/values/nd_sbp.h"
+#include "oneflow_sbp/values/shape.h"
+#include "oneflow_sbp/values/tensor_slice_view.h"
 
 namespace oneflow_sbp::boxing {
 

@@ -5,7 +5,7 @@
 #include <utility>
 #include <vector>
 
-#include "oneflow_sbp/tensor_slice_view.h"
+#include "oneflow_sbp/values/tensor_slice_view.h"
 
 namespace oneflow_sbp::boxing {
 namespace {

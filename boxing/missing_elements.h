@@ -20,8 +20,8 @@
 #include <cstdint>
 
 #include "absl/types/span.h"
-#include "oneflow_sbp/nd_sbp.h"
-#include "oneflow_sbp/shape.h"
+#include "oneflow_sbp/values/nd_sbp.h"
+#include "oneflow_sbp/values/shape.h"
 
 namespace oneflow_sbp::boxing {
 

@@ -9,7 +9,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "boxing/byte_count.h"
-#include "oneflow_sbp/check.h"
+#include "oneflow_sbp/values/check.h"
 
 namespace oneflow_sbp::boxing {
 namespace {

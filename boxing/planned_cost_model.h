@@ -14,7 +14,7 @@
 #include <string>
 
 #include "boxing/planner.h"
-#include "oneflow_sbp/planned_selection.h"
+#include "oneflow_sbp/inference/planned_selection.h"
 
 namespace oneflow_sbp::boxing {
 

@@ -15,8 +15,8 @@
 #include "boxing/collective_moves.h"
 #include "boxing/missing_elements.h"
 #include "boxing/p2p_exchange.h"
-#include "oneflow_sbp/check.h"
-#include "oneflow_sbp/hierarchy_reduction.h"
+#include "oneflow_sbp/values/check.h"
+#include "oneflow_sbp/values/hierarchy_reduction.h"
 
 namespace oneflow_sbp::boxing {
 

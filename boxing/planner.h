@@ -46,10 +46,10 @@
 #include "boxing/boxing_plan.h"
 #include "boxing/calibration.h"
 #include "boxing/p2p_exchange.h"
-#include "oneflow_sbp/data_type.h"
-#include "oneflow_sbp/nd_sbp.h"
-#include "oneflow_sbp/placement.h"
-#include "oneflow_sbp/shape.h"
+#include "oneflow_sbp/values/data_type.h"
+#include "oneflow_sbp/values/nd_sbp.h"
+#include "oneflow_sbp/values/placement.h"
+#include "oneflow_sbp/values/shape.h"
 
 namespace oneflow_sbp::boxing {
 

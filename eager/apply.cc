@@ -7,8 +7,8 @@
 #include "absl/time/clock.h"
 #include "eager/autograd.h"
 #include "eager/tensor_layout.h"
-#include "oneflow_sbp/status_macros.h"
-#include "ops/kernels/kernel_context.h"
+#include "oneflow_sbp/values/status_macros.h"
+#include "kernels/kernel_context.h"
 
 namespace oneflow_sbp::eager {
 namespace {
@@ -66,7 +66,7 @@ absl::StatusOr<InferRequest> MakeRequest(EagerContext& ctx,
     // engine refuses an output constraint there, so pin the inputs alone;
     // ApplyInternal checks the outputs the inference picked against
     // `required` afterwards.
-    OFS_ASSIGN_OR_RETURN(const Engine::PolicyPtr policy,
+    OFS_ASSIGN_OR_RETURN(const engine::Engine::PolicyPtr policy,
                          ctx.engine().SelectionPolicyFor(req.cost.policy, req.placement));
     const int pinned = policy->rules().filters.constraints_check_outputs ? call->num_blobs()
                                                                          : call->num_inputs();

@@ -11,7 +11,7 @@
 #include "absl/synchronization/mutex.h"
 #include "eager/apply.h"
 #include "eager/tensor_layout.h"
-#include "oneflow_sbp/quoted_input.h"
+#include "oneflow_sbp/values/quoted_input.h"
 
 namespace oneflow_sbp::eager {
 namespace {

@@ -30,7 +30,7 @@
 #include "absl/status/statusor.h"
 #include "eager/eager_context.h"
 #include "eager/global_tensor.h"
-#include "oneflow_sbp/op_call.h"
+#include "oneflow_sbp/rule_api/op_call.h"
 
 namespace oneflow_sbp::eager {
 

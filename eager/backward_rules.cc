@@ -13,7 +13,7 @@
 #include "eager/autograd.h"
 #include "eager/einsum_backward.h"
 #include "eager/tensor_layout.h"
-#include "oneflow_sbp/status_macros.h"
+#include "oneflow_sbp/values/status_macros.h"
 
 namespace oneflow_sbp::eager {
 namespace {

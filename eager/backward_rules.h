@@ -7,7 +7,7 @@
 // l2_normalize; einsum (eager/einsum_backward.h). Each rule is catalog ops
 // run through Apply. Each op's record (ops/records/*.toml) names its rule
 // (backward_fn), from which the registration table is made, or says why it
-// has none; tests/op_completeness_test.cc checks both ways.
+// has none; tests/rules/op_completeness_test.cc checks both ways.
 #ifndef EAGER_BACKWARD_RULES_H_
 #define EAGER_BACKWARD_RULES_H_
 

@@ -12,7 +12,7 @@ void RegisterRulesOnce() {
 }
 }  // namespace
 
-EagerContext::EagerContext(Engine& engine, comm::Communicator& world, EagerOptions options)
+EagerContext::EagerContext(engine::Engine& engine, comm::Communicator& world, EagerOptions options)
     : engine_(engine),
       world_(world),
       options_(std::move(options)),

@@ -26,13 +26,13 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "runtime/comm/communicator.h"
+#include "comm/communicator.h"
 #include "eager/program_recorder.h"
 #include "eager/trace.h"
 #include "engine/engine.h"
-#include "oneflow_sbp/op_call.h"
-#include "ops/kernels/kernel_context.h"
-#include "ops/kernels/kernel_registry.h"
+#include "oneflow_sbp/rule_api/op_call.h"
+#include "kernels/kernel_context.h"
+#include "kernels/kernel_registry.h"
 
 namespace oneflow_sbp::eager {
 
@@ -50,11 +50,11 @@ struct EagerOptions {
 
 class EagerContext {
  public:
-  EagerContext(Engine& engine, comm::Communicator& world, EagerOptions options = {});
+  EagerContext(engine::Engine& engine, comm::Communicator& world, EagerOptions options = {});
   EagerContext(const EagerContext&) = delete;
   EagerContext& operator=(const EagerContext&) = delete;
 
-  Engine& engine() { return engine_; }
+  engine::Engine& engine() { return engine_; }
   comm::Communicator& world() { return world_; }
   int64_t rank() const { return world_.rank(); }
   const EagerOptions& options() const { return options_; }
@@ -99,7 +99,7 @@ class EagerContext {
   }
 
  private:
-  Engine& engine_;
+  engine::Engine& engine_;
   comm::Communicator& world_;
   EagerOptions options_;
   const kernels::KernelRegistry* kernels_;

@@ -6,9 +6,9 @@
 #include "absl/strings/str_cat.h"
 #include "eager/apply.h"
 #include "eager/autograd.h"
-#include "oneflow_sbp/status_macros.h"
+#include "oneflow_sbp/values/status_macros.h"
 #include "ops/einsum_rule.h"
-#include "oneflow_sbp/quoted_input.h"
+#include "oneflow_sbp/values/quoted_input.h"
 
 namespace oneflow_sbp::eager {
 

@@ -21,11 +21,11 @@
 #include <memory>
 #include <string>
 
-#include "oneflow_sbp/infer_types.h"
-#include "oneflow_sbp/local_tensor.h"
-#include "oneflow_sbp/nd_sbp.h"
-#include "oneflow_sbp/placement.h"
-#include "oneflow_sbp/tensor_desc.h"
+#include "oneflow_sbp/inference/infer_types.h"
+#include "oneflow_sbp/storage/local_tensor.h"
+#include "oneflow_sbp/values/nd_sbp.h"
+#include "oneflow_sbp/values/placement.h"
+#include "oneflow_sbp/values/tensor_desc.h"
 
 namespace oneflow_sbp::eager {
 

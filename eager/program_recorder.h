@@ -24,9 +24,9 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/types/span.h"
-#include "oneflow_sbp/attr_value.h"
+#include "oneflow_sbp/values/attr_value.h"
 #include "eager/global_tensor.h"
-#include "oneflow_sbp/op_call.h"
+#include "oneflow_sbp/rule_api/op_call.h"
 
 namespace oneflow_sbp::eager {
 

@@ -11,8 +11,8 @@
 #include "eager/apply.h"
 #include "eager/tensor_layout.h"
 #include "graph/greedy.h"
-#include "oneflow_sbp/seeded_stream.h"
-#include "oneflow_sbp/status_macros.h"
+#include "oneflow_sbp/values/seeded_stream.h"
+#include "oneflow_sbp/values/status_macros.h"
 
 namespace oneflow_sbp::eager {
 namespace {

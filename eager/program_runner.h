@@ -24,11 +24,11 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "runtime/comm/traffic.h"
+#include "comm/traffic.h"
 #include "eager/eager_context.h"
 #include "graph/program.h"
 #include "graph/program_costs.h"
-#include "oneflow_sbp/local_tensor.h"
+#include "oneflow_sbp/storage/local_tensor.h"
 
 namespace oneflow_sbp::eager {
 

@@ -6,8 +6,8 @@
 #include "absl/time/clock.h"
 #include "runtime/executor.h"
 #include "runtime/region_copy.h"
-#include "oneflow_sbp/nd_sbp_validation.h"
-#include "oneflow_sbp/tensor_slice_view.h"
+#include "oneflow_sbp/values/nd_sbp_validation.h"
+#include "oneflow_sbp/values/tensor_slice_view.h"
 
 namespace oneflow_sbp::eager {
 namespace {
@@ -61,15 +61,15 @@ absl::StatusOr<GlobalTensor> Redistribute(EagerContext& ctx, const GlobalTensor&
   absl::StatusOr<std::shared_ptr<const boxing::BoxingPlan>> plan = ctx.engine().Plan(
       boxing::PlanRequest{t.shape(), t.dtype(), t.placement(), t.nd_sbp(), placement, nd_sbp});
   if (!plan.ok()) return plan.status();
-  boxing::ExecutionReport report;
+  runtime::ExecutionReport report;
   absl::Time start = absl::Now();
-  absl::StatusOr<LocalTensor> out = boxing::ExecutePlan(**plan, t.local(), ctx.world(),
+  absl::StatusOr<LocalTensor> out = runtime::ExecutePlan(**plan, t.local(), ctx.world(),
                                                         &report, ctx.call_options());
   if (!out.ok()) return out.status();
   if (events != nullptr) {
     for (size_t k = 0; k < report.steps.size(); ++k) {
-      const boxing::StepReport& r = report.steps[k];
-      const comm::Traffic planned = boxing::PlannedTraffic(**plan, static_cast<int>(k), ctx.rank());
+      const runtime::StepReport& r = report.steps[k];
+      const comm::Traffic planned = runtime::PlannedTraffic(**plan, static_cast<int>(k), ctx.rank());
       const boxing::BoxingStep& step = (*plan)->steps[k];
       std::string what(boxing::StepKindName(r.kind));
       if (step.kind != boxing::StepKind::kPointToPoint) {
@@ -114,8 +114,8 @@ absl::StatusOr<GlobalTensor> FromFull(EagerContext& ctx, const LocalTensor& full
   absl::StatusOr<LocalTensor> local = LocalTensor::Zeros(full.dtype(), DimsOf(slice));
   if (!local.ok()) return local.status();
   if (keeps) {
-    s = boxing::CopyRegion(full, TensorSlice(*shape), slice, &*local, slice,
-                           boxing::RegionOp::kCopy);
+    s = runtime::CopyRegion(full, TensorSlice(*shape), slice, &*local, slice,
+                           runtime::RegionOp::kCopy);
     if (!s.ok()) return s;
   }
   if (placement.device_type() != DeviceType::kCpu) {

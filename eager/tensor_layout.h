@@ -15,7 +15,7 @@
 #include "eager/eager_context.h"
 #include "eager/global_tensor.h"
 #include "eager/trace.h"
-#include "oneflow_sbp/local_tensor.h"
+#include "oneflow_sbp/storage/local_tensor.h"
 
 namespace oneflow_sbp::eager {
 

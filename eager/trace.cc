@@ -3,7 +3,7 @@
 #include <fstream>
 
 #include "absl/strings/str_cat.h"
-#include "oneflow_sbp/quoted_input.h"
+#include "oneflow_sbp/values/quoted_input.h"
 
 namespace oneflow_sbp::eager {
 namespace {

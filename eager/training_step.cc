@@ -11,9 +11,9 @@
 #include "eager/autograd.h"
 #include "eager/eager_context.h"
 #include "eager/program_recorder.h"
-#include "oneflow_sbp/status_macros.h"
-#include "runtime/comm/inprocess_world.h"
-#include "oneflow_sbp/quoted_input.h"
+#include "oneflow_sbp/values/status_macros.h"
+#include "comm/inprocess_world.h"
+#include "oneflow_sbp/values/quoted_input.h"
 
 namespace oneflow_sbp::eager {
 namespace {
@@ -140,7 +140,7 @@ absl::Status RecordStep(EagerContext& ctx, const graph::Program& forward, const 
 
 // The step program from the recording: leaves first (parameters and
 // state free, other leaves marked), then every recorded op in order.
-absl::StatusOr<graph::TrainingStepInfo> BuildStep(const Engine& engine,
+absl::StatusOr<graph::TrainingStepInfo> BuildStep(const engine::Engine& engine,
                                                   const graph::Program& forward,
                                                   const ProgramRecorder& rec,
                                                   const Recording& r) {
@@ -249,7 +249,7 @@ absl::StatusOr<graph::TrainingStepInfo> BuildStep(const Engine& engine,
 
 }  // namespace
 
-absl::StatusOr<graph::TrainingStepInfo> ExpandTrainingStep(Engine& engine,
+absl::StatusOr<graph::TrainingStepInfo> ExpandTrainingStep(engine::Engine& engine,
                                                            const graph::Program& forward,
                                                            const TrainingStepOptions& options) {
   if (forward.outputs().size() != 1) {

@@ -56,7 +56,7 @@ struct TrainingStepOptions {
   double learning_rate = 1e-3;
 };
 
-absl::StatusOr<graph::TrainingStepInfo> ExpandTrainingStep(Engine& engine,
+absl::StatusOr<graph::TrainingStepInfo> ExpandTrainingStep(engine::Engine& engine,
                                                            const graph::Program& forward,
                                                            const TrainingStepOptions& options);
 

@@ -6,12 +6,12 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "boxing/planned_cost_model.h"
-#include "oneflow_sbp/oneflow_selection.h"
-#include "oneflow_sbp/planned_selection.h"
+#include "oneflow_sbp/inference/oneflow_selection.h"
+#include "oneflow_sbp/inference/planned_selection.h"
 #include "ops/builtin_ops.h"
-#include "oneflow_sbp/quoted_input.h"
+#include "oneflow_sbp/values/quoted_input.h"
 
-namespace oneflow_sbp {
+namespace oneflow_sbp::engine {
 namespace {
 
 absl::Status ValidateCalibration(const boxing::Calibration& c) {
@@ -183,4 +183,4 @@ void Engine::ClearCaches() {
   planner_->Clear();
 }
 
-}  // namespace oneflow_sbp
+}  // namespace oneflow_sbp::engine

@@ -5,7 +5,7 @@
 //
 // Example (docs/examples/engine_example.cc, built and run by
 // //docs/examples:engine_example):
-//   absl::StatusOr<std::unique_ptr<Engine>> engine = Engine::Create();  // the built-in ops
+//   absl::StatusOr<std::unique_ptr<engine::Engine>> engine = engine::Engine::Create();  // the built-in ops
 //   if (!engine.ok()) return engine.status();
 //   InferRequest req;
 //   OFS_ASSIGN_OR_RETURN(req.op, (*engine)->MakeCall("matmul", /*num_inputs=*/2));
@@ -45,13 +45,13 @@
 #include "boxing/boxing_plan.h"
 #include "boxing/calibration.h"
 #include "boxing/planner.h"
-#include "oneflow_sbp/infer_cache.h"
-#include "oneflow_sbp/infer_key.h"
-#include "oneflow_sbp/infer_types.h"
-#include "oneflow_sbp/op_registry.h"
-#include "oneflow_sbp/selection_policy.h"
+#include "oneflow_sbp/inference/infer_cache.h"
+#include "oneflow_sbp/inference/infer_key.h"
+#include "oneflow_sbp/inference/infer_types.h"
+#include "oneflow_sbp/rule_api/op_registry.h"
+#include "oneflow_sbp/inference/selection_policy.h"
 
-namespace oneflow_sbp {
+namespace oneflow_sbp::engine {
 
 class Engine {
  public:
@@ -172,6 +172,5 @@ class Engine {
   std::atomic<int> num_policies_{0};
 };
 
-}  // namespace oneflow_sbp
-
+}  // namespace oneflow_sbp::engine
 #endif  // ENGINE_ENGINE_H_

@@ -18,12 +18,12 @@
 #include "absl/time/time.h"
 #include "boxing/boxing_plan.h"
 #include "boxing/calibration.h"
-#include "runtime/comm/inprocess_world.h"
+#include "comm/inprocess_world.h"
 #include "boxing/planner.h"
 #include "fuzz/fuzz_check.h"
 #include "fuzz/fuzz_gen.h"
 #include "fuzz/fuzz_input.h"
-#include "tools/boxing_execution.h"
+#include "cli/boxing_execution.h"
 
 namespace oneflow_sbp::fuzz {
 namespace {

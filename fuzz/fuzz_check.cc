@@ -6,7 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/status/statusor.h"
-#include "oneflow_sbp/tensor_slice_view.h"
+#include "oneflow_sbp/values/tensor_slice_view.h"
 
 namespace oneflow_sbp::fuzz {
 

@@ -7,9 +7,9 @@
 #include <string>
 
 #include "absl/status/status.h"
-#include "oneflow_sbp/nd_sbp.h"
-#include "oneflow_sbp/placement.h"
-#include "oneflow_sbp/shape.h"
+#include "oneflow_sbp/values/nd_sbp.h"
+#include "oneflow_sbp/values/placement.h"
+#include "oneflow_sbp/values/shape.h"
 
 namespace oneflow_sbp::fuzz {
 

@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "oneflow_sbp/check.h"
+#include "oneflow_sbp/values/check.h"
 
 namespace oneflow_sbp::fuzz {
 

@@ -17,26 +17,26 @@
 #include "fuzz/fuzz_check.h"
 #include "fuzz/fuzz_gen.h"
 #include "fuzz/fuzz_input.h"
-#include "oneflow_sbp/attr_value.h"
+#include "oneflow_sbp/values/attr_value.h"
 #include "engine/engine.h"
-#include "oneflow_sbp/infer_types.h"
-#include "oneflow_sbp/op_call.h"
-#include "oneflow_sbp/sbp_signature.h"
+#include "oneflow_sbp/inference/infer_types.h"
+#include "oneflow_sbp/rule_api/op_call.h"
+#include "oneflow_sbp/rule_api/sbp_signature.h"
 #include "ops/builtin_ops.h"
 
 namespace oneflow_sbp::fuzz {
 namespace {
 
-std::unique_ptr<Engine> NewEngine() {
-  Engine::Options options;
-  options.registry = Engine::Options::Borrow(ops::BuiltinOpRegistry());
-  absl::StatusOr<std::unique_ptr<Engine>> e = Engine::Create(std::move(options));
+std::unique_ptr<engine::Engine> NewEngine() {
+  engine::Engine::Options options;
+  options.registry = engine::Engine::Options::Borrow(ops::BuiltinOpRegistry());
+  absl::StatusOr<std::unique_ptr<engine::Engine>> e = engine::Engine::Create(std::move(options));
   FUZZ_CHECK(e.ok(), e.status().ToString());
   return *std::move(e);
 }
 
-Engine& TheEngine() {
-  static Engine* engine = NewEngine().release();
+engine::Engine& TheEngine() {
+  static engine::Engine* engine = NewEngine().release();
   return *engine;
 }
 
@@ -124,12 +124,12 @@ void FuzzOne(FuzzInput& in) {
   req.explain = in.Bool();
 
   const std::string what = absl::StrCat((*call)->ToString(), " on ", req.placement.ToString());
-  Engine& engine = TheEngine();
+  engine::Engine& engine = TheEngine();
   engine.ClearCaches();
   absl::StatusOr<std::shared_ptr<const InferResult>> cold = engine.Infer(req);
   CheckNotInternal(cold.status(), what);
   absl::StatusOr<std::shared_ptr<const InferResult>> warm = engine.Infer(req);
-  std::unique_ptr<Engine> fresh = NewEngine();
+  std::unique_ptr<engine::Engine> fresh = NewEngine();
   absl::StatusOr<std::shared_ptr<const InferResult>> other = fresh->Infer(req);
   FUZZ_CHECK(cold.ok() == warm.ok() && cold.ok() == other.ok() &&
                  cold.status().ToString() == other.status().ToString(),

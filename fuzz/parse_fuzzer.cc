@@ -14,12 +14,12 @@
 #include "absl/strings/str_cat.h"
 #include "fuzz/fuzz_check.h"
 #include "fuzz/fuzz_input.h"
-#include "oneflow_sbp/attr_value.h"
-#include "oneflow_sbp/data_type.h"
-#include "oneflow_sbp/nd_sbp.h"
-#include "oneflow_sbp/placement.h"
-#include "oneflow_sbp/sbp_parallel.h"
-#include "oneflow_sbp/shape.h"
+#include "oneflow_sbp/values/attr_value.h"
+#include "oneflow_sbp/values/data_type.h"
+#include "oneflow_sbp/values/nd_sbp.h"
+#include "oneflow_sbp/values/placement.h"
+#include "oneflow_sbp/values/sbp_parallel.h"
+#include "oneflow_sbp/values/shape.h"
 
 namespace oneflow_sbp::fuzz {
 namespace {

@@ -62,11 +62,11 @@ void FuzzOne(FuzzInput& in) {
   const std::vector<int64_t>& mesh = kMeshes[in.Byte() % kMeshes.size()];
   const std::string json(in.Rest());
   const absl::StatusOr<graph::Program> first =
-      ProgramFromJson(json, ops::BuiltinOpRegistry(), mesh);
+      io::ProgramFromJson(json, ops::BuiltinOpRegistry(), mesh);
   CheckNotInternal(first.status(), "ProgramFromJson");
   if (first.ok()) CheckConsistent(*first);
   const absl::StatusOr<graph::Program> second =
-      ProgramFromJson(json, ops::BuiltinOpRegistry(), mesh);
+      io::ProgramFromJson(json, ops::BuiltinOpRegistry(), mesh);
   FUZZ_CHECK(Outcome(first) == Outcome(second),
              absl::StrCat("two reads disagree:\n", Outcome(first), "\n---\n", Outcome(second)));
 }

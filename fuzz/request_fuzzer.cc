@@ -15,16 +15,16 @@
 #include "fuzz/fuzz_input.h"
 #include "engine/engine.h"
 #include "ops/builtin_ops.h"
-#include "tools/cmd_infer.h"
+#include "cli/cmd_infer.h"
 
 namespace oneflow_sbp::fuzz {
 namespace {
 
-Engine& TheEngine() {
-  static Engine* engine = [] {
-    Engine::Options options;
-    options.registry = Engine::Options::Borrow(ops::BuiltinOpRegistry());
-    absl::StatusOr<std::unique_ptr<Engine>> e = Engine::Create(std::move(options));
+engine::Engine& TheEngine() {
+  static engine::Engine* engine = [] {
+    engine::Engine::Options options;
+    options.registry = engine::Engine::Options::Borrow(ops::BuiltinOpRegistry());
+    absl::StatusOr<std::unique_ptr<engine::Engine>> e = engine::Engine::Create(std::move(options));
     FUZZ_CHECK(e.ok(), e.status().ToString());
     return e->release();
   }();
@@ -40,7 +40,7 @@ void FuzzOne(FuzzInput& in) {
   cli::InferOptions options;
   options.format = kFormats[in.Byte() % 4];
   options.request = std::string(in.Rest());
-  Engine& engine = TheEngine();
+  engine::Engine& engine = TheEngine();
   engine.ClearCaches();
   const absl::StatusOr<std::string> cold = cli::RunInfer(options, engine);
   CheckNotInternal(cold.status(), "RunInfer");

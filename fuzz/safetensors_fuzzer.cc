@@ -1,4 +1,4 @@
-// Fuzz target: the safetensors header validator (io/safetensors.h), the
+// Fuzz target: the safetensors header validator (checkpoint/safetensors.h), the
 // part of a model file that is read before anything is trusted.
 //
 // Input: the first 8 bytes give the data region's size (little-endian,
@@ -15,7 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "fuzz/fuzz_check.h"
 #include "fuzz/fuzz_input.h"
-#include "io/safetensors.h"
+#include "checkpoint/safetensors.h"
 
 namespace oneflow_sbp::fuzz {
 namespace {
@@ -26,12 +26,12 @@ void FuzzOne(FuzzInput& in) {
   data_size %= uint64_t{1} << 30;
   const std::string json(in.Rest());
   const int64_t start = 8 + static_cast<int64_t>(json.size());
-  absl::StatusOr<io::SafetensorsHeader> h =
-      io::ParseSafetensorsHeader(json, start, static_cast<int64_t>(data_size), "fuzz.safetensors");
+  absl::StatusOr<checkpoint::SafetensorsHeader> h =
+      checkpoint::ParseSafetensorsHeader(json, start, static_cast<int64_t>(data_size), "fuzz.safetensors");
   CheckNotInternal(h.status(), "ParseSafetensorsHeader");
   if (!h.ok()) return;
   int64_t prev_end = start;
-  for (const io::SafetensorsEntry& e : h->entries) {
+  for (const checkpoint::SafetensorsEntry& e : h->entries) {
     FUZZ_CHECK(e.begin >= prev_end, absl::StrCat("tensor '", e.name, "' overlaps or is unsorted"));
     FUZZ_CHECK(e.end <= start + static_cast<int64_t>(data_size),
                absl::StrCat("tensor '", e.name, "' ends past the data region"));

@@ -1,5 +1,5 @@
 // Fuzz target: the rendezvous store's request decoder
-// (runtime/comm/store_protocol.h), the first code that bytes from a
+// (comm/store_protocol.h), the first code that bytes from a
 // connection reach.
 //
 // Input: the first byte picks the mode, the rest is bytes off the wire.
@@ -22,7 +22,7 @@
 #include "absl/strings/str_cat.h"
 #include "fuzz/fuzz_check.h"
 #include "fuzz/fuzz_input.h"
-#include "runtime/comm/store_protocol.h"
+#include "comm/store_protocol.h"
 
 namespace oneflow_sbp::fuzz {
 namespace {

@@ -57,7 +57,7 @@ int64_t BoxingPrices::PricingWork(const boxing::PlanRequest& r, bool* without_ex
   return SatMul(layouts, SatAdd(per_layout, SatAdd(SatMul(ranks, ranks), kPairOverhead)));
 }
 
-BoxingPrices::BoxingPrices(Engine& engine, Placement placement, int64_t work_budget,
+BoxingPrices::BoxingPrices(engine::Engine& engine, Placement placement, int64_t work_budget,
                            bool collectives_only)
     : engine_(engine),
       placement_(std::move(placement)),

@@ -48,9 +48,9 @@
 #include "boxing/boxing_plan.h"
 #include "boxing/planner.h"
 #include "engine/engine.h"
-#include "oneflow_sbp/nd_sbp.h"
-#include "oneflow_sbp/placement.h"
-#include "oneflow_sbp/tensor_desc.h"
+#include "oneflow_sbp/values/nd_sbp.h"
+#include "oneflow_sbp/values/placement.h"
+#include "oneflow_sbp/values/tensor_desc.h"
 
 namespace oneflow_sbp::graph {
 
@@ -90,7 +90,7 @@ class BoxingPrices {
   // `collectives_only`, every pair is priced by its cheapest plan made of
   // collectives (boxing::PlanRequest::collectives_only), never by a p2p
   // exchange, whose pricing is O(ranks^2).
-  BoxingPrices(Engine& engine, Placement placement,
+  BoxingPrices(engine::Engine& engine, Placement placement,
                int64_t work_budget = kDefaultWorkBudget, bool collectives_only = false);
 
   absl::StatusOr<BoxingPrice> Price(const TensorDesc& desc, const NdSbp& from, const NdSbp& to);
@@ -107,7 +107,7 @@ class BoxingPrices {
   // order.
   absl::Status Prefetch(const std::vector<Request>& requests, int threads);
 
-  Engine& engine() const { return engine_; }
+  engine::Engine& engine() const { return engine_; }
   const Placement& placement() const { return placement_; }
   // Plans made so far for Time and Prefetch (after sharing).
   size_t num_time_plans() const { return times_.size(); }
@@ -148,7 +148,7 @@ class BoxingPrices {
   // `count`: the keys are plans num_time_plans() counts, so those priced
   // without exchanges count in pairs_without_exchanges().
   absl::Status Charge(const std::vector<Key>& keys, bool count);
-  Engine& engine_;
+  engine::Engine& engine_;
   Placement placement_;
   int64_t work_budget_;
   bool collectives_only_;

@@ -2,7 +2,7 @@
 
 #include <vector>
 
-#include "oneflow_sbp/check.h"
+#include "oneflow_sbp/values/check.h"
 #include "ops/op_record.h"
 
 namespace oneflow_sbp::graph {

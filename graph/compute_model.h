@@ -29,11 +29,11 @@
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "boxing/calibration.h"
-#include "oneflow_sbp/nd_sbp.h"
-#include "oneflow_sbp/op_call.h"
-#include "oneflow_sbp/sbp_signature.h"
-#include "oneflow_sbp/shape.h"
-#include "oneflow_sbp/tensor_desc.h"
+#include "oneflow_sbp/values/nd_sbp.h"
+#include "oneflow_sbp/rule_api/op_call.h"
+#include "oneflow_sbp/rule_api/sbp_signature.h"
+#include "oneflow_sbp/values/shape.h"
+#include "oneflow_sbp/values/tensor_desc.h"
 
 namespace oneflow_sbp::graph {
 

@@ -6,7 +6,7 @@
 #include <utility>
 #include <vector>
 
-#include "oneflow_sbp/check.h"
+#include "oneflow_sbp/values/check.h"
 
 namespace oneflow_sbp::graph {
 namespace {

@@ -22,7 +22,7 @@ InferRequest EagerInferRequest(std::shared_ptr<const OpCall> call, const Placeme
   return req;
 }
 
-absl::StatusOr<Assignment> GreedyAssignment(const Program& program, Engine& engine,
+absl::StatusOr<Assignment> GreedyAssignment(const Program& program, engine::Engine& engine,
                                             PolicyName policy) {
   const NdSbp all_b = NdSbp::Repeat(SbpParallel::Broadcast(), program.placement().num_axes());
   Assignment a;

@@ -20,7 +20,7 @@
 #include "engine/engine.h"
 #include "graph/program.h"
 #include "graph/program_costs.h"
-#include "oneflow_sbp/policy_name.h"
+#include "oneflow_sbp/inference/policy_name.h"
 
 namespace oneflow_sbp::graph {
 
@@ -33,7 +33,7 @@ InferRequest EagerInferRequest(std::shared_ptr<const OpCall> call, const Placeme
                                std::vector<InferInput> inputs, PolicyName policy);
 
 // Errors of Engine::Infer, prefixed with the op's label.
-absl::StatusOr<Assignment> GreedyAssignment(const Program& program, Engine& engine,
+absl::StatusOr<Assignment> GreedyAssignment(const Program& program, engine::Engine& engine,
                                             PolicyName policy = PolicyName::OneFlow());
 
 }  // namespace oneflow_sbp::graph

@@ -4,8 +4,8 @@
 #include <string>
 #include <utility>
 
-#include "oneflow_sbp/nd_sbp.h"
-#include "oneflow_sbp/shape.h"
+#include "oneflow_sbp/values/nd_sbp.h"
+#include "oneflow_sbp/values/shape.h"
 #include "ops/op_record.h"
 
 namespace oneflow_sbp::graph {

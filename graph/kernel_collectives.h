@@ -1,6 +1,6 @@
 // Communication an op's kernel does itself, beside the boxing of its
 // inputs: a few layouts cannot be computed shard by shard, and their
-// kernels call collectives (ops/kernels/kernel_context.h, "Collectives").
+// kernels call collectives (kernels/kernel_context.h, "Collectives").
 // The cost model (program_costs.h, selection_problem.h) prices them, so
 // that the bytes `sbp plan --execute` measures on real ranks are the bytes
 // the plan predicted (issue 23: the demo's vocabulary-parallel cross
@@ -13,7 +13,7 @@
 //
 // Which kernels do this is the op record's kernel_collectives field
 // (ops/records/*.toml); the kinds (keep in step with
-// ops/kernels/cpu/cross_entropy_kernels.cc):
+// kernels/cpu/cross_entropy_kernels.cc):
 //   sparse_softmax_cross_entropy[_ms] with prediction's class dim (the
 //   last) split on some mesh axes: two all-reduces (row maxima, then row
 //   sums of exp) of one f64 per row over the ranks that split the classes.
@@ -24,9 +24,9 @@
 
 #include "absl/types/span.h"
 #include "graph/boxing_prices.h"
-#include "oneflow_sbp/op_call.h"
-#include "oneflow_sbp/sbp_signature.h"
-#include "oneflow_sbp/tensor_desc.h"
+#include "oneflow_sbp/rule_api/op_call.h"
+#include "oneflow_sbp/rule_api/sbp_signature.h"
+#include "oneflow_sbp/values/tensor_desc.h"
 
 namespace oneflow_sbp::graph {
 

@@ -8,7 +8,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
-#include "oneflow_sbp/sbp_signature.h"
+#include "oneflow_sbp/rule_api/sbp_signature.h"
 
 namespace oneflow_sbp::graph {
 

@@ -3,8 +3,8 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "oneflow_sbp/nd_sbp_validation.h"
-#include "oneflow_sbp/quoted_input.h"
+#include "oneflow_sbp/values/nd_sbp_validation.h"
+#include "oneflow_sbp/values/quoted_input.h"
 
 namespace oneflow_sbp::graph {
 

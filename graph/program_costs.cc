@@ -3,9 +3,9 @@
 #include "absl/strings/str_cat.h"
 #include "graph/cost_graph.h"
 #include "graph/kernel_collectives.h"
-#include "oneflow_sbp/nd_sbp_validation.h"
-#include "oneflow_sbp/quoted_input.h"
-#include "oneflow_sbp/status_macros.h"
+#include "oneflow_sbp/values/nd_sbp_validation.h"
+#include "oneflow_sbp/values/quoted_input.h"
+#include "oneflow_sbp/values/status_macros.h"
 
 namespace oneflow_sbp::graph {
 

@@ -44,8 +44,8 @@
 #include "graph/boxing_prices.h"
 #include "graph/compute_model.h"
 #include "graph/program.h"
-#include "oneflow_sbp/nd_sbp.h"
-#include "oneflow_sbp/sbp_signature.h"
+#include "oneflow_sbp/values/nd_sbp.h"
+#include "oneflow_sbp/rule_api/sbp_signature.h"
 
 namespace oneflow_sbp::graph {
 

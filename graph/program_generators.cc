@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "oneflow_sbp/status_macros.h"
+#include "oneflow_sbp/values/status_macros.h"
 
 namespace oneflow_sbp::graph {
 namespace {

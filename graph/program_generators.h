@@ -12,8 +12,8 @@
 
 #include "absl/status/statusor.h"
 #include "graph/program.h"
-#include "oneflow_sbp/op_registry.h"
-#include "oneflow_sbp/placement.h"
+#include "oneflow_sbp/rule_api/op_registry.h"
+#include "oneflow_sbp/values/placement.h"
 
 namespace oneflow_sbp::graph {
 

@@ -203,7 +203,7 @@ class CapSearch {
 
 }  // namespace
 
-absl::StatusOr<ProgramPlan> PlanProgram(const Program& program, Engine& engine,
+absl::StatusOr<ProgramPlan> PlanProgram(const Program& program, engine::Engine& engine,
                                         const PlanProgramOptions& options) {
   const auto start_time = std::chrono::steady_clock::now();
   if (options.memory_cap_bytes.has_value() && *options.memory_cap_bytes <= 0) {

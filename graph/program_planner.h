@@ -62,7 +62,7 @@
 #include "graph/graph_solver.h"
 #include "graph/program.h"
 #include "graph/program_costs.h"
-#include "oneflow_sbp/policy_name.h"
+#include "oneflow_sbp/inference/policy_name.h"
 
 namespace oneflow_sbp::graph {
 
@@ -119,7 +119,7 @@ struct ProgramPlan {
 // no choice fits the cap, or if pricing the boxing the choices need would
 // go over options.work_budget (checked before pricing); kUnimplemented if every choice needs a boxing
 // the planner cannot do (or boxes a mutable input).
-absl::StatusOr<ProgramPlan> PlanProgram(const Program& program, Engine& engine,
+absl::StatusOr<ProgramPlan> PlanProgram(const Program& program, engine::Engine& engine,
                                         const PlanProgramOptions& options);
 
 }  // namespace oneflow_sbp::graph

@@ -4,12 +4,12 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
-#include "oneflow_sbp/candidate_list.h"
-#include "oneflow_sbp/candidate_stages.h"
-#include "oneflow_sbp/explain_recorder.h"
+#include "oneflow_sbp/inference/candidate_list.h"
+#include "oneflow_sbp/inference/candidate_stages.h"
+#include "oneflow_sbp/inference/explain_recorder.h"
 #include "graph/compute_model.h"
 #include "graph/kernel_collectives.h"
-#include "oneflow_sbp/policy_name.h"
+#include "oneflow_sbp/inference/policy_name.h"
 
 namespace oneflow_sbp::graph {
 namespace {
@@ -19,7 +19,7 @@ absl::Status Named(const ProgramOp& op, const absl::Status& s) {
 }
 
 absl::StatusOr<std::vector<NdSbpSignature>> OpCandidates(const Program& program,
-                                                         const ProgramOp& op, Engine& engine) {
+                                                         const ProgramOp& op, engine::Engine& engine) {
   InferRequest req;
   req.op = op.call;
   req.placement = program.placement();
@@ -28,7 +28,7 @@ absl::StatusOr<std::vector<NdSbpSignature>> OpCandidates(const Program& program,
   for (int t : op.inputs) req.inputs.emplace_back(program.tensors()[t].desc, all_b);
   absl::StatusOr<PreparedRequest> p = PrepareRequest(req);
   if (!p.ok()) return Named(op, p.status());
-  absl::StatusOr<Engine::PolicyPtr> policy =
+  absl::StatusOr<engine::Engine::PolicyPtr> policy =
       engine.SelectionPolicyFor(PolicyName::Planned(), program.placement());
   if (!policy.ok()) return policy.status();
   const StageRules& rules = (*policy)->rules();

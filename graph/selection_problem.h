@@ -42,7 +42,7 @@
 #include "graph/cost_graph.h"
 #include "graph/program.h"
 #include "graph/program_costs.h"
-#include "oneflow_sbp/sbp_signature.h"
+#include "oneflow_sbp/rule_api/sbp_signature.h"
 
 namespace oneflow_sbp::graph {
 

@@ -34,7 +34,7 @@
 #include "absl/types/span.h"
 #include "graph/program.h"
 #include "graph/program_costs.h"
-#include "oneflow_sbp/nd_sbp.h"
+#include "oneflow_sbp/values/nd_sbp.h"
 
 namespace oneflow_sbp::graph {
 

@@ -6,14 +6,14 @@
 
 #include "absl/strings/str_cat.h"
 #include "io/proto_io.h"
-#include "oneflow_sbp/nd_sbp.h"
-#include "oneflow_sbp/quoted_input.h"
+#include "oneflow_sbp/values/nd_sbp.h"
+#include "oneflow_sbp/values/quoted_input.h"
 
-namespace oneflow_sbp::boxing {
+namespace oneflow_sbp::io {
 namespace {
 
-absl::StatusOr<LinkSpec> LinkFromProto(const oneflow::LinkSpecProto& p, const std::string& what) {
-  LinkSpec l;
+absl::StatusOr<boxing::LinkSpec> LinkFromProto(const oneflow::LinkSpecProto& p, const std::string& what) {
+  boxing::LinkSpec l;
   if (p.has_bandwidth_bytes_per_s()) l.bandwidth_bytes_per_s = p.bandwidth_bytes_per_s();
   if (p.has_latency_s()) l.latency_s = p.latency_s();
   if (!(l.bandwidth_bytes_per_s > 0) || !(l.latency_s >= 0)) {
@@ -26,19 +26,19 @@ absl::StatusOr<LinkSpec> LinkFromProto(const oneflow::LinkSpecProto& p, const st
 
 }  // namespace
 
-absl::StatusOr<Calibration> CalibrationFromProto(const oneflow::CalibrationProto& proto) {
+absl::StatusOr<boxing::Calibration> CalibrationFromProto(const oneflow::CalibrationProto& proto) {
   if (proto.axis_size() > NdSbp::kMaxAxes) {
     return absl::InvalidArgumentError(absl::StrCat("calibration lists ", proto.axis_size(),
                                                    " mesh axes; at most ", NdSbp::kMaxAxes));
   }
-  Calibration c = Calibration::Defaults(NdSbp::kMaxAxes);
+  boxing::Calibration c = boxing::Calibration::Defaults(NdSbp::kMaxAxes);
   for (int i = 0; i < proto.axis_size(); ++i) {
-    absl::StatusOr<LinkSpec> l = LinkFromProto(proto.axis(i), absl::StrCat("axis ", i));
+    absl::StatusOr<boxing::LinkSpec> l = LinkFromProto(proto.axis(i), absl::StrCat("axis ", i));
     if (!l.ok()) return l.status();
     c.axis(i) = *l;
   }
   if (proto.has_p2p()) {
-    absl::StatusOr<LinkSpec> l = LinkFromProto(proto.p2p(), "p2p");
+    absl::StatusOr<boxing::LinkSpec> l = LinkFromProto(proto.p2p(), "p2p");
     if (!l.ok()) return l.status();
     c.p2p() = *l;
   }
@@ -52,7 +52,7 @@ absl::StatusOr<Calibration> CalibrationFromProto(const oneflow::CalibrationProto
   return c;
 }
 
-oneflow::CalibrationProto CalibrationToProto(const Calibration& calibration) {
+oneflow::CalibrationProto CalibrationToProto(const boxing::Calibration& calibration) {
   oneflow::CalibrationProto p;
   for (int i = 0; i < calibration.num_axes(); ++i) {
     oneflow::LinkSpecProto* a = p.add_axis();
@@ -66,16 +66,16 @@ oneflow::CalibrationProto CalibrationToProto(const Calibration& calibration) {
   return p;
 }
 
-absl::StatusOr<Calibration> ParseCalibration(absl::string_view text, absl::string_view what) {
+absl::StatusOr<boxing::Calibration> ParseCalibration(absl::string_view text, absl::string_view what) {
   oneflow::CalibrationProto proto;
-  absl::Status s = FromTextProto(text, &proto);
+  absl::Status s = io::FromTextProto(text, &proto);
   if (!s.ok()) return absl::InvalidArgumentError(absl::StrCat(what, ": ", s.message()));
-  absl::StatusOr<Calibration> c = CalibrationFromProto(proto);
+  absl::StatusOr<boxing::Calibration> c = CalibrationFromProto(proto);
   if (!c.ok()) return absl::InvalidArgumentError(absl::StrCat(what, ": ", c.status().message()));
   return c;
 }
 
-absl::StatusOr<Calibration> LoadCalibration(const std::string& path) {
+absl::StatusOr<boxing::Calibration> LoadCalibration(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
   if (!f) return absl::InvalidArgumentError(absl::StrCat("cannot read calibration file ", QuotedPath(path)));
   std::string text(kMaxCalibrationBytes + 1, '\0');
@@ -94,7 +94,7 @@ absl::Status SaveCalibration(const std::string& path, const oneflow::Calibration
   // /dev/full) shows only when the buffer reaches the file.
   errno = 0;
   std::ofstream f(path, std::ios::binary | std::ios::trunc);
-  if (f) f << ToTextProto(proto);
+  if (f) f << io::ToTextProto(proto);
   if (f) f.close();
   if (!f) {
     return absl::InvalidArgumentError(absl::StrCat("cannot write calibration file ",
@@ -104,4 +104,4 @@ absl::Status SaveCalibration(const std::string& path, const oneflow::Calibration
   return absl::OkStatus();
 }
 
-}  // namespace oneflow_sbp::boxing
+}  // namespace oneflow_sbp::io

@@ -19,21 +19,20 @@
 #include "boxing/calibration.h"
 #include "proto/boxing.pb.h"
 
-namespace oneflow_sbp::boxing {
+namespace oneflow_sbp::io {
 
-absl::StatusOr<Calibration> CalibrationFromProto(const oneflow::CalibrationProto& proto);
-oneflow::CalibrationProto CalibrationToProto(const Calibration& calibration);
+absl::StatusOr<boxing::Calibration> CalibrationFromProto(const oneflow::CalibrationProto& proto);
+oneflow::CalibrationProto CalibrationToProto(const boxing::Calibration& calibration);
 
 // `text` is a calibration file's contents; errors name `what` ("calibration
 // file 'x'"). The `sbp` tool reads the file with a bound
-// (tools/bounded_read.h) and parses it here.
-absl::StatusOr<Calibration> ParseCalibration(absl::string_view text, absl::string_view what);
+// (io/bounded_read.h) and parses it here.
+absl::StatusOr<boxing::Calibration> ParseCalibration(absl::string_view text, absl::string_view what);
 // Reads at most kMaxCalibrationBytes of `path` (a larger file, /dev/zero
 // say, is kResourceExhausted after reading that much) and parses it.
 inline constexpr size_t kMaxCalibrationBytes = size_t{1} << 20;
-absl::StatusOr<Calibration> LoadCalibration(const std::string& path);
+absl::StatusOr<boxing::Calibration> LoadCalibration(const std::string& path);
 absl::Status SaveCalibration(const std::string& path, const oneflow::CalibrationProto& proto);
 
-}  // namespace oneflow_sbp::boxing
-
+}  // namespace oneflow_sbp::io
 #endif  // IO_CALIBRATION_IO_H_

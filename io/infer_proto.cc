@@ -10,11 +10,11 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "io/proto_convert.h"
-#include "oneflow_sbp/copy_cost.h"
-#include "oneflow_sbp/quoted_input.h"
-#include "oneflow_sbp/policy_name.h"
+#include "oneflow_sbp/inference/copy_cost.h"
+#include "oneflow_sbp/values/quoted_input.h"
+#include "oneflow_sbp/inference/policy_name.h"
 
-namespace oneflow_sbp {
+namespace oneflow_sbp::io {
 
 absl::StatusOr<InferInput> ParseInferInput(absl::string_view text) {
   const absl::string_view t = absl::StripAsciiWhitespace(text);
@@ -55,9 +55,9 @@ absl::StatusOr<InferInput> InputFromProto(const oneflow::InferInputProto& in,
   if (in.has_tensor()) {
     parsed = ParseInferInput(in.tensor());
   } else if (in.has_shape() && in.has_data_type() && in.has_nd_sbp()) {
-    absl::StatusOr<Shape> shape = oneflow_sbp::FromProto(in.shape());
-    absl::StatusOr<DataType> dtype = oneflow_sbp::FromProto(in.data_type());
-    absl::StatusOr<NdSbp> nd = oneflow_sbp::FromProto(in.nd_sbp());
+    absl::StatusOr<Shape> shape = oneflow_sbp::io::FromProto(in.shape());
+    absl::StatusOr<DataType> dtype = oneflow_sbp::io::FromProto(in.data_type());
+    absl::StatusOr<NdSbp> nd = oneflow_sbp::io::FromProto(in.nd_sbp());
     if (!shape.ok()) parsed = shape.status();
     else if (!dtype.ok()) parsed = dtype.status();
     else if (!nd.ok()) parsed = nd.status();
@@ -110,7 +110,7 @@ absl::StatusOr<AttrMap> AttrsFromProto(const oneflow::InferRequestProto& proto,
 
 absl::StatusOr<Placement> PlacementFromRequest(const oneflow::InferRequestProto& proto,
                                                absl::string_view op) {
-  if (proto.has_parallel_conf()) return oneflow_sbp::FromProto(proto.parallel_conf());
+  if (proto.has_parallel_conf()) return oneflow_sbp::io::FromProto(proto.parallel_conf());
   if (proto.has_placement()) return Placement::Parse(proto.placement());
   return absl::InvalidArgumentError(
       absl::StrCat(op, ": request has no placement (e.g. \"cpu:0-3 [2,2]\")"));
@@ -211,7 +211,7 @@ absl::StatusOr<std::vector<std::optional<NdSbp>>> ConstraintsFromRequest(
       return absl::InvalidArgumentError(absl::StrCat(op, ": constraint on unknown blob ", QuotedInput(bn),
                                                      "; blobs are ", absl::StrJoin(bns, ", ")));
     }
-    absl::StatusOr<NdSbp> nd = oneflow_sbp::FromProto(nd_proto);
+    absl::StatusOr<NdSbp> nd = oneflow_sbp::io::FromProto(nd_proto);
     if (!nd.ok()) {
       return absl::InvalidArgumentError(
           absl::StrCat(op, ": constraint on ", bn, ": ", nd.status().message()));
@@ -361,4 +361,4 @@ oneflow::OpDefProto OpDefToProto(const OpDef& def) {
   return proto;
 }
 
-}  // namespace oneflow_sbp
+}  // namespace oneflow_sbp::io

@@ -10,14 +10,14 @@
 #define IO_INFER_PROTO_H_
 
 #include "absl/status/statusor.h"
-#include "oneflow_sbp/infer_types.h"
-#include "oneflow_sbp/op_def.h"
-#include "oneflow_sbp/op_registry.h"
+#include "oneflow_sbp/inference/infer_types.h"
+#include "oneflow_sbp/rule_api/op_def.h"
+#include "oneflow_sbp/rule_api/op_registry.h"
 #include "proto/infer.pb.h"
 #include "proto/op_def.pb.h"
 #include "proto/sbp_parallel.pb.h"
 
-namespace oneflow_sbp {
+namespace oneflow_sbp::io {
 
 // Validates everything: a known op (kNotFound), attributes declared and of
 // the right type, a placement, inputs matching the op's args (all named or
@@ -40,6 +40,5 @@ oneflow::OpDefProto OpDefToProto(const OpDef& def);
 // Parses "f32[64,32]:(S(0),B)" (dtype, shape, producer nd_sbp).
 absl::StatusOr<InferInput> ParseInferInput(absl::string_view text);
 
-}  // namespace oneflow_sbp
-
+}  // namespace oneflow_sbp::io
 #endif  // IO_INFER_PROTO_H_

@@ -6,11 +6,11 @@
 #include "absl/strings/str_split.h"
 #include "io/proto_convert.h"
 #include "io/proto_io.h"
-#include "oneflow_sbp/quoted_input.h"
+#include "oneflow_sbp/values/quoted_input.h"
 #include "proto/placement.pb.h"
 #include "proto/sbp_parallel.pb.h"
 
-namespace oneflow_sbp {
+namespace oneflow_sbp::io {
 
 namespace {
 
@@ -66,4 +66,4 @@ absl::StatusOr<Placement> DecodePlacement(absl::string_view text) {
   return FromProto(proto);
 }
 
-}  // namespace oneflow_sbp
+}  // namespace oneflow_sbp::io

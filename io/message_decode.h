@@ -12,10 +12,10 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "google/protobuf/message.h"
-#include "oneflow_sbp/nd_sbp.h"
-#include "oneflow_sbp/placement.h"
+#include "oneflow_sbp/values/nd_sbp.h"
+#include "oneflow_sbp/values/placement.h"
 
-namespace oneflow_sbp {
+namespace oneflow_sbp::io {
 
 // A JSON object ("{...}") or, otherwise, text format.
 absl::Status DecodeMessage(absl::string_view text, google::protobuf::Message* message);
@@ -25,6 +25,5 @@ absl::StatusOr<NdSbp> DecodeNdSbp(absl::string_view text);
 // Compact string, JSON object or text-format ParallelConf message.
 absl::StatusOr<Placement> DecodePlacement(absl::string_view text);
 
-}  // namespace oneflow_sbp
-
+}  // namespace oneflow_sbp::io
 #endif  // IO_MESSAGE_DECODE_H_

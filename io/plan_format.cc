@@ -5,7 +5,7 @@
 #include "absl/strings/str_join.h"
 #include "io/proto_convert.h"
 
-namespace oneflow_sbp::boxing {
+namespace oneflow_sbp::io {
 namespace {
 
 std::vector<int> AxesOf(MeshAxisMask m) {
@@ -18,24 +18,24 @@ std::vector<int> AxesOf(MeshAxisMask m) {
 
 std::string Micros(double seconds) { return absl::StrFormat("%.3f us", seconds * 1e6); }
 
-std::string StepTitle(const BoxingStep& s) {
-  if (s.kind == StepKind::kPointToPoint) return "p2p exchange";
+std::string StepTitle(const boxing::BoxingStep& s) {
+  if (s.kind == boxing::StepKind::kPointToPoint) return "p2p exchange";
   const std::vector<int> axes = AxesOf(s.axes);
-  return absl::StrCat(StepKindName(s.kind), axes.size() > 1 ? " on mesh axes " : " on mesh axis ",
+  return absl::StrCat(boxing::StepKindName(s.kind), axes.size() > 1 ? " on mesh axes " : " on mesh axis ",
                       absl::StrJoin(axes, ","), ", ", s.from.ToString(), " -> ",
                       s.to.ToString());
 }
 
-const Placement& ResultPlacement(const BoxingPlan& plan, const BoxingStep& s) {
+const Placement& ResultPlacement(const boxing::BoxingPlan& plan, const boxing::BoxingStep& s) {
   return s.on_destination ? plan.dst_placement : plan.src_placement;
 }
 
 }  // namespace
 
-oneflow::BoxingPlanProto PlanToProto(const BoxingPlan& plan, const BoxingPlan* naive) {
+oneflow::BoxingPlanProto PlanToProto(const boxing::BoxingPlan& plan, const boxing::BoxingPlan* naive) {
   oneflow::BoxingPlanProto p;
   *p.mutable_shape() = ToProto(plan.shape);
-  p.set_data_type(ToProto(plan.dtype));
+  p.set_data_type(io::ToProto(plan.dtype));
   p.set_src_placement(plan.src_placement.ToString());
   p.set_dst_placement(plan.dst_placement.ToString());
   *p.mutable_src_parallel_conf() = ToProto(plan.src_placement);
@@ -45,11 +45,11 @@ oneflow::BoxingPlanProto PlanToProto(const BoxingPlan& plan, const BoxingPlan* n
   p.set_src_nd_sbp_str(plan.src.ToString());
   p.set_dst_nd_sbp_str(plan.dst.ToString());
   for (int64_t r : plan.ranks) p.add_ranks(r);
-  for (const BoxingStep& s : plan.steps) {
+  for (const boxing::BoxingStep& s : plan.steps) {
     oneflow::BoxingStepProto* sp = p.add_steps();
-    sp->set_kind(std::string(StepKindName(s.kind)));
+    sp->set_kind(std::string(boxing::StepKindName(s.kind)));
     for (int a : AxesOf(s.axes)) sp->add_mesh_axes(a);
-    if (s.kind != StepKind::kPointToPoint) {
+    if (s.kind != boxing::StepKind::kPointToPoint) {
       sp->set_from(s.from.ToString());
       sp->set_to(s.to.ToString());
     }
@@ -76,7 +76,7 @@ oneflow::BoxingPlanProto PlanToProto(const BoxingPlan& plan, const BoxingPlan* n
   return p;
 }
 
-std::string PlanToText(const BoxingPlan& plan, const BoxingPlan* naive) {
+std::string PlanToText(const boxing::BoxingPlan& plan, const boxing::BoxingPlan* naive) {
   const int64_t bytes = plan.shape.elem_cnt() * ByteSizeOf(plan.dtype);
   std::string out = absl::StrCat(
       DataTypeName(plan.dtype), plan.shape.ToString(), " (", bytes, " bytes): ",
@@ -84,7 +84,7 @@ std::string PlanToText(const BoxingPlan& plan, const BoxingPlan* naive) {
       " on ", plan.dst_placement.ToString(), "\n");
   if (plan.steps.empty()) absl::StrAppend(&out, "no boxing needed\n");
   for (size_t i = 0; i < plan.steps.size(); ++i) {
-    const BoxingStep& s = plan.steps[i];
+    const boxing::BoxingStep& s = plan.steps[i];
     absl::StrAppend(&out, "step ", i + 1, ": ", StepTitle(s), " -> ", s.result.ToString(),
                     " on ", ResultPlacement(plan, s).ToString(), "\n");
     std::vector<std::string> groups;
@@ -92,7 +92,7 @@ std::string PlanToText(const BoxingPlan& plan, const BoxingPlan* naive) {
       groups.push_back(absl::StrCat("{", absl::StrJoin(g, ","), "}"));
     }
     absl::StrAppend(&out, "  groups ", absl::StrJoin(groups, " "), "\n");
-    if (IsLocal(s.kind)) {
+    if (boxing::IsLocal(s.kind)) {
       absl::StrAppend(&out, "  local: no bytes move\n");
       continue;
     }
@@ -116,14 +116,14 @@ std::string PlanToText(const BoxingPlan& plan, const BoxingPlan* naive) {
   return out;
 }
 
-std::string PlanToGraphviz(const BoxingPlan& plan) {
+std::string PlanToGraphviz(const boxing::BoxingPlan& plan) {
   std::string out = "digraph boxing {\n  rankdir=LR;\n  node [shape=box];\n";
   auto node = [&](int i, const NdSbp& nd, const Placement& p) {
     absl::StrAppend(&out, "  n", i, " [label=\"", nd.ToString(), "\\n", p.ToString(), "\"];\n");
   };
   node(0, plan.src, plan.src_placement);
   for (size_t i = 0; i < plan.steps.size(); ++i) {
-    const BoxingStep& s = plan.steps[i];
+    const boxing::BoxingStep& s = plan.steps[i];
     node(static_cast<int>(i) + 1, s.result, ResultPlacement(plan, s));
     absl::StrAppend(&out, "  n", i, " -> n", i + 1, " [label=\"", StepTitle(s), "\\n",
                     s.total_bytes(), " B, ", Micros(s.time_s), "\"];\n");
@@ -133,4 +133,4 @@ std::string PlanToGraphviz(const BoxingPlan& plan) {
   return out;
 }
 
-}  // namespace oneflow_sbp::boxing
+}  // namespace oneflow_sbp::io

@@ -10,14 +10,13 @@
 #include "boxing/boxing_plan.h"
 #include "proto/boxing.pb.h"
 
-namespace oneflow_sbp::boxing {
+namespace oneflow_sbp::io {
 
 // `naive`, when given, fills the comparison fields.
-oneflow::BoxingPlanProto PlanToProto(const BoxingPlan& plan,
-                                     const BoxingPlan* naive = nullptr);
-std::string PlanToText(const BoxingPlan& plan, const BoxingPlan* naive = nullptr);
-std::string PlanToGraphviz(const BoxingPlan& plan);
+oneflow::BoxingPlanProto PlanToProto(const boxing::BoxingPlan& plan,
+                                     const boxing::BoxingPlan* naive = nullptr);
+std::string PlanToText(const boxing::BoxingPlan& plan, const boxing::BoxingPlan* naive = nullptr);
+std::string PlanToGraphviz(const boxing::BoxingPlan& plan);
 
-}  // namespace oneflow_sbp::boxing
-
+}  // namespace oneflow_sbp::io
 #endif  // IO_PLAN_FORMAT_H_

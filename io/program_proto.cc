@@ -8,12 +8,12 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "google/protobuf/struct.pb.h"
-#include "oneflow_sbp/data_type.h"
+#include "oneflow_sbp/values/data_type.h"
 #include "io/proto_io.h"
-#include "oneflow_sbp/quoted_input.h"
-#include "oneflow_sbp/sbp_signature.h"
+#include "oneflow_sbp/values/quoted_input.h"
+#include "oneflow_sbp/rule_api/sbp_signature.h"
 
-namespace oneflow_sbp {
+namespace oneflow_sbp::io {
 namespace {
 
 using google::protobuf::Value;
@@ -300,4 +300,4 @@ oneflow::ProgramPlanProto ProgramPlanToProto(const graph::Program& program,
   return out;
 }
 
-}  // namespace oneflow_sbp
+}  // namespace oneflow_sbp::io

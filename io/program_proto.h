@@ -17,10 +17,10 @@
 #include "graph/program.h"
 #include "graph/program_planner.h"
 #include "graph/training_step.h"
-#include "oneflow_sbp/op_registry.h"
+#include "oneflow_sbp/rule_api/op_registry.h"
 #include "proto/program.pb.h"
 
-namespace oneflow_sbp {
+namespace oneflow_sbp::io {
 
 // Builds the program (graph::ProgramBuilder). `mesh`, if not empty,
 // replaces the placement's hierarchy (the same ranks if its product is
@@ -47,6 +47,5 @@ oneflow::ProgramPlanProto ProgramPlanToProto(const graph::Program& program,
 oneflow::PlanTrainingProto TrainingPlanToProto(const graph::TrainingStepInfo& step,
                                                const graph::ProgramPlan& plan);
 
-}  // namespace oneflow_sbp
-
+}  // namespace oneflow_sbp::io
 #endif  // IO_PROGRAM_PROTO_H_

@@ -4,10 +4,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
-#include "oneflow_sbp/check.h"
-#include "oneflow_sbp/quoted_input.h"
+#include "oneflow_sbp/values/check.h"
+#include "oneflow_sbp/values/quoted_input.h"
 
-namespace oneflow_sbp {
+namespace oneflow_sbp::io {
 
 oneflow::SbpParallel ToProto(SbpParallel sbp) {
   oneflow::SbpParallel proto;
@@ -232,4 +232,4 @@ oneflow::TensorSliceViewProto ToProto(const Shape& shape, DataType dtype,
   return proto;
 }
 
-}  // namespace oneflow_sbp
+}  // namespace oneflow_sbp::io

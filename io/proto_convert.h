@@ -15,19 +15,19 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "oneflow_sbp/data_type.h"
-#include "oneflow_sbp/nd_sbp.h"
-#include "oneflow_sbp/placement.h"
-#include "oneflow_sbp/sbp_parallel.h"
-#include "oneflow_sbp/shape.h"
-#include "oneflow_sbp/tensor_slice_view.h"
+#include "oneflow_sbp/values/data_type.h"
+#include "oneflow_sbp/values/nd_sbp.h"
+#include "oneflow_sbp/values/placement.h"
+#include "oneflow_sbp/values/sbp_parallel.h"
+#include "oneflow_sbp/values/shape.h"
+#include "oneflow_sbp/values/tensor_slice_view.h"
 #include "proto/data_type.pb.h"
 #include "proto/placement.pb.h"
 #include "proto/sbp_parallel.pb.h"
 #include "proto/shape.pb.h"
 #include "proto/tensor_slice.pb.h"
 
-namespace oneflow_sbp {
+namespace oneflow_sbp::io {
 
 oneflow::SbpParallel ToProto(SbpParallel sbp);
 // A message with no case set is the unset SbpParallel. Split axes outside
@@ -61,6 +61,5 @@ oneflow::TensorSliceViewProto ToProto(const Shape& shape, DataType dtype,
                                       const Placement& placement,
                                       const std::vector<TensorSlice>& slices);
 
-}  // namespace oneflow_sbp
-
+}  // namespace oneflow_sbp::io
 #endif  // IO_PROTO_CONVERT_H_

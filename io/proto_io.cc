@@ -16,10 +16,10 @@
 #include "google/protobuf/text_format.h"
 #include "google/protobuf/util/json_util.h"
 #include "io/json_value.h"
-#include "oneflow_sbp/check.h"
-#include "oneflow_sbp/quoted_input.h"
+#include "oneflow_sbp/values/check.h"
+#include "oneflow_sbp/values/quoted_input.h"
 
-namespace oneflow_sbp {
+namespace oneflow_sbp::io {
 namespace {
 
 class CollectingErrors : public google::protobuf::io::ErrorCollector {
@@ -205,4 +205,4 @@ absl::Status FromTextProto(absl::string_view text,
   return absl::OkStatus();
 }
 
-}  // namespace oneflow_sbp
+}  // namespace oneflow_sbp::io

@@ -21,7 +21,7 @@
 #include "absl/strings/string_view.h"
 #include "google/protobuf/message.h"
 
-namespace oneflow_sbp {
+namespace oneflow_sbp::io {
 
 // One line unless `pretty`, which breaks lines and indents (protobuf's
 // layout: one space per level).
@@ -37,6 +37,5 @@ std::string ToTextProto(const google::protobuf::Message& message);
 absl::Status FromTextProto(absl::string_view text,
                            google::protobuf::Message* message);
 
-}  // namespace oneflow_sbp
-
+}  // namespace oneflow_sbp::io
 #endif  // IO_PROTO_IO_H_

@@ -16,8 +16,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "oneflow_sbp/data_type.h"
-#include "oneflow_sbp/sbp_context.h"
+#include "oneflow_sbp/values/data_type.h"
+#include "oneflow_sbp/rule_api/sbp_context.h"
 #include "ops/extended_partials.h"
 #include "ops/op_util.h"
 

@@ -4,7 +4,7 @@
 #define OPS_BINARY_OPS_H_
 
 #include "absl/status/status.h"
-#include "oneflow_sbp/op_registry.h"
+#include "oneflow_sbp/rule_api/op_registry.h"
 
 namespace oneflow_sbp::ops {
 

@@ -2,8 +2,8 @@
 
 #include <vector>
 
-#include "oneflow_sbp/check.h"
-#include "oneflow_sbp/status_macros.h"
+#include "oneflow_sbp/values/check.h"
+#include "oneflow_sbp/values/status_macros.h"
 #include "ops/attention_ops.h"
 #include "ops/binary_ops.h"
 #include "ops/concat_slice_ops.h"

@@ -34,9 +34,9 @@
 
 #include <algorithm>
 
-#include "oneflow_sbp/tensor_slice_view.h"
+#include "oneflow_sbp/values/tensor_slice_view.h"
 
-#include "oneflow_sbp/nd_candidate_context.h"
+#include "oneflow_sbp/rule_api/nd_candidate_context.h"
 
 #include <cstdint>
 #include <string>
@@ -45,10 +45,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "oneflow_sbp/nd_candidate_context.h"
-#include "oneflow_sbp/sbp_context.h"
-#include "oneflow_sbp/status_macros.h"
-#include "oneflow_sbp/tensor_slice_view.h"
+#include "oneflow_sbp/rule_api/nd_candidate_context.h"
+#include "oneflow_sbp/rule_api/sbp_context.h"
+#include "oneflow_sbp/values/status_macros.h"
+#include "oneflow_sbp/values/tensor_slice_view.h"
 #include "ops/op_util.h"
 #include "ops/slice_params.h"
 

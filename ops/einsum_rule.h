@@ -22,9 +22,9 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "oneflow_sbp/op_def.h"
-#include "oneflow_sbp/sbp_context.h"
-#include "oneflow_sbp/tensor_desc.h"
+#include "oneflow_sbp/rule_api/op_def.h"
+#include "oneflow_sbp/rule_api/sbp_context.h"
+#include "oneflow_sbp/values/tensor_desc.h"
 
 namespace oneflow_sbp::ops {
 

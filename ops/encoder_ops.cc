@@ -42,8 +42,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "oneflow_sbp/sbp_context.h"
-#include "oneflow_sbp/status_macros.h"
+#include "oneflow_sbp/rule_api/sbp_context.h"
+#include "oneflow_sbp/values/status_macros.h"
 #include "ops/op_util.h"
 
 namespace oneflow_sbp::ops {

@@ -3,7 +3,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "oneflow_sbp/sbp_context.h"
+#include "oneflow_sbp/rule_api/sbp_context.h"
 #include "ops/op_util.h"
 
 namespace oneflow_sbp::ops {

@@ -24,8 +24,8 @@
 #ifndef OPS_EXTENDED_PARTIALS_H_
 #define OPS_EXTENDED_PARTIALS_H_
 
-#include "oneflow_sbp/op_def.h"
-#include "oneflow_sbp/sbp_parallel.h"
+#include "oneflow_sbp/rule_api/op_def.h"
+#include "oneflow_sbp/values/sbp_parallel.h"
 
 namespace oneflow_sbp::ops {
 

@@ -21,9 +21,9 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "oneflow_sbp/check.h"
-#include "oneflow_sbp/quoted_input.h"
-#include "oneflow_sbp/sbp_context.h"
+#include "oneflow_sbp/values/check.h"
+#include "oneflow_sbp/values/quoted_input.h"
+#include "oneflow_sbp/rule_api/sbp_context.h"
 #include "ops/einsum_rule.h"
 #include "ops/op_util.h"
 

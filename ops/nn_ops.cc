@@ -30,9 +30,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "oneflow_sbp/data_type.h"
-#include "oneflow_sbp/sbp_context.h"
-#include "oneflow_sbp/status_macros.h"
+#include "oneflow_sbp/values/data_type.h"
+#include "oneflow_sbp/rule_api/sbp_context.h"
+#include "oneflow_sbp/values/status_macros.h"
 #include "ops/op_util.h"
 
 namespace oneflow_sbp::ops {
@@ -363,7 +363,7 @@ absl::Status RegisterNnOps(OpRegistry* registry) {
   ops.emplace_back("dropout");
   ops.back().Input("in").OptionalInput("_add_to_output").Output("out").Output("mask")
       .Attr("rate", AttrValue(0.5))
-      // Keys the mask's counter-based generator (ops/kernels/philox.h): the
+      // Keys the mask's counter-based generator (kernels/philox.h): the
       // mask is a function of (seed, global element index), so it does not
       // depend on the layout.
       .Attr("seed", AttrValue(int64_t{0}))

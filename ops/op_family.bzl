@@ -11,8 +11,8 @@ layer must (`sbp infer` links no kernels); `<name>` is all three.
 """
 
 _LAYER_DEPS = {
-    "rules": ["//oneflow_sbp:op_registry", "//ops:einsum_rule"],
-    "kernels": ["//ops/kernels:kernel_registry"],
+    "rules": ["//oneflow_sbp/rule_api:op_registry", "//ops:einsum_rule"],
+    "kernels": ["//kernels:kernel_registry"],
     "backward": ["//eager"],
 }
 
@@ -55,8 +55,8 @@ def op_family(name, record, rules = {}, kernels = {}, backward = {}, **kwargs):
                 "//conditions:default": [],
             }) if layer == "kernels" else [],
             deps = depset(body.get("deps", []) + _LAYER_DEPS[layer] + [
-                "//oneflow_sbp:check",
-                "//oneflow_sbp:status_macros",
+                "//oneflow_sbp/values:check",
+                "//oneflow_sbp/values:status_macros",
                 "//third_party:absl",
             ]).to_list(),
             alwayslink = True,

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "oneflow_sbp/check.h"
+#include "oneflow_sbp/values/check.h"
 
 namespace oneflow_sbp::ops {
 

@@ -11,12 +11,12 @@
 //   // r->backward == BackwardKind::kRule, r->cpu_kernel && r->cuda_kernel,
 //   // r->recipe->inputs == {"f32[3,5,4]", "f32[4]"},
 //   // r->aliases[1].name == "fused_rms_norm" (Paddle's name)
-// tests/op_completeness_test.cc runs this example.
+// tests/rules/op_completeness_test.cc runs this example.
 //
 // Layer: rules (ops/). Everything above reads the records: the registry's
 // aliases (builtin_ops.cc), the verifier's input recipes, the planner's
 // compute model and kernel collectives, the Python package's Paddle names,
-// and tests/op_completeness_test.cc, which checks each record against the
+// and tests/rules/op_completeness_test.cc, which checks each record against the
 // registries (rule, kernels per device, backward rule) and fails naming the
 // op and the missing piece.
 #ifndef OPS_OP_RECORD_H_
@@ -27,7 +27,7 @@
 #include <vector>
 
 #include "absl/strings/string_view.h"
-#include "oneflow_sbp/op_registry.h"
+#include "oneflow_sbp/rule_api/op_registry.h"
 
 namespace oneflow_sbp::ops {
 
@@ -79,7 +79,7 @@ struct OpAliasRecord {
   bool IsRegistryAlias() const { return In(Notation::kOneFlow) || In(Notation::kTorch); }
 };
 
-// The verifier's inputs for the op (ops/kernels/verify/input_recipes.h has
+// The verifier's inputs for the op (kernels/verify/input_recipes.h has
 // the spec syntax), when the default recipe does not fit.
 struct VerifierRecipe {
   std::vector<std::string> inputs;

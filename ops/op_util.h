@@ -10,10 +10,10 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "oneflow_sbp/op_call.h"
-#include "oneflow_sbp/op_registry.h"
-#include "oneflow_sbp/shape.h"
-#include "oneflow_sbp/tensor_desc.h"
+#include "oneflow_sbp/rule_api/op_call.h"
+#include "oneflow_sbp/rule_api/op_registry.h"
+#include "oneflow_sbp/values/shape.h"
+#include "oneflow_sbp/values/tensor_desc.h"
 
 namespace oneflow_sbp::ops {
 

@@ -23,9 +23,9 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "oneflow_sbp/data_type.h"
-#include "oneflow_sbp/sbp_context.h"
-#include "oneflow_sbp/status_macros.h"
+#include "oneflow_sbp/values/data_type.h"
+#include "oneflow_sbp/rule_api/sbp_context.h"
+#include "oneflow_sbp/values/status_macros.h"
 #include "ops/op_util.h"
 
 namespace oneflow_sbp::ops {

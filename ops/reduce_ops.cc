@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "oneflow_sbp/sbp_context.h"
+#include "oneflow_sbp/rule_api/sbp_context.h"
 #include "ops/extended_partials.h"
 #include "ops/op_util.h"
 

@@ -3,7 +3,7 @@
 #define OPS_REDUCE_OPS_H_
 
 #include "absl/status/status.h"
-#include "oneflow_sbp/op_registry.h"
+#include "oneflow_sbp/rule_api/op_registry.h"
 
 namespace oneflow_sbp::ops {
 

@@ -12,7 +12,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "oneflow_sbp/sbp_context.h"
+#include "oneflow_sbp/rule_api/sbp_context.h"
 #include "ops/op_util.h"
 #include "ops/reshape_rule.h"
 

@@ -6,7 +6,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "oneflow_sbp/candidate_list.h"
+#include "oneflow_sbp/inference/candidate_list.h"
 
 namespace oneflow_sbp::ops {
 namespace {

@@ -26,9 +26,9 @@
 
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
-#include "oneflow_sbp/nd_candidate_context.h"
-#include "oneflow_sbp/sbp_context.h"
-#include "oneflow_sbp/shape.h"
+#include "oneflow_sbp/rule_api/nd_candidate_context.h"
+#include "oneflow_sbp/rule_api/sbp_context.h"
+#include "oneflow_sbp/values/shape.h"
 
 namespace oneflow_sbp::ops {
 

@@ -7,8 +7,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "oneflow_sbp/data_type.h"
-#include "oneflow_sbp/sbp_context.h"
+#include "oneflow_sbp/values/data_type.h"
+#include "oneflow_sbp/rule_api/sbp_context.h"
 #include "ops/op_util.h"
 #include "ops/slice_params.h"
 

@@ -4,7 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "oneflow_sbp/status_macros.h"
+#include "oneflow_sbp/values/status_macros.h"
 #include "ops/op_util.h"
 
 namespace oneflow_sbp::ops {

@@ -1,6 +1,6 @@
 // The normalised parameters of slicing, narrowing and transposing, shared
 // by the shape functions and SBP rules (concat_slice_ops.cc, shape_ops.cc)
-// and by the kernels that execute them (ops/kernels/), so that both read
+// and by the kernels that execute them (kernels/), so that both read
 // the attributes the same way.
 //
 // Example:
@@ -19,7 +19,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
-#include "oneflow_sbp/tensor_desc.h"
+#include "oneflow_sbp/values/tensor_desc.h"
 
 namespace oneflow_sbp::ops {
 

@@ -9,7 +9,7 @@
 #include "runtime/region_copy.h"
 #include "runtime/step_lowering.h"
 
-namespace oneflow_sbp::boxing {
+namespace oneflow_sbp::runtime {
 namespace {
 
 LocalDims DimsOf(const TensorSlice& s) {
@@ -437,14 +437,14 @@ absl::StatusOr<LocalTensor> Exchange(const StepRun& r) {
 absl::StatusOr<LocalTensor> LocalStep(const StepRun& r) {
   const RankStep& rs = r.rs;
   switch (rs.kind) {
-    case StepKind::kLocalSlice: {
+    case boxing::StepKind::kLocalSlice: {
       absl::StatusOr<LocalTensor> out = Alloc(r.dtype, rs.out, false, r.in.device());
       if (!out.ok()) return out;
       absl::Status s = CopyRegion(r.in, rs.in, rs.out, &*out, rs.out, RegionOp::kCopy);
       if (!s.ok()) return s;
       return out;
     }
-    case StepKind::kLocalPartial:
+    case boxing::StepKind::kLocalPartial:
       if (rs.keeps_value) return r.in;
       return Alloc(r.dtype, rs.out, true, r.in.device());
     default: {  // kLocalScatter: the shard placed into zeros
@@ -459,9 +459,9 @@ absl::StatusOr<LocalTensor> LocalStep(const StepRun& r) {
 
 absl::StatusOr<LocalTensor> RunStep(const StepRun& r) {
   switch (r.rs.kind) {
-    case StepKind::kAllGather: return AllGather(r);
-    case StepKind::kReduceScatter: return ReduceScatter(r);
-    case StepKind::kAllReduce: {
+    case boxing::StepKind::kAllGather: return AllGather(r);
+    case boxing::StepKind::kReduceScatter: return ReduceScatter(r);
+    case boxing::StepKind::kAllReduce: {
       absl::StatusOr<LocalTensor> out = Alloc(r.dtype, r.rs.out, false, r.in.device());
       if (!out.ok()) return out;
       absl::Status s = r.group.AllReduce(r.in.raw_data(), out->raw_data(), r.in.elem_cnt(),
@@ -469,15 +469,15 @@ absl::StatusOr<LocalTensor> RunStep(const StepRun& r) {
       if (!s.ok()) return s;
       return out;
     }
-    case StepKind::kAllToAll:
-    case StepKind::kPointToPoint:
+    case boxing::StepKind::kAllToAll:
+    case boxing::StepKind::kPointToPoint:
       return Exchange(r);
     default:
       return LocalStep(r);
   }
 }
 
-absl::Status CheckShard(const BoxingPlan& plan, const LocalTensor& local, int64_t device_rank) {
+absl::Status CheckShard(const boxing::BoxingPlan& plan, const LocalTensor& local, int64_t device_rank) {
   int64_t id = -1;
   for (int64_t p = 0; p < plan.src_placement.parallel_num(); ++p) {
     if (plan.src_placement.RankOf(p) == device_rank) id = p;
@@ -503,15 +503,15 @@ comm::ReduceOp ReduceOpOf(PartialKind kind) {
 
 }  // namespace
 
-comm::Traffic PlannedTraffic(const BoxingPlan& plan, int step, int64_t device_rank) {
+comm::Traffic PlannedTraffic(const boxing::BoxingPlan& plan, int step, int64_t device_rank) {
   const auto it = std::find(plan.ranks.begin(), plan.ranks.end(), device_rank);
-  const BoxingStep& s = plan.steps[step];
+  const boxing::BoxingStep& s = plan.steps[step];
   if (it == plan.ranks.end() || s.bytes_sent.empty()) return {};
   const size_t p = static_cast<size_t>(it - plan.ranks.begin());
   return comm::Traffic{s.bytes_sent[p], s.bytes_received[p]};
 }
 
-absl::StatusOr<LocalTensor> ExecutePlan(const BoxingPlan& plan, LocalTensor local,
+absl::StatusOr<LocalTensor> ExecutePlan(const boxing::BoxingPlan& plan, LocalTensor local,
                                         comm::Communicator& world, ExecutionReport* report,
                                         const comm::CallOptions& options) {
   const int64_t me = world.rank();
@@ -537,7 +537,7 @@ absl::StatusOr<LocalTensor> ExecutePlan(const BoxingPlan& plan, LocalTensor loca
       comm::CallOptions call = options;
       call.traffic = &step_report.traffic;
       // Reductions combine partials by their kind: P sums, P(max) maxes.
-      const BoxingStep& step = plan.steps[k];
+      const boxing::BoxingStep& step = plan.steps[k];
       if (step.from.is_partial()) call.reduce_op = ReduceOpOf(step.from.partial_kind());
       absl::StatusOr<LocalTensor> next = RunStep(StepRun{*rs, cur, **group, plan.dtype, call, plan.shape});
       if (!next.ok()) return next.status();
@@ -555,4 +555,4 @@ absl::StatusOr<LocalTensor> ExecutePlan(const BoxingPlan& plan, LocalTensor loca
   return cur;
 }
 
-}  // namespace oneflow_sbp::boxing
+}  // namespace oneflow_sbp::runtime

@@ -34,13 +34,13 @@
 
 #include "absl/status/statusor.h"
 #include "boxing/boxing_plan.h"
-#include "runtime/comm/communicator.h"
-#include "oneflow_sbp/local_tensor.h"
+#include "comm/communicator.h"
+#include "oneflow_sbp/storage/local_tensor.h"
 
-namespace oneflow_sbp::boxing {
+namespace oneflow_sbp::runtime {
 
 struct StepReport {
-  StepKind kind = StepKind::kPointToPoint;
+  boxing::StepKind kind = boxing::StepKind::kPointToPoint;
   // Bytes this rank really sent and received in the step.
   comm::Traffic traffic;
   double seconds = 0;
@@ -51,15 +51,14 @@ struct ExecutionReport {
   double seconds = 0;
 };
 
-absl::StatusOr<LocalTensor> ExecutePlan(const BoxingPlan& plan, LocalTensor local,
+absl::StatusOr<LocalTensor> ExecutePlan(const boxing::BoxingPlan& plan, LocalTensor local,
                                         comm::Communicator& world,
                                         ExecutionReport* report = nullptr,
                                         const comm::CallOptions& options = {});
 
 // The bytes the plan predicts for `device_rank` in step `step` (zero if
 // the rank takes no part).
-comm::Traffic PlannedTraffic(const BoxingPlan& plan, int step, int64_t device_rank);
+comm::Traffic PlannedTraffic(const boxing::BoxingPlan& plan, int step, int64_t device_rank);
 
-}  // namespace oneflow_sbp::boxing
-
+}  // namespace oneflow_sbp::runtime
 #endif  // RUNTIME_EXECUTOR_H_

@@ -3,10 +3,10 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
-#include "oneflow_sbp/device_ops.h"
-#include "oneflow_sbp/element_type.h"
+#include "oneflow_sbp/storage/device_ops.h"
+#include "oneflow_sbp/storage/element_type.h"
 
-namespace oneflow_sbp::boxing {
+namespace oneflow_sbp::runtime {
 namespace {
 
 // Walks `region` inside a shard of `slice` as contiguous runs: calls
@@ -244,4 +244,4 @@ absl::Status CopyRegion(const LocalTensor& from, const TensorSlice& from_slice,
   return absl::OkStatus();
 }
 
-}  // namespace oneflow_sbp::boxing
+}  // namespace oneflow_sbp::runtime

@@ -19,10 +19,10 @@
 #define RUNTIME_REGION_COPY_H_
 
 #include "absl/status/status.h"
-#include "oneflow_sbp/local_tensor.h"
-#include "oneflow_sbp/tensor_slice_view.h"
+#include "oneflow_sbp/storage/local_tensor.h"
+#include "oneflow_sbp/values/tensor_slice_view.h"
 
-namespace oneflow_sbp::boxing {
+namespace oneflow_sbp::runtime {
 
 enum class RegionOp : uint8_t {
   kCopy,
@@ -49,6 +49,5 @@ absl::Status CopyRegion(const LocalTensor& from, const TensorSlice& from_slice,
 // (or for bool): the reduction of partial sums.
 void AddInto(DataType dtype, void* accumulator, const void* addend, int64_t count);
 
-}  // namespace oneflow_sbp::boxing
-
+}  // namespace oneflow_sbp::runtime
 #endif  // RUNTIME_REGION_COPY_H_

@@ -4,11 +4,11 @@
 
 #include "absl/strings/str_cat.h"
 
-namespace oneflow_sbp::boxing {
+namespace oneflow_sbp::runtime {
 namespace {
 
 // Every rank's slice of the plan's tensor as `nd` on `placement`.
-std::vector<TensorSlice> Slices(const BoxingPlan& plan, const Placement& placement,
+std::vector<TensorSlice> Slices(const boxing::BoxingPlan& plan, const Placement& placement,
                                 const NdSbp& nd) {
   std::vector<TensorSlice> out;
   out.reserve(placement.parallel_num());
@@ -40,7 +40,7 @@ TensorSlice BoundingBox(const std::vector<TensorSlice>& slices) {
   return box;
 }
 
-absl::StatusOr<RankStep> LowerCollective(const BoxingPlan& plan, const BoxingStep& s,
+absl::StatusOr<RankStep> LowerCollective(const boxing::BoxingPlan& plan, const boxing::BoxingStep& s,
                                          const Placement& placement, const NdSbp& before,
                                          int64_t device_rank) {
   RankStep r;
@@ -52,7 +52,7 @@ absl::StatusOr<RankStep> LowerCollective(const BoxingPlan& plan, const BoxingSte
     return std::find(g.begin(), g.end(), device_rank) != g.end();
   });
   if (it == s.groups.end()) {
-    return absl::InternalError(absl::StrCat("boxing step ", StepKindName(s.kind),
+    return absl::InternalError(absl::StrCat("boxing step ", boxing::StepKindName(s.kind),
                                             ": rank ", device_rank, " is in no group"));
   }
   r.group = *it;
@@ -68,24 +68,24 @@ absl::StatusOr<RankStep> LowerCollective(const BoxingPlan& plan, const BoxingSte
   r.in = olds[k];
   r.out = news[k];
   switch (s.kind) {
-    case StepKind::kAllGather:
+    case boxing::StepKind::kAllGather:
       r.chunks = olds;
       break;
-    case StepKind::kReduceScatter:
+    case boxing::StepKind::kReduceScatter:
       r.chunks = news;
       break;
-    case StepKind::kAllToAll:
+    case boxing::StepKind::kAllToAll:
       for (size_t j = 0; j < r.group.size(); ++j) {
         r.send.push_back({olds[k].Intersect(news[j])});
         r.recv.push_back({olds[j].Intersect(news[k])});
       }
       break;
-    case StepKind::kLocalPartial:
+    case boxing::StepKind::kLocalPartial:
       // P: one copy keeps the value and the others hold zeros; P(max) and
       // P(min): every copy is already a candidate equal to the value.
       r.keeps_value = k == 0 || !s.to.is_partial_sum();
       break;
-    case StepKind::kLocalScatter:
+    case boxing::StepKind::kLocalScatter:
       r.out = BoundingBox(olds);
       break;
     default:
@@ -94,7 +94,7 @@ absl::StatusOr<RankStep> LowerCollective(const BoxingPlan& plan, const BoxingSte
   return r;
 }
 
-absl::StatusOr<RankStep> LowerExchange(const BoxingPlan& plan, const BoxingStep& s,
+absl::StatusOr<RankStep> LowerExchange(const boxing::BoxingPlan& plan, const boxing::BoxingStep& s,
                                        const Placement& from_placement, const NdSbp& before,
                                        int64_t device_rank) {
   RankStep r;
@@ -114,7 +114,7 @@ absl::StatusOr<RankStep> LowerExchange(const BoxingPlan& plan, const BoxingStep&
   if (r.holds_output) r.out = Slices(plan, plan.dst_placement, s.result)[out_id];
   r.send.resize(plan.ranks.size());
   r.recv.resize(plan.ranks.size());
-  for (const P2pPiece& piece : s.pieces) {
+  for (const boxing::P2pPiece& piece : s.pieces) {
     if (piece.sender == me && piece.receiver == me) {
       r.local.push_back(piece.region);
     } else if (piece.sender == me) {
@@ -136,24 +136,24 @@ absl::StatusOr<RankStep> LowerExchange(const BoxingPlan& plan, const BoxingStep&
 
 }  // namespace
 
-const NdSbp& LayoutBefore(const BoxingPlan& plan, int step) {
+const NdSbp& LayoutBefore(const boxing::BoxingPlan& plan, int step) {
   return step == 0 ? plan.src : plan.steps[step - 1].result;
 }
 
-const Placement& PlacementBefore(const BoxingPlan& plan, int step) {
+const Placement& PlacementBefore(const boxing::BoxingPlan& plan, int step) {
   return step == 0 || !plan.steps[step - 1].on_destination ? plan.src_placement
                                                            : plan.dst_placement;
 }
 
-absl::StatusOr<RankStep> LowerStep(const BoxingPlan& plan, int step, int64_t device_rank) {
+absl::StatusOr<RankStep> LowerStep(const boxing::BoxingPlan& plan, int step, int64_t device_rank) {
   if (step < 0 || step >= static_cast<int>(plan.steps.size())) {
     return absl::InvalidArgumentError(
         absl::StrCat("boxing plan has ", plan.steps.size(), " steps; no step ", step));
   }
-  const BoxingStep& s = plan.steps[step];
+  const boxing::BoxingStep& s = plan.steps[step];
   const NdSbp& before = LayoutBefore(plan, step);
   const Placement& from = PlacementBefore(plan, step);
-  if (s.kind == StepKind::kPointToPoint) {
+  if (s.kind == boxing::StepKind::kPointToPoint) {
     return LowerExchange(plan, s, from, before, device_rank);
   }
   const Placement& placement = s.on_destination ? plan.dst_placement : plan.src_placement;
@@ -163,4 +163,4 @@ absl::StatusOr<RankStep> LowerStep(const BoxingPlan& plan, int step, int64_t dev
   return LowerCollective(plan, s, placement, before, device_rank);
 }
 
-}  // namespace oneflow_sbp::boxing
+}  // namespace oneflow_sbp::runtime

@@ -30,12 +30,12 @@
 
 #include "absl/status/statusor.h"
 #include "boxing/boxing_plan.h"
-#include "oneflow_sbp/tensor_slice_view.h"
+#include "oneflow_sbp/values/tensor_slice_view.h"
 
-namespace oneflow_sbp::boxing {
+namespace oneflow_sbp::runtime {
 
 struct RankStep {
-  StepKind kind = StepKind::kPointToPoint;
+  boxing::StepKind kind = boxing::StepKind::kPointToPoint;
   // False if this rank has no part in the step (not in its placement).
   bool active = false;
   // This rank's region before and after (holds_input / holds_output say
@@ -65,12 +65,11 @@ struct RankStep {
 
 // kInvalidArgument if `step` is out of range; kInternal if the plan is
 // inconsistent with its placements (a bug in whoever built it).
-absl::StatusOr<RankStep> LowerStep(const BoxingPlan& plan, int step, int64_t device_rank);
+absl::StatusOr<RankStep> LowerStep(const boxing::BoxingPlan& plan, int step, int64_t device_rank);
 
 // The layout and placement a rank's data has before step `step`.
-const NdSbp& LayoutBefore(const BoxingPlan& plan, int step);
-const Placement& PlacementBefore(const BoxingPlan& plan, int step);
+const NdSbp& LayoutBefore(const boxing::BoxingPlan& plan, int step);
+const Placement& PlacementBefore(const boxing::BoxingPlan& plan, int step);
 
-}  // namespace oneflow_sbp::boxing
-
+}  // namespace oneflow_sbp::runtime
 #endif  // RUNTIME_STEP_LOWERING_H_

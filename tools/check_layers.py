@@ -1,16 +1,17 @@
 #!/usr/bin/env python3
 """The layering check (docs/ARCHITECTURE.md): every #include of project code
-points down or sideways, never up a layer, and the folder graph has no
-cycle. Run from the repository root; exit 1 naming each violation.
+points down or sideways, never up a layer, the folder graph has no cycle,
+and every file's namespace is its folder's. Run from the repository root;
+exit 1 naming each violation.
 
 Layers, bottom up; a folder's layer is that of its longest listed prefix.
-Tests, fuzzers and the documentation's examples stand on top and may
-include anything.
+Tests, fuzzers, benchmarks and the documentation's examples stand on top
+and may include anything.
 
-Two more rules: the device kernel folders (ops/kernels/cpu, ops/kernels/cuda)
-never include each other, but for the device-neutral headers still in
-ops/kernels/cpu that are listed below until they move (an include of any
-other header, or a listed one no longer included, is a problem); and the
+Three more rules: the device kernel folders (kernels/cpu, kernels/cuda)
+never include each other (what both need lives in kernels/common); a
+namespace opened at file scope is the folder's (NAMESPACES) or one nested
+in it, but for anonymous ones and blocks of forward declarations; and the
 Python package's modules import down their own layers (PY_LAYERS).
 """
 import os
@@ -20,26 +21,43 @@ import sys
 LAYERS = [
     # (layer, name, folders)
     (0, "messages", ["proto"]),
-    (1, "values and inference", ["oneflow_sbp", "oneflow_sbp/cuda"]),
-    (2, "op rules", ["ops"]),
-    (3, "boxing planner", ["boxing"]),
-    (4, "runtime", ["runtime", "runtime/comm", "ops/kernels", "ops/kernels/cpu",
-                    "ops/kernels/cuda", "ops/kernels/verify"]),
-    (5, "engine facade", ["engine"]),
-    (6, "eager and graph", ["eager", "graph"]),
-    (7, "fronts", ["io", "tools", "tools/bench", "tools/gpu", "python", "python/native"]),
-    (9, "tests", ["tests", "fuzz", "docs/examples"]),
+    (1, "values", ["oneflow_sbp/values"]),
+    (2, "rule API", ["oneflow_sbp/rule_api"]),
+    (3, "selection", ["oneflow_sbp/inference"]),
+    (4, "op rules", ["ops"]),
+    (5, "boxing planner", ["boxing"]),
+    (6, "storage", ["oneflow_sbp/storage"]),
+    (7, "runtime", ["comm", "runtime", "kernels"]),
+    (8, "engine facade", ["engine"]),
+    (9, "eager and graph", ["eager", "graph"]),
+    (10, "bridge and checkpoints", ["io", "checkpoint"]),
+    (11, "models", ["models"]),
+    (12, "fronts", ["cli", "python", "tools"]),
+    (13, "tests", ["tests", "fuzz", "docs/examples", "tools/bench"]),
 ]
-# The device-neutral headers that ops/kernels/cuda still includes from
-# ops/kernels/cpu (argument parsing, layouts, index arithmetic): the
-# sideways includes allowed until they move to a neutral folder (issue 33).
-DEVICE_FOLDERS = ("ops/kernels/cpu", "ops/kernels/cuda")
-NEUTRAL_IN_CPU = {
-    "attention_layout.h", "broadcast_loop.h", "concat_slice_kernels.h", "conv_args.h",
-    "conv_geometry.h", "cross_entropy_args.h", "dropout_args.h", "encoder_args.h",
-    "index_args.h", "int_arith.h", "matmul_plan.h", "norm_layout.h", "reduce_args.h",
-    "same_operands.h", "scalar_args.h", "select_args.h", "view_kernels.h",
+# The device kernel folders: neither includes the other.
+DEVICE_FOLDERS = ("kernels/cpu", "kernels/cuda")
+# Each library folder's namespace (a folder not listed takes its parent's;
+# the top layer has none). The bottom folder's four parts share the
+# package's own namespace: their names are the vocabulary everything
+# else speaks (Shape, NdSbp, OpRegistry, InferCache, LocalTensor).
+NAMESPACES = {
+    "oneflow_sbp": "oneflow_sbp",
+    "ops": "oneflow_sbp::ops",
+    "boxing": "oneflow_sbp::boxing",
+    "comm": "oneflow_sbp::comm",
+    "runtime": "oneflow_sbp::runtime",
+    "kernels": "oneflow_sbp::kernels",
+    "engine": "oneflow_sbp::engine",
+    "eager": "oneflow_sbp::eager",
+    "graph": "oneflow_sbp::graph",
+    "io": "oneflow_sbp::io",
+    "checkpoint": "oneflow_sbp::checkpoint",
+    "models": "oneflow_sbp::models",
+    "cli": "oneflow_sbp::cli",
+    "python": "oneflow_sbp::python",
 }
+NAMESPACE_FREE = ("tests", "fuzz", "docs", "tools", "proto")
 # The Python package's modules, bottom up; a module imports only its own
 # layer or below (the native module _C is the bottom).
 PY_PACKAGE = "python/oneflow_sbp"
@@ -61,9 +79,57 @@ def layer_of(folder):
     best = None
     for layer, name, folders in LAYERS:
         for f in folders:
-            if folder == f and (best is None or len(f) > len(best[2])):
+            if (folder == f or folder.startswith(f + "/")) and (best is None or len(f) > len(best[2])):
                 best = (layer, name, f)
     return best
+
+
+def namespace_of(folder):
+    parts = folder.split("/")
+    for n in range(len(parts), 0, -1):
+        ns = NAMESPACES.get("/".join(parts[:n]))
+        if ns:
+            return ns
+    return None
+
+
+FORWARD_ONLY = re.compile(r"^(\s*((class|struct)\s+\w+\s*;|//[^\n]*))*\s*$")
+
+
+def namespace_problems(path, text):
+    """File-scope namespaces that are not the folder's (or nested in it)."""
+    folder = os.path.dirname(path)
+    if folder.split("/")[0] in NAMESPACE_FREE:
+        return []
+    want = namespace_of(folder)
+    if want is None:
+        return [f"{path}: folder {folder} has no namespace (NAMESPACES)"]
+    code = re.sub(r"//[^\n]*|/\*.*?\*/", "", text, flags=re.S)
+    code = re.sub(r'"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'', '""', code)
+    problems, depth, i = [], 0, 0
+    opener = re.compile(r"\bnamespace\s+([\w:]+)\s*\{")
+    while i < len(code):
+        c = code[i]
+        if c == "{":
+            depth += 1
+        elif c == "}":
+            depth -= 1
+        elif depth == 0 and code.startswith("namespace", i):
+            m = opener.match(code, i)
+            if m:
+                ns = m.group(1)
+                body_start = m.end()
+                d, j = 1, body_start
+                while j < len(code) and d:
+                    d += {"{": 1, "}": -1}.get(code[j], 0)
+                    j += 1
+                body = code[body_start:j - 1]
+                if ns != want and not ns.startswith(want + "::") and not FORWARD_ONLY.match(body):
+                    problems.append(f"{path}: namespace {ns}, but {folder}/ is {want}")
+                i = j
+                continue
+        i += 1
+    return problems
 
 
 def py_layer_of(module):
@@ -115,7 +181,6 @@ def python_problems():
 def main():
     problems = []
     edges = {}
-    neutral_used = set()
     for root, dirs, files in os.walk("."):
         dirs[:] = [d for d in dirs if not d.startswith(SKIP) and not d.startswith(".")]
         for name in files:
@@ -128,6 +193,7 @@ def main():
                 problems.append(f"{path}: folder {folder} is in no layer (tools/check_layers.py)")
                 continue
             text = open(path, encoding="utf-8", errors="replace").read()
+            problems += namespace_problems(path, text)
             for m in INCLUDE.finditer(text):
                 inc = m.group(1)
                 if not os.path.isfile(inc):
@@ -143,12 +209,8 @@ def main():
                 if dst[0] > src[0]:
                     problems.append(f"{path} ({src[1]}) includes {inc} ({dst[1]}): up a layer")
                 if folder in DEVICE_FOLDERS and dst_folder in DEVICE_FOLDERS:
-                    name = os.path.basename(inc)
-                    if folder == "ops/kernels/cuda" and name in NEUTRAL_IN_CPU:
-                        neutral_used.add(name)
-                    else:
-                        problems.append(f"{path} includes {inc}: sideways between device "
-                                        "folders (move what both need to a neutral folder)")
+                    problems.append(f"{path} includes {inc}: sideways between device "
+                                    "folders (move what both need to kernels/common)")
     # Folder cycles (Tarjan's strongly connected components).
     index, low, stack, on, sccs = {}, {}, [], set(), []
     def visit(v):
@@ -178,9 +240,6 @@ def main():
         detail = "; ".join(f"{a} -> {b} ({edges[a][b]})" for a in scc for b in edges.get(a, {})
                            if b in scc)
         problems.append(f"folder cycle: {' <-> '.join(scc)}: {detail}")
-    for name in sorted(NEUTRAL_IN_CPU - neutral_used):
-        problems.append(f"ops/kernels/cpu/{name} is listed as device-neutral but ops/kernels/cuda "
-                        "no longer includes it: strike it from NEUTRAL_IN_CPU")
     py_problems, py_imports = python_problems()
     problems += py_problems
     for p in problems:

@@ -5,7 +5,7 @@
 # the repository, checks its weights' SHA-256, and prints the model
 # directory. Nothing of it is ever committed.
 #
-#   MODEL=$(tools/fetch_model.sh) && bazel run //tools:sbp -- embed --model="$MODEL" "Hello world"
+#   MODEL=$(tools/fetch_model.sh) && bazel run //cli:sbp -- embed --model="$MODEL" "Hello world"
 #
 # Idempotent: a cached, verified copy is reused without the network.
 set -euo pipefail

@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """Writes the `sbp infer` sweep: one call per line, over every op.
 
-The op examples come from tests/op_catalog_test.cc (one per registered op).
+The op examples come from tests/rules/op_catalog_test.cc (one per registered op).
 Each example runs on four meshes with three producer layouts per input
 (seeded), under the oneflow policy (text, table) and the planned policy
-(table). tests/infer_sweep_test.sh replays the calls and compares the
+(table). tests/rules/infer_sweep_test.sh replays the calls and compares the
 answers byte for byte with tests/testdata/infer_sweep_golden.txt.
 
   tools/gen_infer_sweep.py > tests/testdata/infer_sweep_calls.txt
@@ -19,7 +19,7 @@ MESHES = ["cpu:0-1", "cpu:0-2", "cpu:0-3 [2,2]", "cpu:0-5 [2,3]"]
 
 
 def catalog():
-    text = (ROOT / "tests/op_catalog_test.cc").read_text()
+    text = (ROOT / "tests/rules/op_catalog_test.cc").read_text()
     entry = re.compile(r'\{"(\w+)", \{([^}]*)\}, \{([^}]*)\}, "')
     for m in entry.finditer(text):
         ins = re.findall(r'"([^"]*)"', m.group(2))

@@ -8,8 +8,8 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "runtime/comm/communicator.h"
-#include "runtime/comm/inprocess_world.h"
+#include "comm/communicator.h"
+#include "comm/inprocess_world.h"
 
 namespace oneflow_sbp::comm {
 

@@ -8,10 +8,10 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "engine/engine.h"
-#include "oneflow_sbp/op_registry.h"
-#include "oneflow_sbp/sbp_context.h"
-#include "oneflow_sbp/sbp_signature.h"
-#include "oneflow_sbp/status_macros.h"
+#include "oneflow_sbp/rule_api/op_registry.h"
+#include "oneflow_sbp/rule_api/sbp_context.h"
+#include "oneflow_sbp/rule_api/sbp_signature.h"
+#include "oneflow_sbp/values/status_macros.h"
 
 namespace oneflow_sbp {
 
@@ -40,7 +40,7 @@ OFS_REGISTER_OP(OpDefBuilder("row_scale")
 // [end example]
 
 absl::Status Run() {
-  OFS_ASSIGN_OR_RETURN(std::unique_ptr<Engine> engine, Engine::Create());
+  OFS_ASSIGN_OR_RETURN(std::unique_ptr<engine::Engine> engine, engine::Engine::Create());
   InferRequest req;
   OFS_ASSIGN_OR_RETURN(req.op, engine->MakeCall("row_scale", 2));
   OFS_ASSIGN_OR_RETURN(req.placement, Placement::Parse("cpu:0-1"));

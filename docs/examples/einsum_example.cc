@@ -7,9 +7,9 @@
 
 #include "absl/status/status.h"
 #include "engine/engine.h"
-#include "oneflow_sbp/op_registry.h"
-#include "oneflow_sbp/sbp_signature.h"
-#include "oneflow_sbp/status_macros.h"
+#include "oneflow_sbp/rule_api/op_registry.h"
+#include "oneflow_sbp/rule_api/sbp_signature.h"
+#include "oneflow_sbp/values/status_macros.h"
 #include "ops/einsum_rule.h"
 
 namespace oneflow_sbp {
@@ -20,9 +20,9 @@ absl::Status Run() {
   OFS_ASSIGN_OR_RETURN(const OpDefBuilder bilinear, ops::EinsumOp("bilinear", "bi,ij,bj->b"));
   OFS_RETURN_IF_ERROR(registry.Register(bilinear));  // in_0, in_1, in_2 -> out_0
   // [end example]
-  Engine::Options options;
-  options.registry = Engine::Options::Borrow(registry);
-  OFS_ASSIGN_OR_RETURN(std::unique_ptr<Engine> engine, Engine::Create(std::move(options)));
+  engine::Engine::Options options;
+  options.registry = engine::Engine::Options::Borrow(registry);
+  OFS_ASSIGN_OR_RETURN(std::unique_ptr<engine::Engine> engine, engine::Engine::Create(std::move(options)));
   InferRequest req;
   OFS_ASSIGN_OR_RETURN(req.op, engine->MakeCall("bilinear", 3));
   OFS_ASSIGN_OR_RETURN(req.placement, Placement::Parse("cpu:0-3"));

@@ -8,14 +8,14 @@
 #include "absl/status/status.h"
 #include "boxing/boxing_plan.h"
 #include "engine/engine.h"
-#include "oneflow_sbp/sbp_signature.h"
-#include "oneflow_sbp/status_macros.h"
+#include "oneflow_sbp/rule_api/sbp_signature.h"
+#include "oneflow_sbp/values/status_macros.h"
 
 namespace oneflow_sbp {
 
 absl::Status Run() {
   // [example]
-  absl::StatusOr<std::unique_ptr<Engine>> engine = Engine::Create();  // the built-in ops
+  absl::StatusOr<std::unique_ptr<engine::Engine>> engine = engine::Engine::Create();  // the built-in ops
   if (!engine.ok()) return engine.status();
   InferRequest req;
   OFS_ASSIGN_OR_RETURN(req.op, (*engine)->MakeCall("matmul", /*num_inputs=*/2));

@@ -296,9 +296,9 @@ def make_family(records, stem):
     banner = [f"// Made by ops/records/generate.py from {record_file}: do not edit; change",
               "// the record (or the functions it names)."]
     signatures = {
-        "rules": (["oneflow_sbp/op_registry.h"],
+        "rules": (["oneflow_sbp/rule_api/op_registry.h"],
                   f"absl::Status Register{fam}Rules(::oneflow_sbp::OpRegistry* registry)"),
-        "kernels": (["ops/kernels/kernel_registry.h"],
+        "kernels": (["kernels/kernel_registry.h"],
                     f"absl::Status Register{fam}Kernels(::oneflow_sbp::kernels::KernelRegistry& registry)"),
         "backward": ([], f"absl::Status Register{fam}Backward()"),
     }
@@ -331,7 +331,7 @@ def make_family(records, stem):
                 f'  OFS_CHECK(s.ok()) << "{record_file}: " << s.message();',
                 "  return true;", "}();", "}  // namespace", "", f"}}  // namespace {ns}", ""]
 
-    common = ["oneflow_sbp/check.h", "oneflow_sbp/status_macros.h"]
+    common = ["oneflow_sbp/values/check.h", "oneflow_sbp/values/status_macros.h"]
     rules = start("rules", common + ["ops/einsum_rule.h"])
     for r in records:
         d = r["define"]

@@ -14,7 +14,7 @@ namespace oneflow_sbp::python {
 
 // The engine every call of the module shares (built-in catalog plus the
 // ops registered from Python), created on first use.
-Engine& SharedEngine();
+engine::Engine& SharedEngine();
 
 void BindRules(pybind11::module_& m);
 void BindSession(pybind11::module_& m);

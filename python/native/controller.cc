@@ -5,8 +5,8 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "runtime/comm/launcher.h"
-#include "oneflow_sbp/quoted_input.h"
+#include "comm/launcher.h"
+#include "oneflow_sbp/values/quoted_input.h"
 
 namespace oneflow_sbp::python {
 
@@ -38,7 +38,7 @@ struct Controller::RankThread {
   std::thread thread;
 };
 
-Controller::Controller(Engine& engine, eager::EagerOptions options, bool launched,
+Controller::Controller(engine::Engine& engine, eager::EagerOptions options, bool launched,
                        int world_size)
     : engine_(engine), options_(options), launched_(launched), world_size_(world_size) {}
 
@@ -47,7 +47,7 @@ Controller::~Controller() {
   StopThreads();
 }
 
-absl::StatusOr<std::unique_ptr<Controller>> Controller::Embedded(Engine& engine, int world_size,
+absl::StatusOr<std::unique_ptr<Controller>> Controller::Embedded(engine::Engine& engine, int world_size,
                                                                  eager::EagerOptions options) {
   if (world_size < 1 || world_size > comm::InProcessWorld::kMaxRanks) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -64,7 +64,7 @@ absl::StatusOr<std::unique_ptr<Controller>> Controller::Embedded(Engine& engine,
   return c;
 }
 
-absl::StatusOr<std::unique_ptr<Controller>> Controller::Launched(Engine& engine,
+absl::StatusOr<std::unique_ptr<Controller>> Controller::Launched(engine::Engine& engine,
                                                                  eager::EagerOptions options) {
   absl::StatusOr<std::unique_ptr<comm::Communicator>> world =
       comm::ConnectFromEnvironment(options.timeout);

@@ -48,8 +48,8 @@
 #include "absl/time/time.h"
 #include "eager/eager_context.h"
 #include "engine/engine.h"
-#include "runtime/comm/communicator.h"
-#include "runtime/comm/inprocess_world.h"
+#include "comm/communicator.h"
+#include "comm/inprocess_world.h"
 
 namespace oneflow_sbp::python {
 
@@ -61,11 +61,11 @@ class Controller {
 
   // kInvalidArgument unless 1 <= world_size <= 4096 and the timeout is
   // positive.
-  static absl::StatusOr<std::unique_ptr<Controller>> Embedded(Engine& engine, int world_size,
+  static absl::StatusOr<std::unique_ptr<Controller>> Embedded(engine::Engine& engine, int world_size,
                                                               eager::EagerOptions options);
   // Joins the launcher's Gloo world (RANK, WORLD_SIZE, MASTER_ADDR,
   // MASTER_PORT); kFailedPrecondition outside a launcher.
-  static absl::StatusOr<std::unique_ptr<Controller>> Launched(Engine& engine,
+  static absl::StatusOr<std::unique_ptr<Controller>> Launched(engine::Engine& engine,
                                                               eager::EagerOptions options);
   ~Controller();
   Controller(const Controller&) = delete;
@@ -78,7 +78,7 @@ class Controller {
   const std::vector<int>& local_ranks() const { return local_ranks_; }
   int num_local_ranks() const { return static_cast<int>(local_ranks_.size()); }
   const eager::EagerOptions& options() const { return options_; }
-  Engine& engine() { return engine_; }
+  engine::Engine& engine() { return engine_; }
 
   // Every later step runs with this grad mode (autograd recording).
   void set_grad_enabled(bool on) { grad_enabled_ = on; }
@@ -104,7 +104,7 @@ class Controller {
   struct RankThread;
   struct Batch;
 
-  Controller(Engine& engine, eager::EagerOptions options, bool launched, int world_size);
+  Controller(engine::Engine& engine, eager::EagerOptions options, bool launched, int world_size);
   // Starts one thread per local rank on `world` (embedded) or on the one
   // launched communicator.
   absl::Status StartEmbedded();
@@ -117,7 +117,7 @@ class Controller {
   bool WaitBatch(Batch& batch, const std::function<bool()>& interrupted);
   static void RankLoop(RankThread* rt);
 
-  Engine& engine_;
+  engine::Engine& engine_;
   eager::EagerOptions options_;
   const bool launched_;
   const int world_size_;

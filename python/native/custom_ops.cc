@@ -16,12 +16,12 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "oneflow_sbp/op_registry.h"
-#include "oneflow_sbp/quoted_input.h"
-#include "oneflow_sbp/sbp_context.h"
-#include "oneflow_sbp/status_macros.h"
-#include "ops/kernels/kernel_registry.h"
-#include "ops/kernels/verify/verifier.h"
+#include "oneflow_sbp/rule_api/op_registry.h"
+#include "oneflow_sbp/values/quoted_input.h"
+#include "oneflow_sbp/rule_api/sbp_context.h"
+#include "oneflow_sbp/values/status_macros.h"
+#include "kernels/kernel_registry.h"
+#include "kernels/verify/verifier.h"
 #include "python/native/bindings.h"
 #include "python/native/conversions.h"
 #include "python/native/gil_release.h"

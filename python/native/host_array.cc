@@ -4,7 +4,7 @@
 #include <utility>
 #include <vector>
 
-#include "oneflow_sbp/tensor_slice_view.h"
+#include "oneflow_sbp/values/tensor_slice_view.h"
 #include "python/native/conversions.h"
 
 namespace oneflow_sbp::python {

@@ -25,11 +25,11 @@
 #include <optional>
 
 #include "absl/status/statusor.h"
-#include "oneflow_sbp/data_type.h"
-#include "oneflow_sbp/local_tensor.h"
-#include "oneflow_sbp/nd_sbp.h"
-#include "oneflow_sbp/placement.h"
-#include "oneflow_sbp/shape.h"
+#include "oneflow_sbp/values/data_type.h"
+#include "oneflow_sbp/storage/local_tensor.h"
+#include "oneflow_sbp/values/nd_sbp.h"
+#include "oneflow_sbp/values/placement.h"
+#include "oneflow_sbp/values/shape.h"
 
 namespace oneflow_sbp::python {
 

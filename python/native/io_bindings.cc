@@ -1,5 +1,5 @@
 // Files from Python: safetensors (whole files as numpy, and global
-// tensors read rank by rank) and distributed checkpoints (io/checkpoint.h)
+// tensors read rank by rank) and distributed checkpoints (checkpoint/checkpoint.h)
 // saved and loaded through the session's ranks.
 #include <map>
 #include <memory>
@@ -7,10 +7,10 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "io/checkpoint.h"
-#include "io/safetensors.h"
-#include "io/sharded_load.h"
-#include "oneflow_sbp/quoted_input.h"
+#include "checkpoint/checkpoint.h"
+#include "checkpoint/safetensors.h"
+#include "checkpoint/sharded_load.h"
+#include "oneflow_sbp/values/quoted_input.h"
 #include "python/native/bindings.h"
 #include "python/native/conversions.h"
 #include "python/native/gil_release.h"
@@ -19,25 +19,25 @@
 namespace oneflow_sbp::python {
 namespace {
 
-std::shared_ptr<io::SafetensorsFile> OpenSafetensors(const std::string& path) {
-  absl::StatusOr<std::unique_ptr<io::SafetensorsFile>> f;
+std::shared_ptr<checkpoint::SafetensorsFile> OpenSafetensors(const std::string& path) {
+  absl::StatusOr<std::unique_ptr<checkpoint::SafetensorsFile>> f;
   {
     GilRelease release;
-    f = io::SafetensorsFile::Open(path);
+    f = checkpoint::SafetensorsFile::Open(path);
   }
-  return std::shared_ptr<io::SafetensorsFile>(Unwrap(std::move(f)).release());
+  return std::shared_ptr<checkpoint::SafetensorsFile>(Unwrap(std::move(f)).release());
 }
 
 // {name: global tensor}: every rank reads only its slice of each tensor.
 py::dict LoadSafetensors(std::shared_ptr<Session> s, const std::string& path,
                          const std::string& placement, const std::string& sbp,
                          const std::optional<std::vector<std::string>>& names) {
-  std::shared_ptr<io::SafetensorsFile> file = OpenSafetensors(path);
+  std::shared_ptr<checkpoint::SafetensorsFile> file = OpenSafetensors(path);
   std::vector<std::string> wanted;
   if (names) {
     wanted = *names;
   } else {
-    for (const io::SafetensorsEntry& e : file->entries()) wanted.push_back(e.name);
+    for (const checkpoint::SafetensorsEntry& e : file->entries()) wanted.push_back(e.name);
   }
   const Placement p = ParsePlacement(placement);
   const NdSbp nd = ParseNdSbp(sbp);
@@ -50,7 +50,7 @@ py::dict LoadSafetensors(std::shared_ptr<Session> s, const std::string& path,
       // A tensor a layout does not fit (a bias under S(1)) is broadcast
       // instead: the layout names how matrices split.
       NdSbp layout = nd;
-      const io::SafetensorsEntry* e = file->Find(wanted[k]);
+      const checkpoint::SafetensorsEntry* e = file->Find(wanted[k]);
       if (e != nullptr) {
         for (int a = 0; a < layout.size(); ++a) {
           if (layout[a].is_split() && layout[a].split_axis() >= static_cast<int>(e->shape.size())) {
@@ -58,7 +58,7 @@ py::dict LoadSafetensors(std::shared_ptr<Session> s, const std::string& path,
           }
         }
       }
-      absl::StatusOr<GlobalTensor> t = io::LoadGlobal(ctx, *file, wanted[k], p, layout);
+      absl::StatusOr<GlobalTensor> t = checkpoint::LoadGlobal(ctx, *file, wanted[k], p, layout);
       if (!t.ok()) return t.status();
       (*out)[k][i] = *std::move(t);
     }
@@ -83,18 +83,18 @@ void SaveCheckpoint(std::shared_ptr<Session> s, const std::string& dir, const py
     if (ts.back()->session != s) throw py::value_error("the tensor belongs to another session");
   }
   const int n = s->num_local();
-  std::vector<std::vector<io::NamedTensor>> per_rank(n);
+  std::vector<std::vector<checkpoint::NamedTensor>> per_rank(n);
   for (int i = 0; i < n; ++i) {
     for (size_t k = 0; k < ts.size(); ++k) per_rank[i].push_back({names[k], ts[k]->At(i)});
   }
   s->Run([dir, per_rank, metadata](EagerContext& ctx, int i) {
-    return io::SaveCheckpoint(ctx, dir, per_rank[i], metadata);
+    return checkpoint::SaveCheckpoint(ctx, dir, per_rank[i], metadata);
   });
 }
 
 py::dict LoadCheckpoint(std::shared_ptr<Session> s, const std::string& source,
                         const py::dict& targets) {
-  std::vector<io::CheckpointTarget> ts;
+  std::vector<checkpoint::CheckpointTarget> ts;
   for (auto [k, v] : targets) {
     py::tuple t = v.cast<py::tuple>();
     const Placement p = ParsePlacement(t[0].cast<std::string>());
@@ -104,7 +104,7 @@ py::dict LoadCheckpoint(std::shared_ptr<Session> s, const std::string& source,
   const int n = s->num_local();
   auto out = std::make_shared<std::vector<std::vector<GlobalTensor>>>(n);
   s->Run([source, ts, out](EagerContext& ctx, int i) -> absl::Status {
-    absl::StatusOr<std::vector<GlobalTensor>> r = io::LoadCheckpoint(ctx, source, ts);
+    absl::StatusOr<std::vector<GlobalTensor>> r = checkpoint::LoadCheckpoint(ctx, source, ts);
     if (!r.ok()) return r.status();
     (*out)[i] = *std::move(r);
     return absl::OkStatus();
@@ -122,9 +122,9 @@ py::dict LoadCheckpoint(std::shared_ptr<Session> s, const std::string& source,
 
 void BindIo(py::module_& m) {
   m.def("read_safetensors", [](const std::string& path) {
-    std::shared_ptr<io::SafetensorsFile> f = OpenSafetensors(path);
+    std::shared_ptr<checkpoint::SafetensorsFile> f = OpenSafetensors(path);
     py::dict d;
-    for (const io::SafetensorsEntry& e : f->entries()) {
+    for (const checkpoint::SafetensorsEntry& e : f->entries()) {
       absl::StatusOr<LocalTensor> t;
       {
         GilRelease release;
@@ -141,18 +141,18 @@ void BindIo(py::module_& m) {
       ts.emplace_back(py::str(k), Unwrap(LocalFromNumpy(py::array::ensure(v))));
     }
     GilRelease release;
-    absl::Status s = io::WriteSafetensors(path, ts, metadata);
+    absl::Status s = checkpoint::WriteSafetensors(path, ts, metadata);
     py::gil_scoped_acquire acquire;
     ThrowIfError(s);
   });
   m.def("checkpoint_inspect", [](const std::string& source) {
-    return io::CheckpointIndexToText(Unwrap(io::ReadCheckpointIndex(source)));
+    return checkpoint::CheckpointIndexToText(Unwrap(checkpoint::ReadCheckpointIndex(source)));
   });
   m.def("checkpoint_export", [](const std::string& source, const std::string& out) {
     absl::Status s;
     {
       GilRelease release;
-      s = io::ExportCheckpoint(source, out);
+      s = checkpoint::ExportCheckpoint(source, out);
     }
     ThrowIfError(s);
   });

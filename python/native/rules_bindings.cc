@@ -6,12 +6,12 @@
 
 #include "absl/strings/str_cat.h"
 #include "boxing/boxing_plan.h"
-#include "oneflow_sbp/nd_sbp.h"
-#include "oneflow_sbp/placement.h"
-#include "oneflow_sbp/quoted_input.h"
-#include "oneflow_sbp/sbp_signature.h"
-#include "oneflow_sbp/seeded_stream.h"
-#include "oneflow_sbp/tensor_desc.h"
+#include "oneflow_sbp/values/nd_sbp.h"
+#include "oneflow_sbp/values/placement.h"
+#include "oneflow_sbp/values/quoted_input.h"
+#include "oneflow_sbp/rule_api/sbp_signature.h"
+#include "oneflow_sbp/values/seeded_stream.h"
+#include "oneflow_sbp/values/tensor_desc.h"
 #include "ops/builtin_ops.h"
 #include "ops/op_record.h"
 #include "python/native/bindings.h"
@@ -79,7 +79,7 @@ py::dict PlanToPython(const boxing::BoxingPlan& plan) {
 
 // The request of one `infer` call from Python values: the op call, each
 // input's (shape, dtype, nd_sbp) and the constraints by blob name.
-InferRequest InferRequestFromPython(Engine& engine, const std::string& op, const py::list& inputs,
+InferRequest InferRequestFromPython(engine::Engine& engine, const std::string& op, const py::list& inputs,
                                     const py::dict& attrs, const std::string& placement_text,
                                     const py::object& constraints) {
   InferRequest req;
@@ -115,7 +115,7 @@ InferRequest InferRequestFromPython(Engine& engine, const std::string& op, const
 }
 
 // Each input's chosen layout and the boxing plan that gets it there.
-py::list InputsToPython(Engine& engine, const InferRequest& req, const InferResult& result) {
+py::list InputsToPython(engine::Engine& engine, const InferRequest& req, const InferResult& result) {
   const OpCall& call = *req.op;
   py::list ins;
   for (int i = 0; i < call.num_inputs(); ++i) {
@@ -171,7 +171,7 @@ py::list CandidatesToPython(const OpCall& call, const InferResult& result) {
 py::dict Infer(const std::string& op, const py::list& inputs, const py::dict& attrs,
                const std::string& placement_text, const std::string& cost,
                const py::object& constraints, bool explain) {
-  Engine& engine = SharedEngine();
+  engine::Engine& engine = SharedEngine();
   InferRequest req = InferRequestFromPython(engine, op, inputs, attrs, placement_text, constraints);
   req.cost.policy = PolicyName::Of(cost);
   req.explain = explain;
@@ -294,11 +294,11 @@ py::list Ops() {
 
 }  // namespace
 
-Engine& SharedEngine() {
+engine::Engine& SharedEngine() {
   // Never destroyed: rank threads and registered Python callbacks may
   // still refer to it while the interpreter shuts down.
-  static Engine* engine = [] {
-    absl::StatusOr<std::unique_ptr<Engine>> e = Engine::Create();
+  static engine::Engine* engine = [] {
+    absl::StatusOr<std::unique_ptr<engine::Engine>> e = engine::Engine::Create();
     if (!e.ok()) throw std::runtime_error(std::string(e.status().message()));
     return e->release();
   }();

@@ -13,7 +13,7 @@
 #include "eager/apply.h"
 #include "eager/autograd.h"
 #include "eager/tensor_layout.h"
-#include "oneflow_sbp/nd_sbp_validation.h"
+#include "oneflow_sbp/values/nd_sbp_validation.h"
 #include "python/native/bindings.h"
 #include "python/native/controller.h"
 #include "python/native/conversions.h"

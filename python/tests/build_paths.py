@@ -11,7 +11,7 @@ _ROOT = (os.path.join(os.environ["TEST_SRCDIR"], os.environ.get("TEST_WORKSPACE"
 
 
 def sbp_binary():
-    return os.environ.get("OFS_SBP") or os.path.join(_ROOT, "tools", "sbp")
+    return os.environ.get("OFS_SBP") or os.path.join(_ROOT, "cli", "sbp")
 
 
 def wheel():

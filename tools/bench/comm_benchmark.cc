@@ -14,10 +14,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "benchmark/benchmark.h"
-#include "runtime/comm/inprocess_world.h"
+#include "comm/inprocess_world.h"
 #include "runtime/executor.h"
 #include "boxing/planner.h"
-#include "ops/kernels/shard_harness.h"
+#include "kernels/shard_harness.h"
 
 namespace oneflow_sbp {
 namespace {
@@ -161,7 +161,7 @@ void BM_InProcessP2pExchangePlan(benchmark::State& state) {
   }
   for (auto _ : state) {
     const double t = TimeOnRanks(kRanks, [&](comm::Communicator& w) {
-      return boxing::ExecutePlan(*plan, (*shards)[w.rank()], w).status();
+      return runtime::ExecutePlan(*plan, (*shards)[w.rank()], w).status();
     });
     if (t < 0) state.SkipWithError("exchange failed");
     state.SetIterationTime(t);
@@ -188,7 +188,7 @@ void BM_ExecutePlanOverhead1KiB(benchmark::State& state) {
   for (auto _ : state) {
     const double t = TimeOnRanks(kRanks, [&](comm::Communicator& w) {
       for (int64_t i = 0; i < iters; ++i) {
-        absl::Status s = boxing::ExecutePlan(*plan, (*shards)[w.rank()], w).status();
+        absl::Status s = runtime::ExecutePlan(*plan, (*shards)[w.rank()], w).status();
         if (!s.ok()) return s;
       }
       return absl::OkStatus();

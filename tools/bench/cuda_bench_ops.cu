@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "oneflow_sbp/cuda/cuda_device.h"
+#include "oneflow_sbp/storage/cuda/cuda_device.h"
 #include "tools/bench/cuda_bench_ops.h"
 
 namespace oneflow_sbp::bench {

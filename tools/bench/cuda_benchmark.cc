@@ -15,8 +15,8 @@
 #include <vector>
 
 #include "benchmark/benchmark.h"
-#include "oneflow_sbp/cuda/cuda_device.h"
-#include "ops/kernels/cuda/cuda_launch.h"
+#include "oneflow_sbp/storage/cuda/cuda_device.h"
+#include "kernels/cuda/cuda_launch.h"
 #include "tools/bench/cuda_bench_ops.h"
 
 namespace oneflow_sbp {

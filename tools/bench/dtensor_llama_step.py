@@ -3,7 +3,7 @@
 step against `sbp demo` (in-process rank threads, and --backend=gloo), with
 the bytes each moved. Never a test: it needs torch.
 
-The model is tools/llama_block.cc's, op for op: token embedding, RMSNorm
+The model is models/llama_block.cc's, op for op: token embedding, RMSNorm
 (eps 1e-5), q/k/v projections, rotary embedding (x*cos + rotate_half(x)*sin),
 causal softmax attention (scale 1/sqrt(head dim)), output projection,
 residual, RMSNorm, SwiGLU MLP, residual, final RMSNorm, vocabulary
@@ -34,7 +34,7 @@ The DTensor workers stay up for all rounds, so from round 2 on their step
 is a fresh process, so our step 1 is always cold. One workaround: the
 embedding output is redistributed explicitly (see loss_of).
 
-    bazel build //tools:sbp
+    bazel build //cli:sbp
     /root/refvenv/bin/python tools/bench/dtensor_llama_step.py [--steps=3] [--rounds=2] [--json]
 """
 import argparse
@@ -53,7 +53,7 @@ M64 = (1 << 64) - 1
 
 
 class SeededStream:
-    """oneflow_sbp/seeded_stream.h: FNV-1a of the name mixed with the seed, then xorshift64."""
+    """oneflow_sbp/values/seeded_stream.h: FNV-1a of the name mixed with the seed, then xorshift64."""
 
     def __init__(self, seed, name):
         x = 1469598103934665603 ^ seed
@@ -78,7 +78,7 @@ class SeededStream:
 
 
 def demo_weights(c):
-    """(name, dims, marking kind, values) in tools/llama_block.cc's order."""
+    """(name, dims, marking kind, values) in models/llama_block.cc's order."""
     h, f = c["hidden"], c["ffn"]
     specs = [("embedding", (c["vocab"], h), "vocab_rows", 1.0, 0.0)]
     for l in range(c["layers"]):

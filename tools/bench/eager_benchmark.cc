@@ -8,22 +8,22 @@
 
 #include "absl/time/clock.h"
 #include "benchmark/benchmark.h"
-#include "runtime/comm/inprocess_world.h"
+#include "comm/inprocess_world.h"
 #include "eager/apply.h"
 #include "eager/tensor_layout.h"
 #include "engine/engine.h"
 #include "ops/builtin_ops.h"
-#include "ops/kernels/kernel_context.h"
-#include "ops/kernels/kernel_registry.h"
+#include "kernels/kernel_context.h"
+#include "kernels/kernel_registry.h"
 
 namespace oneflow_sbp {
 namespace {
 
-Engine& TheEngine() {
-  static Engine* engine = [] {
-    Engine::Options options;
-    options.registry = Engine::Options::Borrow(ops::BuiltinOpRegistry());
-    return Engine::Create(std::move(options))->release();
+engine::Engine& TheEngine() {
+  static engine::Engine* engine = [] {
+    engine::Engine::Options options;
+    options.registry = engine::Engine::Options::Borrow(ops::BuiltinOpRegistry());
+    return engine::Engine::Create(std::move(options))->release();
   }();
   return *engine;
 }

@@ -23,8 +23,8 @@ difference).
   python3 tools/bench/embed_vs_torch.py --json   # one JSON object
 
 The model directory comes from tools/fetch_model.sh unless --model names
-it; the sbp binary is bazel-bin/tools/sbp unless --sbp names it (build it
-first: bazel build //tools:sbp).
+it; the sbp binary is bazel-bin/cli/sbp unless --sbp names it (build it
+first: bazel build //cli:sbp).
 """
 
 import argparse
@@ -168,7 +168,7 @@ def load():
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--sbp", default=os.path.join(REPO, "bazel-bin/tools/sbp"))
+    ap.add_argument("--sbp", default=os.path.join(REPO, "bazel-bin/cli/sbp"))
     ap.add_argument("--model", default=None)
     ap.add_argument("--torch-python", default=sys.executable,
                     help="a python that imports torch and sentence_transformers")

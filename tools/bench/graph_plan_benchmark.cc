@@ -46,7 +46,7 @@ void BM_PlanGptCold(benchmark::State& state) {
   PlanProgramOptions options;
   options.pricing_threads = static_cast<int>(state.range(1));
   for (auto _ : state) {
-    std::unique_ptr<Engine> engine = NewPlanEngine();
+    std::unique_ptr<engine::Engine> engine = NewPlanEngine();
     absl::StatusOr<ProgramPlan> plan = PlanProgram(program, *engine, options);
     if (!plan.ok()) state.SkipWithError("planning failed");
     if (plan.ok()) Report(state, *plan);
@@ -62,7 +62,7 @@ BENCHMARK(BM_PlanGptCold)
 
 void BM_PlanGptWarm(benchmark::State& state) {
   const Program program = Gpt(static_cast<int>(state.range(0)));
-  std::unique_ptr<Engine> engine = NewPlanEngine();
+  std::unique_ptr<engine::Engine> engine = NewPlanEngine();
   if (!PlanProgram(program, *engine, {}).ok()) state.SkipWithError("planning failed");
   for (auto _ : state) {
     absl::StatusOr<ProgramPlan> plan = PlanProgram(program, *engine, {});
@@ -73,7 +73,7 @@ BENCHMARK(BM_PlanGptWarm)->ArgNames({"layers"})->Arg(24)->Unit(benchmark::kMilli
 
 void BM_SolveGpt(benchmark::State& state) {
   const Program program = Gpt(static_cast<int>(state.range(0)));
-  std::unique_ptr<Engine> engine = NewPlanEngine();
+  std::unique_ptr<engine::Engine> engine = NewPlanEngine();
   BoxingPrices prices(*engine, program.placement());
   absl::StatusOr<SelectionProblem> p = BuildSelectionProblem(program, prices, {}, 2);
   if (!p.ok()) state.SkipWithError("building failed");
@@ -91,7 +91,7 @@ BENCHMARK(BM_SolveGpt)->ArgNames({"layers"})->Arg(24)->Unit(benchmark::kMillisec
 void BM_PlanGptTrainingCold(benchmark::State& state) {
   const Program program = Gpt(static_cast<int>(state.range(0)));
   for (auto _ : state) {
-    std::unique_ptr<Engine> engine = NewPlanEngine();
+    std::unique_ptr<engine::Engine> engine = NewPlanEngine();
     absl::StatusOr<TrainingStepInfo> step = eager::ExpandTrainingStep(*engine, program, {});
     if (!step.ok()) {
       state.SkipWithError("expansion failed");
@@ -127,7 +127,7 @@ void BM_PlanGptTrainingCapped(benchmark::State& state) {
   const Program program = Gpt(static_cast<int>(state.range(0)));
   const int percent = static_cast<int>(state.range(1));
   const bool warm = state.range(2) != 0;
-  std::unique_ptr<Engine> setup = NewPlanEngine();
+  std::unique_ptr<engine::Engine> setup = NewPlanEngine();
   absl::StatusOr<TrainingStepInfo> step = eager::ExpandTrainingStep(*setup, program, {});
   absl::StatusOr<ProgramPlan> uncapped =
       step.ok() ? PlanProgram(step->program, *setup, {}) : absl::StatusOr<ProgramPlan>(step.status());
@@ -138,8 +138,8 @@ void BM_PlanGptTrainingCapped(benchmark::State& state) {
   PlanProgramOptions options;
   if (percent > 0) options.memory_cap_bytes = uncapped->costs.peak_memory_bytes * percent / 100;
   for (auto _ : state) {
-    std::unique_ptr<Engine> fresh = warm ? nullptr : NewPlanEngine();
-    Engine& engine = warm ? *setup : *fresh;
+    std::unique_ptr<engine::Engine> fresh = warm ? nullptr : NewPlanEngine();
+    engine::Engine& engine = warm ? *setup : *fresh;
     absl::StatusOr<TrainingStepInfo> s = eager::ExpandTrainingStep(engine, program, {});
     if (!s.ok()) {
       state.SkipWithError("expansion failed");

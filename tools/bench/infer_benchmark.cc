@@ -13,11 +13,11 @@
 #include "absl/container/flat_hash_map.h"
 #include "benchmark/benchmark.h"
 #include "engine/engine.h"
-#include "oneflow_sbp/infer_cache.h"
-#include "oneflow_sbp/infer_key.h"
-#include "oneflow_sbp/oneflow_selection.h"
-#include "oneflow_sbp/op_call.h"
-#include "oneflow_sbp/signature_inference.h"
+#include "oneflow_sbp/inference/infer_cache.h"
+#include "oneflow_sbp/inference/infer_key.h"
+#include "oneflow_sbp/inference/oneflow_selection.h"
+#include "oneflow_sbp/rule_api/op_call.h"
+#include "oneflow_sbp/inference/signature_inference.h"
 #include "ops/builtin_ops.h"
 
 namespace oneflow_sbp {
@@ -111,7 +111,7 @@ BENCHMARK(BM_CachedInferLookupBorrowed);
 // asks for a hit within 2x of BM_RawFlatHashMapLookup.
 template <bool kBorrowed, bool kKey>
 void BM_EngineHit(benchmark::State& state) {
-  std::unique_ptr<Engine> engine = *Engine::Create();
+  std::unique_ptr<engine::Engine> engine = *engine::Engine::Create();
   const InferRequest request = HitRequest();
   const InferKey key(request);
   if (!engine->Infer(request).ok()) state.SkipWithError("inference failed");

@@ -12,11 +12,11 @@
 #include <vector>
 
 #include "benchmark/benchmark.h"
-#include "oneflow_sbp/local_tensor.h"
-#include "oneflow_sbp/op_call.h"
+#include "oneflow_sbp/storage/local_tensor.h"
+#include "oneflow_sbp/rule_api/op_call.h"
 #include "ops/builtin_ops.h"
-#include "ops/kernels/kernel_context.h"
-#include "ops/kernels/kernel_registry.h"
+#include "kernels/kernel_context.h"
+#include "kernels/kernel_registry.h"
 
 namespace oneflow_sbp {
 namespace {

@@ -84,13 +84,13 @@ void BM_PlanMlp(benchmark::State& state) {
   const Placement p = Mesh(state.range(0));
   const std::vector<int64_t> mesh(p.hierarchy().begin(), p.hierarchy().end());
   for (auto _ : state) {
-    std::unique_ptr<Engine> engine = bench::NewPlanEngine();
-    absl::StatusOr<oneflow::ProgramProto> proto = ProgramProtoFromJson(kMlp);
+    std::unique_ptr<engine::Engine> engine = bench::NewPlanEngine();
+    absl::StatusOr<oneflow::ProgramProto> proto = io::ProgramProtoFromJson(kMlp);
     if (!proto.ok()) {
       state.SkipWithError(std::string(proto.status().message()).c_str());
       return;
     }
-    absl::StatusOr<graph::Program> program = ProgramFromProto(*proto, engine->registry(), mesh);
+    absl::StatusOr<graph::Program> program = io::ProgramFromProto(*proto, engine->registry(), mesh);
     if (!program.ok()) {
       state.SkipWithError(std::string(program.status().message()).c_str());
       return;

@@ -30,13 +30,13 @@ median over all timed runs of all rounds):
 
 How to run it (from the repository root; never a test, it needs torch):
 
-    bazel build //tools:sbp //python:package
+    bazel build //cli:sbp //python:package
     /root/refvenv/bin/python tools/bench/peers.py            # a table
     /root/refvenv/bin/python tools/bench/peers.py --json     # one JSON object
 
 It needs: a python3 that imports torch (with Gloo) and numpy, of the same
 CPython version the `_C.so` module was built for (bazel-bin's module with
-the sources under python/, or --package_dir); the `sbp` tool (bazel-bin/tools/sbp,
+the sources under python/, or --package_dir); the `sbp` tool (bazel-bin/cli/sbp,
 or --sbp). Without torch it says so and exits 1. A full run (3 rounds)
 took 481 s on a 2-vCPU machine at load average 11-18; most of it is
 outside the timed regions: torch's start-up in 4 processes, and per case
@@ -305,7 +305,7 @@ def main():
               "torch (e.g. /root/refvenv/bin/python)", file=sys.stderr)
         return 1
     built = os.path.join(ROOT, "bazel-bin", "python", "oneflow_sbp", "_C.so")
-    for path, what in ((args.sbp, "the sbp tool (bazel build //tools:sbp)"),
+    for path, what in ((args.sbp, "the sbp tool (bazel build //cli:sbp)"),
                        (os.path.join(args.package_dir, "oneflow_sbp", "_C.so")
                         if args.package_dir else built,
                         "the Python module (bazel build //python:package)")):

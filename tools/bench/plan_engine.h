@@ -13,11 +13,11 @@
 
 namespace oneflow_sbp::bench {
 
-inline std::unique_ptr<Engine> NewPlanEngine() {
-  Engine::Options o;
-  o.registry = Engine::Options::Borrow(ops::BuiltinOpRegistry());
+inline std::unique_ptr<engine::Engine> NewPlanEngine() {
+  engine::Engine::Options o;
+  o.registry = engine::Engine::Options::Borrow(ops::BuiltinOpRegistry());
   o.plan_cache_capacity = 1 << 16;
-  return *Engine::Create(std::move(o));
+  return *engine::Engine::Create(std::move(o));
 }
 
 }  // namespace oneflow_sbp::bench

@@ -1,4 +1,4 @@
-// The reduction kernels alone (runtime/comm/reduce_op.h): inout = op(inout,
+// The reduction kernels alone (comm/reduce_op.h): inout = op(inout,
 // in) for every dtype and op, against a memcpy of the same bytes in the
 // same run. Results go in docs/PERFORMANCE.md ("Reductions at memory
 // speed").
@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "benchmark/benchmark.h"
-#include "oneflow_sbp/data_type.h"
-#include "runtime/comm/reduce_op.h"
+#include "oneflow_sbp/values/data_type.h"
+#include "comm/reduce_op.h"
 
 namespace oneflow_sbp {
 namespace {

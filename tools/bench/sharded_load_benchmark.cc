@@ -1,4 +1,4 @@
-// Sharded loading (io/sharded_load.h) against a full read of the same
+// Sharded loading (checkpoint/sharded_load.h) against a full read of the same
 // tensor. Results go in docs/PERFORMANCE.md ("Sharded loading").
 //
 //   bazel run -c opt //tools/bench:sharded_load_benchmark
@@ -28,9 +28,9 @@
 #include "benchmark/benchmark.h"
 #include "eager/eager_context.h"
 #include "engine/engine.h"
-#include "io/safetensors.h"
-#include "io/sharded_load.h"
-#include "runtime/comm/inprocess_world.h"
+#include "checkpoint/safetensors.h"
+#include "checkpoint/sharded_load.h"
+#include "comm/inprocess_world.h"
 
 namespace oneflow_sbp {
 namespace {
@@ -51,20 +51,20 @@ const std::string& TensorFile() {
     if (!t.ok()) return new std::string();
     float* data = static_cast<float*>(t->raw_data());
     for (int64_t i = 0; i < t->elem_cnt(); ++i) data[i] = static_cast<float>(i % 1000) * 0.5f;
-    if (!io::WriteSafetensors(*p, {{kName, *t}}).ok()) return new std::string();
+    if (!checkpoint::WriteSafetensors(*p, {{kName, *t}}).ok()) return new std::string();
     std::atexit([] { ::unlink(TensorFile().c_str()); });
     return p;
   }();
   return *path;
 }
 
-Engine& Eng() {
-  static Engine* engine = Engine::Create()->release();
+engine::Engine& Eng() {
+  static engine::Engine* engine = engine::Engine::Create()->release();
   return *engine;
 }
 
 void BM_FullRead(benchmark::State& state) {
-  absl::StatusOr<std::unique_ptr<io::SafetensorsFile>> f = io::SafetensorsFile::Open(TensorFile());
+  absl::StatusOr<std::unique_ptr<checkpoint::SafetensorsFile>> f = checkpoint::SafetensorsFile::Open(TensorFile());
   if (!f.ok()) {
     state.SkipWithError(std::string(f.status().message()).c_str());
     return;
@@ -99,7 +99,7 @@ const std::vector<Layout>& Layouts() {
 void BM_LoadGlobal(benchmark::State& state) {
   const Layout& layout = Layouts()[state.range(0)];
   state.SetLabel(absl::StrCat(layout.nd_sbp, " on ", layout.placement));
-  absl::StatusOr<std::unique_ptr<io::SafetensorsFile>> f = io::SafetensorsFile::Open(TensorFile());
+  absl::StatusOr<std::unique_ptr<checkpoint::SafetensorsFile>> f = checkpoint::SafetensorsFile::Open(TensorFile());
   absl::StatusOr<Placement> placement = Placement::Parse(layout.placement);
   absl::StatusOr<NdSbp> nd_sbp = NdSbp::Parse(layout.nd_sbp);
   if (!f.ok() || !placement.ok() || !nd_sbp.ok()) {
@@ -115,7 +115,7 @@ void BM_LoadGlobal(benchmark::State& state) {
       absl::Status s = w.Barrier();
       if (!s.ok()) return s;
       const absl::Time start = absl::Now();
-      absl::StatusOr<eager::GlobalTensor> t = io::LoadGlobal(ctx, **f, kName, *placement, *nd_sbp);
+      absl::StatusOr<eager::GlobalTensor> t = checkpoint::LoadGlobal(ctx, **f, kName, *placement, *nd_sbp);
       seconds[w.rank()] = absl::ToDoubleSeconds(absl::Now() - start);
       if (!t.ok()) return t.status();
       // A rank that reads holds exactly the bytes it read; on a P axis the

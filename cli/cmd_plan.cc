@@ -1,0 +1,103 @@
+#include "cli/cmd_plan.h"
+
+#include <optional>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "eager/training_step.h"
+#include "graph/plan_format.h"
+#include "graph/program_planner.h"
+#include "io/program_proto.h"
+#include "oneflow_sbp/values/quoted_input.h"
+#include "oneflow_sbp/values/shape.h"
+#include "cli/cli_format.h"
+#include "cli/plan_execution.h"
+
+namespace oneflow_sbp::cli {
+namespace {
+
+// The value of --`flag`, which must be an integer > 0.
+absl::StatusOr<int64_t> PositiveFlag(absl::string_view flag, const std::string& value,
+                                     absl::string_view expected) {
+  int64_t v = 0;
+  if (!absl::SimpleAtoi(value, &v) || v <= 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--", flag, "=", QuotedInput(value), ": expected ", expected));
+  }
+  return v;
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> RunPlan(const PlanOptions& o, engine::Engine& engine, bool* execution_ok) {
+  absl::StatusOr<OutputFormat> format = ParseOutputFormat(o.format, "text|json|dot");
+  if (!format.ok()) return format.status();
+  std::vector<int64_t> mesh;
+  if (o.mesh.has_value()) {
+    absl::StatusOr<Shape> m = Shape::Parse(*o.mesh);
+    if (!m.ok() || m->rank() == 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--mesh=", QuotedInput(*o.mesh), ": expected extents like 2,2"));
+    }
+    mesh.assign(m->dims().begin(), m->dims().end());
+  }
+  graph::PlanProgramOptions options;
+  if (o.memory_cap.has_value()) {
+    absl::StatusOr<int64_t> cap =
+        PositiveFlag("memory_cap", *o.memory_cap, "a positive number of bytes per rank");
+    if (!cap.ok()) return cap.status();
+    options.memory_cap_bytes = *cap;
+  }
+  if (o.work_budget.has_value()) {
+    absl::StatusOr<int64_t> budget =
+        PositiveFlag("work_budget", *o.work_budget, "a positive number of planner steps");
+    if (!budget.ok()) return budget.status();
+    options.work_budget = *budget;
+  }
+  if (o.collectives_only && o.execute) {
+    // Execution boxes through the engine's cheapest plans, exchanges
+    // included, so its bytes would not be the ones this plan predicts.
+    return absl::InvalidArgumentError(
+        "--collectives_only prices boxing without p2p exchanges, but --execute runs the "
+        "engine's cheapest plans, which may use them: run --execute without --collectives_only");
+  }
+  options.collectives_only = o.collectives_only;
+  absl::StatusOr<oneflow::ProgramProto> parsed = io::ProgramProtoFromJson(o.program);
+  if (!parsed.ok()) return parsed.status();
+  absl::StatusOr<graph::Program> program = io::ProgramFromProto(*parsed, engine.registry(), mesh);
+  if (!program.ok()) return program.status();
+  std::optional<graph::TrainingStepInfo> step;
+  if (o.training || parsed->training()) {
+    absl::StatusOr<graph::TrainingStepInfo> expanded =
+        eager::ExpandTrainingStep(engine, *program, {});
+    if (!expanded.ok()) return expanded.status();
+    step = *std::move(expanded);
+    program = step->program;
+  }
+  absl::StatusOr<graph::ProgramPlan> plan = graph::PlanProgram(*program, engine, options);
+  if (!plan.ok()) return plan.status();
+  if (*format == OutputFormat::kDot) {
+    if (o.execute) {
+      return absl::InvalidArgumentError("--execute reports in text or json, not dot");
+    }
+    return graph::ProgramPlanToDot(*program, *plan);
+  }
+  oneflow::ProgramPlanProto proto = io::ProgramPlanToProto(*program, *plan);
+  std::string text = graph::ProgramPlanToText(*program, *plan);
+  if (step.has_value()) {
+    absl::StrAppend(&text, graph::TrainingPlanToText(*step, *plan));
+    *proto.mutable_training() = io::TrainingPlanToProto(*step, *plan);
+  }
+  if (o.execute) {
+    absl::StatusOr<oneflow::PlanExecutionProto> e =
+        ExecuteProgramPlan(*program, *plan, engine, o.seed, step ? &*step : nullptr);
+    if (!e.ok()) return e.status();
+    if (execution_ok != nullptr) *execution_ok = e->ok();
+    absl::StrAppend(&text, PlanExecutionText(*e));
+    *proto.mutable_execution() = *std::move(e);
+  }
+  return Render(*format, proto, text);
+}
+
+}  // namespace oneflow_sbp::cli

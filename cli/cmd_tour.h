@@ -1,0 +1,17 @@
+// `sbp tour`: a tour of inference on fixed examples (layouts, exact uneven
+// slices, signature inference and its explanation).
+#ifndef TOOLS_CMD_TOUR_H_
+#define TOOLS_CMD_TOUR_H_
+
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "engine/engine.h"
+
+namespace oneflow_sbp::cli {
+
+absl::StatusOr<std::string> RunTour(engine::Engine& engine);
+
+}  // namespace oneflow_sbp::cli
+
+#endif  // TOOLS_CMD_TOUR_H_

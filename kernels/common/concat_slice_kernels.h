@@ -1,0 +1,19 @@
+// The cat, stack, split, slice, narrow, their grads and slice_update kernels move bytes only through BoxCopy (box_copy.h) and
+// LocalTensor, both of which work on any device with a DeviceOps backend,
+// so the same kernels serve the CPU (registered at start-up) and any
+// device backend that registers them for itself (the CUDA kernels do).
+#ifndef OPS_KERNELS_CPU_CONCAT_SLICE_KERNELS_H_
+#define OPS_KERNELS_CPU_CONCAT_SLICE_KERNELS_H_
+
+#include "absl/status/status.h"
+#include "oneflow_sbp/values/placement.h"
+#include "kernels/kernel_registry.h"
+
+namespace oneflow_sbp::kernels {
+
+// Registers these kernels for `device` (every dtype).
+absl::Status RegisterConcatSliceKernelsOn(KernelRegistry& registry, DeviceType device);
+
+}  // namespace oneflow_sbp::kernels
+
+#endif  // OPS_KERNELS_CPU_CONCAT_SLICE_KERNELS_H_

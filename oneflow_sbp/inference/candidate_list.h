@@ -1,0 +1,36 @@
+// Candidate lists of an op call: the validated 1-D list of its rule, and
+// the shape test the N-D filter applies (SPEC.md §2 step 1, §3 step 4).
+#ifndef ONEFLOW_SBP_CANDIDATE_LIST_H_
+#define ONEFLOW_SBP_CANDIDATE_LIST_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "oneflow_sbp/rule_api/op_call.h"
+#include "oneflow_sbp/values/placement.h"
+#include "oneflow_sbp/rule_api/sbp_signature.h"
+#include "oneflow_sbp/values/tensor_desc.h"
+
+namespace oneflow_sbp {
+
+// The rule's 1-D candidate list in emission order, validated (every blob
+// set; split axes within the blob's rank), WITHOUT the appended all-B
+// signature. Empty for broadcast-fallback ops. This is the list golden
+// tests pin. With `extended_partials`, the op's extended rule
+// (OpDef::extended_sbp_fn: P(max)/P(min) candidates) follows.
+absl::StatusOr<std::vector<SbpSignature>> GetSbpCandidates(
+    const OpCall& call, absl::Span<const TensorDesc> input_descs,
+    absl::Span<const TensorDesc> output_descs, int64_t hierarchy_value,
+    int64_t parallel_num, DeviceType device_type, bool extended_partials = false);
+
+// SPEC.md §3 step 4: walk the mesh axes; S(a) on axis i fails if a >= rank
+// or the current extent of dim a is < hierarchy[i], else the extent becomes
+// floor(extent / hierarchy[i]).
+bool IsSplittable(const Shape& shape, const NdSbp& nd_sbp,
+                  absl::Span<const int64_t> hierarchy);
+
+}  // namespace oneflow_sbp
+
+#endif  // ONEFLOW_SBP_CANDIDATE_LIST_H_

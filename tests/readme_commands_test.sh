@@ -1,5 +1,0 @@
-#!/usr/bin/env bash
-# Every `$ sbp ...` command in README.md runs as the README shows it
-# (tests/readme_commands.py).
-set -euo pipefail
-exec python3 tests/readme_commands.py README.md "$1"
