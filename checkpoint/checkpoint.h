@@ -34,8 +34,8 @@
 // Save and Load are collective over ctx.world(): every rank of the world
 // calls them with the same arguments. Ranks of several processes need a
 // shared filesystem for DIR.
-#ifndef IO_CHECKPOINT_H_
-#define IO_CHECKPOINT_H_
+#ifndef CHECKPOINT_CHECKPOINT_H_
+#define CHECKPOINT_CHECKPOINT_H_
 
 #include <cstdint>
 #include <map>
@@ -130,4 +130,4 @@ absl::Status ExportCheckpoint(const std::string& source, const std::string& out_
 std::string CheckpointIndexToText(const CheckpointIndex& index);
 
 }  // namespace oneflow_sbp::checkpoint
-#endif  // IO_CHECKPOINT_H_
+#endif  // CHECKPOINT_CHECKPOINT_H_

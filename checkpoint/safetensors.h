@@ -22,8 +22,8 @@
 // process share an open file). Writing goes to a temporary file beside
 // the target, is fsynced and renamed over it, so a reader sees the old
 // file or the new one, never half of one.
-#ifndef IO_SAFETENSORS_H_
-#define IO_SAFETENSORS_H_
+#ifndef CHECKPOINT_SAFETENSORS_H_
+#define CHECKPOINT_SAFETENSORS_H_
 
 #include <atomic>
 #include <cstdint>
@@ -128,4 +128,4 @@ absl::Status WriteSafetensors(const std::string& path,
 absl::Status WriteFileAtomically(const std::string& path, absl::string_view contents);
 
 }  // namespace oneflow_sbp::checkpoint
-#endif  // IO_SAFETENSORS_H_
+#endif  // CHECKPOINT_SAFETENSORS_H_

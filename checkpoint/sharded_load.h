@@ -12,8 +12,8 @@
 // of it). Reads are one pread per contiguous run of the slice
 // (SafetensorsFile::ReadRegion), so the bytes a rank reads equal its
 // slice's bytes. Ranks outside the placement read nothing.
-#ifndef IO_SHARDED_LOAD_H_
-#define IO_SHARDED_LOAD_H_
+#ifndef CHECKPOINT_SHARDED_LOAD_H_
+#define CHECKPOINT_SHARDED_LOAD_H_
 
 #include <optional>
 
@@ -40,4 +40,4 @@ absl::StatusOr<eager::GlobalTensor> LoadGlobal(eager::EagerContext& ctx, Safeten
 absl::StatusOr<LocalTensor> ConvertDtype(const LocalTensor& t, DataType dtype);
 
 }  // namespace oneflow_sbp::checkpoint
-#endif  // IO_SHARDED_LOAD_H_
+#endif  // CHECKPOINT_SHARDED_LOAD_H_

@@ -1,8 +1,8 @@
 // `sbp boxing --execute`: runs a plan on real ranks with seeded,
 // integer-valued data, checks the result against the full tensor, and
 // collects every rank's measured bytes per step next to the plan's.
-#ifndef TOOLS_BOXING_EXECUTION_H_
-#define TOOLS_BOXING_EXECUTION_H_
+#ifndef CLI_BOXING_EXECUTION_H_
+#define CLI_BOXING_EXECUTION_H_
 
 #include <cstdint>
 #include <string>
@@ -53,4 +53,4 @@ oneflow::ExecutionProto ExecutionToProto(const ExecutionSummary& summary,
 
 }  // namespace oneflow_sbp::cli
 
-#endif  // TOOLS_BOXING_EXECUTION_H_
+#endif  // CLI_BOXING_EXECUTION_H_

@@ -4,8 +4,8 @@
 // --format picks one: text (default), json (proto field names), textproto,
 // plus command-specific formats (table, dot) handled by the command.
 // Values on the command line are decoded by io/message_decode.h.
-#ifndef TOOLS_CLI_FORMAT_H_
-#define TOOLS_CLI_FORMAT_H_
+#ifndef CLI_CLI_FORMAT_H_
+#define CLI_CLI_FORMAT_H_
 
 #include <string>
 
@@ -33,4 +33,4 @@ std::string JsonQuote(absl::string_view s);
 
 }  // namespace oneflow_sbp::cli
 
-#endif  // TOOLS_CLI_FORMAT_H_
+#endif  // CLI_CLI_FORMAT_H_

@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
-#include "io/plan_format.h"
+#include "io/boxing_plan_format.h"
 #include "boxing/planner.h"
 #include "oneflow_sbp/values/data_type.h"
 #include "io/message_decode.h"

@@ -1,7 +1,7 @@
 // `sbp boxing`: the cheapest exact plan that converts a tensor from one
 // nd_sbp (and placement) to another, step by step with bytes per rank.
-#ifndef TOOLS_CMD_BOXING_H_
-#define TOOLS_CMD_BOXING_H_
+#ifndef CLI_CMD_BOXING_H_
+#define CLI_CMD_BOXING_H_
 
 #include <optional>
 #include <string>
@@ -39,4 +39,4 @@ absl::StatusOr<std::string> RunBoxing(const BoxingOptions& options, engine::Engi
 
 }  // namespace oneflow_sbp::cli
 
-#endif  // TOOLS_CMD_BOXING_H_
+#endif  // CLI_CMD_BOXING_H_

@@ -1,8 +1,8 @@
 // `sbp calibrate`: measures this machine's links (latency and bandwidth of
 // one collective step, and of point-to-point messages) on real ranks, and
 // writes a calibration file that --calibration=FILE feeds to the planner.
-#ifndef TOOLS_CMD_CALIBRATE_H_
-#define TOOLS_CMD_CALIBRATE_H_
+#ifndef CLI_CMD_CALIBRATE_H_
+#define CLI_CMD_CALIBRATE_H_
 
 #include <optional>
 #include <string>
@@ -25,4 +25,4 @@ absl::StatusOr<std::string> RunCalibrate(const CalibrateOptions& options);
 
 }  // namespace oneflow_sbp::cli
 
-#endif  // TOOLS_CMD_CALIBRATE_H_
+#endif  // CLI_CMD_CALIBRATE_H_

@@ -2,8 +2,8 @@
 //   sbp ckpt inspect DIR                 tensors, saved layouts, pieces, sizes
 //   sbp ckpt export DIR OUT.safetensors  one whole file any reader loads
 // DIR may also be a plain .safetensors file (one piece per tensor).
-#ifndef TOOLS_CMD_CKPT_H_
-#define TOOLS_CMD_CKPT_H_
+#ifndef CLI_CMD_CKPT_H_
+#define CLI_CMD_CKPT_H_
 
 #include <string>
 #include <vector>
@@ -18,4 +18,4 @@ absl::StatusOr<std::string> RunCkpt(const std::vector<std::string>& args);
 
 }  // namespace oneflow_sbp::cli
 
-#endif  // TOOLS_CMD_CKPT_H_
+#endif  // CLI_CMD_CKPT_H_

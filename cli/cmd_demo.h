@@ -2,8 +2,8 @@
 // (threads, or Gloo processes) with data parallelism on mesh axis 0 and
 // Megatron tensor parallelism on axis 1, and checks every step against a
 // single-rank run.
-#ifndef TOOLS_CMD_DEMO_H_
-#define TOOLS_CMD_DEMO_H_
+#ifndef CLI_CMD_DEMO_H_
+#define CLI_CMD_DEMO_H_
 
 #include <functional>
 #include <optional>
@@ -66,4 +66,4 @@ absl::StatusOr<std::string> RunDemo(const DemoOptions& options, engine::Engine& 
 
 }  // namespace oneflow_sbp::cli
 
-#endif  // TOOLS_CMD_DEMO_H_
+#endif  // CLI_CMD_DEMO_H_

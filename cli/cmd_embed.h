@@ -1,8 +1,8 @@
 // `sbp embed`: sentence embeddings from a BERT sentence encoder
 // (all-MiniLM-L6-v2 from tools/fetch_model.sh), loaded sharded onto a
 // mesh of rank threads (models/bert_encoder.h).
-#ifndef TOOLS_CMD_EMBED_H_
-#define TOOLS_CMD_EMBED_H_
+#ifndef CLI_CMD_EMBED_H_
+#define CLI_CMD_EMBED_H_
 
 #include <string>
 #include <vector>
@@ -24,4 +24,4 @@ absl::StatusOr<std::string> RunEmbed(const EmbedOptions& options, engine::Engine
 
 }  // namespace oneflow_sbp::cli
 
-#endif  // TOOLS_CMD_EMBED_H_
+#endif  // CLI_CMD_EMBED_H_

@@ -1,7 +1,7 @@
 // `sbp infer`: choose the SBP signature of one op call, as the engine would
 // in an eager global-tensor program, and explain the choice on request.
-#ifndef TOOLS_CMD_INFER_H_
-#define TOOLS_CMD_INFER_H_
+#ifndef CLI_CMD_INFER_H_
+#define CLI_CMD_INFER_H_
 
 #include <optional>
 #include <string>
@@ -34,4 +34,4 @@ absl::StatusOr<std::string> RunInfer(const InferOptions& options, engine::Engine
 
 }  // namespace oneflow_sbp::cli
 
-#endif  // TOOLS_CMD_INFER_H_
+#endif  // CLI_CMD_INFER_H_

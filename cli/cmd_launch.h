@@ -1,6 +1,6 @@
 // `sbp launch`: torchrun-style launcher of SPMD rank processes (Gloo).
-#ifndef TOOLS_CMD_LAUNCH_H_
-#define TOOLS_CMD_LAUNCH_H_
+#ifndef CLI_CMD_LAUNCH_H_
+#define CLI_CMD_LAUNCH_H_
 
 #include <string>
 #include <vector>
@@ -26,4 +26,4 @@ absl::StatusOr<int> LaunchRanksPerNode(bool nproc_given, int nproc, bool per_nod
 
 }  // namespace oneflow_sbp::cli
 
-#endif  // TOOLS_CMD_LAUNCH_H_
+#endif  // CLI_CMD_LAUNCH_H_

@@ -1,8 +1,8 @@
 // `sbp ops [OP]`: the registered ops with their inputs, outputs and
 // attributes; ops without an SBP rule and ops without a CPU kernel (which
 // the eager interpreter's Apply rejects) are marked.
-#ifndef TOOLS_CMD_OPS_H_
-#define TOOLS_CMD_OPS_H_
+#ifndef CLI_CMD_OPS_H_
+#define CLI_CMD_OPS_H_
 
 #include <string>
 
@@ -22,4 +22,4 @@ absl::StatusOr<std::string> RunOps(const std::string& op, const std::string& for
 
 }  // namespace oneflow_sbp::cli
 
-#endif  // TOOLS_CMD_OPS_H_
+#endif  // CLI_CMD_OPS_H_

@@ -1,8 +1,8 @@
 // `sbp parse`: normalise and validate SBP, placement, shape and dtype
 // strings, printing each in canonical compact form (and, with
 // --format=json|textproto, OneFlow's proto form).
-#ifndef TOOLS_CMD_PARSE_H_
-#define TOOLS_CMD_PARSE_H_
+#ifndef CLI_CMD_PARSE_H_
+#define CLI_CMD_PARSE_H_
 
 #include <optional>
 #include <string>
@@ -30,4 +30,4 @@ absl::StatusOr<std::string> RunParse(const ParseOptions& options);
 
 }  // namespace oneflow_sbp::cli
 
-#endif  // TOOLS_CMD_PARSE_H_
+#endif  // CLI_CMD_PARSE_H_

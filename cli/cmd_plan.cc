@@ -5,8 +5,8 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "eager/training_step.h"
-#include "graph/plan_format.h"
+#include "eager/expand_training_step.h"
+#include "graph/program_plan_format.h"
 #include "graph/program_planner.h"
 #include "io/program_proto.h"
 #include "oneflow_sbp/values/quoted_input.h"

@@ -1,8 +1,8 @@
 // `sbp plan`: choose every op's N-D signature and every free tensor's
 // layout jointly over a whole program (graph-level selection), and compare
 // with the eager greedy choice op by op.
-#ifndef TOOLS_CMD_PLAN_H_
-#define TOOLS_CMD_PLAN_H_
+#ifndef CLI_CMD_PLAN_H_
+#define CLI_CMD_PLAN_H_
 
 #include <optional>
 #include <string>
@@ -26,7 +26,7 @@ struct PlanOptions {
   // Price boxing by collectives alone, never p2p exchanges
   // (graph::PlanProgramOptions::collectives_only).
   bool collectives_only = false;
-  // Plan the training step (eager/training_step.h); also selected by
+  // Plan the training step (eager/expand_training_step.h); also selected by
   // "training": true in the program.
   bool training = false;
   std::string format = "text";
@@ -47,4 +47,4 @@ absl::StatusOr<std::string> RunPlan(const PlanOptions& options, engine::Engine& 
 
 }  // namespace oneflow_sbp::cli
 
-#endif  // TOOLS_CMD_PLAN_H_
+#endif  // CLI_CMD_PLAN_H_

@@ -1,7 +1,7 @@
 // `sbp slices`: the exact index ranges every rank holds of a logical tensor
 // laid out as an nd_sbp over a placement.
-#ifndef TOOLS_CMD_SLICES_H_
-#define TOOLS_CMD_SLICES_H_
+#ifndef CLI_CMD_SLICES_H_
+#define CLI_CMD_SLICES_H_
 
 #include <string>
 
@@ -21,4 +21,4 @@ absl::StatusOr<std::string> RunSlices(const SlicesOptions& options);
 
 }  // namespace oneflow_sbp::cli
 
-#endif  // TOOLS_CMD_SLICES_H_
+#endif  // CLI_CMD_SLICES_H_

@@ -1,7 +1,7 @@
 // `sbp tour`: a tour of inference on fixed examples (layouts, exact uneven
 // slices, signature inference and its explanation).
-#ifndef TOOLS_CMD_TOUR_H_
-#define TOOLS_CMD_TOUR_H_
+#ifndef CLI_CMD_TOUR_H_
+#define CLI_CMD_TOUR_H_
 
 #include <string>
 
@@ -14,4 +14,4 @@ absl::StatusOr<std::string> RunTour(engine::Engine& engine);
 
 }  // namespace oneflow_sbp::cli
 
-#endif  // TOOLS_CMD_TOUR_H_
+#endif  // CLI_CMD_TOUR_H_

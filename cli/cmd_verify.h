@@ -3,8 +3,8 @@
 // one rank (kernels/verify/verifier.h has the method). --device=cuda
 // runs the CUDA kernels on device copies of the shards instead, against
 // the same CPU reference.
-#ifndef TOOLS_CMD_VERIFY_H_
-#define TOOLS_CMD_VERIFY_H_
+#ifndef CLI_CMD_VERIFY_H_
+#define CLI_CMD_VERIFY_H_
 
 #include <cstdint>
 #include <optional>
@@ -41,4 +41,4 @@ absl::StatusOr<std::string> RunVerify(const VerifyCmdOptions& options,
 
 }  // namespace oneflow_sbp::cli
 
-#endif  // TOOLS_CMD_VERIFY_H_
+#endif  // CLI_CMD_VERIFY_H_

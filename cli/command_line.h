@@ -12,8 +12,8 @@
 // --noname (bool flags), one or two leading dashes. `--` ends the flags: the
 // rest is positional (a command `sbp launch` runs). --input, --attr and
 // --constraint repeat and keep commas (absl's list flags would split them).
-#ifndef TOOLS_COMMAND_LINE_H_
-#define TOOLS_COMMAND_LINE_H_
+#ifndef CLI_COMMAND_LINE_H_
+#define CLI_COMMAND_LINE_H_
 
 #include <string>
 #include <vector>
@@ -56,4 +56,4 @@ bool IsUsageError(const absl::Status& status);
 
 }  // namespace oneflow_sbp::cli
 
-#endif  // TOOLS_COMMAND_LINE_H_
+#endif  // CLI_COMMAND_LINE_H_

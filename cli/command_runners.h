@@ -2,8 +2,8 @@
 // command's options, then the command's library (cmd_*.h). The command
 // table (command_table.h) names each command's runner beside its flags and
 // formats.
-#ifndef TOOLS_COMMAND_RUNNERS_H_
-#define TOOLS_COMMAND_RUNNERS_H_
+#ifndef CLI_COMMAND_RUNNERS_H_
+#define CLI_COMMAND_RUNNERS_H_
 
 #include <string>
 
@@ -42,4 +42,4 @@ absl::StatusOr<std::string> OpsCmd(const Invocation& in);
 
 }  // namespace oneflow_sbp::cli
 
-#endif  // TOOLS_COMMAND_RUNNERS_H_
+#endif  // CLI_COMMAND_RUNNERS_H_

@@ -14,8 +14,8 @@
 // a --format it does not print, a flag value of the wrong type, extra
 // words, and a value of launch's own flags it cannot use, such as
 // `--nproc=0`: cli::UsageError in command_line.h).
-#ifndef TOOLS_COMMAND_TABLE_H_
-#define TOOLS_COMMAND_TABLE_H_
+#ifndef CLI_COMMAND_TABLE_H_
+#define CLI_COMMAND_TABLE_H_
 
 #include <string>
 
@@ -65,4 +65,4 @@ const CommandSpec* FindCommandSpec(absl::string_view name);
 
 }  // namespace oneflow_sbp::cli
 
-#endif  // TOOLS_COMMAND_TABLE_H_
+#endif  // CLI_COMMAND_TABLE_H_

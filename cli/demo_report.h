@@ -1,8 +1,8 @@
 // DemoReport: what `sbp demo` found, and its two renderings: the text
 // report (after the header, which the demo prints as it starts) and one
 // JSON object (`sbp demo --format=json`).
-#ifndef TOOLS_DEMO_REPORT_H_
-#define TOOLS_DEMO_REPORT_H_
+#ifndef CLI_DEMO_REPORT_H_
+#define CLI_DEMO_REPORT_H_
 
 #include <cstdint>
 #include <string>
@@ -55,4 +55,4 @@ std::string DemoReportJson(const DemoReport& report);
 
 }  // namespace oneflow_sbp::cli
 
-#endif  // TOOLS_DEMO_REPORT_H_
+#endif  // CLI_DEMO_REPORT_H_

@@ -5,8 +5,8 @@
 // inference makes the greedy choices the planner predicted, and the two
 // choices compute the same outputs (up to floating-point summation order);
 // for a training step also the same gradients and updated parameters.
-#ifndef TOOLS_PLAN_EXECUTION_H_
-#define TOOLS_PLAN_EXECUTION_H_
+#ifndef CLI_PLAN_EXECUTION_H_
+#define CLI_PLAN_EXECUTION_H_
 
 #include <cstdint>
 #include <string>
@@ -15,7 +15,7 @@
 #include "engine/engine.h"
 #include "graph/program.h"
 #include "graph/program_planner.h"
-#include "graph/training_step.h"
+#include "graph/training_step_info.h"
 #include "proto/program.pb.h"
 
 namespace oneflow_sbp::cli {
@@ -40,4 +40,4 @@ std::string PlanExecutionText(const oneflow::PlanExecutionProto& e);
 
 }  // namespace oneflow_sbp::cli
 
-#endif  // TOOLS_PLAN_EXECUTION_H_
+#endif  // CLI_PLAN_EXECUTION_H_

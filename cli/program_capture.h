@@ -1,7 +1,7 @@
 // A recorded eager program (eager/program_recorder.h) as the
 // ProgramProto that `sbp plan --program` reads (docs/PLANNING.md).
-#ifndef TOOLS_PROGRAM_CAPTURE_H_
-#define TOOLS_PROGRAM_CAPTURE_H_
+#ifndef CLI_PROGRAM_CAPTURE_H_
+#define CLI_PROGRAM_CAPTURE_H_
 
 #include <string>
 
@@ -24,4 +24,4 @@ absl::Status WriteProgram(const std::string& path, const oneflow::ProgramProto& 
 
 }  // namespace oneflow_sbp::cli
 
-#endif  // TOOLS_PROGRAM_CAPTURE_H_
+#endif  // CLI_PROGRAM_CAPTURE_H_

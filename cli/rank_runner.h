@@ -11,8 +11,8 @@
 //
 // Rank 0 reports (the function prints or returns text); the other ranks
 // stay quiet. Every rank's error is collected; the first is returned.
-#ifndef TOOLS_RANK_RUNNER_H_
-#define TOOLS_RANK_RUNNER_H_
+#ifndef CLI_RANK_RUNNER_H_
+#define CLI_RANK_RUNNER_H_
 
 #include <functional>
 #include <string>
@@ -58,4 +58,4 @@ absl::StatusOr<std::string> RunOnRanks(
 
 }  // namespace oneflow_sbp::cli
 
-#endif  // TOOLS_RANK_RUNNER_H_
+#endif  // CLI_RANK_RUNNER_H_

@@ -2,8 +2,8 @@
 // (defined in sbp_flags.cc). Only these belong to the command line:
 // IsSbpFlag tells them from absl's own (--flagfile, --fromenv, ...) and any a
 // library might define, which the tool refuses unread (command_line.h).
-#ifndef TOOLS_SBP_FLAGS_H_
-#define TOOLS_SBP_FLAGS_H_
+#ifndef CLI_SBP_FLAGS_H_
+#define CLI_SBP_FLAGS_H_
 
 #include <cstdint>
 #include <optional>
@@ -69,4 +69,4 @@ bool IsSbpFlag(const absl::CommandLineFlag& flag);
 
 }  // namespace oneflow_sbp::cli
 
-#endif  // TOOLS_SBP_FLAGS_H_
+#endif  // CLI_SBP_FLAGS_H_

@@ -28,8 +28,8 @@
 // rank exposes its buffers to another thread it calls Synchronize (its
 // earlier kernels finish); a thread that copies for a peer calls
 // Synchronize after the copy, before it signals completion.
-#ifndef RUNTIME_COMM_BUFFER_OPS_H_
-#define RUNTIME_COMM_BUFFER_OPS_H_
+#ifndef COMM_BUFFER_OPS_H_
+#define COMM_BUFFER_OPS_H_
 
 #include <cstdint>
 #include <cstring>
@@ -151,4 +151,4 @@ class BufferOps {
 
 }  // namespace oneflow_sbp::comm
 
-#endif  // RUNTIME_COMM_BUFFER_OPS_H_
+#endif  // COMM_BUFFER_OPS_H_

@@ -35,8 +35,8 @@
 // Payload memory: every copy, reduction and staging buffer goes through
 // GroupCall::buffers (buffer_ops.h), so the same algorithms run on host
 // buffers (the default, plain memcpy) and on device buffers.
-#ifndef RUNTIME_COMM_COLLECTIVES_H_
-#define RUNTIME_COMM_COLLECTIVES_H_
+#ifndef COMM_COLLECTIVES_H_
+#define COMM_COLLECTIVES_H_
 
 #include <cstdint>
 
@@ -116,4 +116,4 @@ bool Overlaps(const void* a, int64_t a_bytes, const void* b, int64_t b_bytes);
 
 }  // namespace oneflow_sbp::comm
 
-#endif  // RUNTIME_COMM_COLLECTIVES_H_
+#endif  // COMM_COLLECTIVES_H_

@@ -62,8 +62,8 @@
 // counted per completed message exchange. NCCL reports no byte counts: its
 // backend counts these same formulas for a call that completed (the bytes
 // of NCCL's ring algorithms; its tree algorithms move other amounts).
-#ifndef RUNTIME_COMM_COMMUNICATOR_H_
-#define RUNTIME_COMM_COMMUNICATOR_H_
+#ifndef COMM_COMMUNICATOR_H_
+#define COMM_COMMUNICATOR_H_
 
 #include <atomic>
 #include <cstdint>
@@ -289,4 +289,4 @@ class Communicator {
 
 }  // namespace oneflow_sbp::comm
 
-#endif  // RUNTIME_COMM_COMMUNICATOR_H_
+#endif  // COMM_COMMUNICATOR_H_

@@ -45,8 +45,8 @@
 // peer has gone. ConnectGloo sets SIGPIPE to ignored if it still has the
 // default disposition (as Python, and so torch, does), so that a dead peer
 // becomes an error status instead of killing this process.
-#ifndef RUNTIME_COMM_GLOO_COMMUNICATOR_H_
-#define RUNTIME_COMM_GLOO_COMMUNICATOR_H_
+#ifndef COMM_GLOO_COMMUNICATOR_H_
+#define COMM_GLOO_COMMUNICATOR_H_
 
 #include <memory>
 #include <string>
@@ -87,4 +87,4 @@ absl::StatusOr<std::unique_ptr<Communicator>> ConnectGloo(const GlooOptions& opt
 
 }  // namespace oneflow_sbp::comm
 
-#endif  // RUNTIME_COMM_GLOO_COMMUNICATOR_H_
+#endif  // COMM_GLOO_COMMUNICATOR_H_

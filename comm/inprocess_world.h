@@ -30,8 +30,8 @@
 // aborted and every other rank's pending and later calls return kAborted
 // at once, quoting the first failure. An aborted world stays aborted;
 // create a fresh one to go on.
-#ifndef RUNTIME_COMM_INPROCESS_WORLD_H_
-#define RUNTIME_COMM_INPROCESS_WORLD_H_
+#ifndef COMM_INPROCESS_WORLD_H_
+#define COMM_INPROCESS_WORLD_H_
 
 #include <functional>
 #include <memory>
@@ -117,4 +117,4 @@ absl::StatusOr<std::vector<absl::Status>> RunRanks(
 
 }  // namespace oneflow_sbp::comm
 
-#endif  // RUNTIME_COMM_INPROCESS_WORLD_H_
+#endif  // COMM_INPROCESS_WORLD_H_

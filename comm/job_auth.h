@@ -10,8 +10,8 @@
 //   std::string secret = *NewJobSecret();          // 64 hex characters
 //   std::string tag = Hmac(secret, message);        // 32 bytes
 //   bool ok = TagsEqual(tag, Hmac(secret, message));
-#ifndef RUNTIME_COMM_JOB_AUTH_H_
-#define RUNTIME_COMM_JOB_AUTH_H_
+#ifndef COMM_JOB_AUTH_H_
+#define COMM_JOB_AUTH_H_
 
 #include <string>
 
@@ -42,4 +42,4 @@ bool TagsEqual(absl::string_view a, absl::string_view b);
 
 }  // namespace oneflow_sbp::comm
 
-#endif  // RUNTIME_COMM_JOB_AUTH_H_
+#endif  // COMM_JOB_AUTH_H_

@@ -28,8 +28,8 @@
 //   - one thread per served connection: at most world_size + max_pending;
 //   - when accept fails for want of descriptors it retries every 100 ms
 //     instead of spinning.
-#ifndef RUNTIME_COMM_KV_STORE_H_
-#define RUNTIME_COMM_KV_STORE_H_
+#ifndef COMM_KV_STORE_H_
+#define COMM_KV_STORE_H_
 
 #include <atomic>
 #include <list>
@@ -176,4 +176,4 @@ class KvStoreClient {
 
 }  // namespace oneflow_sbp::comm
 
-#endif  // RUNTIME_COMM_KV_STORE_H_
+#endif  // COMM_KV_STORE_H_

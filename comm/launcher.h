@@ -37,8 +37,8 @@
 // is stopped (SIGSTOP, SIGTSTP) is noticed (waitpid WUNTRACED), and the
 // failure summary names it first: its peers fail because it stopped
 // answering, not the other way round.
-#ifndef RUNTIME_COMM_LAUNCHER_H_
-#define RUNTIME_COMM_LAUNCHER_H_
+#ifndef COMM_LAUNCHER_H_
+#define COMM_LAUNCHER_H_
 
 #include <memory>
 #include <string>
@@ -125,4 +125,4 @@ absl::StatusOr<absl::Duration> SecondsFromEnvironment(const char* name, absl::Du
 
 }  // namespace oneflow_sbp::comm
 
-#endif  // RUNTIME_COMM_LAUNCHER_H_
+#endif  // COMM_LAUNCHER_H_

@@ -41,8 +41,8 @@
 // on timeout or error the communicator is aborted (ncclCommAbort) and the
 // call returns kDeadlineExceeded / kInternal naming the call and rank;
 // later calls on the world and every sub-group return kAborted.
-#ifndef RUNTIME_COMM_NCCL_COMMUNICATOR_H_
-#define RUNTIME_COMM_NCCL_COMMUNICATOR_H_
+#ifndef COMM_NCCL_COMMUNICATOR_H_
+#define COMM_NCCL_COMMUNICATOR_H_
 
 #include <memory>
 #include <string>
@@ -145,4 +145,4 @@ absl::StatusOr<std::unique_ptr<NcclCommunicator>> ConnectNccl(const NcclOptions&
 
 }  // namespace oneflow_sbp::comm
 
-#endif  // RUNTIME_COMM_NCCL_COMMUNICATOR_H_
+#endif  // COMM_NCCL_COMMUNICATOR_H_

@@ -6,8 +6,8 @@
 // that no call can hang a rank: every enqueue returns at once, and Wait
 // polls the stream and ncclCommGetAsyncError until done, an error, or the
 // deadline, after which the caller aborts the communicator.
-#ifndef RUNTIME_COMM_NCCL_OPS_H_
-#define RUNTIME_COMM_NCCL_OPS_H_
+#ifndef COMM_NCCL_OPS_H_
+#define COMM_NCCL_OPS_H_
 
 #include <cstdint>
 #include <string>
@@ -86,4 +86,4 @@ int DeviceCount();
 
 }  // namespace oneflow_sbp::comm::nccl
 
-#endif  // RUNTIME_COMM_NCCL_OPS_H_
+#endif  // COMM_NCCL_OPS_H_

@@ -5,8 +5,8 @@
 // Example:
 //   absl::StatusOr<net::Socket> s = net::Connect("127.0.0.1", 29500, absl::Now() + absl::Seconds(5));
 //   if (s.ok()) status = net::WriteAll(*s, "hi", 2, deadline);
-#ifndef RUNTIME_COMM_NET_H_
-#define RUNTIME_COMM_NET_H_
+#ifndef COMM_NET_H_
+#define COMM_NET_H_
 
 #include <cstddef>
 #include <string>
@@ -76,4 +76,4 @@ absl::StatusOr<int> PickFreePort(const std::string& host);
 
 }  // namespace oneflow_sbp::comm::net
 
-#endif  // RUNTIME_COMM_NET_H_
+#endif  // COMM_NET_H_

@@ -9,8 +9,8 @@
 // both are NaN), and the f32 result rounds to nearest even, every NaN
 // becoming the canonical quiet NaN with its sign (f16 0x7e00, bf16 0x7fc0)
 // as the portable Store does. //tests/runtime:reduce_op_test compares the two.
-#ifndef RUNTIME_COMM_REDUCE_HALF_SIMD_H_
-#define RUNTIME_COMM_REDUCE_HALF_SIMD_H_
+#ifndef COMM_REDUCE_HALF_SIMD_H_
+#define COMM_REDUCE_HALF_SIMD_H_
 
 #include <cstdint>
 
@@ -33,4 +33,4 @@ void SetReduceHalfSimdEnabledForTesting(bool enabled);
 
 }  // namespace oneflow_sbp::comm
 
-#endif  // RUNTIME_COMM_REDUCE_HALF_SIMD_H_
+#endif  // COMM_REDUCE_HALF_SIMD_H_

@@ -25,8 +25,8 @@
 // dtype are dispatched once per call. Buffers not aligned to their element
 // type, and the in == inout == out case, take a scalar loop with the same
 // results. See docs/PERFORMANCE.md, "Reductions at memory speed".
-#ifndef RUNTIME_COMM_REDUCE_OP_H_
-#define RUNTIME_COMM_REDUCE_OP_H_
+#ifndef COMM_REDUCE_OP_H_
+#define COMM_REDUCE_OP_H_
 
 #include <cstdint>
 
@@ -57,4 +57,4 @@ void ReduceTo(ReduceOp op, DataType dtype, const void* a, const void* b, void* o
 
 }  // namespace oneflow_sbp::comm
 
-#endif  // RUNTIME_COMM_REDUCE_OP_H_
+#endif  // COMM_REDUCE_OP_H_

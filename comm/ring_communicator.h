@@ -9,8 +9,8 @@
 // call takes the next sequence number of its group, and point-to-point
 // messages count per (sender, receiver). Sub-groups share the world's
 // transport, so creating one sends nothing.
-#ifndef RUNTIME_COMM_RING_COMMUNICATOR_H_
-#define RUNTIME_COMM_RING_COMMUNICATOR_H_
+#ifndef COMM_RING_COMMUNICATOR_H_
+#define COMM_RING_COMMUNICATOR_H_
 
 #include <atomic>
 #include <cstdint>
@@ -69,4 +69,4 @@ class RingCommunicator final : public Communicator {
 
 }  // namespace oneflow_sbp::comm
 
-#endif  // RUNTIME_COMM_RING_COMMUNICATOR_H_
+#endif  // COMM_RING_COMMUNICATOR_H_

@@ -20,8 +20,8 @@
 // The secret never crosses the wire; nonces make every tag fresh, and the
 // sequence number keeps a recorded request from being replayed. Responses
 // carry no tag: the welcome tag proved the server, and the connection is TCP.
-#ifndef RUNTIME_COMM_STORE_PROTOCOL_H_
-#define RUNTIME_COMM_STORE_PROTOCOL_H_
+#ifndef COMM_STORE_PROTOCOL_H_
+#define COMM_STORE_PROTOCOL_H_
 
 #include <cstdint>
 #include <string>
@@ -90,4 +90,4 @@ uint32_t GetU32(const char* p);
 
 }  // namespace oneflow_sbp::comm::store
 
-#endif  // RUNTIME_COMM_STORE_PROTOCOL_H_
+#endif  // COMM_STORE_PROTOCOL_H_

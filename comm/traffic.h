@@ -8,8 +8,8 @@
 //   options.traffic = &t;
 //   comm.AllReduce(in, out, 1000, DataType::kFloat32, options);
 //   t.bytes_sent;   // (T - p_k) + (T - p_{k+1}), see communicator.h
-#ifndef RUNTIME_COMM_TRAFFIC_H_
-#define RUNTIME_COMM_TRAFFIC_H_
+#ifndef COMM_TRAFFIC_H_
+#define COMM_TRAFFIC_H_
 
 #include <cstdint>
 #include <string>
@@ -39,4 +39,4 @@ struct Traffic {
 
 }  // namespace oneflow_sbp::comm
 
-#endif  // RUNTIME_COMM_TRAFFIC_H_
+#endif  // COMM_TRAFFIC_H_

@@ -19,8 +19,8 @@
 // the in-process backend), because the ranks' call sequences no longer
 // agree after a collective fails half way. Once aborted, every pending and
 // later Exchange fails at once.
-#ifndef RUNTIME_COMM_TRANSPORT_H_
-#define RUNTIME_COMM_TRANSPORT_H_
+#ifndef COMM_TRANSPORT_H_
+#define COMM_TRANSPORT_H_
 
 #include <cstdint>
 
@@ -115,4 +115,4 @@ class Transport {
 
 }  // namespace oneflow_sbp::comm
 
-#endif  // RUNTIME_COMM_TRANSPORT_H_
+#endif  // COMM_TRANSPORT_H_

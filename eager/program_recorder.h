@@ -12,7 +12,7 @@
 // other leaf is a marked input with its current layout. Op outputs are
 // named "<op index>.<bn>" unless named. Calls made while Backward runs are
 // not recorded unless set_record_backward(true) (the training-step
-// expansion, eager/training_step.h, records the ops the backward rules
+// expansion, eager/expand_training_step.h, records the ops the backward rules
 // run). Tensors are known by value (GlobalTensor::value_id), so a detached
 // or redistributed handle is the tensor it came from. The recorder keeps
 // the tensors it saw alive.

@@ -64,7 +64,7 @@ struct ProgramTensor {
   // kFixed only: the given layout.
   NdSbp nd_sbp;
   // kFixed only: a parameter kept in its given layout (a training step,
-  // eager/training_step.h, trains it as it trains free tensors).
+  // eager/expand_training_step.h, trains it as it trains free tensors).
   bool parameter = false;
   // kActivation only: the op that defines it and the output blob (index
   // into the op call's blobs, inputs first).

@@ -1,8 +1,8 @@
 // ReadBounded: reads a stream to its end, but never more than a cap, so a
 // flag pointed at /dev/zero, /dev/urandom or an endless pipe fails fast
 // instead of reading until memory runs out (docs/RELIABILITY.md, "Limits").
-#ifndef TOOLS_BOUNDED_READ_H_
-#define TOOLS_BOUNDED_READ_H_
+#ifndef IO_BOUNDED_READ_H_
+#define IO_BOUNDED_READ_H_
 
 #include <cstddef>
 #include <cstdio>
@@ -24,4 +24,4 @@ absl::StatusOr<std::string> ReadBounded(std::FILE* f, absl::string_view what,
                                         size_t max_bytes = kMaxFlagFileBytes);
 
 }  // namespace oneflow_sbp::io
-#endif  // TOOLS_BOUNDED_READ_H_
+#endif  // IO_BOUNDED_READ_H_

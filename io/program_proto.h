@@ -16,7 +16,7 @@
 #include "absl/types/span.h"
 #include "graph/program.h"
 #include "graph/program_planner.h"
-#include "graph/training_step.h"
+#include "graph/training_step_info.h"
 #include "oneflow_sbp/rule_api/op_registry.h"
 #include "proto/program.pb.h"
 

@@ -12,8 +12,8 @@
 //   DtypesOf(Types{});   // {f32, f64, f16, bf16, i32, i64}: for registration
 //
 // The body receives TypeTag<T> (element_type.h) and returns absl::Status.
-#ifndef OPS_KERNELS_DTYPE_DISPATCH_H_
-#define OPS_KERNELS_DTYPE_DISPATCH_H_
+#ifndef KERNELS_DTYPE_DISPATCH_H_
+#define KERNELS_DTYPE_DISPATCH_H_
 
 #include <cstdint>
 #include <vector>
@@ -90,4 +90,4 @@ absl::Status DispatchDtype(const KernelContext& ctx, DataType dtype, absl::strin
 
 }  // namespace oneflow_sbp::kernels
 
-#endif  // OPS_KERNELS_DTYPE_DISPATCH_H_
+#endif  // KERNELS_DTYPE_DISPATCH_H_

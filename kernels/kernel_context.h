@@ -50,8 +50,8 @@
 //     OFS_ASSIGN_OR_RETURN(std::shared_ptr<comm::Communicator> g,
 //                          ctx.SplitGroup(/*blob=*/0, /*dim=*/rank - 1));
 //     OFS_RETURN_IF_ERROR(ctx.Annotate(g->AllReduce(buf, buf, n, dtype, max)));
-#ifndef OPS_KERNELS_KERNEL_CONTEXT_H_
-#define OPS_KERNELS_KERNEL_CONTEXT_H_
+#ifndef KERNELS_KERNEL_CONTEXT_H_
+#define KERNELS_KERNEL_CONTEXT_H_
 
 #include <cstdint>
 #include <memory>
@@ -241,4 +241,4 @@ std::vector<int64_t> KernelContext::Attr<std::vector<int64_t>>(absl::string_view
 
 }  // namespace oneflow_sbp::kernels
 
-#endif  // OPS_KERNELS_KERNEL_CONTEXT_H_
+#endif  // KERNELS_KERNEL_CONTEXT_H_

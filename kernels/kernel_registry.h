@@ -13,8 +13,8 @@
 // libraries never link runtime code; an op may have rules and no kernel.
 // The registry is thread-safe; entries are never removed. Libraries that
 // register statically need `alwayslink = True` so the linker keeps them.
-#ifndef OPS_KERNELS_KERNEL_REGISTRY_H_
-#define OPS_KERNELS_KERNEL_REGISTRY_H_
+#ifndef KERNELS_KERNEL_REGISTRY_H_
+#define KERNELS_KERNEL_REGISTRY_H_
 
 #include <functional>
 #include <string>
@@ -117,4 +117,4 @@ struct StaticKernelRegistration {
 
 }  // namespace oneflow_sbp::kernels
 
-#endif  // OPS_KERNELS_KERNEL_REGISTRY_H_
+#endif  // KERNELS_KERNEL_REGISTRY_H_

@@ -18,8 +18,8 @@
 // {lo32(i / 4), hi32(i / 4), 0, 0} and key {lo32(seed), hi32(seed)}.
 // Dropout keeps element i iff (bits >> 8) >= DropoutThreshold(rate), a
 // 24-bit integer comparison (no float rounding to disagree on).
-#ifndef OPS_KERNELS_PHILOX_H_
-#define OPS_KERNELS_PHILOX_H_
+#ifndef KERNELS_PHILOX_H_
+#define KERNELS_PHILOX_H_
 
 #include <cstdint>
 
@@ -102,4 +102,4 @@ OFS_HOST_DEVICE inline bool DropoutKeeps(uint32_t bits, uint32_t threshold) {
 
 }  // namespace oneflow_sbp::kernels
 
-#endif  // OPS_KERNELS_PHILOX_H_
+#endif  // KERNELS_PHILOX_H_

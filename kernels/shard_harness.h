@@ -55,8 +55,8 @@
 // threads, and without them fail with kFailedPrecondition. Every other
 // kernel gives the same bits either way (the kernel tests sweep some
 // families both ways).
-#ifndef OPS_KERNELS_SHARD_HARNESS_H_
-#define OPS_KERNELS_SHARD_HARNESS_H_
+#ifndef KERNELS_SHARD_HARNESS_H_
+#define KERNELS_SHARD_HARNESS_H_
 
 #include <cstdint>
 #include <memory>
@@ -159,4 +159,4 @@ std::string CompareTensors(const LocalTensor& actual, const LocalTensor& expecte
 
 }  // namespace oneflow_sbp::kernels
 
-#endif  // OPS_KERNELS_SHARD_HARNESS_H_
+#endif  // KERNELS_SHARD_HARNESS_H_

@@ -23,8 +23,8 @@
 // embedding splits the vocabulary. Only the weights and inputs are marked;
 // every other layout is the engine's choice. Each rank reads only its
 // slice of every weight (checkpoint/sharded_load.h).
-#ifndef TOOLS_BERT_ENCODER_H_
-#define TOOLS_BERT_ENCODER_H_
+#ifndef MODELS_BERT_ENCODER_H_
+#define MODELS_BERT_ENCODER_H_
 
 #include <cstdint>
 #include <map>
@@ -114,4 +114,4 @@ absl::StatusOr<EmbedResult> EmbedTexts(engine::Engine& engine, const std::string
                                        const std::vector<std::string>& texts, int repeat = 1);
 
 }  // namespace oneflow_sbp::models
-#endif  // TOOLS_BERT_ENCODER_H_
+#endif  // MODELS_BERT_ENCODER_H_

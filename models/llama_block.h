@@ -9,8 +9,8 @@
 //   LlamaConfig cfg;
 //   absl::StatusOr<LlamaModel> m = LlamaModel::Create(ctx, cfg, placement, seed);
 //   absl::StatusOr<GlobalTensor> loss = m->Loss(ctx, batch);   // scalar
-#ifndef TOOLS_LLAMA_BLOCK_H_
-#define TOOLS_LLAMA_BLOCK_H_
+#ifndef MODELS_LLAMA_BLOCK_H_
+#define MODELS_LLAMA_BLOCK_H_
 
 #include <cstdint>
 #include <string>
@@ -107,4 +107,4 @@ class LlamaModel {
 };
 
 }  // namespace oneflow_sbp::models
-#endif  // TOOLS_LLAMA_BLOCK_H_
+#endif  // MODELS_LLAMA_BLOCK_H_

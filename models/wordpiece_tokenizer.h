@@ -48,8 +48,8 @@
 // The Hugging Face fast (Rust) tokenizer lower-cases character by character,
 // so it gives "σ" where this one (and the Python one) gives a final "ς";
 // tests/data/tokenizer/reference.json records where the two disagree.
-#ifndef IO_WORDPIECE_TOKENIZER_H_
-#define IO_WORDPIECE_TOKENIZER_H_
+#ifndef MODELS_WORDPIECE_TOKENIZER_H_
+#define MODELS_WORDPIECE_TOKENIZER_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -156,4 +156,4 @@ class WordPieceTokenizer {
 };
 
 }  // namespace oneflow_sbp::models
-#endif  // IO_WORDPIECE_TOKENIZER_H_
+#endif  // MODELS_WORDPIECE_TOKENIZER_H_

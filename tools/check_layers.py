@@ -8,8 +8,9 @@ Layers, bottom up; a folder's layer is that of its longest listed prefix.
 Tests, fuzzers, benchmarks and the documentation's examples stand on top
 and may include anything.
 
-Three more rules: the device kernel folders (kernels/cpu, kernels/cuda)
-never include each other (what both need lives in kernels/common); a
+Four more rules: no two headers share a name; the device kernel folders
+(kernels/cpu, kernels/cuda) never include each other (what both need
+lives in kernels/common); a
 namespace opened at file scope is the folder's (NAMESPACES) or one nested
 in it, but for anonymous ones and blocks of forward declarations; and the
 Python package's modules import down their own layers (PY_LAYERS).
@@ -211,6 +212,17 @@ def main():
                 if folder in DEVICE_FOLDERS and dst_folder in DEVICE_FOLDERS:
                     problems.append(f"{path} includes {inc}: sideways between device "
                                     "folders (move what both need to kernels/common)")
+    # No two headers share a name: an include names one file, and so does
+    # a reader searching for it.
+    homes = {}
+    for root, dirs, files in os.walk("."):
+        dirs[:] = [d for d in dirs if not d.startswith(SKIP) and not d.startswith(".")]
+        for name in files:
+            if name.endswith((".h", ".cuh")):
+                homes.setdefault(name, []).append(os.path.normpath(os.path.join(root, name)))
+    for name, paths in sorted(homes.items()):
+        if len(paths) > 1:
+            problems.append(f"{' and '.join(sorted(paths))}: two headers named {name}")
     # Folder cycles (Tarjan's strongly connected components).
     index, low, stack, on, sccs = {}, {}, [], set(), []
     def visit(v):

@@ -3,8 +3,8 @@
 // (attention_kernels.cc) and the CUDA glue (kernels/cuda/
 // cuda_kernels.cc) so that both accept and refuse exactly the same local
 // shards. The layout rules are in attention_kernels.cc's header comment.
-#ifndef OPS_KERNELS_CPU_ATTENTION_LAYOUT_H_
-#define OPS_KERNELS_CPU_ATTENTION_LAYOUT_H_
+#ifndef KERNELS_COMMON_ATTENTION_LAYOUT_H_
+#define KERNELS_COMMON_ATTENTION_LAYOUT_H_
 
 #include <cstdint>
 
@@ -55,4 +55,4 @@ absl::StatusOr<AttentionDims> CheckAttentionGrad(const KernelContext& ctx);
 
 }  // namespace oneflow_sbp::kernels
 
-#endif  // OPS_KERNELS_CPU_ATTENTION_LAYOUT_H_
+#endif  // KERNELS_COMMON_ATTENTION_LAYOUT_H_

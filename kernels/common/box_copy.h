@@ -29,8 +29,8 @@
 // every kernel built on BoxCopy (copy_kernel_util.h) runs on any device
 // with a backend (device_ops.h); boxes of more than StridedBox::kMaxRank
 // index dims are kUnimplemented there.
-#ifndef OPS_KERNELS_CPU_BOX_COPY_H_
-#define OPS_KERNELS_CPU_BOX_COPY_H_
+#ifndef KERNELS_COMMON_BOX_COPY_H_
+#define KERNELS_COMMON_BOX_COPY_H_
 
 #include <cstdint>
 #include <vector>
@@ -76,4 +76,4 @@ absl::StatusOr<BoxCopyCount> BoxCopy(const BoxCopyPlan& plan, const LocalTensor*
 
 }  // namespace oneflow_sbp::kernels
 
-#endif  // OPS_KERNELS_CPU_BOX_COPY_H_
+#endif  // KERNELS_COMMON_BOX_COPY_H_

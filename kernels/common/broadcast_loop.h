@@ -14,8 +14,8 @@
 //   p.strides[0];   // [1,0]   c repeats along dim 1
 //   ForEachBroadcastRun(p, [&](int64_t out, const int64_t* in, int64_t n,
 //                              const int64_t* in_step) { ... });
-#ifndef OPS_KERNELS_CPU_BROADCAST_LOOP_H_
-#define OPS_KERNELS_CPU_BROADCAST_LOOP_H_
+#ifndef KERNELS_COMMON_BROADCAST_LOOP_H_
+#define KERNELS_COMMON_BROADCAST_LOOP_H_
 
 #include <cstdint>
 #include <vector>
@@ -67,4 +67,4 @@ void ForEachBroadcastRun(const BroadcastPlan& plan, Run&& run) {
 
 }  // namespace oneflow_sbp::kernels
 
-#endif  // OPS_KERNELS_CPU_BROADCAST_LOOP_H_
+#endif  // KERNELS_COMMON_BROADCAST_LOOP_H_

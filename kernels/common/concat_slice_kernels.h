@@ -2,8 +2,8 @@
 // LocalTensor, both of which work on any device with a DeviceOps backend,
 // so the same kernels serve the CPU (registered at start-up) and any
 // device backend that registers them for itself (the CUDA kernels do).
-#ifndef OPS_KERNELS_CPU_CONCAT_SLICE_KERNELS_H_
-#define OPS_KERNELS_CPU_CONCAT_SLICE_KERNELS_H_
+#ifndef KERNELS_COMMON_CONCAT_SLICE_KERNELS_H_
+#define KERNELS_COMMON_CONCAT_SLICE_KERNELS_H_
 
 #include "absl/status/status.h"
 #include "oneflow_sbp/values/placement.h"
@@ -16,4 +16,4 @@ absl::Status RegisterConcatSliceKernelsOn(KernelRegistry& registry, DeviceType d
 
 }  // namespace oneflow_sbp::kernels
 
-#endif  // OPS_KERNELS_CPU_CONCAT_SLICE_KERNELS_H_
+#endif  // KERNELS_COMMON_CONCAT_SLICE_KERNELS_H_

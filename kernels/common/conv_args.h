@@ -1,8 +1,8 @@
 // The checks of conv2d, shared by the CPU kernel (conv_kernels.cc) and the
 // CUDA glue (kernels/cuda/cuda_reduce_conv_kernels.cc), so both accept
 // and refuse the same calls with the same messages.
-#ifndef OPS_KERNELS_CPU_CONV_ARGS_H_
-#define OPS_KERNELS_CPU_CONV_ARGS_H_
+#ifndef KERNELS_COMMON_CONV_ARGS_H_
+#define KERNELS_COMMON_CONV_ARGS_H_
 
 #include "absl/status/statusor.h"
 #include "kernels/common/conv_geometry.h"
@@ -21,4 +21,4 @@ absl::StatusOr<ConvGeometry> CheckConv2d(KernelContext& ctx);
 
 }  // namespace oneflow_sbp::kernels
 
-#endif  // OPS_KERNELS_CPU_CONV_ARGS_H_
+#endif  // KERNELS_COMMON_CONV_ARGS_H_

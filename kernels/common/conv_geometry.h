@@ -2,8 +2,8 @@
 // (no absl, no CUDA) so that the CPU kernel, the shared checks
 // (conv_args.h) and the CUDA launcher (kernels/cuda/conv.cu, built by
 // nvcc) read one definition.
-#ifndef OPS_KERNELS_CPU_CONV_GEOMETRY_H_
-#define OPS_KERNELS_CPU_CONV_GEOMETRY_H_
+#ifndef KERNELS_COMMON_CONV_GEOMETRY_H_
+#define KERNELS_COMMON_CONV_GEOMETRY_H_
 
 #include <cstdint>
 
@@ -19,4 +19,4 @@ struct ConvGeometry {
 
 }  // namespace oneflow_sbp::kernels
 
-#endif  // OPS_KERNELS_CPU_CONV_GEOMETRY_H_
+#endif  // KERNELS_COMMON_CONV_GEOMETRY_H_

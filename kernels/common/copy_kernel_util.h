@@ -16,8 +16,8 @@
 //   BoxCopyCount n;
 //   OFS_RETURN_IF_ERROR(CopyFromInput(ctx, plan, /*in=*/0, /*out=*/0, &n));
 //   return CheckCoverage(ctx, 0, n);
-#ifndef OPS_KERNELS_CPU_COPY_KERNEL_UTIL_H_
-#define OPS_KERNELS_CPU_COPY_KERNEL_UTIL_H_
+#ifndef KERNELS_COMMON_COPY_KERNEL_UTIL_H_
+#define KERNELS_COMMON_COPY_KERNEL_UTIL_H_
 
 #include <vector>
 
@@ -50,4 +50,4 @@ std::vector<DimMap> IdentityMaps(int rank);
 
 }  // namespace oneflow_sbp::kernels
 
-#endif  // OPS_KERNELS_CPU_COPY_KERNEL_UTIL_H_
+#endif  // KERNELS_COMMON_COPY_KERNEL_UTIL_H_

@@ -4,8 +4,8 @@
 // glue (kernels/cuda/cuda_cross_entropy_kernels.cc), so both accept and
 // refuse the same calls with the same messages. Labels on a device are
 // copied to the host for the check (one synchronising copy).
-#ifndef OPS_KERNELS_CPU_CROSS_ENTROPY_ARGS_H_
-#define OPS_KERNELS_CPU_CROSS_ENTROPY_ARGS_H_
+#ifndef KERNELS_COMMON_CROSS_ENTROPY_ARGS_H_
+#define KERNELS_COMMON_CROSS_ENTROPY_ARGS_H_
 
 #include <cstdint>
 #include <memory>
@@ -46,4 +46,4 @@ absl::StatusOr<SparseCeArgs> CheckSparseCeGrad(KernelContext& ctx);
 
 }  // namespace oneflow_sbp::kernels
 
-#endif  // OPS_KERNELS_CPU_CROSS_ENTROPY_ARGS_H_
+#endif  // KERNELS_COMMON_CROSS_ENTROPY_ARGS_H_

@@ -1,8 +1,8 @@
 // Dropout's attribute and layout checks, shared by the CPU kernels
 // (dropout_kernels.cc) and the CUDA glue (kernels/cuda/cuda_kernels.cc),
 // so both accept and refuse exactly the same calls.
-#ifndef OPS_KERNELS_CPU_DROPOUT_ARGS_H_
-#define OPS_KERNELS_CPU_DROPOUT_ARGS_H_
+#ifndef KERNELS_COMMON_DROPOUT_ARGS_H_
+#define KERNELS_COMMON_DROPOUT_ARGS_H_
 
 #include <cstdint>
 
@@ -31,4 +31,4 @@ absl::Status CheckDropoutGrad(const KernelContext& ctx);
 
 }  // namespace oneflow_sbp::kernels
 
-#endif  // OPS_KERNELS_CPU_DROPOUT_ARGS_H_
+#endif  // KERNELS_COMMON_DROPOUT_ARGS_H_

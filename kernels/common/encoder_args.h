@@ -9,8 +9,8 @@
 // locally: a pooled sequence or a normalised axis that is not whole (the
 // rules never split them: the division by the count or the norm needs the
 // whole row), or a mask that does not cover the batch rows.
-#ifndef OPS_KERNELS_CPU_ENCODER_ARGS_H_
-#define OPS_KERNELS_CPU_ENCODER_ARGS_H_
+#ifndef KERNELS_COMMON_ENCODER_ARGS_H_
+#define KERNELS_COMMON_ENCODER_ARGS_H_
 
 #include <cstdint>
 
@@ -45,4 +45,4 @@ absl::StatusOr<L2Dims> CheckL2Normalize(const KernelContext& ctx);
 
 }  // namespace oneflow_sbp::kernels
 
-#endif  // OPS_KERNELS_CPU_ENCODER_ARGS_H_
+#endif  // KERNELS_COMMON_ENCODER_ARGS_H_

@@ -4,8 +4,8 @@
 // exactly the same calls with the same messages. Index tensors on a device
 // are copied to the host first (one synchronising copy): the checks and the
 // per-index bookkeeping (local rows, counts) are host work either way.
-#ifndef OPS_KERNELS_CPU_INDEX_ARGS_H_
-#define OPS_KERNELS_CPU_INDEX_ARGS_H_
+#ifndef KERNELS_COMMON_INDEX_ARGS_H_
+#define KERNELS_COMMON_INDEX_ARGS_H_
 
 #include <cstdint>
 #include <vector>
@@ -73,4 +73,4 @@ absl::Status CheckArgwhere(KernelContext& ctx);
 
 }  // namespace oneflow_sbp::kernels
 
-#endif  // OPS_KERNELS_CPU_INDEX_ARGS_H_
+#endif  // KERNELS_COMMON_INDEX_ARGS_H_

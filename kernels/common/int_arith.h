@@ -3,8 +3,8 @@
 // behave), and checked division helpers. Floating types pass through.
 // Host and device: the CUDA kernels (kernels/cuda/) call the same
 // functions, so both devices share one definition of the integer results.
-#ifndef OPS_KERNELS_CPU_INT_ARITH_H_
-#define OPS_KERNELS_CPU_INT_ARITH_H_
+#ifndef KERNELS_COMMON_INT_ARITH_H_
+#define KERNELS_COMMON_INT_ARITH_H_
 
 #include <cmath>
 #include <type_traits>
@@ -90,4 +90,4 @@ OFS_HOST_DEVICE T IntPow(T a, T b) {
 
 }  // namespace oneflow_sbp::kernels
 
-#endif  // OPS_KERNELS_CPU_INT_ARITH_H_
+#endif  // KERNELS_COMMON_INT_ARITH_H_

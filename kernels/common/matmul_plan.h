@@ -10,8 +10,8 @@
 // operand that has them. Local extents that disagree, or local k that
 // differs between a and b, are a layout the kernels cannot compute
 // (kInternal naming the blobs).
-#ifndef OPS_KERNELS_CPU_MATMUL_PLAN_H_
-#define OPS_KERNELS_CPU_MATMUL_PLAN_H_
+#ifndef KERNELS_COMMON_MATMUL_PLAN_H_
+#define KERNELS_COMMON_MATMUL_PLAN_H_
 
 #include <cstdint>
 #include <vector>
@@ -51,4 +51,4 @@ std::vector<MatmulRun> MatmulRuns(const MatmulPlan& plan);
 
 }  // namespace oneflow_sbp::kernels
 
-#endif  // OPS_KERNELS_CPU_MATMUL_PLAN_H_
+#endif  // KERNELS_COMMON_MATMUL_PLAN_H_

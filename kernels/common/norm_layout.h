@@ -6,8 +6,8 @@
 // x has rank r; its first k dims index "rows", the rest are normalised
 // over (n elements per row). The statistics (mean, inv_variance, inv_rms)
 // have x's local shape[:k].
-#ifndef OPS_KERNELS_CPU_NORM_LAYOUT_H_
-#define OPS_KERNELS_CPU_NORM_LAYOUT_H_
+#ifndef KERNELS_COMMON_NORM_LAYOUT_H_
+#define KERNELS_COMMON_NORM_LAYOUT_H_
 
 #include <cstdint>
 
@@ -54,4 +54,4 @@ absl::StatusOr<NormRows> CheckNormParamGrad(const KernelContext& ctx, bool cente
 
 }  // namespace oneflow_sbp::kernels
 
-#endif  // OPS_KERNELS_CPU_NORM_LAYOUT_H_
+#endif  // KERNELS_COMMON_NORM_LAYOUT_H_

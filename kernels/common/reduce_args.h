@@ -3,8 +3,8 @@
 // CPU kernels (reduce_kernels.cc) and the CUDA glue
 // (kernels/cuda/cuda_reduce_conv_kernels.cc), so both accept and refuse
 // the same calls with the same messages.
-#ifndef OPS_KERNELS_CPU_REDUCE_ARGS_H_
-#define OPS_KERNELS_CPU_REDUCE_ARGS_H_
+#ifndef KERNELS_COMMON_REDUCE_ARGS_H_
+#define KERNELS_COMMON_REDUCE_ARGS_H_
 
 #include <vector>
 
@@ -34,4 +34,4 @@ double LogicalReducedCount(const KernelContext& ctx, const std::vector<bool>& re
 
 }  // namespace oneflow_sbp::kernels
 
-#endif  // OPS_KERNELS_CPU_REDUCE_ARGS_H_
+#endif  // KERNELS_COMMON_REDUCE_ARGS_H_

@@ -2,8 +2,8 @@
 // (sgd_update, adam_update, add_n), shared by the CPU kernels and the CUDA
 // glue (kernels/cuda/): every operand has one layout (the
 // rule), so the update is elementwise on local shards.
-#ifndef OPS_KERNELS_CPU_SAME_OPERANDS_H_
-#define OPS_KERNELS_CPU_SAME_OPERANDS_H_
+#ifndef KERNELS_COMMON_SAME_OPERANDS_H_
+#define KERNELS_COMMON_SAME_OPERANDS_H_
 
 #include "absl/status/status.h"
 #include "kernels/kernel_context.h"
@@ -15,4 +15,4 @@ absl::Status CheckSameOperands(const KernelContext& ctx);
 
 }  // namespace oneflow_sbp::kernels
 
-#endif  // OPS_KERNELS_CPU_SAME_OPERANDS_H_
+#endif  // KERNELS_COMMON_SAME_OPERANDS_H_

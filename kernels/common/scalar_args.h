@@ -3,8 +3,8 @@
 // kernels (elementwise_kernels.cc) and the CUDA glue
 // (kernels/cuda/cuda_support_kernels.cc): both devices take the same
 // operand and refuse the same calls with the same messages.
-#ifndef OPS_KERNELS_CPU_SCALAR_ARGS_H_
-#define OPS_KERNELS_CPU_SCALAR_ARGS_H_
+#ifndef KERNELS_COMMON_SCALAR_ARGS_H_
+#define KERNELS_COMMON_SCALAR_ARGS_H_
 
 #include <cstdint>
 
@@ -37,4 +37,4 @@ absl::StatusOr<ScalarOperand> CheckScalarOperand(const KernelContext& ctx, Scala
 
 }  // namespace oneflow_sbp::kernels
 
-#endif  // OPS_KERNELS_CPU_SCALAR_ARGS_H_
+#endif  // KERNELS_COMMON_SCALAR_ARGS_H_

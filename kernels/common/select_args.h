@@ -3,8 +3,8 @@
 // (binary_kernels.cc, attention_kernels.cc, elementwise_kernels.cc) and the
 // CUDA glue (kernels/cuda/cuda_select_kernels.cc), so both devices
 // accept and refuse the same calls with the same messages.
-#ifndef OPS_KERNELS_CPU_SELECT_ARGS_H_
-#define OPS_KERNELS_CPU_SELECT_ARGS_H_
+#ifndef KERNELS_COMMON_SELECT_ARGS_H_
+#define KERNELS_COMMON_SELECT_ARGS_H_
 
 #include <cstdint>
 
@@ -35,4 +35,4 @@ absl::StatusOr<DataType> CheckCast(KernelContext& ctx);
 
 }  // namespace oneflow_sbp::kernels
 
-#endif  // OPS_KERNELS_CPU_SELECT_ARGS_H_
+#endif  // KERNELS_COMMON_SELECT_ARGS_H_

@@ -10,8 +10,8 @@
 // whole vector), goes through the same vector code, so an element's result
 // does not depend on where it sits: a split tensor's shards give the bits
 // of the whole.
-#ifndef OPS_KERNELS_CPU_GELU_SIMD_H_
-#define OPS_KERNELS_CPU_GELU_SIMD_H_
+#ifndef KERNELS_CPU_GELU_SIMD_H_
+#define KERNELS_CPU_GELU_SIMD_H_
 
 #include <cstdint>
 
@@ -23,4 +23,4 @@ bool GeluF32Simd(const float* in, float* out, int64_t n);
 
 }  // namespace oneflow_sbp::kernels
 
-#endif  // OPS_KERNELS_CPU_GELU_SIMD_H_
+#endif  // KERNELS_CPU_GELU_SIMD_H_

@@ -16,8 +16,8 @@
 // no copy. f16 and bf16 tensors are
 // multiplied in float (converted once on the way in and out), as their
 // sums need float accumulators to be useful.
-#ifndef OPS_KERNELS_CPU_GEMM_H_
-#define OPS_KERNELS_CPU_GEMM_H_
+#ifndef KERNELS_CPU_GEMM_H_
+#define KERNELS_CPU_GEMM_H_
 
 #include <cstdint>
 #include <type_traits>
@@ -118,4 +118,4 @@ class ComputeOutput {
 
 }  // namespace oneflow_sbp::kernels
 
-#endif  // OPS_KERNELS_CPU_GEMM_H_
+#endif  // KERNELS_CPU_GEMM_H_

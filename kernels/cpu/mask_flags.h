@@ -6,8 +6,8 @@
 // (bool true, integer 1 and float 1.0 all keep; -0.0 and 0 drop).
 //
 //   const std::vector<uint8_t> keep = NonzeroFlags(ctx.input(3));
-#ifndef OPS_KERNELS_CPU_MASK_FLAGS_H_
-#define OPS_KERNELS_CPU_MASK_FLAGS_H_
+#ifndef KERNELS_CPU_MASK_FLAGS_H_
+#define KERNELS_CPU_MASK_FLAGS_H_
 
 #include <cstdint>
 #include <vector>
@@ -22,4 +22,4 @@ std::vector<uint8_t> NonzeroFlags(const LocalTensor& mask);
 
 }  // namespace oneflow_sbp::kernels
 
-#endif  // OPS_KERNELS_CPU_MASK_FLAGS_H_
+#endif  // KERNELS_CPU_MASK_FLAGS_H_

@@ -24,8 +24,8 @@
 //    printed by the demo do not depend on which of the two ran them.
 // The file is built with -ffp-contract=off so the compiler cannot fuse
 // anything else.
-#ifndef OPS_KERNELS_CPU_SGEMM_SIMD_H_
-#define OPS_KERNELS_CPU_SGEMM_SIMD_H_
+#ifndef KERNELS_CPU_SGEMM_SIMD_H_
+#define KERNELS_CPU_SGEMM_SIMD_H_
 
 #include <cstdint>
 
@@ -52,4 +52,4 @@ bool SgemmWith(SgemmIsa isa, bool ta, bool tb, int64_t m, int64_t n, int64_t k, 
 
 }  // namespace oneflow_sbp::kernels
 
-#endif  // OPS_KERNELS_CPU_SGEMM_SIMD_H_
+#endif  // KERNELS_CPU_SGEMM_SIMD_H_

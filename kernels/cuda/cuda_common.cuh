@@ -1,7 +1,7 @@
 // Shared device helpers of the .cu kernels: compute types, conversions,
 // dtype dispatch, launch sizes and block reductions. nvcc-only.
-#ifndef OPS_KERNELS_CUDA_CUDA_COMMON_CUH_
-#define OPS_KERNELS_CUDA_CUDA_COMMON_CUH_
+#ifndef KERNELS_CUDA_CUDA_COMMON_CUH_
+#define KERNELS_CUDA_CUDA_COMMON_CUH_
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -195,4 +195,4 @@ __device__ C BlockMax(C v) {
 
 }  // namespace oneflow_sbp::kernels::cuda
 
-#endif  // OPS_KERNELS_CUDA_CUDA_COMMON_CUH_
+#endif  // KERNELS_CUDA_CUDA_COMMON_CUH_

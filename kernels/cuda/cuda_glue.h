@@ -1,7 +1,7 @@
 // Helpers of the CUDA registry glue (cuda_*kernels.cc, gcc-built): launcher
 // errors as statuses and device scratch. No CUDA header.
-#ifndef OPS_KERNELS_CUDA_CUDA_GLUE_H_
-#define OPS_KERNELS_CUDA_CUDA_GLUE_H_
+#ifndef KERNELS_CUDA_CUDA_GLUE_H_
+#define KERNELS_CUDA_CUDA_GLUE_H_
 
 #include <algorithm>
 #include <cstdint>
@@ -54,4 +54,4 @@ class Scratch {
 
 }  // namespace oneflow_sbp::kernels
 
-#endif  // OPS_KERNELS_CUDA_CUDA_GLUE_H_
+#endif  // KERNELS_CUDA_CUDA_GLUE_H_

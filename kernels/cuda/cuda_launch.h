@@ -8,8 +8,8 @@
 // error string naming the kernel ("... unsupported dtype 8" or the CUDA
 // runtime's message). Floating kernels take f32, f64, f16 and bf16; halves
 // compute in float.
-#ifndef OPS_KERNELS_CUDA_CUDA_LAUNCH_H_
-#define OPS_KERNELS_CUDA_CUDA_LAUNCH_H_
+#ifndef KERNELS_CUDA_CUDA_LAUNCH_H_
+#define KERNELS_CUDA_CUDA_LAUNCH_H_
 
 #include <cstdint>
 #include <string>
@@ -231,4 +231,4 @@ std::string L2Normalize(int dtype, bool grad, int64_t outer, int64_t n, int64_t 
 
 }  // namespace oneflow_sbp::kernels::cuda
 
-#endif  // OPS_KERNELS_CUDA_CUDA_LAUNCH_H_
+#endif  // KERNELS_CUDA_CUDA_LAUNCH_H_

@@ -4,8 +4,8 @@
 // going; the launcher reads it back after the launch and reports it. One
 // int of scratch and one synchronising copy, paid only by the dtypes that
 // can raise it. nvcc-only.
-#ifndef OPS_KERNELS_CUDA_DEVICE_FLAG_CUH_
-#define OPS_KERNELS_CUDA_DEVICE_FLAG_CUH_
+#ifndef KERNELS_CUDA_DEVICE_FLAG_CUH_
+#define KERNELS_CUDA_DEVICE_FLAG_CUH_
 
 #include <string>
 
@@ -40,4 +40,4 @@ class DeviceFlag {
 
 }  // namespace oneflow_sbp::kernels::cuda
 
-#endif  // OPS_KERNELS_CUDA_DEVICE_FLAG_CUH_
+#endif  // KERNELS_CUDA_DEVICE_FLAG_CUH_

@@ -2,8 +2,8 @@
 // select.cu): Load/Store of Vec (cuda_common.cuh) for the same-shape paths and the strided
 // indexing of broadcast operands (strides from the CPU's PlanBroadcast, 0
 // where an operand repeats). nvcc-only.
-#ifndef OPS_KERNELS_CUDA_ELEMENTWISE_ACCESS_CUH_
-#define OPS_KERNELS_CUDA_ELEMENTWISE_ACCESS_CUH_
+#ifndef KERNELS_CUDA_ELEMENTWISE_ACCESS_CUH_
+#define KERNELS_CUDA_ELEMENTWISE_ACCESS_CUH_
 
 #include <cstdint>
 
@@ -71,4 +71,4 @@ StridedIndex<K> MakeStridedIndex(int rank, const int64_t* out_dims,
 
 }  // namespace oneflow_sbp::kernels::cuda
 
-#endif  // OPS_KERNELS_CUDA_ELEMENTWISE_ACCESS_CUH_
+#endif  // KERNELS_CUDA_ELEMENTWISE_ACCESS_CUH_

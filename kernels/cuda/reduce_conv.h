@@ -2,8 +2,8 @@
 // cuda_reduce_conv_kernels.cc). Same conventions as cuda_launch.h: device
 // pointers, the calling thread's stream, "" on success or an error string
 // naming the kernel. No CUDA or absl type crosses this header.
-#ifndef OPS_KERNELS_CUDA_REDUCE_CONV_H_
-#define OPS_KERNELS_CUDA_REDUCE_CONV_H_
+#ifndef KERNELS_CUDA_REDUCE_CONV_H_
+#define KERNELS_CUDA_REDUCE_CONV_H_
 
 #include <cstdint>
 #include <string>
@@ -42,4 +42,4 @@ std::string Argwhere(int dtype, int rank, const int64_t* dims, int64_t n, const 
 
 }  // namespace oneflow_sbp::kernels::cuda
 
-#endif  // OPS_KERNELS_CUDA_REDUCE_CONV_H_
+#endif  // KERNELS_CUDA_REDUCE_CONV_H_

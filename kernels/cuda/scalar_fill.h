@@ -2,8 +2,8 @@
 // pointers, the calling thread's stream, "" on success or an error string
 // naming the kernel). Scalar and ActivationGrad take f32, f64, f16 and
 // bf16, ScalarInt i32 and i64 (halves compute in float); Fill takes every dtype.
-#ifndef OPS_KERNELS_CUDA_SCALAR_FILL_H_
-#define OPS_KERNELS_CUDA_SCALAR_FILL_H_
+#ifndef KERNELS_CUDA_SCALAR_FILL_H_
+#define KERNELS_CUDA_SCALAR_FILL_H_
 
 #include <cstdint>
 #include <string>
@@ -34,4 +34,4 @@ std::string Fill(int elem_bytes, void* y, int64_t n, uint64_t bits);
 
 }  // namespace oneflow_sbp::kernels::cuda
 
-#endif  // OPS_KERNELS_CUDA_SCALAR_FILL_H_
+#endif  // KERNELS_CUDA_SCALAR_FILL_H_

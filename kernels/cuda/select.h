@@ -5,8 +5,8 @@
 // operands come as in cuda::Binary: rank <= kMaxRank output dims and each
 // operand's element stride per output dim (0 where it repeats), from the
 // CPU's PlanBroadcast.
-#ifndef OPS_KERNELS_CUDA_SELECT_H_
-#define OPS_KERNELS_CUDA_SELECT_H_
+#ifndef KERNELS_CUDA_SELECT_H_
+#define KERNELS_CUDA_SELECT_H_
 
 #include <cstdint>
 #include <string>
@@ -50,4 +50,4 @@ std::string Tril(int elem_bytes, int64_t mats, int64_t rows, int64_t cols, int64
 
 }  // namespace oneflow_sbp::kernels::cuda
 
-#endif  // OPS_KERNELS_CUDA_SELECT_H_
+#endif  // KERNELS_CUDA_SELECT_H_

@@ -24,8 +24,8 @@
 // e.g. "i64[3,5]@idx7" for embedding indices into 7 rows.
 //
 //   absl::StatusOr<OpInputs> in = MakeOpInputs(def, FindInputRecipe("matmul"), 1);
-#ifndef OPS_KERNELS_VERIFY_INPUT_RECIPES_H_
-#define OPS_KERNELS_VERIFY_INPUT_RECIPES_H_
+#ifndef KERNELS_VERIFY_INPUT_RECIPES_H_
+#define KERNELS_VERIFY_INPUT_RECIPES_H_
 
 #include <cstdint>
 #include <memory>
@@ -73,4 +73,4 @@ absl::StatusOr<std::shared_ptr<const OpCall>> MakeCallFromStrings(
 
 }  // namespace oneflow_sbp::kernels
 
-#endif  // OPS_KERNELS_VERIFY_INPUT_RECIPES_H_
+#endif  // KERNELS_VERIFY_INPUT_RECIPES_H_

@@ -13,8 +13,8 @@
 // The engine is std::mt19937_64 (its sequence is fixed by the C++
 // standard); the uniform distributions are the standard library's, so the
 // values are fixed per seed for one standard library (libstdc++ here).
-#ifndef OPS_KERNELS_VERIFY_RANDOM_TENSOR_H_
-#define OPS_KERNELS_VERIFY_RANDOM_TENSOR_H_
+#ifndef KERNELS_VERIFY_RANDOM_TENSOR_H_
+#define KERNELS_VERIFY_RANDOM_TENSOR_H_
 
 #include <cstdint>
 #include <vector>
@@ -41,4 +41,4 @@ absl::StatusOr<LocalTensor> MaskValues(DataType dtype, const std::vector<int64_t
 
 }  // namespace oneflow_sbp::kernels
 
-#endif  // OPS_KERNELS_VERIFY_RANDOM_TENSOR_H_
+#endif  // KERNELS_VERIFY_RANDOM_TENSOR_H_

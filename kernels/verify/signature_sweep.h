@@ -22,8 +22,8 @@
 // Mutable inputs (optimizer updates) are compared as well as outputs: the
 // harness returns them after the outputs (HarnessOptions::
 // return_mutable_inputs) and the sweep names them by their blob.
-#ifndef OPS_KERNELS_VERIFY_SIGNATURE_SWEEP_H_
-#define OPS_KERNELS_VERIFY_SIGNATURE_SWEEP_H_
+#ifndef KERNELS_VERIFY_SIGNATURE_SWEEP_H_
+#define KERNELS_VERIFY_SIGNATURE_SWEEP_H_
 
 #include <cstdint>
 #include <memory>
@@ -83,4 +83,4 @@ double MaxAbsError(const LocalTensor& actual, const LocalTensor& expected);
 
 }  // namespace oneflow_sbp::kernels
 
-#endif  // OPS_KERNELS_VERIFY_SIGNATURE_SWEEP_H_
+#endif  // KERNELS_VERIFY_SIGNATURE_SWEEP_H_

@@ -36,8 +36,8 @@
 //                device kernel answers kUnimplemented for the recipe's
 //                call on one rank (e.g. a dtype it lacks): a coverage gap
 //                of the device, listed apart and not failing ok().
-#ifndef OPS_KERNELS_VERIFY_VERIFIER_H_
-#define OPS_KERNELS_VERIFY_VERIFIER_H_
+#ifndef KERNELS_VERIFY_VERIFIER_H_
+#define KERNELS_VERIFY_VERIFIER_H_
 
 #include <cstdint>
 #include <string>
@@ -112,4 +112,4 @@ std::string VerifyReportToText(const VerifyReport& report);
 
 }  // namespace oneflow_sbp::kernels
 
-#endif  // OPS_KERNELS_VERIFY_VERIFIER_H_
+#endif  // KERNELS_VERIFY_VERIFIER_H_

@@ -1,7 +1,7 @@
 // Candidate lists of an op call: the validated 1-D list of its rule, and
 // the shape test the N-D filter applies (SPEC.md §2 step 1, §3 step 4).
-#ifndef ONEFLOW_SBP_CANDIDATE_LIST_H_
-#define ONEFLOW_SBP_CANDIDATE_LIST_H_
+#ifndef ONEFLOW_SBP_INFERENCE_CANDIDATE_LIST_H_
+#define ONEFLOW_SBP_INFERENCE_CANDIDATE_LIST_H_
 
 #include <cstdint>
 #include <vector>
@@ -33,4 +33,4 @@ bool IsSplittable(const Shape& shape, const NdSbp& nd_sbp,
 
 }  // namespace oneflow_sbp
 
-#endif  // ONEFLOW_SBP_CANDIDATE_LIST_H_
+#endif  // ONEFLOW_SBP_INFERENCE_CANDIDATE_LIST_H_

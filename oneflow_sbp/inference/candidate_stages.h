@@ -14,8 +14,8 @@
 //
 // Candidates keep an id (their position in `all`, the emission order);
 // filters narrow a vector of ids, so signatures are never copied.
-#ifndef ONEFLOW_SBP_CANDIDATE_STAGES_H_
-#define ONEFLOW_SBP_CANDIDATE_STAGES_H_
+#ifndef ONEFLOW_SBP_INFERENCE_CANDIDATE_STAGES_H_
+#define ONEFLOW_SBP_INFERENCE_CANDIDATE_STAGES_H_
 
 #include <optional>
 #include <string>
@@ -113,4 +113,4 @@ std::string ConstraintsToString(const PreparedRequest& p);
 
 }  // namespace oneflow_sbp
 
-#endif  // ONEFLOW_SBP_CANDIDATE_STAGES_H_
+#endif  // ONEFLOW_SBP_INFERENCE_CANDIDATE_STAGES_H_

@@ -15,8 +15,8 @@
 // FLT_MAX into totals to mean "may not happen"; here unsupported absorbs
 // sums and never wins, and FLT_MAX appears only where a number must be
 // printed for compatibility.
-#ifndef ONEFLOW_SBP_COPY_COST_H_
-#define ONEFLOW_SBP_COPY_COST_H_
+#ifndef ONEFLOW_SBP_INFERENCE_COPY_COST_H_
+#define ONEFLOW_SBP_INFERENCE_COPY_COST_H_
 
 #include <cfloat>
 #include <cstdint>
@@ -106,4 +106,4 @@ absl::StatusOr<CopyCost> OneFlowEagerNdCost(const NdSbp& in, const NdSbp& out,
 
 }  // namespace oneflow_sbp
 
-#endif  // ONEFLOW_SBP_COPY_COST_H_
+#endif  // ONEFLOW_SBP_INFERENCE_COPY_COST_H_

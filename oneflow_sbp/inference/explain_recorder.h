@@ -10,8 +10,8 @@
 //   explain.Filter(id, CandidateStatus::kFilteredByShape, [&] { return "..."; });
 //   explain.Rank(id, rank, CandidateStatus::kChosen, "least cost");
 //   result.candidates = explain.Take();
-#ifndef ONEFLOW_SBP_EXPLAIN_RECORDER_H_
-#define ONEFLOW_SBP_EXPLAIN_RECORDER_H_
+#ifndef ONEFLOW_SBP_INFERENCE_EXPLAIN_RECORDER_H_
+#define ONEFLOW_SBP_INFERENCE_EXPLAIN_RECORDER_H_
 
 #include <cstdint>
 #include <string>
@@ -69,4 +69,4 @@ class ExplainRecorder {
 
 }  // namespace oneflow_sbp
 
-#endif  // ONEFLOW_SBP_EXPLAIN_RECORDER_H_
+#endif  // ONEFLOW_SBP_INFERENCE_EXPLAIN_RECORDER_H_

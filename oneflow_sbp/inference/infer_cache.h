@@ -46,8 +46,8 @@
 // evict or clear, until the same thread's next lookup of any InferCache or
 // Engine: the same guarantee as a hazard pointer, with no store, fence or
 // atomic read-modify-write on the hit path.
-#ifndef ONEFLOW_SBP_INFER_CACHE_H_
-#define ONEFLOW_SBP_INFER_CACHE_H_
+#ifndef ONEFLOW_SBP_INFERENCE_INFER_CACHE_H_
+#define ONEFLOW_SBP_INFERENCE_INFER_CACHE_H_
 
 #include <atomic>
 #include <cstdint>
@@ -258,4 +258,4 @@ class InferCache {
 
 }  // namespace oneflow_sbp
 
-#endif  // ONEFLOW_SBP_INFER_CACHE_H_
+#endif  // ONEFLOW_SBP_INFERENCE_INFER_CACHE_H_

@@ -19,8 +19,8 @@
 // A key the slot does not recognise is looked up by its request as usual,
 // so keys are an optimisation only: the same request gives the same result
 // with or without one, and two keys of equal requests share one entry.
-#ifndef ONEFLOW_SBP_INFER_KEY_H_
-#define ONEFLOW_SBP_INFER_KEY_H_
+#ifndef ONEFLOW_SBP_INFERENCE_INFER_KEY_H_
+#define ONEFLOW_SBP_INFERENCE_INFER_KEY_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -57,4 +57,4 @@ class InferKey {
 
 }  // namespace oneflow_sbp
 
-#endif  // ONEFLOW_SBP_INFER_KEY_H_
+#endif  // ONEFLOW_SBP_INFERENCE_INFER_KEY_H_

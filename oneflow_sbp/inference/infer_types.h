@@ -9,8 +9,8 @@
 //   absl::StatusOr<InferResult> r = InferSignature(req);
 //   SignatureToString(*req.op, r->signature);
 //   // "a_0:(S(0),B) b_0:(B,S(1)) -> out_0:(S(0),S(1))"
-#ifndef ONEFLOW_SBP_INFER_TYPES_H_
-#define ONEFLOW_SBP_INFER_TYPES_H_
+#ifndef ONEFLOW_SBP_INFERENCE_INFER_TYPES_H_
+#define ONEFLOW_SBP_INFERENCE_INFER_TYPES_H_
 
 #include <cstdint>
 #include <memory>
@@ -135,4 +135,4 @@ struct InferResult {
 
 }  // namespace oneflow_sbp
 
-#endif  // ONEFLOW_SBP_INFER_TYPES_H_
+#endif  // ONEFLOW_SBP_INFERENCE_INFER_TYPES_H_

@@ -16,8 +16,8 @@
 //     RUNNING best by more than kCostTieTolerance, so ties and near-ties go
 //     to the earliest candidate in the final (reordered) list. OneFlow's
 //     mismatch-count tie rule is dead code there, so it is not applied.
-#ifndef ONEFLOW_SBP_ONEFLOW_SELECTION_H_
-#define ONEFLOW_SBP_ONEFLOW_SELECTION_H_
+#ifndef ONEFLOW_SBP_INFERENCE_ONEFLOW_SELECTION_H_
+#define ONEFLOW_SBP_INFERENCE_ONEFLOW_SELECTION_H_
 
 #include <memory>
 #include <string>
@@ -54,4 +54,4 @@ absl::Status EmptySignatureListError(const SelectionInput& in);
 
 }  // namespace oneflow_sbp
 
-#endif  // ONEFLOW_SBP_ONEFLOW_SELECTION_H_
+#endif  // ONEFLOW_SBP_INFERENCE_ONEFLOW_SELECTION_H_

@@ -17,8 +17,8 @@
 //
 //   PlannedSelection policy(model);   // model: a boxing planner's prices
 //   InferSignature(request, policy);
-#ifndef ONEFLOW_SBP_PLANNED_SELECTION_H_
-#define ONEFLOW_SBP_PLANNED_SELECTION_H_
+#ifndef ONEFLOW_SBP_INFERENCE_PLANNED_SELECTION_H_
+#define ONEFLOW_SBP_INFERENCE_PLANNED_SELECTION_H_
 
 #include <cstdint>
 #include <memory>
@@ -79,4 +79,4 @@ class PlannedSelection : public SelectionPolicy {
 
 }  // namespace oneflow_sbp
 
-#endif  // ONEFLOW_SBP_PLANNED_SELECTION_H_
+#endif  // ONEFLOW_SBP_INFERENCE_PLANNED_SELECTION_H_

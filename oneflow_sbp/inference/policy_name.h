@@ -10,8 +10,8 @@
 // Interning is process-wide and thread-safe; names are never freed (there
 // are only ever a handful). Ids depend on the order names are first seen,
 // so they are never printed or used for ordering: only equality and hashing.
-#ifndef ONEFLOW_SBP_POLICY_NAME_H_
-#define ONEFLOW_SBP_POLICY_NAME_H_
+#ifndef ONEFLOW_SBP_INFERENCE_POLICY_NAME_H_
+#define ONEFLOW_SBP_INFERENCE_POLICY_NAME_H_
 
 #include <cstdint>
 #include <string>
@@ -46,4 +46,4 @@ class PolicyName {
 
 }  // namespace oneflow_sbp
 
-#endif  // ONEFLOW_SBP_POLICY_NAME_H_
+#endif  // ONEFLOW_SBP_INFERENCE_POLICY_NAME_H_

@@ -18,8 +18,8 @@
 // it of the winner, deterministically (document the tie order); fill the
 // ranking fields of the explain records when explain.enabled(). Errors
 // name the op.
-#ifndef ONEFLOW_SBP_SELECTION_POLICY_H_
-#define ONEFLOW_SBP_SELECTION_POLICY_H_
+#ifndef ONEFLOW_SBP_INFERENCE_SELECTION_POLICY_H_
+#define ONEFLOW_SBP_INFERENCE_SELECTION_POLICY_H_
 
 #include <cstddef>
 #include <string>
@@ -101,4 +101,4 @@ class SelectionPolicy {
 
 }  // namespace oneflow_sbp
 
-#endif  // ONEFLOW_SBP_SELECTION_POLICY_H_
+#endif  // ONEFLOW_SBP_INFERENCE_SELECTION_POLICY_H_

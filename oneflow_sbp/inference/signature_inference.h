@@ -23,8 +23,8 @@
 //
 // Deterministic: no hash-order iteration anywhere; ties resolve by the
 // documented order of each policy.
-#ifndef ONEFLOW_SBP_SIGNATURE_INFERENCE_H_
-#define ONEFLOW_SBP_SIGNATURE_INFERENCE_H_
+#ifndef ONEFLOW_SBP_INFERENCE_SIGNATURE_INFERENCE_H_
+#define ONEFLOW_SBP_INFERENCE_SIGNATURE_INFERENCE_H_
 
 #include "absl/status/statusor.h"
 #include "oneflow_sbp/inference/infer_types.h"
@@ -41,4 +41,4 @@ absl::StatusOr<InferResult> InferSignature(const InferRequest& request);
 
 }  // namespace oneflow_sbp
 
-#endif  // ONEFLOW_SBP_SIGNATURE_INFERENCE_H_
+#endif  // ONEFLOW_SBP_INFERENCE_SIGNATURE_INFERENCE_H_

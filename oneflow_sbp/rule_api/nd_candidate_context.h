@@ -2,8 +2,8 @@
 // logical descs, the hierarchy, and the direct-product candidate list,
 // which it may edit (only reshape-class ops do, appending their N-D
 // enumeration and removing unsplittable outputs).
-#ifndef ONEFLOW_SBP_ND_CANDIDATE_CONTEXT_H_
-#define ONEFLOW_SBP_ND_CANDIDATE_CONTEXT_H_
+#ifndef ONEFLOW_SBP_RULE_API_ND_CANDIDATE_CONTEXT_H_
+#define ONEFLOW_SBP_RULE_API_ND_CANDIDATE_CONTEXT_H_
 
 #include <vector>
 
@@ -51,4 +51,4 @@ class NdCandidateContext {
 
 }  // namespace oneflow_sbp
 
-#endif  // ONEFLOW_SBP_ND_CANDIDATE_CONTEXT_H_
+#endif  // ONEFLOW_SBP_RULE_API_ND_CANDIDATE_CONTEXT_H_

@@ -15,8 +15,8 @@
 // OpCalls are immutable and shared; hash() is precomputed and covers the op
 // definition, the counts and the attributes. Equality compares the OpDef's
 // identity, not its name: the same name in two registries is two ops.
-#ifndef ONEFLOW_SBP_OP_CALL_H_
-#define ONEFLOW_SBP_OP_CALL_H_
+#ifndef ONEFLOW_SBP_RULE_API_OP_CALL_H_
+#define ONEFLOW_SBP_RULE_API_OP_CALL_H_
 
 #include <memory>
 #include <optional>
@@ -149,4 +149,4 @@ class ShapeContext {
 
 }  // namespace oneflow_sbp
 
-#endif  // ONEFLOW_SBP_OP_CALL_H_
+#endif  // ONEFLOW_SBP_RULE_API_OP_CALL_H_

@@ -18,8 +18,8 @@
 // fallback with BroadcastOnlyFallback(); Build() rejects an op with neither,
 // so a missing rule is never silent (fallback ops are marked in `sbp ops`,
 // counted in engine stats and shown in explanations).
-#ifndef ONEFLOW_SBP_OP_DEF_H_
-#define ONEFLOW_SBP_OP_DEF_H_
+#ifndef ONEFLOW_SBP_RULE_API_OP_DEF_H_
+#define ONEFLOW_SBP_RULE_API_OP_DEF_H_
 
 #include <functional>
 #include <optional>
@@ -146,4 +146,4 @@ class OpDefBuilder {
 
 }  // namespace oneflow_sbp
 
-#endif  // ONEFLOW_SBP_OP_DEF_H_
+#endif  // ONEFLOW_SBP_RULE_API_OP_DEF_H_

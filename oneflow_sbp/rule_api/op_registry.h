@@ -28,8 +28,8 @@
 // errors on the alias (each name means one thing per name typed).
 //   registry.RegisterAlias("unsqueeze", "expand_dims", {{"dim", "axis"}});
 //   registry.ResolveCall("unsqueeze", {dim=1}) -> expand_dims, {axis=1}
-#ifndef ONEFLOW_SBP_OP_REGISTRY_H_
-#define ONEFLOW_SBP_OP_REGISTRY_H_
+#ifndef ONEFLOW_SBP_RULE_API_OP_REGISTRY_H_
+#define ONEFLOW_SBP_RULE_API_OP_REGISTRY_H_
 
 #include <memory>
 #include <string>
@@ -151,4 +151,4 @@ struct StaticOpRegistration {
 
 }  // namespace oneflow_sbp
 
-#endif  // ONEFLOW_SBP_OP_REGISTRY_H_
+#endif  // ONEFLOW_SBP_RULE_API_OP_REGISTRY_H_

@@ -24,8 +24,8 @@
 //   or an attribute the op does not declare (or reads with another type),
 //   is a rule bug, recorded in status() (kInternal) rather than aborting.
 // * Every built signature must name every blob; the engine checks that.
-#ifndef ONEFLOW_SBP_SBP_CONTEXT_H_
-#define ONEFLOW_SBP_SBP_CONTEXT_H_
+#ifndef ONEFLOW_SBP_RULE_API_SBP_CONTEXT_H_
+#define ONEFLOW_SBP_RULE_API_SBP_CONTEXT_H_
 
 #include <cstdint>
 #include <initializer_list>
@@ -134,4 +134,4 @@ absl::Status SplitForEachAxis(SbpContext& ctx);
 
 }  // namespace oneflow_sbp
 
-#endif  // ONEFLOW_SBP_SBP_CONTEXT_H_
+#endif  // ONEFLOW_SBP_RULE_API_SBP_CONTEXT_H_

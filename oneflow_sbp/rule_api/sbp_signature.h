@@ -5,8 +5,8 @@
 //   1-D  "a_0:S(0) b_0:B -> out_0:S(0)"
 //   N-D  "a_0:(S(0),B) b_0:(B,S(1)) -> out_0:(S(0),S(1))"
 // An op without inputs prints "-> out_0:S(0)"; unset entries print "unset".
-#ifndef ONEFLOW_SBP_SBP_SIGNATURE_H_
-#define ONEFLOW_SBP_SBP_SIGNATURE_H_
+#ifndef ONEFLOW_SBP_RULE_API_SBP_SIGNATURE_H_
+#define ONEFLOW_SBP_RULE_API_SBP_SIGNATURE_H_
 
 #include <string>
 #include <vector>
@@ -38,4 +38,4 @@ NdSbpSignature ToNdSignature(const SbpSignature& sig);
 
 }  // namespace oneflow_sbp
 
-#endif  // ONEFLOW_SBP_SBP_SIGNATURE_H_
+#endif  // ONEFLOW_SBP_RULE_API_SBP_SIGNATURE_H_

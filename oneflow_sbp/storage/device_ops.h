@@ -17,8 +17,8 @@
 // synchronises it before a copy returns to the host), so callers never see
 // partial results and need no events. This costs speed on CUDA but keeps
 // the contract of the CPU path: when a call returns, the bytes are there.
-#ifndef ONEFLOW_SBP_DEVICE_OPS_H_
-#define ONEFLOW_SBP_DEVICE_OPS_H_
+#ifndef ONEFLOW_SBP_STORAGE_DEVICE_OPS_H_
+#define ONEFLOW_SBP_STORAGE_DEVICE_OPS_H_
 
 #include <cstdint>
 
@@ -88,4 +88,4 @@ bool RegisterDeviceOps(DeviceOps* ops);
 
 }  // namespace oneflow_sbp
 
-#endif  // ONEFLOW_SBP_DEVICE_OPS_H_
+#endif  // ONEFLOW_SBP_STORAGE_DEVICE_OPS_H_

@@ -14,8 +14,8 @@
 // Eigen's half types are 2-byte values with float conversions; arithmetic
 // on them is done in float (ComputeType). Every other type computes in
 // itself.
-#ifndef ONEFLOW_SBP_ELEMENT_TYPE_H_
-#define ONEFLOW_SBP_ELEMENT_TYPE_H_
+#ifndef ONEFLOW_SBP_STORAGE_ELEMENT_TYPE_H_
+#define ONEFLOW_SBP_STORAGE_ELEMENT_TYPE_H_
 
 #include <cstdint>
 #include <limits>
@@ -104,4 +104,4 @@ To ConvertElement(From v) {
 
 }  // namespace oneflow_sbp
 
-#endif  // ONEFLOW_SBP_ELEMENT_TYPE_H_
+#endif  // ONEFLOW_SBP_STORAGE_ELEMENT_TYPE_H_

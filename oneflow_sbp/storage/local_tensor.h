@@ -27,8 +27,8 @@
 //   kUnimplemented. data<T>() of a device tensor is a device pointer for
 //   kernels; GetDouble/SetDouble/FromValues are host-only (CopyTo first),
 //   while Clone, SetZero, ToString and DescribeMismatch work on any device.
-#ifndef ONEFLOW_SBP_LOCAL_TENSOR_H_
-#define ONEFLOW_SBP_LOCAL_TENSOR_H_
+#ifndef ONEFLOW_SBP_STORAGE_LOCAL_TENSOR_H_
+#define ONEFLOW_SBP_STORAGE_LOCAL_TENSOR_H_
 
 #include <cstdint>
 #include <memory>
@@ -216,4 +216,4 @@ absl::StatusOr<LocalTensor> LocalTensor::FromValues(absl::Span<const int64_t> di
 
 }  // namespace oneflow_sbp
 
-#endif  // ONEFLOW_SBP_LOCAL_TENSOR_H_
+#endif  // ONEFLOW_SBP_STORAGE_LOCAL_TENSOR_H_

@@ -1,8 +1,8 @@
 // How far two host tensors (or lists of them) are apart, relative to the
 // second: what `sbp demo`, `sbp plan --execute` and their tests report when
 // they compare a distributed run with a reference.
-#ifndef ONEFLOW_SBP_TENSOR_DIFFERENCE_H_
-#define ONEFLOW_SBP_TENSOR_DIFFERENCE_H_
+#ifndef ONEFLOW_SBP_STORAGE_TENSOR_DIFFERENCE_H_
+#define ONEFLOW_SBP_STORAGE_TENSOR_DIFFERENCE_H_
 
 #include "absl/types/span.h"
 #include "oneflow_sbp/storage/local_tensor.h"
@@ -18,4 +18,4 @@ double MaxRelativeDifference(absl::Span<const LocalTensor> a, absl::Span<const L
 
 }  // namespace oneflow_sbp
 
-#endif  // ONEFLOW_SBP_TENSOR_DIFFERENCE_H_
+#endif  // ONEFLOW_SBP_STORAGE_TENSOR_DIFFERENCE_H_

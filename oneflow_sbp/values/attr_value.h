@@ -11,8 +11,8 @@
 //
 // The map is ordered by name, so equal maps compare, hash and print the
 // same whatever order attributes were set in.
-#ifndef ONEFLOW_SBP_ATTR_VALUE_H_
-#define ONEFLOW_SBP_ATTR_VALUE_H_
+#ifndef ONEFLOW_SBP_VALUES_ATTR_VALUE_H_
+#define ONEFLOW_SBP_VALUES_ATTR_VALUE_H_
 
 #include <cstdint>
 #include <string>
@@ -141,4 +141,4 @@ T AttrOrRecordBug(const AttrMap& attrs, absl::string_view name, absl::string_vie
 
 }  // namespace oneflow_sbp
 
-#endif  // ONEFLOW_SBP_ATTR_VALUE_H_
+#endif  // ONEFLOW_SBP_VALUES_ATTR_VALUE_H_

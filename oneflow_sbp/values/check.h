@@ -5,8 +5,8 @@
 // Abseil 20220623 (Debian 12) predates absl/log, so this is our own minimal
 // CHECK. User input must be validated into an absl::Status before it can
 // reach an OFS_CHECK; tests exercise those paths.
-#ifndef ONEFLOW_SBP_CHECK_H_
-#define ONEFLOW_SBP_CHECK_H_
+#ifndef ONEFLOW_SBP_VALUES_CHECK_H_
+#define ONEFLOW_SBP_VALUES_CHECK_H_
 
 #include <sstream>
 
@@ -36,4 +36,4 @@ struct Voidify {
                                                      __LINE__, #cond) \
                    .stream()
 
-#endif  // ONEFLOW_SBP_CHECK_H_
+#endif  // ONEFLOW_SBP_VALUES_CHECK_H_

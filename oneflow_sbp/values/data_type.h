@@ -8,8 +8,8 @@
 // Short names are what the `sbp` tool and error messages use: f16 bf16 f32
 // f64 i8 i32 i64 u8 bool. The proto enum (proto/data_type.proto) keeps
 // OneFlow's names; see proto_convert.h for the mapping.
-#ifndef ONEFLOW_SBP_DATA_TYPE_H_
-#define ONEFLOW_SBP_DATA_TYPE_H_
+#ifndef ONEFLOW_SBP_VALUES_DATA_TYPE_H_
+#define ONEFLOW_SBP_VALUES_DATA_TYPE_H_
 
 #include <cstdint>
 
@@ -46,4 +46,4 @@ absl::StatusOr<DataType> ParseDataType(absl::string_view text);
 
 }  // namespace oneflow_sbp
 
-#endif  // ONEFLOW_SBP_DATA_TYPE_H_
+#endif  // ONEFLOW_SBP_VALUES_DATA_TYPE_H_

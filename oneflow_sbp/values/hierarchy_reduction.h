@@ -11,8 +11,8 @@
 // previous reduced axis only if, for every nd_sbp, it carries the same SBP
 // as that reduced axis, and for splits the nested split equals the flat
 // one (CanMergeSplit on every extent the split dim may have there).
-#ifndef ONEFLOW_SBP_HIERARCHY_REDUCTION_H_
-#define ONEFLOW_SBP_HIERARCHY_REDUCTION_H_
+#ifndef ONEFLOW_SBP_VALUES_HIERARCHY_REDUCTION_H_
+#define ONEFLOW_SBP_VALUES_HIERARCHY_REDUCTION_H_
 
 #include <cstdint>
 
@@ -58,4 +58,4 @@ InOutReduced InOutReduce(absl::Span<const int64_t> in_hierarchy,
 
 }  // namespace oneflow_sbp
 
-#endif  // ONEFLOW_SBP_HIERARCHY_REDUCTION_H_
+#endif  // ONEFLOW_SBP_VALUES_HIERARCHY_REDUCTION_H_

@@ -13,8 +13,8 @@
 // word a canonical key. Whether the length matches a placement, or split
 // axes fit a shape, is checked where both are known (ValidateNdSbp in
 // nd_sbp_validation.h).
-#ifndef ONEFLOW_SBP_ND_SBP_H_
-#define ONEFLOW_SBP_ND_SBP_H_
+#ifndef ONEFLOW_SBP_VALUES_ND_SBP_H_
+#define ONEFLOW_SBP_VALUES_ND_SBP_H_
 
 #include <cstdint>
 #include <initializer_list>
@@ -114,4 +114,4 @@ class NdSbp {
 
 }  // namespace oneflow_sbp
 
-#endif  // ONEFLOW_SBP_ND_SBP_H_
+#endif  // ONEFLOW_SBP_VALUES_ND_SBP_H_

@@ -4,8 +4,8 @@
 //   ValidateNdSbp(*NdSbp::Parse("(S(2),B)"), Shape{8, 4}, {2, 2});
 //   // kInvalidArgument "nd_sbp (S(2), B): S(2) on mesh axis 0 splits dim 2
 //   //                   but shape [8,4] has rank 2"
-#ifndef ONEFLOW_SBP_ND_SBP_VALIDATION_H_
-#define ONEFLOW_SBP_ND_SBP_VALIDATION_H_
+#ifndef ONEFLOW_SBP_VALUES_ND_SBP_VALIDATION_H_
+#define ONEFLOW_SBP_VALUES_ND_SBP_VALIDATION_H_
 
 #include <cstdint>
 
@@ -25,4 +25,4 @@ absl::Status ValidateNdSbp(const NdSbp& nd_sbp, const Shape& shape,
 
 }  // namespace oneflow_sbp
 
-#endif  // ONEFLOW_SBP_ND_SBP_VALIDATION_H_
+#endif  // ONEFLOW_SBP_VALUES_ND_SBP_VALIDATION_H_

@@ -18,8 +18,8 @@
 // A Placement is a shared immutable value: copying is a reference-count
 // increment, equality first compares pointers, and the hash is precomputed.
 // All ranks live on one node (node 0); see proto_convert.h for device_name.
-#ifndef ONEFLOW_SBP_PLACEMENT_H_
-#define ONEFLOW_SBP_PLACEMENT_H_
+#ifndef ONEFLOW_SBP_VALUES_PLACEMENT_H_
+#define ONEFLOW_SBP_VALUES_PLACEMENT_H_
 
 #include <cstdint>
 #include <memory>
@@ -133,4 +133,4 @@ class Placement {
 
 }  // namespace oneflow_sbp
 
-#endif  // ONEFLOW_SBP_PLACEMENT_H_
+#endif  // ONEFLOW_SBP_VALUES_PLACEMENT_H_

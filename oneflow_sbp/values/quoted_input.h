@@ -13,8 +13,8 @@
 //
 // Every message that echoes user text (names of ops, blobs, tensors and
 // files, flag values) quotes it through QuotedInput.
-#ifndef ONEFLOW_SBP_QUOTED_INPUT_H_
-#define ONEFLOW_SBP_QUOTED_INPUT_H_
+#ifndef ONEFLOW_SBP_VALUES_QUOTED_INPUT_H_
+#define ONEFLOW_SBP_VALUES_QUOTED_INPUT_H_
 
 #include <string>
 
@@ -49,4 +49,4 @@ std::string Abbreviated(absl::string_view text, size_t max_chars = 4 * kMaxQuote
 
 }  // namespace oneflow_sbp
 
-#endif  // ONEFLOW_SBP_QUOTED_INPUT_H_
+#endif  // ONEFLOW_SBP_VALUES_QUOTED_INPUT_H_

@@ -20,8 +20,8 @@
 // natural total order (B < P < S(0) < S(1) < ...), the same order OneFlow's
 // reshape measure uses (SPEC.md §6.3). P(min)=254 and P(max)=255 sit above
 // every split, so OneFlow's layouts keep their codes and their order.
-#ifndef ONEFLOW_SBP_SBP_PARALLEL_H_
-#define ONEFLOW_SBP_SBP_PARALLEL_H_
+#ifndef ONEFLOW_SBP_VALUES_SBP_PARALLEL_H_
+#define ONEFLOW_SBP_VALUES_SBP_PARALLEL_H_
 
 #include <cstdint>
 #include <string>
@@ -132,4 +132,4 @@ class SbpParallel {
 
 }  // namespace oneflow_sbp
 
-#endif  // ONEFLOW_SBP_SBP_PARALLEL_H_
+#endif  // ONEFLOW_SBP_VALUES_SBP_PARALLEL_H_

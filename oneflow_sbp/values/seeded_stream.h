@@ -6,8 +6,8 @@
 //
 // Not a statistical generator: FNV-1a of the name mixed with the seed,
 // then xorshift64.
-#ifndef ONEFLOW_SBP_SEEDED_STREAM_H_
-#define ONEFLOW_SBP_SEEDED_STREAM_H_
+#ifndef ONEFLOW_SBP_VALUES_SEEDED_STREAM_H_
+#define ONEFLOW_SBP_VALUES_SEEDED_STREAM_H_
 
 #include <cstdint>
 
@@ -43,4 +43,4 @@ class SeededStream {
 
 }  // namespace oneflow_sbp
 
-#endif  // ONEFLOW_SBP_SEEDED_STREAM_H_
+#endif  // ONEFLOW_SBP_VALUES_SEEDED_STREAM_H_

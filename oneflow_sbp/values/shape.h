@@ -11,8 +11,8 @@
 // naming the bad extent. Zero-size tensors are not supported by the engine
 // (SPEC.md's "elem_cnt == 0" branches are therefore unreachable). A scalar
 // is the rank-0 shape "[]" with elem_cnt 1. Rank is at most kMaxRank.
-#ifndef ONEFLOW_SBP_SHAPE_H_
-#define ONEFLOW_SBP_SHAPE_H_
+#ifndef ONEFLOW_SBP_VALUES_SHAPE_H_
+#define ONEFLOW_SBP_VALUES_SHAPE_H_
 
 #include <cstdint>
 #include <initializer_list>
@@ -81,4 +81,4 @@ absl::StatusOr<int64_t> CheckedByteSize(const Shape& shape, int bytes_per_elem);
 
 }  // namespace oneflow_sbp
 
-#endif  // ONEFLOW_SBP_SHAPE_H_
+#endif  // ONEFLOW_SBP_VALUES_SHAPE_H_

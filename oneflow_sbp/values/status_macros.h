@@ -6,8 +6,8 @@
 // Both evaluate their argument once and return the error unchanged, so the
 // message written at the failure site (naming op, blob and value) reaches the
 // user as is.
-#ifndef ONEFLOW_SBP_STATUS_MACROS_H_
-#define ONEFLOW_SBP_STATUS_MACROS_H_
+#ifndef ONEFLOW_SBP_VALUES_STATUS_MACROS_H_
+#define ONEFLOW_SBP_VALUES_STATUS_MACROS_H_
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -29,4 +29,4 @@
   if (!statusor.ok()) return statusor.status();         \
   lhs = std::move(statusor).value()
 
-#endif  // ONEFLOW_SBP_STATUS_MACROS_H_
+#endif  // ONEFLOW_SBP_VALUES_STATUS_MACROS_H_

@@ -5,8 +5,8 @@
 //   absl::StatusOr<TensorDesc> d = TensorDesc::Parse("f32[64,32]");
 //   d->ToString();      // "f32[64,32]"
 //   d->byte_size();     // 8192
-#ifndef ONEFLOW_SBP_TENSOR_DESC_H_
-#define ONEFLOW_SBP_TENSOR_DESC_H_
+#ifndef ONEFLOW_SBP_VALUES_TENSOR_DESC_H_
+#define ONEFLOW_SBP_VALUES_TENSOR_DESC_H_
 
 #include <cstdint>
 #include <string>
@@ -44,4 +44,4 @@ struct TensorDesc {
 
 }  // namespace oneflow_sbp
 
-#endif  // ONEFLOW_SBP_TENSOR_DESC_H_
+#endif  // ONEFLOW_SBP_VALUES_TENSOR_DESC_H_

@@ -11,8 +11,8 @@
 // first d % n parts get one extra element) and the rank takes part
 // coord[i]. B and P keep the range (a P rank holds an addend of the full
 // range). Ranges may be empty when an extent is smaller than its parts.
-#ifndef ONEFLOW_SBP_TENSOR_SLICE_VIEW_H_
-#define ONEFLOW_SBP_TENSOR_SLICE_VIEW_H_
+#ifndef ONEFLOW_SBP_VALUES_TENSOR_SLICE_VIEW_H_
+#define ONEFLOW_SBP_VALUES_TENSOR_SLICE_VIEW_H_
 
 #include <cstdint>
 #include <string>
@@ -104,4 +104,4 @@ TensorSlice SliceAt(const Shape& shape, const NdSbp& nd_sbp,
 
 }  // namespace oneflow_sbp
 
-#endif  // ONEFLOW_SBP_TENSOR_SLICE_VIEW_H_
+#endif  // ONEFLOW_SBP_VALUES_TENSOR_SLICE_VIEW_H_

@@ -10,8 +10,8 @@
 //
 // Used by Planner.NeverWorseThanExhaustiveOwnership (tests/boxing/boxing_planner_test.cc,
 // a sample) and by boxing_ownership_sweep_test (every pair on [2,2,2]).
-#ifndef TESTS_BOXING_REFERENCE_H_
-#define TESTS_BOXING_REFERENCE_H_
+#ifndef TESTS_BOXING_BOXING_REFERENCE_H_
+#define TESTS_BOXING_BOXING_REFERENCE_H_
 
 #include <cstdint>
 #include <limits>
@@ -80,4 +80,4 @@ bool InReferenceSpace(const BoxingPlan& plan, int max_steps);
 
 }  // namespace oneflow_sbp::boxing::reference
 
-#endif  // TESTS_BOXING_REFERENCE_H_
+#endif  // TESTS_BOXING_BOXING_REFERENCE_H_

@@ -5,7 +5,7 @@
 // (8 ranks: more) beyond the prediction (the vocabulary-parallel cross
 // entropy's own all-reduces), and the eager run reported 15 of 30 ops as
 // "another signature" (it recorded the inputs' layouts before boxing).
-// Training steps (eager/training_step.h) run the same way, and their
+// Training steps (eager/expand_training_step.h) run the same way, and their
 // gradients are checked against autograd's.
 #include "cli/plan_execution.h"
 
@@ -17,12 +17,12 @@
 #include "eager/autograd.h"
 #include "eager/program_runner.h"
 #include "eager/tensor_layout.h"
-#include "eager/training_step.h"
+#include "eager/expand_training_step.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "graph/greedy.h"
 #include "graph/program_planner.h"
-#include "graph/training_step.h"
+#include "graph/training_step_info.h"
 #include "oneflow_sbp/values/status_macros.h"
 #include "oneflow_sbp/storage/tensor_difference.h"
 #include "comm/inprocess_world.h"

@@ -1,6 +1,6 @@
 // Training-step planning: the expansion of a forward program into forward,
-// backward and update ops (eager/training_step.h), the per-rank memory
-// split and the strategy classifier (graph/training_step.h), and plans of
+// backward and update ops (eager/expand_training_step.h), the per-rank memory
+// split and the strategy classifier (graph/training_step_info.h), and plans of
 // whole steps that never lose to the eager greedy choice.
 #include <cmath>
 #include <fstream>
@@ -9,13 +9,13 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
-#include "eager/training_step.h"
+#include "eager/expand_training_step.h"
 #include "engine/engine.h"
 #include "gmock/gmock.h"
 #include "graph/greedy.h"
 #include "graph/program_generators.h"
 #include "graph/program_planner.h"
-#include "graph/training_step.h"
+#include "graph/training_step_info.h"
 #include "gtest/gtest.h"
 #include "io/program_proto.h"
 #include "tests/support/status_matchers.h"

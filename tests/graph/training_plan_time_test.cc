@@ -17,7 +17,7 @@
 #include <utility>
 
 #include "absl/time/time.h"
-#include "eager/training_step.h"
+#include "eager/expand_training_step.h"
 #include "gmock/gmock.h"
 #include "graph/program_generators.h"
 #include "graph/program_planner.h"

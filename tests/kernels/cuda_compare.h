@@ -1,8 +1,8 @@
 // Comparisons of a CUDA kernel with the CPU kernel on the same inputs, for
 // the GPU tests of //tests/kernels:cuda_kernels_test (header-only: both of its
 // sources use them). Without a device, REQUIRE_DEVICE skips the test.
-#ifndef TESTS_CUDA_COMPARE_H_
-#define TESTS_CUDA_COMPARE_H_
+#ifndef TESTS_KERNELS_CUDA_COMPARE_H_
+#define TESTS_KERNELS_CUDA_COMPARE_H_
 
 #include <memory>
 #include <string>
@@ -115,4 +115,4 @@ inline std::string CompareSharded(const Case& c, const Sharded& s) {
 
 }  // namespace oneflow_sbp::testing
 
-#endif  // TESTS_CUDA_COMPARE_H_
+#endif  // TESTS_KERNELS_CUDA_COMPARE_H_

@@ -1,8 +1,8 @@
 // Reference sentence embeddings written by tools/reference/minilm_reference.py
 // (sentence-transformers / transformers): the sentences, their token ids
 // and unit vectors, for comparing `sbp embed` with the model's own code.
-#ifndef TESTS_EMBED_REFERENCE_H_
-#define TESTS_EMBED_REFERENCE_H_
+#ifndef TESTS_MODELS_EMBED_REFERENCE_H_
+#define TESTS_MODELS_EMBED_REFERENCE_H_
 
 #include <cstdint>
 #include <string>
@@ -26,4 +26,4 @@ std::string RunfilePath(const std::string& relative);
 
 }  // namespace oneflow_sbp::testing
 
-#endif  // TESTS_EMBED_REFERENCE_H_
+#endif  // TESTS_MODELS_EMBED_REFERENCE_H_

@@ -1,6 +1,6 @@
 // The backward bodies that tests/rules/toy_ops.toml's records name.
-#ifndef TESTS_TOY_BACKWARD_H_
-#define TESTS_TOY_BACKWARD_H_
+#ifndef TESTS_RULES_TOY_BACKWARD_H_
+#define TESTS_RULES_TOY_BACKWARD_H_
 
 #include <vector>
 
@@ -15,4 +15,4 @@ absl::StatusOr<std::vector<eager::GlobalTensor>> ToyScaleGrad(eager::BackwardCon
 
 }  // namespace oneflow_sbp::testing::toy
 
-#endif  // TESTS_TOY_BACKWARD_H_
+#endif  // TESTS_RULES_TOY_BACKWARD_H_

@@ -1,6 +1,6 @@
 // The kernel bodies that tests/rules/toy_ops.toml's records name.
-#ifndef TESTS_TOY_KERNELS_H_
-#define TESTS_TOY_KERNELS_H_
+#ifndef TESTS_RULES_TOY_KERNELS_H_
+#define TESTS_RULES_TOY_KERNELS_H_
 
 #include "absl/status/status.h"
 #include "kernels/kernel_context.h"
@@ -14,4 +14,4 @@ absl::Status ToyClampMinKernel(kernels::KernelContext& ctx);
 
 }  // namespace oneflow_sbp::testing::toy
 
-#endif  // TESTS_TOY_KERNELS_H_
+#endif  // TESTS_RULES_TOY_KERNELS_H_

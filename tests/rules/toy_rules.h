@@ -1,7 +1,7 @@
 // The rule bodies that tests/rules/toy_ops.toml's records name (toy_scale's rule
 // comes from its einsum spec; toy_clamp_min's is here).
-#ifndef TESTS_TOY_RULES_H_
-#define TESTS_TOY_RULES_H_
+#ifndef TESTS_RULES_TOY_RULES_H_
+#define TESTS_RULES_TOY_RULES_H_
 
 #include "absl/status/status.h"
 #include "oneflow_sbp/rule_api/op_call.h"
@@ -16,4 +16,4 @@ absl::Status SplitEveryAxis(SbpContext& ctx);
 
 }  // namespace oneflow_sbp::testing::toy
 
-#endif  // TESTS_TOY_RULES_H_
+#endif  // TESTS_RULES_TOY_RULES_H_

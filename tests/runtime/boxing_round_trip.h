@@ -8,8 +8,8 @@
 // on every rank with ExecutePlan, brings the results back, assembles them
 // and requires them bit-exact, and requires every rank's measured bytes
 // per step to equal the plan's prediction.
-#ifndef TESTS_BOXING_ROUND_TRIP_H_
-#define TESTS_BOXING_ROUND_TRIP_H_
+#ifndef TESTS_RUNTIME_BOXING_ROUND_TRIP_H_
+#define TESTS_RUNTIME_BOXING_ROUND_TRIP_H_
 
 #include <functional>
 #include <string>
@@ -54,4 +54,4 @@ void EveryPair(const std::string& placement, const std::vector<Shape>& shapes, i
 
 }  // namespace oneflow_sbp::boxing::testing
 
-#endif  // TESTS_BOXING_ROUND_TRIP_H_
+#endif  // TESTS_RUNTIME_BOXING_ROUND_TRIP_H_

@@ -11,8 +11,8 @@
 // Byte counters are compared with the formulas of communicator.h, written
 // here a second time from the planner's point of view (chunk sizes in, per
 // rank bytes out) rather than derived from the implementation.
-#ifndef TESTS_COMM_SCENARIOS_H_
-#define TESTS_COMM_SCENARIOS_H_
+#ifndef TESTS_RUNTIME_COMM_SCENARIOS_H_
+#define TESTS_RUNTIME_COMM_SCENARIOS_H_
 
 #include <cstdint>
 #include <vector>
@@ -78,4 +78,4 @@ absl::Status CheckMeshSubGroups(Communicator& world, absl::Span<const int64_t> h
 
 }  // namespace oneflow_sbp::comm::testing
 
-#endif  // TESTS_COMM_SCENARIOS_H_
+#endif  // TESTS_RUNTIME_COMM_SCENARIOS_H_

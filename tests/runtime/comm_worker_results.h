@@ -2,8 +2,8 @@
 // test that launched it: one file per rank, <dir>/rank<RANK>, holding
 // "<status code> <elapsed ms> <message>", where the elapsed time is that of
 // the call (or run) under test.
-#ifndef TESTS_COMM_WORKER_RESULTS_H_
-#define TESTS_COMM_WORKER_RESULTS_H_
+#ifndef TESTS_RUNTIME_COMM_WORKER_RESULTS_H_
+#define TESTS_RUNTIME_COMM_WORKER_RESULTS_H_
 
 #include <cstdint>
 #include <string>
@@ -31,4 +31,4 @@ std::string MakeResultDir();
 
 }  // namespace oneflow_sbp::comm::testing
 
-#endif  // TESTS_COMM_WORKER_RESULTS_H_
+#endif  // TESTS_RUNTIME_COMM_WORKER_RESULTS_H_

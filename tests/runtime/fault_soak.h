@@ -10,8 +10,8 @@
 // plan and before the barrier); the final barrier stands for the next
 // operation of a real program, which is where a rank that did not take part
 // in the failed step learns of the failure.
-#ifndef TESTS_FAULT_SOAK_H_
-#define TESTS_FAULT_SOAK_H_
+#ifndef TESTS_RUNTIME_FAULT_SOAK_H_
+#define TESTS_RUNTIME_FAULT_SOAK_H_
 
 #include <cstdint>
 #include <functional>
@@ -86,4 +86,4 @@ int CountChildren();
 
 }  // namespace oneflow_sbp::testing
 
-#endif  // TESTS_FAULT_SOAK_H_
+#endif  // TESTS_RUNTIME_FAULT_SOAK_H_

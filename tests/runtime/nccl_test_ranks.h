@@ -1,7 +1,7 @@
 // NCCL worlds for the GPU tests: one rank per GPU as threads of this
 // process (NCCL does not put two ranks of one communicator on one GPU).
-#ifndef TESTS_NCCL_TEST_RANKS_H_
-#define TESTS_NCCL_TEST_RANKS_H_
+#ifndef TESTS_RUNTIME_NCCL_TEST_RANKS_H_
+#define TESTS_RUNTIME_NCCL_TEST_RANKS_H_
 
 #include <functional>
 #include <memory>
@@ -40,4 +40,4 @@ inline std::vector<absl::Status> RunNcclRanks(int n, int port,
 
 }  // namespace oneflow_sbp::comm::testing
 
-#endif  // TESTS_NCCL_TEST_RANKS_H_
+#endif  // TESTS_RUNTIME_NCCL_TEST_RANKS_H_

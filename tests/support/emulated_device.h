@@ -29,8 +29,8 @@
 //
 // It stays installed for the rest of the program (DeviceOps backends are
 // never removed), so only binaries that call Install() have a cuda device.
-#ifndef TESTS_EMULATED_DEVICE_H_
-#define TESTS_EMULATED_DEVICE_H_
+#ifndef TESTS_SUPPORT_EMULATED_DEVICE_H_
+#define TESTS_SUPPORT_EMULATED_DEVICE_H_
 
 #include <cstdint>
 #include <map>
@@ -109,4 +109,4 @@ absl::Status RegisterWrongCudaKernel(kernels::KernelRegistry& registry, const st
 
 }  // namespace oneflow_sbp::emulated
 
-#endif  // TESTS_EMULATED_DEVICE_H_
+#endif  // TESTS_SUPPORT_EMULATED_DEVICE_H_

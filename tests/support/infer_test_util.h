@@ -3,8 +3,8 @@
 //
 //   std::string sig = InferOrDie("matmul", "cpu:0-3 [2,2]",
 //                                {"f32[64,32]:(S(0),B)", "f32[32,48]:(B,S(1))"});
-#ifndef TESTS_INFER_TEST_UTIL_H_
-#define TESTS_INFER_TEST_UTIL_H_
+#ifndef TESTS_SUPPORT_INFER_TEST_UTIL_H_
+#define TESTS_SUPPORT_INFER_TEST_UTIL_H_
 
 #include <map>
 #include <memory>
@@ -72,4 +72,4 @@ std::string OutputDescs(const std::string& op, const std::vector<std::string>& i
 
 }  // namespace oneflow_sbp::testing
 
-#endif  // TESTS_INFER_TEST_UTIL_H_
+#endif  // TESTS_SUPPORT_INFER_TEST_UTIL_H_

@@ -5,8 +5,8 @@
 //   std::vector<LocalTensor> in = {GridTensor(DataType::kFloat32, {5, 3}, 1)};
 //   SweepResult r = SweepSignatures("relu", in);
 //   EXPECT_TRUE(r.failures.empty()) << r.Report();
-#ifndef TESTS_KERNEL_TEST_UTIL_H_
-#define TESTS_KERNEL_TEST_UTIL_H_
+#ifndef TESTS_SUPPORT_KERNEL_TEST_UTIL_H_
+#define TESTS_SUPPORT_KERNEL_TEST_UTIL_H_
 
 #include <cstdint>
 #include <functional>
@@ -105,4 +105,4 @@ std::shared_ptr<const OpCall> CallWithCounts(const std::string& op,
 
 }  // namespace oneflow_sbp::testing
 
-#endif  // TESTS_KERNEL_TEST_UTIL_H_
+#endif  // TESTS_SUPPORT_KERNEL_TEST_UTIL_H_

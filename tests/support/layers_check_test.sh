@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # tools/check_layers.py on a tree made here: an include up a layer, a
 # sideways include between the device kernel folders, a file in another
-# folder's namespace and a Python import up the package's layers each fail,
+# folder's namespace, two headers of one name and a Python import up the package's layers each fail,
 # naming the file and what it reaches.
 #
 #   layers_check_test.sh <check_layers.py>
@@ -22,6 +22,7 @@ printf 'namespace oneflow_sbp::comm {\nclass Communicator;\n}\nnamespace oneflow
   >"$TMP/runtime/executor.cc"
 printf 'namespace oneflow_sbp::comm {\nclass Communicator;\n}  // namespace oneflow_sbp::comm\nnamespace oneflow_sbp::runtime {\nnamespace {\nint y;\n}\n}\n' \
   >"$TMP/runtime/step.cc"
+touch "$TMP/eager/step.h" "$TMP/runtime/step.h"
 printf 'from .tensor import Tensor\nfrom . import _C\n' >"$TMP/python/oneflow_sbp/sbp.py"
 (cd "$TMP" && python3 "$CHECK") >"$TMP.out" 2>&1
 rc=$?
@@ -31,7 +32,8 @@ for want in \
   "kernels/cpu/relu.cc includes kernels/cuda/launch.h: sideways between device folders" \
   "runtime/executor.cc: namespace oneflow_sbp::boxing, but runtime/ is oneflow_sbp::runtime" \
   "python/oneflow_sbp/sbp.py (values and the session) imports tensor (global tensors): up a layer" \
-  "4 problems"; do
+  "eager/step.h and runtime/step.h: two headers named step.h" \
+  "5 problems"; do
   grep -qF -- "$want" "$TMP.out" || fail "want '$want' in: $(cat "$TMP.out")"
 done
 grep -q "step.cc" "$TMP.out" && fail "a forward declaration or a nested namespace was reported"
@@ -41,4 +43,4 @@ if [[ $failures -gt 0 ]]; then
   echo "$failures failed"
   exit 1
 fi
-echo "layers: up-layer includes, device sideways includes, foreign namespaces and Python imports are caught"
+echo "layers: up-layer includes, device sideways includes, foreign namespaces, shared header names and Python imports are caught"

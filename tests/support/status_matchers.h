@@ -12,8 +12,8 @@
 // on a Status and on any StatusOr<T>; a mismatch prints the
 // whole status (code and message), so a failing test says what came back.
 // tests/support/status_matchers_test.cc holds the examples above, compiled and run.
-#ifndef TESTS_STATUS_MATCHERS_H_
-#define TESTS_STATUS_MATCHERS_H_
+#ifndef TESTS_SUPPORT_STATUS_MATCHERS_H_
+#define TESTS_SUPPORT_STATUS_MATCHERS_H_
 
 #include <ostream>
 #include <string>
@@ -151,4 +151,4 @@ internal::IsOkAndHoldsMatcher<InnerMatcher> IsOkAndHolds(InnerMatcher inner) {
 
 }  // namespace oneflow_sbp::matchers
 
-#endif  // TESTS_STATUS_MATCHERS_H_
+#endif  // TESTS_SUPPORT_STATUS_MATCHERS_H_

@@ -7,8 +7,8 @@
 //   Work();
 //   EXPECT_LT(testing::ThreadCpuNow() - start,
 //             absl::Seconds(2) * (testing::kSanitizerBuild ? 10 : 1));
-#ifndef TESTS_THREAD_CPU_TIME_H_
-#define TESTS_THREAD_CPU_TIME_H_
+#ifndef TESTS_SUPPORT_THREAD_CPU_TIME_H_
+#define TESTS_SUPPORT_THREAD_CPU_TIME_H_
 
 #include <time.h>
 
@@ -39,4 +39,4 @@ inline absl::Duration ProcessCpuNow() {
 
 }  // namespace oneflow_sbp::testing
 
-#endif  // TESTS_THREAD_CPU_TIME_H_
+#endif  // TESTS_SUPPORT_THREAD_CPU_TIME_H_

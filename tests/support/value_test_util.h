@@ -1,7 +1,7 @@
 // Parse-or-fail helpers for tests: a value from its compact string, with a
 // test failure (not an abort) when the string is bad.
-#ifndef TESTS_VALUE_TEST_UTIL_H_
-#define TESTS_VALUE_TEST_UTIL_H_
+#ifndef TESTS_SUPPORT_VALUE_TEST_UTIL_H_
+#define TESTS_SUPPORT_VALUE_TEST_UTIL_H_
 
 #include <string>
 
@@ -25,4 +25,4 @@ inline Placement P(const std::string& text) {
 
 }  // namespace oneflow_sbp::testing
 
-#endif  // TESTS_VALUE_TEST_UTIL_H_
+#endif  // TESTS_SUPPORT_VALUE_TEST_UTIL_H_

@@ -15,7 +15,7 @@
 #include <memory>
 
 #include "benchmark/benchmark.h"
-#include "eager/training_step.h"
+#include "eager/expand_training_step.h"
 #include "graph/boxing_prices.h"
 #include "graph/graph_solver.h"
 #include "graph/program_generators.h"
@@ -84,7 +84,7 @@ void BM_SolveGpt(benchmark::State& state) {
 }
 BENCHMARK(BM_SolveGpt)->ArgNames({"layers"})->Arg(24)->Unit(benchmark::kMillisecond);
 
-// The whole training step (eager/training_step.h): the expansion into
+// The whole training step (eager/expand_training_step.h): the expansion into
 // forward, backward and Adam updates, then the plan, on a fresh engine
 // each iteration, as `sbp plan --training` pays it. "exact" 0 means the
 // solver fell back to local search on the core.

@@ -1,8 +1,8 @@
 // The training-plan table of docs/PLANNING.md: the whole training step
-// (eager/training_step.h) of the demo's LLaMA block and of GPT stacks
+// (eager/expand_training_step.h) of the demo's LLaMA block and of GPT stacks
 // planned on [2,2], [2,4] and [8] without a cap and under two memory caps
 // (95% and 90% of the uncapped plan's peak per rank), with the
-// strategy each plan amounts to (graph/training_step.h).
+// strategy each plan amounts to (graph/training_step_info.h).
 //
 //   bazel run -c opt //tools/bench:training_plan_table -- $PWD/tests/testdata
 //   bazel run -c opt //tools/bench:training_plan_table -- $PWD/tests/testdata "GPT 24 layers" 2,4
@@ -32,11 +32,11 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
-#include "eager/training_step.h"
-#include "graph/plan_format.h"
+#include "eager/expand_training_step.h"
+#include "graph/program_plan_format.h"
 #include "graph/program_generators.h"
 #include "graph/program_planner.h"
-#include "graph/training_step.h"
+#include "graph/training_step_info.h"
 #include "io/program_proto.h"
 #include "ops/builtin_ops.h"
 #include "tools/bench/plan_engine.h"

@@ -11,8 +11,8 @@
 // Work goes to one stream per host thread (ThreadStream), so rank threads
 // sharing a GPU overlap; Copy to or from the host and Synchronize wait for
 // that stream, so a returned host copy is complete.
-#ifndef ONEFLOW_SBP_CUDA_CUDA_DEVICE_H_
-#define ONEFLOW_SBP_CUDA_CUDA_DEVICE_H_
+#ifndef ONEFLOW_SBP_STORAGE_CUDA_CUDA_DEVICE_H_
+#define ONEFLOW_SBP_STORAGE_CUDA_CUDA_DEVICE_H_
 
 #include <cstdint>
 #include <string>
@@ -65,4 +65,4 @@ std::string LastError();
 
 }  // namespace oneflow_sbp::cuda
 
-#endif  // ONEFLOW_SBP_CUDA_CUDA_DEVICE_H_
+#endif  // ONEFLOW_SBP_STORAGE_CUDA_CUDA_DEVICE_H_

@@ -4,8 +4,8 @@
 //   absl::StatusOr<CudaInfo> info = QueryCudaInfo();
 //   if (info.ok()) printf("%d GPUs, runtime %d\n", info->device_count,
 //                         info->runtime_version);
-#ifndef ONEFLOW_SBP_CUDA_CUDA_INFO_H_
-#define ONEFLOW_SBP_CUDA_CUDA_INFO_H_
+#ifndef ONEFLOW_SBP_STORAGE_CUDA_CUDA_INFO_H_
+#define ONEFLOW_SBP_STORAGE_CUDA_CUDA_INFO_H_
 
 #include <cstdint>
 #include <string>
@@ -32,4 +32,4 @@ std::string FillIotaOnDevice(int device, int64_t start, int64_t* out,
 
 }  // namespace oneflow_sbp::cuda
 
-#endif  // ONEFLOW_SBP_CUDA_CUDA_INFO_H_
+#endif  // ONEFLOW_SBP_STORAGE_CUDA_CUDA_INFO_H_

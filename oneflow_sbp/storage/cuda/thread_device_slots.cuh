@@ -10,8 +10,8 @@
 // kept for the process's life leak: each slot is released by `Free` with its
 // GPU current when the thread ends, and the thread's GPU is restored after.
 // nvcc-only (CUDA runtime types); the C++ side sees cuda_device.h.
-#ifndef ONEFLOW_SBP_CUDA_THREAD_DEVICE_SLOTS_CUH_
-#define ONEFLOW_SBP_CUDA_THREAD_DEVICE_SLOTS_CUH_
+#ifndef ONEFLOW_SBP_STORAGE_CUDA_THREAD_DEVICE_SLOTS_CUH_
+#define ONEFLOW_SBP_STORAGE_CUDA_THREAD_DEVICE_SLOTS_CUH_
 
 #include <cuda_runtime.h>
 
@@ -58,4 +58,4 @@ class ThreadDeviceSlots {
 
 }  // namespace oneflow_sbp::cuda
 
-#endif  // ONEFLOW_SBP_CUDA_THREAD_DEVICE_SLOTS_CUH_
+#endif  // ONEFLOW_SBP_STORAGE_CUDA_THREAD_DEVICE_SLOTS_CUH_

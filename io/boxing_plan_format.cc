@@ -1,4 +1,4 @@
-#include "io/plan_format.h"
+#include "io/boxing_plan_format.h"
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"

@@ -39,13 +39,13 @@
 // loss depends on no parameter, or if a derived name collides with a
 // forward one; kUnimplemented naming the op whose backward rule is
 // missing; inference errors named by op.
-#ifndef EAGER_TRAINING_STEP_H_
-#define EAGER_TRAINING_STEP_H_
+#ifndef EAGER_EXPAND_TRAINING_STEP_H_
+#define EAGER_EXPAND_TRAINING_STEP_H_
 
 #include "absl/status/statusor.h"
 #include "engine/engine.h"
 #include "graph/program.h"
-#include "graph/training_step.h"
+#include "graph/training_step_info.h"
 
 namespace oneflow_sbp::eager {
 
@@ -62,4 +62,4 @@ absl::StatusOr<graph::TrainingStepInfo> ExpandTrainingStep(engine::Engine& engin
 
 }  // namespace oneflow_sbp::eager
 
-#endif  // EAGER_TRAINING_STEP_H_
+#endif  // EAGER_EXPAND_TRAINING_STEP_H_

@@ -1,4 +1,4 @@
-#include "eager/training_step.h"
+#include "eager/expand_training_step.h"
 
 #include <string>
 #include <utility>

@@ -2,7 +2,7 @@
 // it: every tensor of the step (forward, backward, one optimizer update
 // per parameter) has a kind, and the memory per rank splits by kind. The
 // step itself is derived from a forward program by autograd
-// (eager/training_step.h); this header is the part the planner, the text
+// (eager/expand_training_step.h); this header is the part the planner, the text
 // report and the tests share without the eager layer.
 //
 //   TrainingStepInfo info = ...;                       // ExpandTrainingStep
@@ -22,8 +22,8 @@
 // until it is reduced) are counted too, so this is an upper bound of the
 // step's peak, and the same sum EvaluateAssignment calls
 // peak_memory_bytes.
-#ifndef GRAPH_TRAINING_STEP_H_
-#define GRAPH_TRAINING_STEP_H_
+#ifndef GRAPH_TRAINING_STEP_INFO_H_
+#define GRAPH_TRAINING_STEP_INFO_H_
 
 #include <array>
 #include <cstdint>
@@ -121,4 +121,4 @@ StrategyReport ClassifyStrategy(const TrainingStepInfo& step, const Assignment& 
 
 }  // namespace oneflow_sbp::graph
 
-#endif  // GRAPH_TRAINING_STEP_H_
+#endif  // GRAPH_TRAINING_STEP_INFO_H_

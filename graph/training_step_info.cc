@@ -1,4 +1,4 @@
-#include "graph/training_step.h"
+#include "graph/training_step_info.h"
 
 #include "graph/compute_model.h"
 

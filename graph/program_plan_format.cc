@@ -1,4 +1,4 @@
-#include "graph/plan_format.h"
+#include "graph/program_plan_format.h"
 
 #include <algorithm>
 #include <cmath>

@@ -15,15 +15,15 @@
 // labelled with the tensor and, where it is boxed, the plan and its time.
 // Edge colours: grey where nothing moves, else from yellow (cheap) to red
 // (the costliest edge), by the edge's share of the costliest edge's time.
-#ifndef GRAPH_PLAN_FORMAT_H_
-#define GRAPH_PLAN_FORMAT_H_
+#ifndef GRAPH_PROGRAM_PLAN_FORMAT_H_
+#define GRAPH_PROGRAM_PLAN_FORMAT_H_
 
 #include <cstdint>
 #include <string>
 
 #include "graph/program.h"
 #include "graph/program_planner.h"
-#include "graph/training_step.h"
+#include "graph/training_step_info.h"
 
 namespace oneflow_sbp::graph {
 
@@ -31,7 +31,7 @@ std::string ProgramPlanToText(const Program& program, const ProgramPlan& plan);
 std::string ProgramPlanToDot(const Program& program, const ProgramPlan& plan);
 // The training section `sbp plan --training` appends to the text report of
 // `step.program`'s plan: op counts, memory per rank by tensor kind for the
-// plan and the greedy choice (graph/training_step.h's liveness model), and
+// plan and the greedy choice (graph/training_step_info.h's liveness model), and
 // the strategy each amounts to.
 std::string TrainingPlanToText(const TrainingStepInfo& step, const ProgramPlan& plan);
 
@@ -42,4 +42,4 @@ std::string FormatBytes(int64_t bytes);
 
 }  // namespace oneflow_sbp::graph
 
-#endif  // GRAPH_PLAN_FORMAT_H_
+#endif  // GRAPH_PROGRAM_PLAN_FORMAT_H_

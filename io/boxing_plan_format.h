@@ -1,8 +1,8 @@
 // Boxing plans for people and tools: protobuf (JSON/text dumps), a text
 // report with every step's groups and bytes, and Graphviz dot (layouts as
 // nodes, steps as labelled edges).
-#ifndef IO_PLAN_FORMAT_H_
-#define IO_PLAN_FORMAT_H_
+#ifndef IO_BOXING_PLAN_FORMAT_H_
+#define IO_BOXING_PLAN_FORMAT_H_
 
 #include <optional>
 #include <string>
@@ -19,4 +19,4 @@ std::string PlanToText(const boxing::BoxingPlan& plan, const boxing::BoxingPlan*
 std::string PlanToGraphviz(const boxing::BoxingPlan& plan);
 
 }  // namespace oneflow_sbp::io
-#endif  // IO_PLAN_FORMAT_H_
+#endif  // IO_BOXING_PLAN_FORMAT_H_
