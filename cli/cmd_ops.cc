@@ -75,6 +75,7 @@ std::string RecordText(const std::string& op) {
     if (a.In(ops::Notation::kPaddle)) paddle.push_back(a.name);
   }
   if (!paddle.empty()) absl::StrAppend(&text, "paddle:  ", absl::StrJoin(paddle, ", "), "\n");
+  if (!r->ours.empty()) absl::StrAppend(&text, "ours:    after OneFlow's list, ", r->ours, "\n");
   return text;
 }
 

@@ -166,6 +166,7 @@ absl::Status StackGetSbp(SbpContext& ctx) {
   // Stacking is linear: P -> P.
   ctx.NewBuilder().PartialSum(ctx.inputs()).PartialSum(ctx.outputs()).Build();
   // Ours (OneFlow skips them): dims after the new one shift up by one.
+  ctx.OursFollow();
   for (int i = axis; i < rank; ++i) {
     ctx.NewBuilder().Split(ctx.inputs(), i).Split(ctx.outputs(), i + 1).Build();
   }

@@ -31,8 +31,9 @@ absl::Status SameAsInput(ShapeContext& ctx) {
 absl::Status SplitEveryAxis(SbpContext& ctx) { return SplitForEachAxis(ctx); }
 
 absl::Status SplitEveryAxisAndPartial(SbpContext& ctx) {
-  absl::Status s = SplitForEachAxis(ctx);
-  if (!s.ok()) return s;
+  OFS_RETURN_IF_ERROR(SplitForEachAxis(ctx));
+  // Only `negative` is built with this rule, and OneFlow's lacks P -> P.
+  ctx.OursFollow();
   ctx.NewBuilder().PartialSum(ctx.inputs()).PartialSum(ctx.outputs()).Build();
   return absl::OkStatus();
 }

@@ -125,6 +125,7 @@ absl::Status EmbeddingGetSbp(SbpContext& ctx) {
       ctx.NewBuilder().Split(kIndices, i).Broadcast(kWeight).Split(kOut, i).Build();
     }
   }
+  ctx.OursFollow();
   // Ours: column-parallel table. out[..., d] = weight[idx, d], so the ranks
   // holding columns [a,b) of the table produce columns [a,b) of every
   // looked-up row: out is split on its last (embedding) dim.
@@ -168,6 +169,7 @@ absl::Status EmbeddingGradGetSbp(SbpContext& ctx) {
           .PartialSum(kDx).Build();
     }
   }
+  ctx.OursFollow();
   // Ours: embedding-dim split, the gradient of the column-parallel lookup.
   // Column d of dx depends only on column d of dy; indices are whole, so
   // counts (scale_grad_by_freq) are global. weight:S(1) gives dx its local
@@ -232,6 +234,7 @@ absl::Status GatherGetSbp(SbpContext& ctx) {
           .Split(kOut, i < axis ? i : i + ni - 1).Build();
     }
   }
+  ctx.OursFollow();
   ctx.NewBuilder().PartialSum(kIn).Broadcast(kIndices).PartialSum(kOut).Build();
   return absl::OkStatus();
 }
@@ -458,6 +461,7 @@ absl::Status ReduceSumLikeGetSbp(SbpContext& ctx) {
   }
   ctx.NewBuilder().Broadcast(kX).PartialSum(kLike).Broadcast(kY).Build();
   // Ours: sum_r reduce(x_r) = reduce(sum_r x_r).
+  ctx.OursFollow();
   ctx.NewBuilder().PartialSum(kX).Broadcast(kLike).PartialSum(kY).Build();
   ctx.NewBuilder().PartialSum(kX).PartialSum(kLike).PartialSum(kY).Build();
   return absl::OkStatus();

@@ -71,6 +71,7 @@ absl::Status ElementwiseGradGetSbp(SbpContext& ctx) {
   // dx is linear in dy for a fixed saved tensor, so a whole saved tensor
   // and partial dy give partial dx. OneFlow emits this for gelu_grad;
   // relu_grad and silu_grad lack it (ours).
+  if (ctx.op_type() != "gelu_grad") ctx.OursFollow();
   ctx.NewBuilder().Broadcast(ctx.inputs()[0]).PartialSum(kDy).PartialSum(kDx).Build();
   return absl::OkStatus();
 }
@@ -119,6 +120,7 @@ absl::Status DropoutGradShape(ShapeContext& ctx) {
 absl::Status DropoutGradGetSbp(SbpContext& ctx) {
   OFS_RETURN_IF_ERROR(SplitForEachAxis(ctx));
   // Ours: dx = dy * mask * scale is linear in dy for a whole mask.
+  ctx.OursFollow();
   ctx.NewBuilder().PartialSum(kDy).Broadcast(OpArg{"mask", 0}).PartialSum(kDx).Build();
   return absl::OkStatus();
 }
@@ -226,6 +228,7 @@ absl::Status BiasAddGetSbp(SbpContext& ctx) {
   ctx.NewBuilder().Split(kA, axis).Split(kB, 0).Split(kOut, axis).Build();
   // Ours: out = a + b is linear in (a, b) jointly: sum_r (a_r + b_r) = a + b
   // (SPEC.md §9 #17).
+  ctx.OursFollow();
   ctx.NewBuilder().PartialSum({kA, kB, kOut}).Build();
   return absl::OkStatus();
 }
@@ -309,6 +312,7 @@ absl::Status Conv2dShape(ShapeContext& ctx) {
 absl::Status Conv2dGetSbp(SbpContext& ctx) {
   // OneFlow: data parallel.
   ctx.NewBuilder().Split(kIn, 0).Broadcast({kWeight, kBias}).Split({kOut, kAddTo}, 0).Build();
+  ctx.OursFollow();
   if (ctx.Attr<int64_t>("groups") != 1) return absl::OkStatus();
   // Ours: out-channel (filter) split. Output channel f uses only filter f
   // and bias[f], so ranks holding a slice of the filters (and the bias)

@@ -166,6 +166,7 @@ void EmitParamGradCandidates(SbpContext& ctx, int pa, int k,
   // Ours: a param dim j is never reduced, so splitting dy and x there
   // gives each rank whole sums for its slice of the params; the stats are
   // indexed by the batch dims only (B), or split alongside if they reach j.
+  ctx.OursFollow();
   for (int j = pa; j < r; ++j) {
     SbpSignatureBuilder b = ctx.NewBuilder();
     b.Split({kDy, kX}, j).Split(ctx.outputs(), j - pa);

@@ -99,6 +99,9 @@ struct OpRecord {
   KernelCollectives kernel_collectives = KernelCollectives::kNone;
   std::optional<VerifierRecipe> recipe;
   std::vector<OpAliasRecord> aliases;
+  // The candidates the rule appends after OneFlow's own list
+  // (SbpContext::OursFollow()) and why they are exact; empty if none.
+  std::string ours;
 };
 
 // Every built-in op's record, sorted by name.

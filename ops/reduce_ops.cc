@@ -83,6 +83,7 @@ absl::Status ReduceGetSbp(SbpContext& ctx, Partial partial) {
   }
   // Ours: with no dim reduced a sum is the identity, which is linear;
   // OneFlow only emits P -> P next to reduced dims.
+  if (partial == Partial::kSum) ctx.OursFollow();
   if (partial == Partial::kSum && axes->empty()) {
     ctx.NewBuilder().PartialSum(kIn).PartialSum(kOut).Build();
   }

@@ -169,6 +169,7 @@ absl::Status SqueezeGetSbp(SbpContext& ctx) {
     ctx.NewBuilder().Split(kIn, i).Split(kOut, k++).Build();
   }
   // Ours: squeezing is linear.
+  ctx.OursFollow();
   ctx.NewBuilder().PartialSum(kIn).PartialSum(kOut).Build();
   return absl::OkStatus();
 }

@@ -108,6 +108,14 @@ const TensorDesc& SbpContext::output_desc(absl::string_view arg, int index) {
   return outputs_[b - call_.num_inputs()];
 }
 
+void SbpContext::OursFollow() {
+  if (marks_ours()) {
+    RecordRuleBug(absl::StrCat(op_type(), ": the rule marks where its own candidates start twice"));
+    return;
+  }
+  oneflow_count_ = static_cast<int64_t>(candidates_.size());
+}
+
 void SbpContext::RecordRuleBug(absl::string_view message) {
   if (status_.ok()) status_ = absl::InternalError(message);
 }

@@ -111,6 +111,19 @@ class SbpContext {
 
   // Candidates in emission order.
   std::vector<SbpSignature>& candidates() { return candidates_; }
+  // Marks the end of OneFlow's own list: what the rule emits from here on
+  // are candidates OneFlow lacks, appended so that OneFlow's order is
+  // unchanged (docs/OPS.md). The op's record says what they are (`ours`,
+  // which op_completeness_test holds to the rule). Called at most once,
+  // before the first of them, whether or not this call emits any.
+  void OursFollow();
+  // Whether the rule called OursFollow().
+  bool marks_ours() const { return oneflow_count_ >= 0; }
+  // How many of candidates() are OneFlow's: all of them unless the rule
+  // called OursFollow().
+  size_t oneflow_candidate_count() const {
+    return marks_ours() ? static_cast<size_t>(oneflow_count_) : candidates_.size();
+  }
   // OK unless the rule misused the API (see the header comment).
   const absl::Status& status() const { return status_; }
   void RecordRuleBug(absl::string_view message);
@@ -124,6 +137,8 @@ class SbpContext {
   int64_t parallel_num_;
   DeviceType device_type_;
   std::vector<SbpSignature> candidates_;
+  // candidates_.size() when OursFollow() was called; -1 before.
+  int64_t oneflow_count_ = -1;
   absl::Status status_;
 };
 

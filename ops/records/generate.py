@@ -37,7 +37,7 @@ FILE_KEYS = {"family", "rules", "op", "impl", "namespace"}
 # its signature, its rule and its kernels.
 DEFINE_KEYS = {"inputs", "outputs", "attrs", "rule", "shape_fn", "sbp_fn", "cpu_fn", "cuda_fn", "doc"}
 OP_KEYS = {"name", "origin", "kernels", "backward", "backward_fn", "compute", "kernel_collectives",
-           "recipe", "alias"} | DEFINE_KEYS
+           "recipe", "alias", "ours"} | DEFINE_KEYS
 RECIPE_KEYS = {"inputs", "attrs"}
 ALIAS_KEYS = {"name", "in", "attrs", "non_empty"}
 BEGIN = "<!-- op tables: made by ops/records/generate.py from ops/records/*.toml; do not edit -->"
@@ -98,7 +98,14 @@ def load(paths):
                 "kernel_collectives": choice(where, "kernel_collectives",
                                              raw.get("kernel_collectives", "none"), COLLECTIVES),
                 "recipe": None, "aliases": [],
+                "ours": raw.get("ours"),
             }
+            if rec["ours"] is not None:
+                if not isinstance(rec["ours"], str) or not rec["ours"].strip():
+                    fail(where, "ours must say which candidates the rule appends after OneFlow's list, and why")
+                if rec["origin"] != "oneflow":
+                    fail(where, 'ours is for an op whose list is OneFlow\'s (origin = "oneflow"); '
+                                "every candidate of an op that is ours is ours")
             for d in rec["kernels"]:
                 choice(where, "kernels", d, DEVICES)
             fn = raw.get("backward_fn")
@@ -234,6 +241,8 @@ def make_cc(records):
         out.append(f"    r.backward = BackwardKind::{BACKWARD[r['backward']]};")
         out.append(f"    r.compute = ComputeModel::{COMPUTE[r['compute']]};")
         out.append(f"    r.kernel_collectives = KernelCollectives::{COLLECTIVES[r['kernel_collectives']]};")
+        if r["ours"] is not None:
+            out.append(f"    r.ours = {cc_string(r['ours'])};")
         if r["recipe"] is not None:
             out.append(f"    r.recipe = VerifierRecipe{{{cc_strings(r['recipe']['inputs'])}, "
                        f"{cc_strings(r['recipe']['attrs'])}}};")
@@ -404,6 +413,12 @@ def make_docs(records):
         out.append(f"| {r['name']} | {r['origin']} | {' '.join(r['kernels'])} | {r['backward']} | "
                    f"{'; '.join(extras)} | "
                    f"{', '.join(alias_text(a) for a in r['aliases'])} |")
+    appended = [r for r in records if r["ours"] is not None]
+    out += ["", f"Candidates our rules append after OneFlow's own list ({len(appended)} ops; the record's "
+            "`ours`, and `SbpContext::OursFollow()` in the rule where they start), so OneFlow's "
+            "candidates keep their order:", "", "| op | appended after OneFlow's list |", "| --- | --- |"]
+    for r in appended:
+        out.append(f"| {r['name']} | {r['ours']} |")
     out += ["", END]
     return "\n".join(out)
 

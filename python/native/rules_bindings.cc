@@ -237,6 +237,8 @@ py::object RecordToPython(const ops::OpRecord* r) {
   if (r->cuda_kernel) kernels.append("cuda");
   d["kernels"] = kernels;
   d["backward"] = std::string(ops::BackwardKindName(r->backward));
+  // The candidates the rule appends after OneFlow's own list, or None.
+  d["ours"] = r->ours.empty() ? py::object(py::none()) : py::object(py::str(r->ours));
   py::list names;
   for (const ops::OpAliasRecord& a : r->aliases) {
     py::dict ad;

@@ -93,6 +93,9 @@ def test_each_catalog_op_carries_its_record():
         "name": "mean", "in": ["oneflow", "torch"], "attrs": {"dim": "axis", "keepdim": "keepdims"}}
     assert ops["gather"]["record"]["backward"] == "not written yet"
     assert ops["einsum"]["record"]["kernels"] == ["cpu"] and ops["einsum"]["record"]["origin"] == "ours"
+    # What a rule appends after OneFlow's own list, as the record says.
+    assert ops["gather"]["record"]["ours"].startswith("`in:P indices:B -> out:P`")
+    assert r["ours"] is None
     # Paddle's names come from the records (a Paddle-only name resolves there).
     assert ofs.get_spmd_rule("fused_rms_norm").op == "rms_norm"
     assert ofs.get_spmd_rule("reduction").op == "reduce_sum"

@@ -277,6 +277,12 @@ TEST(SbpOps, AliasesAreListedAndShowTheCanonicalOp) {
   out = RunOps("matmul", "text", Ops());
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_THAT(*out, Not(HasSubstr("aliases:")));
+  EXPECT_THAT(*out, Not(HasSubstr("ours:")));
+  // What the rule appends after OneFlow's own list, from the record.
+  out = RunOps("gather", "text", Ops());
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT(*out, HasSubstr("\nours:    after OneFlow's list, `in:P indices:B -> out:P`: a "
+                              "gather is linear in `in`"));
   absl::StatusOr<std::string> json = RunOps("concat", "json", Ops());
   ASSERT_TRUE(json.ok()) << json.status();
   oneflow::OpDefListProto list;

@@ -101,6 +101,26 @@ OpDefBuilder PrivateCopy(const std::string& name) {
       .SetGetSbpFn(SplitForEachAxis);
 }
 
+OpDefBuilder PrivateCopyWith(const std::string& name, GetSbpFn rule) {
+  return PrivateCopy(name).SetGetSbpFn(std::move(rule));
+}
+
+// A rule marks where its own candidates start once; a second mark is a
+// rule bug (kInternal naming the op), not a silently moved boundary.
+TEST(CustomOp, MarkingOursTwiceIsARuleBug) {
+  OpRegistry registry;
+  ASSERT_TRUE(registry.Register(PrivateCopyWith("twice", [](SbpContext& ctx) {
+                ctx.OursFollow();
+                ctx.NewBuilder().PartialSum(ctx.inputs()).PartialSum(ctx.outputs()).Build();
+                ctx.OursFollow();
+                return absl::OkStatus();
+              })).ok());
+  InferSpec spec{"twice", "cpu:0-1", {"f32[6,6]:S(1)"}};
+  spec.registry = &registry;
+  EXPECT_THAT(InferToString(spec),
+              HasSubstr("twice: the rule marks where its own candidates start twice"));
+}
+
 TEST(CustomOp, AliasResolvesToTheCanonicalOp) {
   OpRegistry registry;
   ASSERT_TRUE(registry.Register(PrivateCopy("private_copy")).ok());

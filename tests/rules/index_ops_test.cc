@@ -74,6 +74,14 @@ TEST(IndexOpRules, GatherPartialInputIsAppendedAfterOneFlowsList) {
   EXPECT_EQ(c,
             "in_0:B indices_0:S(0) -> out_0:S(0) | in_0:S(0) indices_0:B -> out_0:P | "
             "in_0:S(1) indices_0:B -> out_0:S(1) | in_0:P indices_0:B -> out_0:P");
+  // The rule marks where ours start (SbpContext::OursFollow()).
+  absl::StatusOr<CandidateParts> parts = SplitCandidates("gather", {"f32[8,4]", "i64[5]"});
+  ASSERT_TRUE(parts.ok()) << parts.status();
+  EXPECT_TRUE(parts->marked);
+  EXPECT_EQ(parts->oneflow,
+            "in_0:B indices_0:S(0) -> out_0:S(0) | in_0:S(0) indices_0:B -> out_0:P | "
+            "in_0:S(1) indices_0:B -> out_0:S(1)");
+  EXPECT_EQ(parts->ours, "in_0:P indices_0:B -> out_0:P");
 }
 
 TEST(IndexOpRules, DimGatherEqualExtents) {

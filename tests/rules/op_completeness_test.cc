@@ -3,7 +3,9 @@
 // and the piece rather than a runtime error in someone's training step: its
 // rule (the registry), its CPU kernel and (in a CUDA build) its CUDA kernel,
 // its backward rule or the record's reason for none, a verifier recipe that
-// makes a valid call, and its registry aliases. The golden candidate line is
+// makes a valid call, the candidates its rule appends after OneFlow's list
+// (the record's `ours`, the rule's SbpContext::OursFollow()), and its
+// registry aliases. The golden candidate line is
 // op_catalog_test's.
 #include <memory>
 #include <string>
@@ -19,6 +21,7 @@
 #include "kernels/kernel_registry.h"
 #include "kernels/verify/input_recipes.h"
 #include "ops/op_record.h"
+#include "tests/support/infer_test_util.h"
 
 namespace oneflow_sbp {
 namespace {
@@ -76,6 +79,21 @@ std::vector<std::string> MissingPieces(const OpRecord& r, const Pieces& p) {
     say(absl::StrCat(r.recipe.has_value() ? "its verifier recipe" : "the default verifier recipe",
                      " makes no valid call (give the record a recipe): ",
                      inputs.status().message()));
+  } else {
+    // Whether the rule appends candidates after OneFlow's list, as the
+    // record's `ours` says (the `oneflow` policy keeps OneFlow's alone).
+    absl::StatusOr<testing::CandidateParts> parts =
+        testing::SplitCandidates(r.name, recipe.inputs, recipe.attrs);
+    if (!parts.ok()) {
+      say(absl::StrCat("its rule fails on the verifier recipe's call: ", parts.status().message()));
+    } else if (parts->marked && r.ours.empty()) {
+      say(absl::StrCat("its rule appends candidates OneFlow lacks (SbpContext::OursFollow(); here: ",
+                       parts->ours.empty() ? "none for this call" : parts->ours,
+                       "); the record's ours must say what they are"));
+    } else if (!parts->marked && !r.ours.empty()) {
+      say("the record's ours says the rule appends candidates after OneFlow's list, and the "
+          "rule marks none (call SbpContext::OursFollow() before them)");
+    }
   }
   for (const ops::OpAliasRecord& a : r.aliases) {
     if (!a.IsRegistryAlias()) continue;
@@ -139,6 +157,17 @@ TEST(OpCompleteness, ARecordLackingAPieceIsNamed) {
                                     "\"not written yet\""),
                           HasSubstr("its verifier recipe makes no valid call"),
                           HasSubstr("alias rmsnorm is not registered for it")));
+  r = *ops::FindOpRecord("gather");
+  r.ours.clear();
+  EXPECT_THAT(MissingPieces(r, pieces),
+              ElementsAre(HasSubstr("its rule appends candidates OneFlow lacks "
+                                    "(SbpContext::OursFollow(); here: in_0:P indices_0:B -> "
+                                    "out_0:P); the record's ours must say what they are")));
+  r = *ops::FindOpRecord("relu");
+  r.ours = "P -> P";
+  EXPECT_THAT(MissingPieces(r, pieces),
+              ElementsAre(HasSubstr("the record's ours says the rule appends candidates after "
+                                    "OneFlow's list, and the rule marks none")));
   kernels::KernelRegistry no_kernels;
   Pieces bare = pieces;
   bare.kernels = &no_kernels;

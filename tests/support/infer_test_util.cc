@@ -10,6 +10,8 @@
 #include "ops/builtin_ops.h"
 #include "oneflow_sbp/values/attr_value.h"
 #include "oneflow_sbp/rule_api/op_registry.h"
+#include "oneflow_sbp/rule_api/sbp_context.h"
+#include "oneflow_sbp/values/status_macros.h"
 
 namespace oneflow_sbp::testing {
 
@@ -160,6 +162,26 @@ std::string ExtendedCandidatesToString(const std::string& op,
   return SignatureListToString(
       *p->call, std::vector<SbpSignature>(all->begin() + static_cast<ptrdiff_t>(base->size()),
                                           all->end()));
+}
+
+absl::StatusOr<CandidateParts> SplitCandidates(const std::string& op,
+                                               const std::vector<std::string>& inputs,
+                                               const std::vector<std::string>& attrs) {
+  std::vector<std::string> descs;
+  for (const std::string& in : inputs) descs.push_back(in.substr(0, in.find('@')));
+  OFS_ASSIGN_OR_RETURN(PreparedCall p, Prepare(op, descs, attrs, nullptr));
+  const OpDef& def = p.call->def();
+  if (!def.get_sbp_fn()) return CandidateParts{};
+  SbpContext ctx(*p.call, p.inputs, p.outputs, 2, 2, DeviceType::kCpu);
+  OFS_RETURN_IF_ERROR(def.get_sbp_fn()(ctx));
+  OFS_RETURN_IF_ERROR(ctx.status());
+  const std::vector<SbpSignature>& all = ctx.candidates();
+  const auto cut = all.begin() + static_cast<ptrdiff_t>(ctx.oneflow_candidate_count());
+  CandidateParts parts;
+  parts.marked = ctx.marks_ours();
+  parts.oneflow = SignatureListToString(*p.call, std::vector<SbpSignature>(all.begin(), cut));
+  parts.ours = SignatureListToString(*p.call, std::vector<SbpSignature>(cut, all.end()));
+  return parts;
 }
 
 std::string OutputDescs(const std::string& op, const std::vector<std::string>& inputs,

@@ -65,6 +65,18 @@ std::string ExtendedCandidatesToString(const std::string& op,
                                        const std::vector<std::string>& inputs,
                                        const std::vector<std::string>& attrs = {});
 
+// The rule's 1-D candidates (as CandidatesToString gives them) cut where
+// it calls SbpContext::OursFollow(): OneFlow's own list, then ours.
+// Inputs may carry a verifier domain ("i64[5]@idx4"), which is ignored.
+struct CandidateParts {
+  bool marked = false;  // the rule called OursFollow()
+  std::string oneflow;  // golden line of OneFlow's list
+  std::string ours;     // golden line of what follows it ("" if nothing)
+};
+absl::StatusOr<CandidateParts> SplitCandidates(const std::string& op,
+                                               const std::vector<std::string>& inputs,
+                                               const std::vector<std::string>& attrs = {});
+
 // The output descs of the op's shape function, space-separated
 // ("f32[4,11] bool[4,11]"), or "error: <message>".
 std::string OutputDescs(const std::string& op, const std::vector<std::string>& inputs,
