@@ -1,6 +1,8 @@
 #include "cli/cmd_infer.h"
 
 #include <algorithm>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -9,8 +11,9 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "io/infer_proto.h"
-#include "io/proto_convert.h"
 #include "io/message_decode.h"
+#include "oneflow_sbp/inference/infer_request_spec.h"
+#include "oneflow_sbp/values/attr_value.h"
 #include "oneflow_sbp/values/quoted_input.h"
 #include "oneflow_sbp/values/status_macros.h"
 #include "cli/cli_format.h"
@@ -20,10 +23,10 @@ namespace {
 
 // --attr=name=value, typed by the op's declaration of `name` (in the terms
 // of `typed`, which may be an alias); an unknown name goes in as a string,
-// for the op call to report with the list of known attributes.
+// for the request to report with the list of known attributes.
 absl::Status ApplyAttrFlags(const std::vector<std::string>& attrs, const OpRegistry& registry,
                             const std::string& typed, const OpDef& def, const std::string& op,
-                            oneflow::InferRequestProto* proto) {
+                            InferRequestSpec* spec) {
   for (const std::string& a : attrs) {
     const size_t eq = a.find('=');
     if (eq == std::string::npos) {
@@ -34,7 +37,7 @@ absl::Status ApplyAttrFlags(const std::vector<std::string>& attrs, const OpRegis
     const AttrDef* decl = def.FindAttr(registry.OpAttrName(typed, name));
     if (decl == nullptr) {
       // Let the op call report it with the list of known attributes.
-      (*proto->mutable_attr())[name].set_s(a.substr(eq + 1));
+      spec->SetAttr(name, AttrValue(a.substr(eq + 1)));
       continue;
     }
     absl::StatusOr<AttrValue> v = ParseAttrValue(decl->type, a.substr(eq + 1));
@@ -42,24 +45,14 @@ absl::Status ApplyAttrFlags(const std::vector<std::string>& attrs, const OpRegis
       return absl::InvalidArgumentError(
           absl::StrCat(op, ": attribute ", QuotedInput(name), ": ", v.status().message()));
     }
-    oneflow::AttrValueProto& p = (*proto->mutable_attr())[name];
-    switch (v->type()) {
-      case AttrType::kInt: p.set_i(v->i()); break;
-      case AttrType::kFloat: p.set_f(v->f()); break;
-      case AttrType::kBool: p.set_b(v->b()); break;
-      case AttrType::kString: p.set_s(v->s()); break;
-      case AttrType::kInts:
-        p.mutable_ints();
-        for (int64_t x : v->ints()) p.mutable_ints()->add_value(x);
-        break;
-    }
+    spec->SetAttr(name, *std::move(v));
   }
   return absl::OkStatus();
 }
 
 // --constraint=bn=nd_sbp.
 absl::Status ApplyConstraintFlags(const std::vector<std::string>& constraints,
-                                  const std::string& op, oneflow::InferRequestProto* proto) {
+                                  const std::string& op, InferRequestSpec* spec) {
   for (const std::string& c : constraints) {
     const size_t eq = c.find('=');
     if (eq == std::string::npos) {
@@ -71,126 +64,125 @@ absl::Status ApplyConstraintFlags(const std::vector<std::string>& constraints,
       return absl::InvalidArgumentError(absl::StrCat(
           op, ": constraint on ", c.substr(0, eq), ": ", nd.status().message()));
     }
-    (*proto->mutable_constraint())[std::string(absl::StripAsciiWhitespace(c.substr(0, eq)))] =
-        io::ToProto(*nd);
+    spec->SetConstraint(std::string(absl::StripAsciiWhitespace(c.substr(0, eq))), *nd);
   }
   return absl::OkStatus();
 }
 
-absl::Status ApplyFlags(const InferOptions& o, const OpRegistry& registry,
-                        oneflow::InferRequestProto* proto) {
-  if (o.op) proto->set_op_type_name(*o.op);
-  if (proto->op_type_name().empty()) {
+// --input=TENSOR or --input=bn=TENSOR: the first '=' comes before any '['
+// of the tensor. A tensor that does not parse is kept as its error, which
+// the request reports with the input's position.
+InferRequestSpec::Input InputFlag(const std::string& in) {
+  const size_t eq = in.find('=');
+  const size_t bracket = in.find('[');
+  if (eq != std::string::npos && (bracket == std::string::npos || eq < bracket)) {
+    return {std::string(absl::StripAsciiWhitespace(in.substr(0, eq))),
+            ParseInferInput(in.substr(eq + 1))};
+  }
+  return {std::nullopt, ParseInferInput(in)};
+}
+
+// The flags over the request (from --request, or empty): values into the
+// spec, nothing through a message.
+absl::Status ApplyFlags(const InferOptions& o, const OpRegistry& registry, InferRequestSpec* spec) {
+  if (o.op) spec->op = *o.op;
+  if (spec->op.empty()) {
     return absl::InvalidArgumentError(
         "--op is required, e.g. --op=matmul (`sbp ops` lists the ops)");
   }
-  absl::StatusOr<std::shared_ptr<const OpDef>> def = registry.Get(proto->op_type_name());
-  if (!def.ok()) return def.status();
+  OFS_ASSIGN_OR_RETURN(std::shared_ptr<const OpDef> def, registry.Get(spec->op));
   // Messages name the op as typed: "unsqueeze (alias of expand_dims)" for
   // an alias, whose attribute names may differ from the op's.
-  const std::string& typed = proto->op_type_name();
-  const std::string op = typed == (*def)->type_name()
-                             ? (*def)->type_name()
+  const std::string& typed = spec->op;
+  const std::string op = typed == def->type_name()
+                             ? def->type_name()
                              : absl::StrCat(UnquotedInput(typed), " (alias of ",
-                                            (*def)->type_name(), ")");
-  OFS_RETURN_IF_ERROR(ApplyAttrFlags(o.attrs, registry, typed, **def, op, proto));
+                                            def->type_name(), ")");
+  OFS_RETURN_IF_ERROR(ApplyAttrFlags(o.attrs, registry, typed, *def, op, spec));
   if (o.placement) {
-    absl::StatusOr<Placement> p = io::DecodePlacement(*o.placement);
-    if (!p.ok()) return p.status();
-    proto->clear_parallel_conf();
-    proto->set_placement(p->ToString());
+    OFS_ASSIGN_OR_RETURN(Placement p, io::DecodePlacement(*o.placement));
+    spec->placement = std::move(p);
   }
   if (!o.inputs.empty()) {
-    proto->clear_input();
-    for (const std::string& in : o.inputs) {
-      oneflow::InferInputProto* p = proto->add_input();
-      // "bn=tensor": the first '=' comes before any '[' of the tensor.
-      const size_t eq = in.find('=');
-      const size_t bracket = in.find('[');
-      if (eq != std::string::npos && (bracket == std::string::npos || eq < bracket)) {
-        p->set_bn(std::string(absl::StripAsciiWhitespace(in.substr(0, eq))));
-        p->set_tensor(in.substr(eq + 1));
-      } else {
-        p->set_tensor(in);
-      }
-    }
+    spec->inputs.clear();
+    for (const std::string& in : o.inputs) spec->inputs.push_back(InputFlag(in));
   }
-  OFS_RETURN_IF_ERROR(ApplyConstraintFlags(o.constraints, op, proto));
-  if (o.cost) proto->set_cost_policy(*o.cost);
-  if (o.explain) proto->set_explain(true);
+  OFS_RETURN_IF_ERROR(ApplyConstraintFlags(o.constraints, op, spec));
+  if (o.cost) spec->cost_policy = *o.cost;
+  if (o.explain) spec->explain = true;
   return absl::OkStatus();
 }
 
-std::string FormatCost(const oneflow::CandidateProto& c) {
-  if (c.unsupported()) return "unsupported";
-  return absl::StrFormat("%.10g", c.copy_cost());
+std::string FormatCost(const CopyCost& cost) {
+  if (!cost.supported()) return "unsupported";
+  return absl::StrFormat("%.10g", cost.ValueOrFltMax());
 }
 
-std::string CandidateTable(const oneflow::InferResultProto& r) {
-  std::vector<const oneflow::CandidateProto*> rows;
-  for (const auto& c : r.candidates()) rows.push_back(&c);
+std::string CandidateTable(const InferRequest& req, const InferResult& r) {
+  const OpCall& call = *req.op;
+  std::vector<const CandidateRecord*> rows;
+  for (const CandidateRecord& c : r.candidates) rows.push_back(&c);
   // Ranked first by rank, then filtered ones in emission order.
   std::stable_sort(rows.begin(), rows.end(), [](const auto* a, const auto* b) {
-    const int ra = a->rank() == 0 ? 1 << 30 : a->rank();
-    const int rb = b->rank() == 0 ? 1 << 30 : b->rank();
+    const int ra = a->rank == 0 ? 1 << 30 : a->rank;
+    const int rb = b->rank == 0 ? 1 << 30 : b->rank;
     return ra < rb;
   });
+  std::vector<std::string> signatures;
   size_t width = 9;
-  for (const auto* c : rows) width = std::max(width, c->signature().size());
+  for (const auto* c : rows) {
+    signatures.push_back(SignatureToString(call, c->signature));
+    width = std::max(width, signatures.back().size());
+  }
   // OneFlow's 1-D ranking uses order values; N-D and the planned policy
   // have none, so the column shows how many inputs the candidate boxes.
-  const bool one_d =
-      r.parallel_conf().hierarchy().dim_size() <= 1 && r.cost_policy() == "oneflow";
+  const bool one_d = req.placement.hierarchy().size() <= 1 && req.cost.policy.str() == "oneflow";
   std::string out = absl::StrFormat("%-5s %-*s %6s %14s  %s\n", "rank", static_cast<int>(width),
                                     "signature", one_d ? "order" : "boxed", "copy_cost",
                                     "status");
-  for (const auto* c : rows) {
-    const bool filtered = c->rank() == 0;
-    const std::string rank = filtered ? "-" : absl::StrCat(c->status() == "chosen" ? "*" : " ",
-                                                           c->rank());
-    const std::string key = one_d ? absl::StrCat(c->order_value())
-                                  : absl::StrCat(c->mismatched_inputs());
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const CandidateRecord& c = *rows[i];
+    const bool filtered = c.rank == 0;
+    const bool chosen = c.status == CandidateStatus::kChosen;
+    const std::string rank = filtered ? "-" : absl::StrCat(chosen ? "*" : " ", c.rank);
+    const std::string key = one_d ? absl::StrCat(c.order_value) : absl::StrCat(c.mismatched_inputs);
     absl::StrAppend(&out, absl::StrFormat("%-5s %-*s %6s %14s  %s%s\n", rank,
-                                          static_cast<int>(width), c->signature(),
+                                          static_cast<int>(width), signatures[i],
                                           filtered ? "" : key,
-                                          filtered ? "" : FormatCost(*c),
-                                          c->status(),
-                                          c->note().empty() ? "" : ": " + c->note()));
+                                          filtered ? "" : FormatCost(c.copy_cost),
+                                          CandidateStatusName(c.status),
+                                          c.note.empty() ? "" : ": " + c.note));
   }
   return out;
 }
 
-std::string TextReport(const oneflow::InferResultProto& r) {
-  std::string out = absl::StrCat(r.op_type_name(), " on ", r.placement(), " (cost policy ",
-                                 r.cost_policy(), ", ", r.num_candidates(), " candidates",
-                                 r.used_broadcast_fallback()
+std::string TextReport(const InferRequest& req, const InferResult& r) {
+  const OpCall& call = *req.op;
+  std::string out = absl::StrCat(call.type_name(), " on ", req.placement.ToString(),
+                                 " (cost policy ", req.cost.policy.str(), ", ", r.num_candidates,
+                                 " candidates",
+                                 r.used_broadcast_fallback
                                      ? "; NO SBP RULE: broadcast-only fallback"
                                      : "",
                                  ")\n");
-  absl::StrAppend(&out, "signature: ", r.signature(), "\n");
+  absl::StrAppend(&out, "signature: ", SignatureToString(call, r.signature), "\n");
   size_t width = 5;
-  for (const auto& b : r.inputs()) width = std::max(width, b.bn().size());
-  for (const auto& b : r.outputs()) width = std::max(width, b.bn().size());
-  auto tensor = [](const oneflow::BlobResultProto& b) {
-    std::vector<int64_t> dims(b.shape().dim().begin(), b.shape().dim().end());
-    std::string s = absl::StrCat(b.dtype(), "[");
-    for (size_t i = 0; i < dims.size(); ++i) absl::StrAppend(&s, i ? "," : "", dims[i]);
-    return s + "]";
+  for (int b = 0; b < call.num_blobs(); ++b) width = std::max(width, call.bn(b).size());
+  auto desc = [&](int b) -> const TensorDesc& {
+    return b < call.num_inputs() ? req.inputs[b].desc() : r.output_descs[b - call.num_inputs()];
   };
   absl::StrAppend(&out, absl::StrFormat("  %-*s %-16s %-16s %s\n", static_cast<int>(width),
                                         "blob", "tensor", "producer", "chosen"));
   std::vector<std::string> boxing;
-  for (const auto& b : r.inputs()) {
+  for (int b = 0; b < call.num_blobs(); ++b) {
+    const bool is_input = b < call.num_inputs();
+    const std::string producer = is_input ? req.inputs[b].nd_sbp().ToString() : "";
+    const std::string chosen = r.signature[b].ToString();
     absl::StrAppend(&out, absl::StrFormat("  %-*s %-16s %-16s %s\n", static_cast<int>(width),
-                                          b.bn(), tensor(b), b.producer_nd_sbp_str(),
-                                          b.nd_sbp_str()));
-    if (b.needs_boxing()) {
-      boxing.push_back(absl::StrCat(b.bn(), " ", b.producer_nd_sbp_str(), " -> ", b.nd_sbp_str()));
+                                          call.bn(b), desc(b).ToString(), producer, chosen));
+    if (is_input && req.inputs[b].nd_sbp() != r.signature[b]) {
+      boxing.push_back(absl::StrCat(call.bn(b), " ", producer, " -> ", chosen));
     }
-  }
-  for (const auto& b : r.outputs()) {
-    absl::StrAppend(&out, absl::StrFormat("  %-*s %-16s %-16s %s\n", static_cast<int>(width),
-                                          b.bn(), tensor(b), "", b.nd_sbp_str()));
   }
   absl::StrAppend(&out, "boxing: ", boxing.empty() ? "none" : absl::StrJoin(boxing, "; "),
                   "\n");
@@ -200,26 +192,27 @@ std::string TextReport(const oneflow::InferResultProto& r) {
 }  // namespace
 
 absl::StatusOr<std::string> RunInfer(const InferOptions& options, engine::Engine& engine) {
-  absl::StatusOr<OutputFormat> format =
-      ParseOutputFormat(options.format, "text|json|textproto|table");
-  if (!format.ok()) return format.status();
-  oneflow::InferRequestProto proto;
+  OFS_ASSIGN_OR_RETURN(const OutputFormat format,
+                       ParseOutputFormat(options.format, "text|json|textproto|table"));
+  // A --request file is a message (the user's own); flags are values.
+  InferRequestSpec spec;
   if (options.request) {
-    absl::Status s = io::DecodeMessage(*options.request, &proto);
-    if (!s.ok()) return s;
+    oneflow::InferRequestProto proto;
+    OFS_RETURN_IF_ERROR(io::DecodeMessage(*options.request, &proto));
+    spec = io::InferRequestSpecFromProto(proto, engine.registry());
   }
-  absl::Status s = ApplyFlags(options, engine.registry(), &proto);
-  if (!s.ok()) return s;
-  if (*format == OutputFormat::kTable) proto.set_explain(true);
-  absl::StatusOr<InferRequest> request = io::InferRequestFromProto(proto, engine.registry());
-  if (!request.ok()) return request.status();
-  absl::StatusOr<std::shared_ptr<const InferResult>> result = engine.Infer(*request);
-  if (!result.ok()) return result.status();
-  const oneflow::InferResultProto out = io::InferResultToProto(*request, **result);
-  if (*format == OutputFormat::kTable) return CandidateTable(out);
-  std::string text = TextReport(out);
-  if (request->explain) absl::StrAppend(&text, "\n", CandidateTable(out));
-  return Render(*format, out, text);
+  OFS_RETURN_IF_ERROR(ApplyFlags(options, engine.registry(), &spec));
+  if (format == OutputFormat::kTable) spec.explain = true;
+  OFS_ASSIGN_OR_RETURN(const InferRequest request, BuildInferRequest(spec, engine.registry()));
+  OFS_ASSIGN_OR_RETURN(const std::shared_ptr<const InferResult> result, engine.Infer(request));
+  if (format == OutputFormat::kTable) return CandidateTable(request, *result);
+  if (format == OutputFormat::kJson || format == OutputFormat::kTextProto) {
+    // Protobuf only for the output the user asked for as a message.
+    return Render(format, io::InferResultToProto(request, *result), "");
+  }
+  std::string text = TextReport(request, *result);
+  if (request.explain) absl::StrAppend(&text, "\n", CandidateTable(request, *result));
+  return text;
 }
 
 }  // namespace oneflow_sbp::cli

@@ -1,8 +1,8 @@
 #include "cli/command_line.h"
 
+#include <algorithm>
 #include <optional>
 
-#include "absl/flags/reflection.h"
 #include "absl/strings/cord.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -12,20 +12,13 @@
 namespace oneflow_sbp::cli {
 namespace {
 
-// What a flag's value must look like, for the error message.
-std::string Expected(const absl::CommandLineFlag& flag) {
-  if (flag.IsOfType<bool>()) return "true or false";
-  if (flag.IsOfType<int>() || flag.IsOfType<int64_t>()) return "an integer";
-  if (flag.IsOfType<uint64_t>()) return "a non-negative integer";
-  return "a value";
-}
-
 bool IsRepeated(absl::string_view name) {
   return name == "input" || name == "attr" || name == "constraint";
 }
 
-// Flags absl registers that read files or the environment; named in their
-// own message so no one wonders why a documented absl flag is "unknown".
+// absl's flags that read files or the environment, which other tools built
+// on absl take: named in their own message so no one wonders why they are
+// "unknown".
 bool ReadsOutside(absl::string_view name) {
   return name == "flagfile" || name == "fromenv" || name == "tryfromenv" || name == "undefok";
 }
@@ -34,9 +27,8 @@ bool ReadsOutside(absl::string_view name) {
 // after it only the command word is still wanted.
 class CommandLineParser {
  public:
-  CommandLineParser(absl::Span<const std::string> args,
-                    absl::FunctionRef<bool(const absl::CommandLineFlag&)> allowed, CommandLine* out)
-      : args_(args), allowed_(allowed), out_(out) {}
+  CommandLineParser(absl::Span<const std::string> args, CommandLine* out)
+      : args_(args), out_(out) {}
 
   absl::Status Parse() {
     for (i_ = 0; i_ < args_.size(); ++i_) {
@@ -74,8 +66,8 @@ class CommandLineParser {
     if (!first_error_.ok()) {
       // Only the command word is still wanted; skip a separate value.
       if (!value && i_ + 1 < args_.size() && !absl::StartsWith(args_[i_ + 1], "-")) {
-        const absl::CommandLineFlag* f = absl::FindCommandLineFlag(name);
-        if (IsRepeated(name) || (f != nullptr && !f->IsOfType<bool>())) ++i_;
+        const FlagSpec* f = FindFlag(name);
+        if (IsRepeated(name) || (f != nullptr && f->type != FlagType::kBool)) ++i_;
       }
       return;
     }
@@ -87,39 +79,42 @@ class CommandLineParser {
       if (!TakeValue(name, &value)) return;
       (name == "input" ? out_->input : name == "attr" ? out_->attr : out_->constraint)
           .push_back(*value);
-      out_->given.insert(name);
+      Given(name);
       return;
     }
     SetFlag(name, std::move(value));
   }
 
-  // Sets the registered flag `name` (or, for --noNAME, the bool flag NAME).
+  // Sets the flag `name` (or, for --noNAME, the bool flag NAME).
   void SetFlag(const std::string& name, std::optional<std::string> value) {
-    absl::CommandLineFlag* flag = absl::FindCommandLineFlag(name);
-    std::string flag_name = name;
-    if ((flag == nullptr || !allowed_(*flag)) && absl::StartsWith(name, "no") && !value) {
+    const FlagSpec* flag = FindFlag(name);
+    if (flag == nullptr && absl::StartsWith(name, "no") && !value) {
       // --noexplain: a bool flag set to false.
-      absl::CommandLineFlag* positive = absl::FindCommandLineFlag(name.substr(2));
-      if (positive != nullptr && allowed_(*positive) && positive->IsOfType<bool>()) {
+      const FlagSpec* positive = FindFlag(name.substr(2));
+      if (positive != nullptr && positive->type == FlagType::kBool) {
         flag = positive;
-        flag_name = name.substr(2);
         value = "false";
       }
     }
-    if (flag == nullptr || !allowed_(*flag)) {
+    if (flag == nullptr) {
       unknown_ = name;
       Fail("unknown flag");
       return;
     }
-    if (!value && flag->IsOfType<bool>()) value = "true";
+    if (!value && flag->type == FlagType::kBool) value = "true";
     if (!TakeValue(name, &value)) return;
-    std::string error;
-    if (!flag->ParseFrom(*value, &error)) {
-      Fail(absl::StrCat("bad value ", QuotedInput(*value), " for --", flag_name, ": expected ",
-                        Expected(*flag)));
+    const absl::Status set = out_->flags.Set(*flag, *value);
+    if (!set.ok()) {
+      Fail(std::string(set.message()));
       return;
     }
-    out_->given.insert(flag_name);
+    Given(flag->name);
+  }
+
+  void Given(const std::string& name) {
+    if (std::find(out_->given.begin(), out_->given.end(), name) == out_->given.end()) {
+      out_->given.push_back(name);
+    }
   }
 
   // Leaves `*value` as given after '=', or takes the next argument.
@@ -138,7 +133,6 @@ class CommandLineParser {
   }
 
   const absl::Span<const std::string> args_;
-  const absl::FunctionRef<bool(const absl::CommandLineFlag&)> allowed_;
   CommandLine* const out_;
   size_t i_ = 0;  // the argument being read
   absl::Status first_error_;
@@ -147,10 +141,8 @@ class CommandLineParser {
 
 }  // namespace
 
-absl::Status ParseCommandLine(absl::Span<const std::string> args,
-                              absl::FunctionRef<bool(const absl::CommandLineFlag&)> allowed,
-                              CommandLine* out) {
-  return CommandLineParser(args, allowed, out).Parse();
+absl::Status ParseCommandLine(absl::Span<const std::string> args, CommandLine* out) {
+  return CommandLineParser(args, out).Parse();
 }
 
 namespace {

@@ -12,7 +12,6 @@
 #include <utility>
 #include <vector>
 
-#include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
 #include "oneflow_sbp/values/quoted_input.h"
 #include "oneflow_sbp/values/status_macros.h"
@@ -30,7 +29,6 @@
 #include "cli/cmd_slices.h"
 #include "cli/cmd_tour.h"
 #include "cli/cmd_verify.h"
-#include "cli/sbp_flags.h"
 
 namespace oneflow_sbp::cli {
 
@@ -57,13 +55,13 @@ absl::StatusOr<std::string> ReadFlagFile(const std::string& path, const char* fl
 
 absl::StatusOr<std::string> ParseCmd(const Invocation& in) {
   oneflow_sbp::cli::ParseOptions o;
-  o.sbp = absl::GetFlag(FLAGS_sbp);
-  o.nd_sbp = absl::GetFlag(FLAGS_nd_sbp);
-  o.placement = absl::GetFlag(FLAGS_placement);
-  o.shape = absl::GetFlag(FLAGS_shape);
+  o.sbp = in.cl.flags.Text("sbp");
+  o.nd_sbp = in.cl.flags.Text("nd_sbp");
+  o.placement = in.cl.flags.Text("placement");
+  o.shape = in.cl.flags.Text("shape");
   // --dtype has a default for the other commands; only an explicit one (or a
   // positional one) is parsed here.
-  if (in.cl.given.contains("dtype")) o.dtype = absl::GetFlag(FLAGS_dtype);
+  if (in.cl.flags.given("dtype")) o.dtype = in.cl.flags.String("dtype");
   o.positional = in.cl.positional;
   o.format = in.format;
   return oneflow_sbp::cli::RunParse(o);
@@ -71,25 +69,25 @@ absl::StatusOr<std::string> ParseCmd(const Invocation& in) {
 
 absl::StatusOr<std::string> SlicesCmd(const Invocation& in) {
   oneflow_sbp::cli::SlicesOptions o;
-  o.shape = absl::GetFlag(FLAGS_shape).value_or("");
-  o.dtype = absl::GetFlag(FLAGS_dtype);
-  o.placement = absl::GetFlag(FLAGS_placement).value_or("");
-  o.nd_sbp = absl::GetFlag(FLAGS_nd_sbp).value_or("");
+  o.shape = in.cl.flags.Text("shape").value_or("");
+  o.dtype = in.cl.flags.String("dtype");
+  o.placement = in.cl.flags.Text("placement").value_or("");
+  o.nd_sbp = in.cl.flags.Text("nd_sbp").value_or("");
   o.format = in.format;
   return oneflow_sbp::cli::RunSlices(o);
 }
 
 absl::StatusOr<std::string> InferCmd(const Invocation& in) {
   oneflow_sbp::cli::InferOptions o;
-  o.op = absl::GetFlag(FLAGS_op);
+  o.op = in.cl.flags.Text("op");
   o.attrs = in.cl.attr;
-  o.placement = absl::GetFlag(FLAGS_placement);
+  o.placement = in.cl.flags.Text("placement");
   o.inputs = in.cl.input;
   o.constraints = in.cl.constraint;
-  o.cost = absl::GetFlag(FLAGS_cost);
-  o.explain = absl::GetFlag(FLAGS_explain);
+  o.cost = in.cl.flags.Text("cost");
+  o.explain = in.cl.flags.Bool("explain");
   o.format = in.format;
-  if (const std::optional<std::string> path = absl::GetFlag(FLAGS_request)) {
+  if (const std::optional<std::string> path = in.cl.flags.Text("request")) {
     OFS_ASSIGN_OR_RETURN(o.request, ReadFlagFile(*path, "request"));
   }
   return oneflow_sbp::cli::RunInfer(o, in.engine);
@@ -97,25 +95,25 @@ absl::StatusOr<std::string> InferCmd(const Invocation& in) {
 
 absl::StatusOr<std::string> BoxingCmd(const Invocation& in) {
   oneflow_sbp::cli::BoxingOptions o;
-  o.shape = absl::GetFlag(FLAGS_shape).value_or("");
-  o.dtype = absl::GetFlag(FLAGS_dtype);
-  o.placement = absl::GetFlag(FLAGS_placement).value_or("");
-  o.from = absl::GetFlag(FLAGS_from).value_or("");
-  o.to = absl::GetFlag(FLAGS_to).value_or("");
-  o.to_placement = absl::GetFlag(FLAGS_to_placement);
+  o.shape = in.cl.flags.Text("shape").value_or("");
+  o.dtype = in.cl.flags.String("dtype");
+  o.placement = in.cl.flags.Text("placement").value_or("");
+  o.from = in.cl.flags.Text("from").value_or("");
+  o.to = in.cl.flags.Text("to").value_or("");
+  o.to_placement = in.cl.flags.Text("to_placement");
   o.format = in.format;
-  o.execute = absl::GetFlag(FLAGS_execute);
-  o.nproc = absl::GetFlag(FLAGS_nproc);
-  o.seed = absl::GetFlag(FLAGS_seed);
-  o.repeat = absl::GetFlag(FLAGS_repeat).value_or(0);
+  o.execute = in.cl.flags.Text("execute");
+  o.nproc = in.cl.flags.Int("nproc");
+  o.seed = in.cl.flags.Uint64("seed");
+  o.repeat = in.cl.flags.OptionalInt("repeat").value_or(0);
   return oneflow_sbp::cli::RunBoxing(o, in.engine, in.exit_code);
 }
 
 absl::StatusOr<std::string> CalibrateCmd(const Invocation& in) {
   oneflow_sbp::cli::CalibrateOptions o;
-  o.backend = absl::GetFlag(FLAGS_backend);
-  if (absl::GetFlag(FLAGS_nproc) > 0) o.nproc = absl::GetFlag(FLAGS_nproc);
-  o.out = absl::GetFlag(FLAGS_out);
+  o.backend = in.cl.flags.String("backend");
+  if (in.cl.flags.Int("nproc") > 0) o.nproc = in.cl.flags.Int("nproc");
+  o.out = in.cl.flags.Text("out");
   o.format = in.format;
   return oneflow_sbp::cli::RunCalibrate(o);
 }
@@ -123,15 +121,15 @@ absl::StatusOr<std::string> CalibrateCmd(const Invocation& in) {
 absl::StatusOr<std::string> LaunchCmd(const Invocation& in) {
   oneflow_sbp::comm::LaunchOptions o;
   OFS_ASSIGN_OR_RETURN(o.nproc, oneflow_sbp::cli::LaunchRanksPerNode(
-                                    in.cl.given.contains("nproc"), absl::GetFlag(FLAGS_nproc),
-                                    in.cl.given.contains("nproc_per_node"),
-                                    absl::GetFlag(FLAGS_nproc_per_node)));
-  o.nnodes = absl::GetFlag(FLAGS_nnodes);
-  o.node_rank = absl::GetFlag(FLAGS_node_rank);
-  o.master_addr = absl::GetFlag(FLAGS_master_addr);
-  o.master_port = absl::GetFlag(FLAGS_master_port);
+                                    in.cl.flags.given("nproc"), in.cl.flags.Int("nproc"),
+                                    in.cl.flags.given("nproc_per_node"),
+                                    in.cl.flags.Int("nproc_per_node")));
+  o.nnodes = in.cl.flags.Int("nnodes");
+  o.node_rank = in.cl.flags.Int("node_rank");
+  o.master_addr = in.cl.flags.String("master_addr");
+  o.master_port = in.cl.flags.Int("master_port");
   o.failure_grace = absl::Seconds(2);
-  const std::string prefix = absl::GetFlag(FLAGS_rank_prefix);
+  const std::string prefix = in.cl.flags.String("rank_prefix");
   if (prefix != "auto" && prefix != "yes" && prefix != "no") {
     return oneflow_sbp::cli::UsageError(absl::StrCat(
         "--rank_prefix=", QuotedInput(prefix), ": expected auto, yes or no"));
@@ -141,7 +139,7 @@ absl::StatusOr<std::string> LaunchCmd(const Invocation& in) {
 }
 
 absl::StatusOr<std::string> PlanCmd(const Invocation& in) {
-  const std::optional<std::string> path = absl::GetFlag(FLAGS_program);
+  const std::optional<std::string> path = in.cl.flags.Text("program");
   if (!path.has_value()) {
     return absl::InvalidArgumentError(
         "--program is required, e.g. --program=tests/testdata/plan_mlp.json");
@@ -150,20 +148,20 @@ absl::StatusOr<std::string> PlanCmd(const Invocation& in) {
   oneflow_sbp::cli::PlanOptions o;
   o.program = std::move(body);
   // --mesh has the demo's default; plan uses it only when given.
-  if (in.cl.given.contains("mesh")) o.mesh = absl::GetFlag(FLAGS_mesh);
-  o.memory_cap = absl::GetFlag(FLAGS_memory_cap);
-  o.work_budget = absl::GetFlag(FLAGS_work_budget);
-  o.collectives_only = absl::GetFlag(FLAGS_collectives_only);
-  o.training = absl::GetFlag(FLAGS_training);
+  if (in.cl.flags.given("mesh")) o.mesh = in.cl.flags.String("mesh");
+  o.memory_cap = in.cl.flags.Text("memory_cap");
+  o.work_budget = in.cl.flags.Text("work_budget");
+  o.collectives_only = in.cl.flags.Bool("collectives_only");
+  o.training = in.cl.flags.Bool("training");
   o.format = in.format;
-  if (const std::optional<std::string> execute = absl::GetFlag(FLAGS_execute)) {
+  if (const std::optional<std::string> execute = in.cl.flags.Text("execute")) {
     if (*execute != "threads") {
       return absl::InvalidArgumentError(absl::StrCat(
           "--execute=", *execute, ": plan runs on rank threads only (--execute or --execute=threads)"));
     }
     o.execute = true;
   }
-  o.seed = absl::GetFlag(FLAGS_seed);
+  o.seed = in.cl.flags.Uint64("seed");
   bool execution_ok = true;
   absl::StatusOr<std::string> out = oneflow_sbp::cli::RunPlan(o, in.engine, &execution_ok);
   if (!execution_ok) *in.exit_code = 1;
@@ -172,24 +170,24 @@ absl::StatusOr<std::string> PlanCmd(const Invocation& in) {
 
 absl::StatusOr<std::string> DemoCmd(const Invocation& in) {
   oneflow_sbp::cli::DemoOptions o;
-  o.mesh = absl::GetFlag(FLAGS_mesh);
-  o.backend = absl::GetFlag(FLAGS_backend);
-  o.model.batch = absl::GetFlag(FLAGS_batch);
-  o.model.seq = absl::GetFlag(FLAGS_seq);
-  o.model.hidden = absl::GetFlag(FLAGS_hidden);
-  o.model.heads = absl::GetFlag(FLAGS_heads);
-  o.model.ffn = absl::GetFlag(FLAGS_ffn);
-  o.model.vocab = absl::GetFlag(FLAGS_vocab);
-  o.model.layers = absl::GetFlag(FLAGS_layers);
-  o.steps = absl::GetFlag(FLAGS_steps);
-  o.trace = absl::GetFlag(FLAGS_trace);
-  o.seed = absl::GetFlag(FLAGS_seed);
-  o.all_ops = absl::GetFlag(FLAGS_all_ops);
-  o.record = absl::GetFlag(FLAGS_record);
-  o.save = absl::GetFlag(FLAGS_save);
-  o.resume = absl::GetFlag(FLAGS_resume);
-  o.cost = absl::GetFlag(FLAGS_cost).value_or("oneflow");
-  o.device = absl::GetFlag(FLAGS_device);
+  o.mesh = in.cl.flags.String("mesh");
+  o.backend = in.cl.flags.String("backend");
+  o.model.batch = in.cl.flags.Int64("batch");
+  o.model.seq = in.cl.flags.Int64("seq");
+  o.model.hidden = in.cl.flags.Int64("hidden");
+  o.model.heads = in.cl.flags.Int64("heads");
+  o.model.ffn = in.cl.flags.Int64("ffn");
+  o.model.vocab = in.cl.flags.Int64("vocab");
+  o.model.layers = in.cl.flags.Int("layers");
+  o.steps = in.cl.flags.Int("steps");
+  o.trace = in.cl.flags.Text("trace");
+  o.seed = in.cl.flags.Uint64("seed");
+  o.all_ops = in.cl.flags.Bool("all_ops");
+  o.record = in.cl.flags.Text("record");
+  o.save = in.cl.flags.Text("save");
+  o.resume = in.cl.flags.Text("resume");
+  o.cost = in.cl.flags.Text("cost").value_or("oneflow");
+  o.device = in.cl.flags.String("device");
   o.json = in.format == "json";
   // Text runs print as they go (the header at once, a line per step) so a
   // terminal is never silent for the whole run; JSON is one object at the end.
@@ -204,11 +202,11 @@ absl::StatusOr<std::string> DemoCmd(const Invocation& in) {
 
 absl::StatusOr<std::string> VerifyCmd(const Invocation& in) {
   oneflow_sbp::cli::VerifyCmdOptions o;
-  o.op = absl::GetFlag(FLAGS_op);
+  o.op = in.cl.flags.Text("op");
   // --mesh has the demo's default; verify uses it only when given.
-  if (in.cl.given.contains("mesh")) o.mesh = absl::GetFlag(FLAGS_mesh);
-  o.seed = absl::GetFlag(FLAGS_seed);
-  o.device = absl::GetFlag(FLAGS_device);
+  if (in.cl.flags.given("mesh")) o.mesh = in.cl.flags.String("mesh");
+  o.seed = in.cl.flags.Uint64("seed");
+  o.device = in.cl.flags.String("device");
   o.format = in.format;
   return oneflow_sbp::cli::RunVerify(o, in.engine.registry(), in.exit_code);
 }
@@ -219,10 +217,10 @@ absl::StatusOr<std::string> TourCmd(const Invocation& in) {
 
 absl::StatusOr<std::string> EmbedCmd(const Invocation& in) {
   oneflow_sbp::cli::EmbedOptions o;
-  o.model = absl::GetFlag(FLAGS_model);
-  if (const std::optional<std::string> p = absl::GetFlag(FLAGS_placement)) o.placement = *p;
+  o.model = in.cl.flags.String("model");
+  if (const std::optional<std::string> p = in.cl.flags.Text("placement")) o.placement = *p;
   o.format = in.format;
-  o.repeat = absl::GetFlag(FLAGS_repeat).value_or(1);
+  o.repeat = in.cl.flags.OptionalInt("repeat").value_or(1);
   o.texts = in.cl.positional;
   return oneflow_sbp::cli::RunEmbed(o, in.engine);
 }

@@ -21,8 +21,6 @@
 #include <system_error>
 #include <vector>
 
-#include "absl/flags/flag.h"
-#include "absl/flags/reflection.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -33,7 +31,6 @@
 #include "cli/command_line.h"
 #include "cli/command_runners.h"
 #include "cli/command_table.h"
-#include "cli/sbp_flags.h"
 
 namespace {
 
@@ -119,9 +116,9 @@ int Usage(const std::string& command, const std::string& why) {
 
 // The engine every command shares; --calibration (where the command takes
 // it) prices the planner's links.
-absl::StatusOr<std::unique_ptr<Engine>> MakeEngine() {
+absl::StatusOr<std::unique_ptr<Engine>> MakeEngine(const CommandLine& cl) {
   Engine::Options options;
-  if (const std::optional<std::string> path = absl::GetFlag(FLAGS_calibration)) {
+  if (const std::optional<std::string> path = cl.flags.Text("calibration")) {
     OFS_ASSIGN_OR_RETURN(std::string text, ReadFlagFile(*path, "calibration"));
     OFS_ASSIGN_OR_RETURN(options.calibration,
                          oneflow_sbp::io::ParseCalibration(
@@ -130,8 +127,8 @@ absl::StatusOr<std::unique_ptr<Engine>> MakeEngine() {
   return Engine::Create(std::move(options));
 }
 
-// argv with `--execute` alone made --execute=threads (absl string flags need
-// a value), up to a `--` that starts a launched command.
+// argv with `--execute` alone made --execute=threads (a text flag needs a
+// value), up to a `--` that starts a launched command.
 std::vector<std::string> Arguments(int argc, char** argv) {
   std::vector<std::string> args;
   for (int i = 1; i < argc; ++i) {
@@ -192,8 +189,8 @@ std::optional<std::string> CommandLineError(const CommandSpec& spec, const Comma
                           spec.name, "`");
     }
   }
-  if (cl.given.contains("format") && !spec.TakesFormat(absl::GetFlag(FLAGS_format))) {
-    return absl::StrCat("unknown --format ", QuotedInput(absl::GetFlag(FLAGS_format)), ": ",
+  if (cl.flags.given("format") && !spec.TakesFormat(cl.flags.String("format"))) {
+    return absl::StrCat("unknown --format ", QuotedInput(cl.flags.String("format")), ": ",
                         spec.name, " prints ", spec.formats);
   }
   if (spec.max_positional >= 0 &&
@@ -224,8 +221,8 @@ std::optional<std::string> ExportTimeouts(const CommandLine& cl) {
     double value;
     bool positive;
   } timeouts[] = {
-      {"timeout", "OFS_TIMEOUT", absl::GetFlag(FLAGS_timeout), true},
-      {"heartbeat_timeout", "OFS_HEARTBEAT_TIMEOUT", absl::GetFlag(FLAGS_heartbeat_timeout),
+      {"timeout", "OFS_TIMEOUT", cl.flags.Double("timeout"), true},
+      {"heartbeat_timeout", "OFS_HEARTBEAT_TIMEOUT", cl.flags.Double("heartbeat_timeout"),
        false},
   };
   for (const auto& t : timeouts) {
@@ -243,12 +240,11 @@ int RunMain(int argc, char** argv, int* write_errno) {
   const std::vector<std::string> args = Arguments(argc, argv);
   if (const std::optional<int> done = HelpOrVersion(args)) return *done;
 
-  // The tool parses its flags itself (command_line.h): every wrong command
-  // line is one line "sbp <command>: <why>" and exit 2, and no flag reads a
-  // file behind the user's back (absl's --flagfile is refused).
+  // The tool parses its flags itself, once (command_line.h): every wrong
+  // command line is one line "sbp <command>: <why>" and exit 2, and no flag
+  // reads a file behind the user's back (absl's --flagfile is refused).
   CommandLine cl;
-  const absl::Status parsed = oneflow_sbp::cli::ParseCommandLine(
-      args, [](const absl::CommandLineFlag& f) { return oneflow_sbp::cli::IsSbpFlag(f); }, &cl);
+  const absl::Status parsed = oneflow_sbp::cli::ParseCommandLine(args, &cl);
   if (!parsed.ok()) return Usage(cl.command, std::string(parsed.message()));
   if (cl.command.empty()) {
     PrintOverview();
@@ -262,12 +258,12 @@ int RunMain(int argc, char** argv, int* write_errno) {
     return Usage(cl.command, *why);
   }
   if (const std::optional<std::string> why = ExportTimeouts(cl)) return Usage(cl.command, *why);
-  absl::StatusOr<std::unique_ptr<Engine>> engine = MakeEngine();
+  absl::StatusOr<std::unique_ptr<Engine>> engine = MakeEngine(cl);
   if (!engine.ok()) return Fail(cl.command, engine.status());
 
   int exit_code = 0;
-  const std::string format = cl.given.contains("format")
-                                 ? absl::GetFlag(FLAGS_format)
+  const std::string format = cl.flags.given("format")
+                                 ? cl.flags.String("format")
                                  : std::string(absl::string_view(spec->formats).substr(
                                        0, absl::string_view(spec->formats).find('|')));
   const Invocation in{cl, **engine, format, &exit_code};

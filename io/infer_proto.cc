@@ -1,6 +1,7 @@
 #include "io/infer_proto.h"
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -13,23 +14,9 @@
 #include "oneflow_sbp/inference/copy_cost.h"
 #include "oneflow_sbp/values/quoted_input.h"
 #include "oneflow_sbp/inference/policy_name.h"
+#include "oneflow_sbp/values/status_macros.h"
 
 namespace oneflow_sbp::io {
-
-absl::StatusOr<InferInput> ParseInferInput(absl::string_view text) {
-  const absl::string_view t = absl::StripAsciiWhitespace(text);
-  const size_t close = t.find(']');
-  if (close == absl::string_view::npos || close + 1 >= t.size() || t[close + 1] != ':') {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "malformed input ", QuotedInput(text),
-        ": expected <dtype>[<dims>]:<nd_sbp>, e.g. f32[64,32]:(S(0),B)"));
-  }
-  absl::StatusOr<TensorDesc> desc = TensorDesc::Parse(t.substr(0, close + 1));
-  if (!desc.ok()) return desc.status();
-  absl::StatusOr<NdSbp> nd = NdSbp::Parse(t.substr(close + 2));
-  if (!nd.ok()) return nd.status();
-  return InferInput{*std::move(desc), *nd};
-}
 
 namespace {
 
@@ -49,233 +36,53 @@ absl::StatusOr<AttrValue> FromProto(const oneflow::AttrValueProto& v, absl::stri
       absl::StrCat(op, ": attribute ", QuotedInput(name), " has no value"));
 }
 
-absl::StatusOr<InferInput> InputFromProto(const oneflow::InferInputProto& in,
-                                          absl::string_view op, int position) {
-  absl::StatusOr<InferInput> parsed;
-  if (in.has_tensor()) {
-    parsed = ParseInferInput(in.tensor());
-  } else if (in.has_shape() && in.has_data_type() && in.has_nd_sbp()) {
-    absl::StatusOr<Shape> shape = oneflow_sbp::io::FromProto(in.shape());
-    absl::StatusOr<DataType> dtype = oneflow_sbp::io::FromProto(in.data_type());
-    absl::StatusOr<NdSbp> nd = oneflow_sbp::io::FromProto(in.nd_sbp());
-    if (!shape.ok()) parsed = shape.status();
-    else if (!dtype.ok()) parsed = dtype.status();
-    else if (!nd.ok()) parsed = nd.status();
-    else {
-      TensorDesc desc{*shape, *dtype};
-      absl::StatusOr<int64_t> bytes = CheckedByteSize(desc.shape, ByteSizeOf(desc.dtype));
-      parsed = bytes.ok() ? absl::StatusOr<InferInput>(InferInput{desc, *nd})
-                          : absl::StatusOr<InferInput>(bytes.status());
-    }
-  } else {
-    parsed = absl::InvalidArgumentError(
+// A tensor given as text, or as shape, data_type and nd_sbp messages.
+absl::StatusOr<InferInput> InputFromProto(const oneflow::InferInputProto& in) {
+  if (in.has_tensor()) return ParseInferInput(in.tensor());
+  if (!in.has_shape() || !in.has_data_type() || !in.has_nd_sbp()) {
+    return absl::InvalidArgumentError(
         "give `tensor` (e.g. \"f32[64,32]:(S(0),B)\") or shape, data_type and nd_sbp");
   }
-  if (!parsed.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        op, ": input #", position, in.has_bn() ? absl::StrCat(" (", in.bn(), ")") : "",
-        ": ", parsed.status().message()));
-  }
-  return parsed;
-}
-
-// Arg index of a named input: "gamma" or "gamma_0" style names.
-int ArgOfName(const OpDef& def, const std::string& name, int* index) {
-  const int direct = def.FindInput(name);
-  if (direct >= 0) {
-    *index = -1;
-    return direct;
-  }
-  const size_t us = name.rfind('_');
-  if (us == std::string::npos) return -1;
-  const int arg = def.FindInput(name.substr(0, us));
-  int k = 0;
-  if (arg < 0 || !absl::SimpleAtoi(name.substr(us + 1), &k) || k < 0) return -1;
-  *index = k;
-  return arg;
-}
-
-absl::StatusOr<AttrMap> AttrsFromProto(const oneflow::InferRequestProto& proto,
-                                       absl::string_view op) {
-  AttrMap attrs;
-  std::map<std::string, oneflow::AttrValueProto> sorted(proto.attr().begin(),
-                                                        proto.attr().end());
-  for (const auto& [name, value] : sorted) {
-    absl::StatusOr<AttrValue> v = FromProto(value, op, name);
-    if (!v.ok()) return v.status();
-    attrs.Set(name, *v);
-  }
-  return attrs;
-}
-
-absl::StatusOr<Placement> PlacementFromRequest(const oneflow::InferRequestProto& proto,
-                                               absl::string_view op) {
-  if (proto.has_parallel_conf()) return oneflow_sbp::io::FromProto(proto.parallel_conf());
-  if (proto.has_placement()) return Placement::Parse(proto.placement());
-  return absl::InvalidArgumentError(
-      absl::StrCat(op, ": request has no placement (e.g. \"cpu:0-3 [2,2]\")"));
-}
-
-// The inputs in blob order, and how many of them each declared arg has.
-struct OrderedInputs {
-  std::vector<InferInput> inputs;
-  std::vector<int> counts;
-};
-
-absl::StatusOr<OrderedInputs> UnnamedInputs(const oneflow::InferRequestProto& proto,
-                                            const OpDef& def, absl::string_view op) {
-  const int n = proto.input_size();
-  absl::StatusOr<std::vector<int>> counts = OpCall::DeduceInputCounts(def, n);
-  if (!counts.ok()) return counts.status();
-  OrderedInputs ordered{std::vector<InferInput>(n), *counts};
-  for (int i = 0; i < n; ++i) {
-    absl::StatusOr<InferInput> in = InputFromProto(proto.input(i), op, i);
-    if (!in.ok()) return in.status();
-    ordered.inputs[i] = *in;
-  }
-  return ordered;
-}
-
-// Per declared arg, its named inputs keyed by their index within the arg.
-using InputsByArg = std::vector<std::map<int, InferInput>>;
-
-absl::StatusOr<InputsByArg> GroupInputsByArg(const oneflow::InferRequestProto& proto,
-                                             const OpDef& def, absl::string_view op) {
-  InputsByArg by_arg(def.inputs().size());
-  for (int i = 0; i < proto.input_size(); ++i) {
-    int index = -1;
-    const int arg = ArgOfName(def, proto.input(i).bn(), &index);
-    if (arg < 0) {
-      std::vector<std::string> names;
-      for (const ArgDef& a : def.inputs()) names.push_back(a.name);
-      return absl::InvalidArgumentError(absl::StrCat(op, ": no input named '", proto.input(i).bn(),
-                                                     "'; inputs are ", absl::StrJoin(names, ", ")));
-    }
-    if (index < 0) index = static_cast<int>(by_arg[arg].size());
-    absl::StatusOr<InferInput> in = InputFromProto(proto.input(i), op, i);
-    if (!in.ok()) return in.status();
-    if (!by_arg[arg].emplace(index, *in).second) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(op, ": input ", def.inputs()[arg].name, "_", index, " is given twice"));
-    }
-  }
-  return by_arg;
-}
-
-absl::StatusOr<OrderedInputs> NamedInputs(const oneflow::InferRequestProto& proto, const OpDef& def,
-                                          absl::string_view op) {
-  // Group by arg, then order by declared arg and index.
-  absl::StatusOr<InputsByArg> by_arg = GroupInputsByArg(proto, def, op);
-  if (!by_arg.ok()) return by_arg.status();
-  OrderedInputs ordered;
-  for (size_t a = 0; a < by_arg->size(); ++a) {
-    int expect = 0;
-    for (const auto& [index, in] : (*by_arg)[a]) {
-      if (index != expect++) {
-        return absl::InvalidArgumentError(
-            absl::StrCat(op, ": inputs of ", def.inputs()[a].name, " must be numbered 0, 1, ..."));
-      }
-      ordered.inputs.push_back(in);
-    }
-    ordered.counts.push_back(static_cast<int>((*by_arg)[a].size()));
-  }
-  return ordered;
-}
-
-absl::StatusOr<OrderedInputs> InputsFromRequest(const oneflow::InferRequestProto& proto,
-                                                const OpDef& def, absl::string_view op) {
-  // Inputs: either all named or none.
-  const int n = proto.input_size();
-  int named = 0;
-  for (const auto& in : proto.input()) named += in.has_bn() ? 1 : 0;
-  if (named != 0 && named != n) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        op, ": name every input (bn=...) or none; ", named, " of ", n, " are named"));
-  }
-  return named == 0 ? UnnamedInputs(proto, def, op) : NamedInputs(proto, def, op);
-}
-
-// Empty when the request constrains nothing, else one entry per blob of `call`.
-absl::StatusOr<std::vector<std::optional<NdSbp>>> ConstraintsFromRequest(
-    const oneflow::InferRequestProto& proto, const OpCall& call, absl::string_view op) {
-  std::vector<std::optional<NdSbp>> constraints;
-  if (proto.constraint().empty()) return constraints;
-  constraints.resize(call.num_blobs());
-  std::map<std::string, oneflow::NdSbp> sorted_constraints(proto.constraint().begin(),
-                                                           proto.constraint().end());
-  for (const auto& [bn, nd_proto] : sorted_constraints) {
-    const int b = call.BlobIndexOf(bn);
-    if (b < 0) {
-      std::vector<std::string> bns;
-      for (int i = 0; i < call.num_blobs(); ++i) bns.push_back(call.bn(i));
-      return absl::InvalidArgumentError(absl::StrCat(op, ": constraint on unknown blob ", QuotedInput(bn),
-                                                     "; blobs are ", absl::StrJoin(bns, ", ")));
-    }
-    absl::StatusOr<NdSbp> nd = oneflow_sbp::io::FromProto(nd_proto);
-    if (!nd.ok()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(op, ": constraint on ", bn, ": ", nd.status().message()));
-    }
-    constraints[b] = *nd;
-  }
-  return constraints;
-}
-
-absl::StatusOr<CostOptions> CostFromRequest(const oneflow::InferRequestProto& proto,
-                                            absl::string_view op) {
-  CostOptions cost;
-  // The name is resolved by the Engine, which knows the registered policies.
-  if (proto.has_cost_policy()) {
-    if (proto.cost_policy().empty()) {
-      return absl::InvalidArgumentError(absl::StrCat(op, ": cost_policy is empty"));
-    }
-    cost.policy = PolicyName::Of(proto.cost_policy());
-  }
-  absl::StatusOr<PartialPenalty> penalty = PartialPenaltyFromNumber(proto.partial_penalty_policy());
-  if (!penalty.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat(op, ": ", penalty.status().message()));
-  }
-  cost.partial_penalty = *penalty;
-  return cost;
+  OFS_ASSIGN_OR_RETURN(Shape shape, oneflow_sbp::io::FromProto(in.shape()));
+  OFS_ASSIGN_OR_RETURN(DataType dtype, oneflow_sbp::io::FromProto(in.data_type()));
+  OFS_ASSIGN_OR_RETURN(NdSbp nd, oneflow_sbp::io::FromProto(in.nd_sbp()));
+  TensorDesc desc{std::move(shape), dtype};
+  OFS_RETURN_IF_ERROR(CheckedByteSize(desc.shape, ByteSizeOf(desc.dtype)).status());
+  return InferInput{std::move(desc), nd};
 }
 
 }  // namespace
 
+InferRequestSpec InferRequestSpecFromProto(const oneflow::InferRequestProto& proto,
+                                           const OpRegistry& registry) {
+  InferRequestSpec spec;
+  spec.op = proto.op_type_name();
+  // Messages name the op as the registry does (BuildInferRequest refuses
+  // an unknown one before it reads an attribute).
+  const std::shared_ptr<const OpDef> def = registry.Find(spec.op);
+  const std::string op = def != nullptr ? def->type_name() : spec.op;
+  for (const auto& [name, value] : proto.attr()) spec.SetAttr(name, FromProto(value, op, name));
+  if (proto.has_parallel_conf()) {
+    spec.placement = oneflow_sbp::io::FromProto(proto.parallel_conf());
+  } else if (proto.has_placement()) {
+    spec.placement = Placement::Parse(proto.placement());
+  }
+  for (const oneflow::InferInputProto& in : proto.input()) {
+    spec.inputs.push_back({in.has_bn() ? std::optional<std::string>(in.bn()) : std::nullopt,
+                           InputFromProto(in)});
+  }
+  for (const auto& [bn, nd] : proto.constraint()) {
+    spec.SetConstraint(bn, oneflow_sbp::io::FromProto(nd));
+  }
+  if (proto.has_cost_policy()) spec.cost_policy = proto.cost_policy();
+  spec.partial_penalty = PartialPenaltyFromNumber(proto.partial_penalty_policy());
+  spec.explain = proto.explain();
+  return spec;
+}
+
 absl::StatusOr<InferRequest> InferRequestFromProto(const oneflow::InferRequestProto& proto,
                                                    const OpRegistry& registry) {
-  if (proto.op_type_name().empty()) {
-    return absl::InvalidArgumentError("request names no op (op_type_name)");
-  }
-  absl::StatusOr<std::shared_ptr<const OpDef>> def = registry.Get(proto.op_type_name());
-  if (!def.ok()) return def.status();
-  const std::string& op = (*def)->type_name();
-
-  absl::StatusOr<AttrMap> typed = AttrsFromProto(proto, op);
-  if (!typed.ok()) return typed.status();
-  // The request may name an alias with attributes in its own names.
-  absl::StatusOr<ResolvedCall> resolved = registry.ResolveCall(proto.op_type_name(), *typed);
-  if (!resolved.ok()) return resolved.status();
-  const AttrMap* attrs = &resolved->attrs;
-  InferRequest req;
-  absl::StatusOr<Placement> placement = PlacementFromRequest(proto, op);
-  if (!placement.ok()) return placement.status();
-  req.placement = *placement;
-  absl::StatusOr<OrderedInputs> inputs = InputsFromRequest(proto, **def, op);
-  if (!inputs.ok()) return inputs.status();
-  absl::StatusOr<std::shared_ptr<const OpCall>> call = OpCall::Make(*def, inputs->counts, *attrs);
-  if (!call.ok()) return call.status();
-  req.op = *call;
-  req.inputs = std::move(inputs->inputs);
-
-  absl::StatusOr<std::vector<std::optional<NdSbp>>> constraints =
-      ConstraintsFromRequest(proto, *req.op, op);
-  if (!constraints.ok()) return constraints.status();
-  req.constraints = *std::move(constraints);
-  absl::StatusOr<CostOptions> cost = CostFromRequest(proto, op);
-  if (!cost.ok()) return cost.status();
-  req.cost = *cost;
-  req.explain = proto.explain();
-  return req;
+  return BuildInferRequest(InferRequestSpecFromProto(proto, registry), registry);
 }
 
 oneflow::NdSbpSignature NdSbpSignatureToProto(const OpCall& call,

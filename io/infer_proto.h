@@ -10,6 +10,7 @@
 #define IO_INFER_PROTO_H_
 
 #include "absl/status/statusor.h"
+#include "oneflow_sbp/inference/infer_request_spec.h"
 #include "oneflow_sbp/inference/infer_types.h"
 #include "oneflow_sbp/rule_api/op_def.h"
 #include "oneflow_sbp/rule_api/op_registry.h"
@@ -19,12 +20,18 @@
 
 namespace oneflow_sbp::io {
 
-// Validates everything: a known op (kNotFound), attributes declared and of
-// the right type, a placement, inputs matching the op's args (all named or
-// none), input tensors given completely, constraints on blobs the op has,
-// a partial_penalty_policy of 1, 2 or 3. The cost policy name is kept as
-// given; the Engine rejects names it does not know.
-// Messages name the op and the blob or attribute.
+// The request as its message states it (every part parsed, or kept as
+// its error for BuildInferRequest to report), for a caller that changes
+// parts before building it (`sbp infer --request=F` with flags).
+InferRequestSpec InferRequestSpecFromProto(const oneflow::InferRequestProto& proto,
+                                           const OpRegistry& registry);
+
+// BuildInferRequest of the message's spec: a known op (kNotFound),
+// attributes declared and of the right type, a placement, inputs matching
+// the op's args (all named or none), input tensors given completely,
+// constraints on blobs the op has, a partial_penalty_policy of 1, 2 or 3.
+// The cost policy name is kept as given; the Engine rejects names it does
+// not know. Messages name the op and the blob or attribute.
 absl::StatusOr<InferRequest> InferRequestFromProto(const oneflow::InferRequestProto& proto,
                                                    const OpRegistry& registry);
 
@@ -36,9 +43,6 @@ oneflow::NdSbpSignature NdSbpSignatureToProto(const OpCall& call,
                                               const NdSbpSignature& signature);
 
 oneflow::OpDefProto OpDefToProto(const OpDef& def);
-
-// Parses "f32[64,32]:(S(0),B)" (dtype, shape, producer nd_sbp).
-absl::StatusOr<InferInput> ParseInferInput(absl::string_view text);
 
 }  // namespace oneflow_sbp::io
 #endif  // IO_INFER_PROTO_H_

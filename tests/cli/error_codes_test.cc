@@ -18,6 +18,7 @@
 #include "engine/engine.h"
 #include "oneflow_sbp/inference/infer_cache.h"
 #include "io/infer_proto.h"
+#include "oneflow_sbp/inference/infer_request_spec.h"
 #include "io/message_decode.h"
 #include "io/proto_io.h"
 #include "oneflow_sbp/values/nd_sbp.h"
@@ -138,7 +139,7 @@ TEST(ErrorCodes, Parsers) {
        "<dtype>[<dims>]"},
       {"tensor: bytes overflow", [] { return StatusOf(TensorDesc::Parse("f64[4611686018427387904]")); },
        kInvalid, "overflows int64"},
-      {"input: no layout", [] { return StatusOf(io::ParseInferInput("f32[4]")); }, kInvalid,
+      {"input: no layout", [] { return StatusOf(ParseInferInput("f32[4]")); }, kInvalid,
        "<nd_sbp>"},
       {"decode nd_sbp: JSON", [] { return StatusOf(io::DecodeNdSbp("{")); }, kInvalid, "JSON"},
       {"decode nd_sbp: text", [] { return StatusOf(io::DecodeNdSbp("sbp_parallel {")); }, kInvalid,
@@ -208,7 +209,7 @@ InferRequest Request(const std::string& op, const std::string& placement,
   InferRequest r;
   r.op = *MakeCall(op, static_cast<int>(inputs.size()));
   r.placement = *Placement::Parse(placement);
-  for (const std::string& in : inputs) r.inputs.push_back(*io::ParseInferInput(in));
+  for (const std::string& in : inputs) r.inputs.push_back(*ParseInferInput(in));
   return r;
 }
 
@@ -312,7 +313,7 @@ TEST(ErrorCodes, RuleMisuseIsInternal) {
   InferRequest r;
   r.op = *OpCall::Make(registry.Find("sloppy"), {1}, AttrMap());
   r.placement = *Placement::Parse("cpu:0-1");
-  r.inputs = {*io::ParseInferInput("f32[8]:(S(0))")};
+  r.inputs = {*ParseInferInput("f32[8]:(S(0))")};
   const absl::Status s = (*engine)->Infer(r).status();
   EXPECT_EQ(s.code(), StatusCode::kInternal) << s;
   EXPECT_THAT(std::string(s.message()), HasSubstr("undeclared"));
