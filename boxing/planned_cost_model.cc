@@ -1,4 +1,5 @@
 #include "boxing/planned_cost_model.h"
+#include "oneflow_sbp/values/status_macros.h"
 
 namespace oneflow_sbp::boxing {
 
@@ -8,10 +9,9 @@ PlannedCostModel::PlannedCostModel(std::shared_ptr<BoxingPlanner> planner)
 absl::StatusOr<double> PlannedCostModel::Cost(const Shape& shape, DataType dtype,
                                               const Placement& placement, const NdSbp& from,
                                               const NdSbp& to) const {
-  absl::StatusOr<std::shared_ptr<const BoxingPlan>> plan =
-      planner_->Plan(PlanRequest{shape, dtype, placement, from, placement, to});
-  if (!plan.ok()) return plan.status();
-  return (*plan)->time_s() * kReferenceBandwidth;
+  OFS_ASSIGN_OR_RETURN(std::shared_ptr<const BoxingPlan> plan,  planner_->Plan(PlanRequest{shape,
+      dtype, placement, from, placement, to}));
+  return (plan)->time_s() * kReferenceBandwidth;
 }
 
 int64_t PlannedCostModel::WorkEstimate(const Shape& shape, DataType dtype,

@@ -17,6 +17,7 @@
 #include "boxing/p2p_exchange.h"
 #include "oneflow_sbp/values/check.h"
 #include "oneflow_sbp/values/hierarchy_reduction.h"
+#include "oneflow_sbp/values/status_macros.h"
 
 namespace oneflow_sbp::boxing {
 
@@ -381,7 +382,7 @@ namespace {
 // kMaxPlanWork steps (a request that moves nothing needs no search).
 absl::Status CheckSearchable(const PlanRequest& r) {
   absl::Status valid = ValidatePlanRequest(r);
-  if (!valid.ok()) return valid;
+  OFS_RETURN_IF_ERROR(valid);
   if (r.collectives_only && r.src_placement != r.dst_placement) {
     return absl::InvalidArgumentError(absl::StrCat(
         "boxing ", r.src.ToString(), " on ", r.src_placement.ToString(), " -> ",
@@ -734,9 +735,8 @@ absl::StatusOr<BoxingPlan> Search(const PlanRequest& r, const Calibration& cal,
 // Byte sums saturate during planning; a plan with a saturated count is
 // refused here, so no caller prints a wrapped (negative) count.
 absl::StatusOr<BoxingPlan> Checked(absl::StatusOr<BoxingPlan> plan) {
-  if (!plan.ok()) return plan;
-  absl::Status s = CheckPlanBytes(*plan);
-  if (!s.ok()) return s;
+  OFS_RETURN_IF_ERROR(plan.status());
+  OFS_RETURN_IF_ERROR(CheckPlanBytes(*plan));
   return plan;
 }
 
@@ -761,7 +761,7 @@ namespace {
 
 absl::StatusOr<BoxingPlan> NaivePlanUnchecked(const PlanRequest& r, const Calibration& cal) {
   absl::Status valid = ValidatePlanRequest(r);
-  if (!valid.ok()) return valid;
+  OFS_RETURN_IF_ERROR(valid);
   Spaces sp = MakeSpaces(r);
   BoxingPlan plan = EmptyPlan(r, sp);
   NdSbp cur = r.src;
@@ -843,9 +843,8 @@ absl::StatusOr<std::shared_ptr<const BoxingPlan>> BoxingPlanner::Plan(const Plan
   }
   // Planned outside the lock: two threads missing on one key both plan,
   // and the first to insert wins (plans are deterministic, so equal).
-  absl::StatusOr<BoxingPlan> plan = PlanBoxing(r, calibration_);
-  if (!plan.ok()) return plan.status();
-  auto shared = std::make_shared<const BoxingPlan>(*std::move(plan));
+  OFS_ASSIGN_OR_RETURN(BoxingPlan plan, PlanBoxing(r, calibration_));
+  auto shared = std::make_shared<const BoxingPlan>(std::move(plan));
   absl::MutexLock lock(&mu_);
   auto [it, fresh] = cache_.try_emplace(key);
   if (!fresh) return it->second.plan;

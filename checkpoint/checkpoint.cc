@@ -23,6 +23,7 @@
 #include "oneflow_sbp/values/quoted_input.h"
 #include "oneflow_sbp/values/nd_sbp_validation.h"
 #include "comm/reduce_op.h"
+#include "oneflow_sbp/values/status_macros.h"
 #include "runtime/region_copy.h"
 
 namespace oneflow_sbp::checkpoint {
@@ -77,9 +78,9 @@ class PieceFiles {
   absl::StatusOr<SafetensorsFile*> Open(const std::string& file) {
     auto it = files_.find(file);
     if (it != files_.end()) return it->second.get();
-    absl::StatusOr<std::unique_ptr<SafetensorsFile>> opened = SafetensorsFile::Open(Path(file));
-    if (!opened.ok()) return opened.status();
-    return files_.emplace(file, *std::move(opened)).first->second.get();
+    OFS_ASSIGN_OR_RETURN(std::unique_ptr<SafetensorsFile> opened,
+        SafetensorsFile::Open(Path(file)));
+    return files_.emplace(file, std::move(opened)).first->second.get();
   }
   // Payload bytes read from every file opened so far.
   int64_t bytes_read() const {
@@ -121,7 +122,7 @@ absl::Status Agree(eager::EagerContext& ctx, const absl::Status& mine, const std
   o.reduce_op = comm::ReduceOp::kMax;
   absl::Status s = ctx.world().AllReduce(&flag, &flag, 1, DataType::kInt32, o);
   if (!s.ok()) return mine.ok() ? s : mine;
-  if (!mine.ok()) return mine;
+  OFS_RETURN_IF_ERROR(mine);
   if (flag != 0) {
     return absl::AbortedError(absl::StrCat(what, ": another rank failed (its error names the "
                                            "file and tensor)"));
@@ -197,46 +198,46 @@ absl::StatusOr<CheckpointIndex> ParseIndex(const std::string& json, const std::s
     }
     return v;
   };
-  absl::StatusOr<const io::JsonValue*> format = member(*root, "format", io::JsonValue::kString, "");
-  if (!format.ok()) return format.status();
-  if ((*format)->string != kFormat) {
-    return bad(absl::StrCat("field 'format' is ", QuotedInput((*format)->string), "; must be \"",
+  OFS_ASSIGN_OR_RETURN(const io::JsonValue* format, member(*root, "format",
+      io::JsonValue::kString, ""));
+  if ((format)->string != kFormat) {
+    return bad(absl::StrCat("field 'format' is ", QuotedInput((format)->string), "; must be \"",
                             kFormat, "\""));
   }
   CheckpointIndex index;
   index.source = path;
-  absl::StatusOr<const io::JsonValue*> version = member(*root, "version", io::JsonValue::kNumber, "");
-  if (!version.ok()) return version.status();
-  absl::StatusOr<int64_t> v = JsonInt(**version, "field 'version'");
+  OFS_ASSIGN_OR_RETURN(const io::JsonValue* version, member(*root, "version",
+      io::JsonValue::kNumber, ""));
+  absl::StatusOr<int64_t> v = JsonInt(*version, "field 'version'");
   if (!v.ok()) return bad(std::string(v.status().message()));
   index.version = *v;
   if (root->Find("metadata") != nullptr) {
-    absl::StatusOr<const io::JsonValue*> meta = member(*root, "metadata", io::JsonValue::kObject, "");
-    if (!meta.ok()) return meta.status();
-    for (const auto& [k, val] : (*meta)->object) {
+    OFS_ASSIGN_OR_RETURN(const io::JsonValue* meta, member(*root, "metadata",
+        io::JsonValue::kObject, ""));
+    for (const auto& [k, val] : (meta)->object) {
       if (val.kind != io::JsonValue::kString) {
         return bad(absl::StrCat("field 'metadata': ", QuotedInput(k), " must be a string"));
       }
       index.metadata[k] = val.string;
     }
   }
-  absl::StatusOr<const io::JsonValue*> tensors = member(*root, "tensors", io::JsonValue::kObject, "");
-  if (!tensors.ok()) return tensors.status();
-  for (const auto& [name, tv] : (*tensors)->object) {
+  OFS_ASSIGN_OR_RETURN(const io::JsonValue* tensors, member(*root, "tensors",
+      io::JsonValue::kObject, ""));
+  for (const auto& [name, tv] : (tensors)->object) {
     const std::string where = absl::StrCat("tensor ", QuotedInput(name));
     const std::string in = where + ": ";
     if (tv.kind != io::JsonValue::kObject) return bad(where + " must be an object");
     CheckpointTensor t;
     t.name = name;
-    absl::StatusOr<const io::JsonValue*> dtype = member(tv, "dtype", io::JsonValue::kString, in);
-    if (!dtype.ok()) return dtype.status();
-    absl::StatusOr<DataType> dt = ParseDataType((*dtype)->string);
+    OFS_ASSIGN_OR_RETURN(const io::JsonValue* dtype, member(tv, "dtype", io::JsonValue::kString,
+        in));
+    absl::StatusOr<DataType> dt = ParseDataType((dtype)->string);
     if (!dt.ok()) return bad(absl::StrCat(in, dt.status().message()));
     t.desc.dtype = *dt;
     std::vector<int64_t> dims;
-    absl::StatusOr<const io::JsonValue*> shape = member(tv, "shape", io::JsonValue::kArray, in);
-    if (!shape.ok()) return shape.status();
-    for (const io::JsonValue& d : (*shape)->array) {
+    OFS_ASSIGN_OR_RETURN(const io::JsonValue* shape, member(tv, "shape", io::JsonValue::kArray,
+        in));
+    for (const io::JsonValue& d : (shape)->array) {
       absl::StatusOr<int64_t> x = JsonInt(d, in + "field 'shape' entry");
       if (!x.ok()) return bad(std::string(x.status().message()));
       dims.push_back(*x);
@@ -246,13 +247,12 @@ absl::StatusOr<CheckpointIndex> ParseIndex(const std::string& json, const std::s
     t.desc.shape = *s;
     for (auto [key, out] : {std::pair{"nd_sbp", &t.nd_sbp}, std::pair{"placement", &t.placement}}) {
       if (tv.Find(key) == nullptr) continue;
-      absl::StatusOr<const io::JsonValue*> text = member(tv, key, io::JsonValue::kString, in);
-      if (!text.ok()) return text.status();
-      *out = (*text)->string;
+      OFS_ASSIGN_OR_RETURN(const io::JsonValue* text, member(tv, key, io::JsonValue::kString, in));
+      *out = (text)->string;
     }
-    absl::StatusOr<const io::JsonValue*> pieces = member(tv, "pieces", io::JsonValue::kArray, in);
-    if (!pieces.ok()) return pieces.status();
-    for (const io::JsonValue& pv : (*pieces)->array) {
+    OFS_ASSIGN_OR_RETURN(const io::JsonValue* pieces, member(tv, "pieces", io::JsonValue::kArray,
+        in));
+    for (const io::JsonValue& pv : (pieces)->array) {
       if (pv.kind != io::JsonValue::kObject) return bad(in + "a piece must be an object");
       CheckpointPiece p;
       const io::JsonValue* file = pv.Find("file");
@@ -366,14 +366,13 @@ const CheckpointTensor* CheckpointIndex::Find(const std::string& name) const {
 
 absl::StatusOr<CheckpointIndex> ReadCheckpointIndex(const std::string& source) {
   if (IsSafetensorsFile(source)) {
-    absl::StatusOr<std::unique_ptr<SafetensorsFile>> f = SafetensorsFile::Open(source);
-    if (!f.ok()) return f.status();
+    OFS_ASSIGN_OR_RETURN(std::unique_ptr<SafetensorsFile> f, SafetensorsFile::Open(source));
     CheckpointIndex index;
     index.source = source;
-    index.metadata = (*f)->metadata();
+    index.metadata = (f)->metadata();
     const size_t slash = source.rfind('/');
     const std::string file = slash == std::string::npos ? source : source.substr(slash + 1);
-    for (const SafetensorsEntry& e : (*f)->entries()) {
+    for (const SafetensorsEntry& e : (f)->entries()) {
       if (!e.data_type) continue;  // I16: listed by the reader, not loadable
       absl::StatusOr<Shape> shape = Shape::Make(e.shape);
       if (!shape.ok()) continue;  // zero-size: the engine has no such shape
@@ -390,9 +389,8 @@ absl::StatusOr<CheckpointIndex> ReadCheckpointIndex(const std::string& source) {
     return index;
   }
   const std::string path = absl::StrCat(source, "/", kIndexFile);
-  absl::StatusOr<std::string> json = ReadWholeFile(path);
-  if (!json.ok()) return json.status();
-  absl::StatusOr<CheckpointIndex> index = ParseIndex(*json, path);
+  OFS_ASSIGN_OR_RETURN(std::string json, ReadWholeFile(path));
+  absl::StatusOr<CheckpointIndex> index = ParseIndex(json, path);
   if (index.ok()) index->source = source;
   return index;
 }
@@ -658,18 +656,16 @@ absl::StatusOr<std::vector<GlobalTensor>> LoadCheckpoint(eager::EagerContext& ct
     stats->bytes_read += files.bytes_read();
   }
   absl::Status agreed = Agree(ctx, status, absl::StrCat("checkpoint load from ", QuotedPath(source)));
-  if (!agreed.ok()) return agreed;
+  OFS_RETURN_IF_ERROR(agreed);
   return out;
 }
 
 absl::Status ExportCheckpoint(const std::string& source, const std::string& out_file) {
-  absl::StatusOr<CheckpointIndex> index = ReadCheckpointIndex(source);
-  if (!index.ok()) return index.status();
+  OFS_ASSIGN_OR_RETURN(CheckpointIndex index, ReadCheckpointIndex(source));
   std::vector<std::pair<std::string, LocalTensor>> whole;
   PieceFiles files(source);
-  for (const CheckpointTensor& t : index->tensors) {
-    absl::StatusOr<LocalTensor> full = LocalTensor::Zeros(t.desc.dtype, t.desc.shape.dims());
-    if (!full.ok()) return full.status();
+  for (const CheckpointTensor& t : index.tensors) {
+    OFS_ASSIGN_OR_RETURN(LocalTensor full, LocalTensor::Zeros(t.desc.dtype, t.desc.shape.dims()));
     const TensorSlice all(t.desc.shape);
     int64_t covered = 0;
     for (const CheckpointPiece& p : t.pieces) {
@@ -687,7 +683,7 @@ absl::Status ExportCheckpoint(const std::string& source, const std::string& out_
                                                 ", the index says ", DataTypeName(t.desc.dtype)));
       }
       absl::Status s =
-          runtime::CopyRegion(*data, p.region, p.region, &*full, all, runtime::RegionOp::kCopy);
+          runtime::CopyRegion(*data, p.region, p.region, &full, all, runtime::RegionOp::kCopy);
       if (!s.ok()) return absl::DataLossError(absl::StrCat(where, ": ", s.message()));
       covered += p.region.elem_cnt();
     }
@@ -696,9 +692,9 @@ absl::Status ExportCheckpoint(const std::string& source, const std::string& out_
                                               ": pieces cover ",
                                               covered, " of ", all.elem_cnt(), " elements"));
     }
-    whole.emplace_back(t.name, *std::move(full));
+    whole.emplace_back(t.name, std::move(full));
   }
-  return WriteSafetensors(out_file, whole, index->metadata);
+  return WriteSafetensors(out_file, whole, index.metadata);
 }
 
 std::string CheckpointIndexToText(const CheckpointIndex& index) {

@@ -15,6 +15,7 @@
 #include "io/json_string.h"
 #include "io/json_value.h"
 #include "oneflow_sbp/values/quoted_input.h"
+#include "oneflow_sbp/values/status_macros.h"
 
 namespace oneflow_sbp::checkpoint {
 namespace {
@@ -178,35 +179,34 @@ absl::StatusOr<SafetensorsHeader> ParseSafetensorsHeader(absl::string_view json,
     }
     int64_t bytes = e.itemsize;
     for (const io::JsonValue& d : shape->array) {
-      absl::StatusOr<int64_t> v = AsIndex(d, absl::StrCat(where, ": field 'shape' entry"));
-      if (!v.ok()) return v.status();
-      e.shape.push_back(*v);
-      if (*v != 0 && bytes > std::numeric_limits<int64_t>::max() / *v) {
+      OFS_ASSIGN_OR_RETURN(int64_t v, AsIndex(d, absl::StrCat(where, ": field 'shape' entry")));
+      e.shape.push_back(v);
+      if (v != 0 && bytes > std::numeric_limits<int64_t>::max() / v) {
         return absl::InvalidArgumentError(absl::StrCat(where, ": field 'shape' overflows"));
       }
-      bytes *= *v;
+      bytes *= v;
     }
     const io::JsonValue* offsets = value.Find("data_offsets");
     if (offsets == nullptr || offsets->kind != io::JsonValue::kArray || offsets->array.size() != 2) {
       return absl::InvalidArgumentError(
           absl::StrCat(where, ": field 'data_offsets' must be a list [begin, end]"));
     }
-    absl::StatusOr<int64_t> b = AsIndex(offsets->array[0], where + ": field 'data_offsets' begin");
-    if (!b.ok()) return b.status();
-    absl::StatusOr<int64_t> en = AsIndex(offsets->array[1], where + ": field 'data_offsets' end");
-    if (!en.ok()) return en.status();
-    if (*en < *b || *en - *b != bytes) {
+    OFS_ASSIGN_OR_RETURN(int64_t b, AsIndex(offsets->array[0],
+        where + ": field 'data_offsets' begin"));
+    OFS_ASSIGN_OR_RETURN(int64_t en, AsIndex(offsets->array[1],
+        where + ": field 'data_offsets' end"));
+    if (en < b || en - b != bytes) {
       return absl::InvalidArgumentError(absl::StrCat(
-          where, ": field 'data_offsets' [", *b, ", ", *en, ") holds ", *en - *b,
+          where, ": field 'data_offsets' [", b, ", ", en, ") holds ", en - b,
           " bytes; shape x itemsize is ", bytes));
     }
-    if (*en > data_size) {
+    if (en > data_size) {
       return absl::DataLossError(absl::StrCat(
-          where, ": field 'data_offsets' ends at ", *en, " but the data region has ", data_size,
+          where, ": field 'data_offsets' ends at ", en, " but the data region has ", data_size,
           " bytes (a truncated file?)"));
     }
-    e.begin = data_start + *b;
-    e.end = data_start + *en;
+    e.begin = data_start + b;
+    e.end = data_start + en;
     h.entries.push_back(std::move(e));
   }
   std::sort(h.entries.begin(), h.entries.end(), [](const auto& a, const auto& b) {
@@ -307,9 +307,8 @@ absl::StatusOr<LocalTensor> SafetensorsFile::Read(absl::string_view name) {
       return LocalTensor::Empty(*e->data_type, e->shape);
     }
   }
-  absl::StatusOr<Shape> shape = Shape::Make(e->shape);
-  if (!shape.ok()) return shape.status();
-  return ReadRegion(name, TensorSlice(*shape));
+  OFS_ASSIGN_OR_RETURN(Shape shape, Shape::Make(e->shape));
+  return ReadRegion(name, TensorSlice(shape));
 }
 
 absl::StatusOr<LocalTensor> SafetensorsFile::ReadRegion(absl::string_view name,
@@ -339,9 +338,8 @@ absl::StatusOr<LocalTensor> SafetensorsFile::ReadRegion(absl::string_view name,
     }
     dims[d] = r.size();
   }
-  absl::StatusOr<LocalTensor> out = LocalTensor::Empty(*e->data_type, dims);
-  if (!out.ok()) return out.status();
-  if (out->elem_cnt() == 0) return out;
+  OFS_ASSIGN_OR_RETURN(LocalTensor out, LocalTensor::Empty(*e->data_type, dims));
+  if (out.elem_cnt() == 0) return out;
   // Row-major: the trailing dims the region covers whole merge into one
   // block; the dim before them may be partial; each run is its range
   // times that block, contiguous in the file.
@@ -358,13 +356,13 @@ absl::StatusOr<LocalTensor> SafetensorsFile::ReadRegion(absl::string_view name,
   for (int d = rank - 2; d >= 0; --d) strides[d] = strides[d + 1] * e->shape[d + 1];
   std::vector<int64_t> idx(std::max(run_dim, 0), 0);  // position over dims [0, run_dim)
   for (int d = 0; d < run_dim; ++d) idx[d] = region.range(d).begin;
-  char* dst = static_cast<char*>(out->raw_data());
+  char* dst = static_cast<char*>(out.raw_data());
   while (true) {
     int64_t elem = run_dim < 0 ? 0 : region.range(run_dim).begin * strides[run_dim];
     for (int d = 0; d < run_dim; ++d) elem += idx[d] * strides[d];
     const int64_t bytes = run_elems * e->itemsize;
     absl::Status s = PreadExactly(e->begin + elem * e->itemsize, bytes, dst, e->name);
-    if (!s.ok()) return s;
+    OFS_RETURN_IF_ERROR(s);
     dst += bytes;
     int d = run_dim - 1;
     for (; d >= 0; --d) {

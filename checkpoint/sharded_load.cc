@@ -3,15 +3,15 @@
 #include "absl/strings/str_cat.h"
 #include "oneflow_sbp/values/nd_sbp_validation.h"
 #include "oneflow_sbp/values/quoted_input.h"
+#include "oneflow_sbp/values/status_macros.h"
 #include "oneflow_sbp/values/tensor_slice_view.h"
 
 namespace oneflow_sbp::checkpoint {
 
 absl::StatusOr<LocalTensor> ConvertDtype(const LocalTensor& t, DataType dtype) {
   if (t.dtype() == dtype) return t;
-  absl::StatusOr<LocalTensor> out = LocalTensor::Empty(dtype, t.dims());
-  if (!out.ok()) return out.status();
-  for (int64_t i = 0; i < t.elem_cnt(); ++i) out->SetDouble(i, t.GetDouble(i));
+  OFS_ASSIGN_OR_RETURN(LocalTensor out, LocalTensor::Empty(dtype, t.dims()));
+  for (int64_t i = 0; i < t.elem_cnt(); ++i) out.SetDouble(i, t.GetDouble(i));
   return out;
 }
 
@@ -26,19 +26,18 @@ absl::StatusOr<eager::GlobalTensor> LoadGlobal(eager::EagerContext& ctx, Safeten
     return absl::UnimplementedError(absl::StrCat(QuotedPath(file.path()), ": tensor ", QuotedInput(name), " is ",
                                                  e->dtype, ", which the engine has no dtype for"));
   }
-  absl::StatusOr<Shape> shape = Shape::Make(e->shape);
-  if (!shape.ok()) return shape.status();
-  absl::Status s = ValidateNdSbp(nd_sbp, *shape, placement.hierarchy());
+  OFS_ASSIGN_OR_RETURN(Shape shape, Shape::Make(e->shape));
+  absl::Status s = ValidateNdSbp(nd_sbp, shape, placement.hierarchy());
   if (!s.ok()) {
     return absl::InvalidArgumentError(
         absl::StrCat(QuotedPath(file.path()), ": tensor ", QuotedInput(name), ": ", s.message()));
   }
   const DataType dtype = as.value_or(*e->data_type);
-  const TensorDesc desc{*shape, dtype};
+  const TensorDesc desc{shape, dtype};
   absl::StatusOr<int64_t> id = placement.ParallelIdOf(ctx.rank());
   if (!id.ok()) return eager::GlobalTensor(desc, placement, nd_sbp, LocalTensor());
   const MeshCoord coord = placement.CoordinateOf(*id);
-  const TensorSlice slice = SliceAt(*shape, nd_sbp, placement.hierarchy(), coord);
+  const TensorSlice slice = SliceAt(shape, nd_sbp, placement.hierarchy(), coord);
   bool reads = true;  // on P axes only coordinate 0 holds the value
   for (int i = 0; i < nd_sbp.size(); ++i) {
     reads = reads && (!nd_sbp[i].is_partial_sum() || coord[i] == 0);
@@ -52,10 +51,10 @@ absl::StatusOr<eager::GlobalTensor> LoadGlobal(eager::EagerContext& ctx, Safeten
     for (int d = 0; d < slice.rank(); ++d) dims.push_back(slice.range(d).size());
     local = LocalTensor::Zeros(dtype, dims);
   }
-  if (!local.ok()) return local.status();
+  OFS_RETURN_IF_ERROR(local.status());
   if (placement.device_type() != DeviceType::kCpu) {
     local = local->CopyTo(placement.device_type());
-    if (!local.ok()) return local.status();
+    OFS_RETURN_IF_ERROR(local.status());
   }
   return eager::GlobalTensor(desc, placement, nd_sbp, *std::move(local));
 }

@@ -135,16 +135,14 @@ absl::Status HostAllGatherV(comm::Communicator& world, DeviceType device, const 
   int64_t total = 0;
   for (int64_t c : counts) total += c;
   const int64_t es = ByteSizeOf(dtype);
-  absl::StatusOr<LocalTensor> dsend = LocalTensor::Empty(dtype, {counts[world.rank()]}, device);
-  if (!dsend.ok()) return dsend.status();
-  absl::StatusOr<LocalTensor> drecv = LocalTensor::Empty(dtype, {total}, device);
-  if (!drecv.ok()) return drecv.status();
-  absl::StatusOr<DeviceOps*> ops = GetDeviceOps(device);
-  if (!ops.ok()) return ops.status();
-  absl::Status s = (*ops)->Copy(dsend->raw_data(), send, counts[world.rank()] * es,
+  OFS_ASSIGN_OR_RETURN(LocalTensor dsend, LocalTensor::Empty(dtype, {counts[world.rank()]},
+      device));
+  OFS_ASSIGN_OR_RETURN(LocalTensor drecv, LocalTensor::Empty(dtype, {total}, device));
+  OFS_ASSIGN_OR_RETURN(DeviceOps* ops, GetDeviceOps(device));
+  absl::Status s = (ops)->Copy(dsend.raw_data(), send, counts[world.rank()] * es,
                                 CopyDirection::kHostToDevice);
-  if (s.ok()) s = world.AllGatherV(dsend->raw_data(), drecv->raw_data(), counts, dtype);
-  if (s.ok()) s = (*ops)->Copy(recv, drecv->raw_data(), total * es, CopyDirection::kDeviceToHost);
+  if (s.ok()) s = world.AllGatherV(dsend.raw_data(), drecv.raw_data(), counts, dtype);
+  if (s.ok()) s = (ops)->Copy(recv, drecv.raw_data(), total * es, CopyDirection::kDeviceToHost);
   return s;
 }
 
@@ -189,7 +187,7 @@ absl::Status GatherStepReports(const boxing::BoxingPlan& plan,
   std::vector<int64_t> counts(world.size(), static_cast<int64_t>(local.size()));
   absl::Status s =
       HostAllGatherV(world, device, local.data(), all.data(), counts, DataType::kFloat64);
-  if (!s.ok()) return s;
+  OFS_RETURN_IF_ERROR(s);
   summary->measured.assign(steps, std::vector<comm::Traffic>(plan.ranks.size()));
   summary->seconds.assign(steps, std::vector<double>(plan.ranks.size(), 0));
   for (int r = 0; r < world.size(); ++r) {
@@ -252,14 +250,13 @@ absl::Status AllGatherShards(const boxing::BoxingPlan& plan, const LocalTensor& 
                              std::vector<LocalTensor>* shards) {
   int64_t total = 0;
   for (int64_t c : shard_counts) total += c;
-  absl::StatusOr<LocalTensor> gathered = LocalTensor::Empty(plan.dtype, {total});
-  if (!gathered.ok()) return gathered.status();
-  const void* send = out.defined() ? out.raw_data() : gathered->raw_data();
+  OFS_ASSIGN_OR_RETURN(LocalTensor gathered, LocalTensor::Empty(plan.dtype, {total}));
+  const void* send = out.defined() ? out.raw_data() : gathered.raw_data();
   absl::Status s =
-      HostAllGatherV(world, device, send, gathered->raw_data(), shard_counts, plan.dtype);
-  if (!s.ok()) return s;
+      HostAllGatherV(world, device, send, gathered.raw_data(), shard_counts, plan.dtype);
+  OFS_RETURN_IF_ERROR(s);
   if (world.rank() == 0) {
-    OFS_ASSIGN_OR_RETURN(*shards, SplitDestinationShards(plan, *gathered, shard_counts));
+    OFS_ASSIGN_OR_RETURN(*shards, SplitDestinationShards(plan, gathered, shard_counts));
   }
   return absl::OkStatus();
 }
@@ -455,44 +452,41 @@ absl::StatusOr<ExecutionSummary> ExecuteAndVerify(const boxing::BoxingPlan& plan
                                                   comm::Communicator& world, uint64_t seed,
                                                   DeviceType device, int repeat) {
   const int me = world.rank();
-  absl::StatusOr<LocalTensor> mine = SourceShard(plan, me, seed, device);
-  if (!mine.ok()) return mine.status();
+  OFS_ASSIGN_OR_RETURN(LocalTensor mine, SourceShard(plan, me, seed, device));
   absl::Status s = world.Barrier();
-  if (!s.ok()) return s;
+  OFS_RETURN_IF_ERROR(s);
   const absl::Time start = absl::Now();
   runtime::ExecutionReport report;
   // Without repeats the source is moved in, so the executor frees it after
   // its first step (peak memory); repeats re-run from a kept handle.
-  LocalTensor source = repeat > 0 ? *mine : LocalTensor();
-  absl::StatusOr<LocalTensor> out = runtime::ExecutePlan(plan, *std::move(mine), world, &report);
-  if (!out.ok()) return out.status();
+  LocalTensor source = repeat > 0 ? mine : LocalTensor();
+  OFS_ASSIGN_OR_RETURN(LocalTensor out, runtime::ExecutePlan(plan, std::move(mine), world,
+      &report));
   const double first_wall_s = absl::ToDoubleSeconds(absl::Now() - start);
   std::vector<double> repeats;
   if (repeat > 0) {
     OFS_ASSIGN_OR_RETURN(repeats, TimedRepeats(plan, source, world, device, repeat));
   }
   source = LocalTensor();
-  out = On(*out, DeviceType::kCpu);
-  if (!out.ok()) return out.status();
+  OFS_ASSIGN_OR_RETURN(out, On(out, DeviceType::kCpu));
   s = world.Barrier();
-  if (!s.ok()) return s;
+  OFS_RETURN_IF_ERROR(s);
   ExecutionSummary summary;
   summary.wall_s = repeat > 0 ? first_wall_s : absl::ToDoubleSeconds(absl::Now() - start);
   summary.repeat_seconds = std::move(repeats);
   s = GatherStepReports(plan, report, world, device, &summary);
-  if (!s.ok()) return s;
+  OFS_RETURN_IF_ERROR(s);
   if (device == DeviceType::kCpu) {
-    absl::StatusOr<std::string> mismatch = CheckDestinationAtRankZero(plan, *out, world, seed);
-    if (!mismatch.ok()) return mismatch.status();
-    summary.mismatch = *std::move(mismatch);
+    OFS_ASSIGN_OR_RETURN(std::string mismatch, CheckDestinationAtRankZero(plan, out, world, seed));
+    summary.mismatch = std::move(mismatch);
     summary.verified = summary.mismatch.empty();
     return summary;
   }
   const std::vector<int64_t> shard_counts = DestinationShardCounts(plan, world.size());
   std::vector<LocalTensor> shards;
-  s = AllGatherShards(plan, *out, world, device, shard_counts, &shards);
+  s = AllGatherShards(plan, out, world, device, shard_counts, &shards);
   if (!s.ok() || me != 0) return s.ok() ? absl::StatusOr<ExecutionSummary>(summary) : s;
-  *out = LocalTensor();
+  out = LocalTensor();
   absl::StatusOr<LocalTensor> assembled = kernels::AssembleTensor(
       shards, TensorDesc{plan.shape, plan.dtype}, plan.dst, plan.dst_placement);
   shards.clear();

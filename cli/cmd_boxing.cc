@@ -10,12 +10,12 @@
 #include "cli/boxing_execution.h"
 #include "cli/cli_format.h"
 #include "cli/rank_runner.h"
+#include "oneflow_sbp/values/status_macros.h"
 
 namespace oneflow_sbp::cli {
 
 absl::StatusOr<std::string> RunBoxing(const BoxingOptions& o, engine::Engine& engine, int* exit_code) {
-  absl::StatusOr<OutputFormat> format = ParseOutputFormat(o.format, "text|json|textproto|dot");
-  if (!format.ok()) return format.status();
+  OFS_ASSIGN_OR_RETURN(OutputFormat format, ParseOutputFormat(o.format, "text|json|textproto|dot"));
   for (const auto& [value, flag, example] :
        {std::tuple<const std::string&, const char*, const char*>{o.shape, "shape", "8,6"},
         {o.placement, "placement", "'cpu:0-3 [2,2]'"},
@@ -30,42 +30,32 @@ absl::StatusOr<std::string> RunBoxing(const BoxingOptions& o, engine::Engine& en
     return absl::InvalidArgumentError(absl::StrCat(
         "--repeat=", o.repeat, ": expected 0 to 10000 timed re-runs, and only with --execute"));
   }
-  absl::StatusOr<Shape> shape = Shape::Parse(o.shape);
-  if (!shape.ok()) return shape.status();
-  absl::StatusOr<DataType> dtype = ParseDataType(o.dtype);
-  if (!dtype.ok()) return dtype.status();
-  absl::StatusOr<int64_t> bytes = CheckedByteSize(*shape, ByteSizeOf(*dtype));
-  if (!bytes.ok()) return bytes.status();
-  absl::StatusOr<Placement> src_placement = io::DecodePlacement(o.placement);
-  if (!src_placement.ok()) return src_placement.status();
-  absl::StatusOr<Placement> dst_placement =
-      o.to_placement ? io::DecodePlacement(*o.to_placement) : src_placement;
-  if (!dst_placement.ok()) return dst_placement.status();
-  absl::StatusOr<NdSbp> from = io::DecodeNdSbp(o.from);
-  if (!from.ok()) return from.status();
-  absl::StatusOr<NdSbp> to = io::DecodeNdSbp(o.to);
-  if (!to.ok()) return to.status();
+  OFS_ASSIGN_OR_RETURN(Shape shape, Shape::Parse(o.shape));
+  OFS_ASSIGN_OR_RETURN(DataType dtype, ParseDataType(o.dtype));
+  OFS_ASSIGN_OR_RETURN(int64_t bytes, CheckedByteSize(shape, ByteSizeOf(dtype)));
+  OFS_ASSIGN_OR_RETURN(Placement src_placement, io::DecodePlacement(o.placement));
+  OFS_ASSIGN_OR_RETURN(Placement dst_placement,
+       o.to_placement ? io::DecodePlacement(*o.to_placement) : src_placement);
+  OFS_ASSIGN_OR_RETURN(NdSbp from, io::DecodeNdSbp(o.from));
+  OFS_ASSIGN_OR_RETURN(NdSbp to, io::DecodeNdSbp(o.to));
 
-  const boxing::PlanRequest request{*shape, *dtype, *src_placement, *from, *dst_placement, *to};
-  absl::StatusOr<std::shared_ptr<const boxing::BoxingPlan>> plan = engine.Plan(request);
-  if (!plan.ok()) return plan.status();
-  absl::StatusOr<boxing::BoxingPlan> naive =
-      boxing::NaivePerAxisPlan(request, engine.calibration());
-  if (!naive.ok()) return naive.status();
-  if (*format == OutputFormat::kDot) return io::PlanToGraphviz(**plan);
-  oneflow::BoxingPlanProto proto = io::PlanToProto(**plan, &*naive);
-  std::string text = io::PlanToText(**plan, &*naive);
+  const boxing::PlanRequest request{shape, dtype, src_placement, from, dst_placement, to};
+  OFS_ASSIGN_OR_RETURN(std::shared_ptr<const boxing::BoxingPlan> plan, engine.Plan(request));
+  OFS_ASSIGN_OR_RETURN(boxing::BoxingPlan naive,  boxing::NaivePerAxisPlan(request,
+      engine.calibration()));
+  if (format == OutputFormat::kDot) return io::PlanToGraphviz(*plan);
+  oneflow::BoxingPlanProto proto = io::PlanToProto(*plan, &naive);
+  std::string text = io::PlanToText(*plan, &naive);
   if (o.execute) {
-    absl::StatusOr<Backend> backend = ParseBackend(*o.execute);
-    if (!backend.ok()) return backend.status();
+    OFS_ASSIGN_OR_RETURN(Backend backend, ParseBackend(*o.execute));
     int world = o.nproc;
     if (world == 0) {
-      for (int64_t r : (*plan)->ranks) world = std::max<int>(world, static_cast<int>(r) + 1);
+      for (int64_t r : (plan)->ranks) world = std::max<int>(world, static_cast<int>(r) + 1);
     }
     // A cuda placement runs on device memory: rank threads sharing the
     // current GPU (the in-process world on a device). The planner already
     // refused placements of two device types.
-    const DeviceType device = src_placement->device_type();
+    const DeviceType device = src_placement.device_type();
     RankRunOptions run_options;
     run_options.device = device;
     const std::string label = device == DeviceType::kCpu
@@ -73,22 +63,21 @@ absl::StatusOr<std::string> RunBoxing(const BoxingOptions& o, engine::Engine& en
                                   : absl::StrCat(*o.execute, ", ", DeviceTypeName(device),
                                                  " memory");
     absl::StatusOr<std::string> ran = RunOnRanks(
-        *backend, world, [&](comm::Communicator& comm) -> absl::StatusOr<std::string> {
-          absl::StatusOr<ExecutionSummary> summary =
-              ExecuteAndVerify(**plan, comm, o.seed, device, o.repeat);
-          if (!summary.ok()) return summary.status();
+        backend, world, [&](comm::Communicator& comm) -> absl::StatusOr<std::string> {
+          OFS_ASSIGN_OR_RETURN(ExecutionSummary summary,  ExecuteAndVerify(*plan, comm, o.seed,
+              device, o.repeat));
           if (comm.rank() != 0) return std::string();
-          if (!summary->verified || !summary->bytes_as_planned) {
+          if (!summary.verified || !summary.bytes_as_planned) {
             if (exit_code != nullptr) *exit_code = 1;
           }
-          *proto.mutable_execution() = ExecutionToProto(*summary, label);
-          absl::StrAppend(&text, ExecutionText(**plan, *summary, label, world));
-          return Render(*format, proto, text);
+          *proto.mutable_execution() = ExecutionToProto(summary, label);
+          absl::StrAppend(&text, ExecutionText(*plan, summary, label, world));
+          return Render(format, proto, text);
         },
         run_options);
     return ran;
   }
-  return Render(*format, proto, text);
+  return Render(format, proto, text);
 }
 
 }  // namespace oneflow_sbp::cli

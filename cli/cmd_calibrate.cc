@@ -11,6 +11,7 @@
 #include "oneflow_sbp/values/nd_sbp.h"
 #include "cli/cli_format.h"
 #include "cli/rank_runner.h"
+#include "oneflow_sbp/values/status_macros.h"
 
 namespace oneflow_sbp::cli {
 namespace {
@@ -22,10 +23,10 @@ absl::StatusOr<double> Time(comm::Communicator& world, int reps,
   double best = 1e30;
   for (int i = 0; i < reps; ++i) {
     absl::Status s = world.Barrier();
-    if (!s.ok()) return s;
+    OFS_RETURN_IF_ERROR(s);
     const absl::Time start = absl::Now();
     s = fn();
-    if (!s.ok()) return s;
+    OFS_RETURN_IF_ERROR(s);
     best = std::min(best, absl::ToDoubleSeconds(absl::Now() - start));
   }
   return best;
@@ -48,7 +49,7 @@ absl::StatusOr<Links> Measure(comm::Communicator& world, int64_t large) {
   absl::StatusOr<double> t = Time(world, 50, [&] {
     return world.AllReduce(one.data(), one.data(), 1, DataType::kFloat32);
   });
-  if (!t.ok()) return t.status();
+  OFS_RETURN_IF_ERROR(t.status());
   links.collective_latency = *t;
   // The gathered tensor is `large` bytes in all (each rank gives 1/n of
   // it), so every rank holds O(large) and the run O(n x large); with
@@ -60,7 +61,7 @@ absl::StatusOr<Links> Measure(comm::Communicator& world, int64_t large) {
   t = Time(world, 3, [&] {
     return world.AllGatherV(mine.data(), all.data(), counts, DataType::kFloat32);
   });
-  if (!t.ok()) return t.status();
+  OFS_RETURN_IF_ERROR(t.status());
   const double received = static_cast<double>(elems) * 4 * (n - 1);
   links.collective_bandwidth = received / std::max(*t - links.collective_latency, 1e-9);
   if (n >= 2) {
@@ -80,10 +81,10 @@ absl::StatusOr<Links> Measure(comm::Communicator& world, int64_t large) {
       return absl::OkStatus();
     };
     t = Time(world, 50, [&] { return ping(small); });
-    if (!t.ok()) return t.status();
+    OFS_RETURN_IF_ERROR(t.status());
     links.p2p_latency = *t / 2;
     t = Time(world, 3, [&] { return ping(big); });
-    if (!t.ok()) return t.status();
+    OFS_RETURN_IF_ERROR(t.status());
     links.p2p_bandwidth = static_cast<double>(large) / std::max(*t / 2 - links.p2p_latency, 1e-9);
   }
   return links;
@@ -92,20 +93,17 @@ absl::StatusOr<Links> Measure(comm::Communicator& world, int64_t large) {
 }  // namespace
 
 absl::StatusOr<std::string> RunCalibrate(const CalibrateOptions& o) {
-  absl::StatusOr<OutputFormat> format = ParseOutputFormat(o.format, "text|json|textproto");
-  if (!format.ok()) return format.status();
-  absl::StatusOr<Backend> backend = ParseBackend(o.backend);
-  if (!backend.ok()) return backend.status();
+  OFS_ASSIGN_OR_RETURN(OutputFormat format, ParseOutputFormat(o.format, "text|json|textproto"));
+  OFS_ASSIGN_OR_RETURN(Backend backend, ParseBackend(o.backend));
   if (o.nproc < 2) return absl::InvalidArgumentError("--nproc must be at least 2 to measure links");
-  return RunOnRanks(*backend, o.nproc, [&](comm::Communicator& world) -> absl::StatusOr<std::string> {
-    absl::StatusOr<Links> links = Measure(world, o.large_bytes);
-    if (!links.ok()) return links.status();
+  return RunOnRanks(backend, o.nproc, [&](comm::Communicator& world) -> absl::StatusOr<std::string> {
+    OFS_ASSIGN_OR_RETURN(Links links, Measure(world, o.large_bytes));
     if (world.rank() != 0) return std::string();
     boxing::Calibration c = boxing::Calibration::Defaults(NdSbp::kMaxAxes);
     for (int i = 0; i < c.num_axes(); ++i) {
-      c.axis(i) = boxing::LinkSpec{links->collective_bandwidth, links->collective_latency};
+      c.axis(i) = boxing::LinkSpec{links.collective_bandwidth, links.collective_latency};
     }
-    c.p2p() = boxing::LinkSpec{links->p2p_bandwidth, links->p2p_latency};
+    c.p2p() = boxing::LinkSpec{links.p2p_bandwidth, links.p2p_latency};
     oneflow::CalibrationProto proto = io::CalibrationToProto(c);
     proto.set_backend(o.backend);
     proto.set_ranks(o.nproc);
@@ -115,16 +113,16 @@ absl::StatusOr<std::string> RunCalibrate(const CalibrateOptions& o) {
         "gets the collective numbers (one machine, one kind of link)"));
     if (o.out) {
       absl::Status s = io::SaveCalibration(*o.out, proto);
-      if (!s.ok()) return s;
+      OFS_RETURN_IF_ERROR(s);
     }
     std::string text = absl::StrFormat(
         "calibrated %d ranks (%s)\n"
         "  collective step: latency %.1f us, bandwidth %.2f GB/s (defaults: 10 us, 25 GB/s)\n"
         "  point to point:  latency %.1f us, bandwidth %.2f GB/s\n",
-        o.nproc, o.backend, links->collective_latency * 1e6, links->collective_bandwidth / 1e9,
-        links->p2p_latency * 1e6, links->p2p_bandwidth / 1e9);
+        o.nproc, o.backend, links.collective_latency * 1e6, links.collective_bandwidth / 1e9,
+        links.p2p_latency * 1e6, links.p2p_bandwidth / 1e9);
     if (o.out) absl::StrAppend(&text, "wrote ", *o.out, " (use it with --calibration=", *o.out, ")\n");
-    return Render(*format, proto, text);
+    return Render(format, proto, text);
   });
 }
 

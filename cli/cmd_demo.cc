@@ -207,9 +207,8 @@ absl::StatusOr<Run> ReferenceRun(const DemoOptions& o, engine::Engine& engine) {
                          EagerContext ref_ctx(engine, one, ref_options);
                          DemoOptions ref = o;
                          ref.save.reset();  // the distributed run saves
-                         absl::StatusOr<Run> r = Train(ref_ctx, ref, single);
-                         if (!r.ok()) return r.status();
-                         reference = *std::move(r);
+                         OFS_ASSIGN_OR_RETURN(Run r, Train(ref_ctx, ref, single));
+                         reference = std::move(r);
                          return absl::OkStatus();
                        }));
   OFS_RETURN_IF_ERROR(ran[0]);

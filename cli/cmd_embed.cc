@@ -8,6 +8,7 @@
 #include "models/bert_encoder.h"
 #include "oneflow_sbp/values/quoted_input.h"
 #include "cli/cli_format.h"
+#include "oneflow_sbp/values/status_macros.h"
 
 namespace oneflow_sbp::cli {
 namespace {
@@ -48,46 +49,44 @@ absl::StatusOr<std::string> RunEmbed(const EmbedOptions& o, engine::Engine& engi
         "--model=DIR is required (tools/fetch_model.sh prints the all-MiniLM-L6-v2 directory)");
   }
   if (o.texts.empty()) return absl::InvalidArgumentError("give at least one TEXT to embed");
-  absl::StatusOr<OutputFormat> format = ParseOutputFormat(o.format, "text|json");
-  if (!format.ok()) return format.status();
-  absl::StatusOr<Placement> placement = Placement::Parse(o.placement);
-  if (!placement.ok()) return placement.status();
-  if (placement->device_type() != DeviceType::kCpu) {
+  OFS_ASSIGN_OR_RETURN(OutputFormat format, ParseOutputFormat(o.format, "text|json"));
+  OFS_ASSIGN_OR_RETURN(Placement placement, Placement::Parse(o.placement));
+  if (placement.device_type() != DeviceType::kCpu) {
     return absl::InvalidArgumentError(absl::StrCat("--placement=", QuotedInput(o.placement),
                                                    ": sbp embed runs on cpu placements (e.g. ",
                                                    "'cpu:0-3 [2,2]')"));
   }
-  absl::StatusOr<models::EmbedResult> r = models::EmbedTexts(engine, o.model, *placement, o.texts, o.repeat);
-  if (!r.ok()) return r.status();
+  OFS_ASSIGN_OR_RETURN(models::EmbedResult r, models::EmbedTexts(engine, o.model, placement,
+      o.texts, o.repeat));
   int64_t tokens = 0;
-  for (const auto& t : r->tokens) tokens += static_cast<int64_t>(t.size());
-  if (*format == OutputFormat::kJson) {
+  for (const auto& t : r.tokens) tokens += static_cast<int64_t>(t.size());
+  if (format == OutputFormat::kJson) {
     std::vector<std::string> toks, embs, texts;
-    for (const auto& t : r->tokens) toks.push_back(absl::StrCat("[", absl::StrJoin(t, ","), "]"));
-    for (const auto& e : r->embeddings) embs.push_back(Vector(e, true));
+    for (const auto& t : r.tokens) toks.push_back(absl::StrCat("[", absl::StrJoin(t, ","), "]"));
+    for (const auto& e : r.embeddings) embs.push_back(Vector(e, true));
     for (const std::string& t : o.texts) texts.push_back(JsonQuote(t));
-    return absl::StrCat("{\"model\": ", JsonQuote(r->config.name), ", \"dim\": ",
-                        r->config.hidden, ", \"placement\": ", JsonQuote(placement->ToString()),
+    return absl::StrCat("{\"model\": ", JsonQuote(r.config.name), ", \"dim\": ",
+                        r.config.hidden, ", \"placement\": ", JsonQuote(placement.ToString()),
                         ", \"texts\": [", absl::StrJoin(texts, ", "), "], \"tokens\": [",
                         absl::StrJoin(toks, ", "), "], \"embeddings\": [",
                         absl::StrJoin(embs, ", "), "], \"load_seconds\": ",
-                        absl::StrFormat("%.3f", r->load_seconds), ", \"embed_seconds\": ",
-                        absl::StrFormat("%.3f", r->embed_seconds), ", \"run_seconds\": [",
-                        Seconds(r->run_seconds), "], \"run_cpu_seconds\": [",
-                        Seconds(r->run_cpu_seconds), "], \"weight_bytes_read\": [",
-                        absl::StrJoin(r->bytes_read, ", "), "]}\n");
+                        absl::StrFormat("%.3f", r.load_seconds), ", \"embed_seconds\": ",
+                        absl::StrFormat("%.3f", r.embed_seconds), ", \"run_seconds\": [",
+                        Seconds(r.run_seconds), "], \"run_cpu_seconds\": [",
+                        Seconds(r.run_cpu_seconds), "], \"weight_bytes_read\": [",
+                        absl::StrJoin(r.bytes_read, ", "), "]}\n");
   }
   std::string out = absl::StrFormat(
-      "%s (%d layers, hidden %d, %d heads) on %s: %d texts, %d tokens\n", r->config.name,
-      r->config.layers, r->config.hidden, r->config.heads, placement->ToString(),
+      "%s (%d layers, hidden %d, %d heads) on %s: %d texts, %d tokens\n", r.config.name,
+      r.config.layers, r.config.hidden, r.config.heads, placement.ToString(),
       o.texts.size(), tokens);
   if (o.repeat > 1) {
     absl::StrAppend(&out, absl::StrFormat("%d runs after loading in %.3f s; seconds per run: %s\n",
-                                          o.repeat, r->load_seconds, Seconds(r->run_seconds)));
+                                          o.repeat, r.load_seconds, Seconds(r.run_seconds)));
   }
   for (size_t i = 0; i < o.texts.size(); ++i) {
     absl::StrAppend(&out, absl::StrFormat("[%d] %s (%d tokens)\n    %s\n", i, JsonQuote(o.texts[i]),
-                                          r->tokens[i].size(), Vector(r->embeddings[i], false)));
+                                          r.tokens[i].size(), Vector(r.embeddings[i], false)));
   }
   if (o.texts.size() > 1) {
     absl::StrAppend(&out, "cosine similarity:\n     ");
@@ -96,7 +95,7 @@ absl::StatusOr<std::string> RunEmbed(const EmbedOptions& o, engine::Engine& engi
     for (size_t i = 0; i < o.texts.size(); ++i) {
       absl::StrAppend(&out, absl::StrFormat("%5s", absl::StrCat("[", i, "]")));
       for (size_t j = 0; j < o.texts.size(); ++j) {
-        absl::StrAppend(&out, absl::StrFormat("%7.3f", Cosine(r->embeddings[i], r->embeddings[j])));
+        absl::StrAppend(&out, absl::StrFormat("%7.3f", Cosine(r.embeddings[i], r.embeddings[j])));
       }
       absl::StrAppend(&out, "\n");
     }

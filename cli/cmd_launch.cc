@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "cli/command_line.h"
+#include "oneflow_sbp/values/status_macros.h"
 
 namespace oneflow_sbp::cli {
 
@@ -23,10 +24,9 @@ absl::StatusOr<std::string> RunLaunch(const comm::LaunchOptions& options,
     const ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
     if (n > 0) argv[0] = std::string(self, static_cast<size_t>(n));
   }
-  absl::StatusOr<comm::LaunchResult> r = comm::Launch(options, argv);
-  if (!r.ok()) return r.status();
-  return absl::StrCat("sbp launch: ", r->ranks.size(), " rank", r->ranks.size() == 1 ? "" : "s",
-                      " exited 0 (MASTER_PORT ", r->master_port, ")\n");
+  OFS_ASSIGN_OR_RETURN(comm::LaunchResult r, comm::Launch(options, argv));
+  return absl::StrCat("sbp launch: ", r.ranks.size(), " rank", r.ranks.size() == 1 ? "" : "s",
+                      " exited 0 (MASTER_PORT ", r.master_port, ")\n");
 }
 
 absl::StatusOr<int> LaunchRanksPerNode(bool nproc_given, int nproc, bool per_node_given,

@@ -10,6 +10,7 @@
 #include "absl/strings/str_join.h"
 #include "oneflow_sbp/values/data_type.h"
 #include "io/infer_proto.h"
+#include "oneflow_sbp/values/status_macros.h"
 #include "ops/op_record.h"
 #include "proto/op_def.pb.h"
 #include "cli/cli_format.h"
@@ -163,17 +164,15 @@ absl::StatusOr<std::string> RunOps(const std::string& op, const std::string& for
   auto has_kernel = [&](const std::string& name) {
     return kr.Find(name, DeviceType::kCpu).ok();
   };
-  absl::StatusOr<OutputFormat> fmt = ParseOutputFormat(format, "text|json|textproto");
-  if (!fmt.ok()) return fmt.status();
+  OFS_ASSIGN_OR_RETURN(OutputFormat fmt, ParseOutputFormat(format, "text|json|textproto"));
   oneflow::OpDefListProto list;
   std::vector<std::string> names;
   if (op.empty()) {
     names = registry.OpNames();
   } else {
-    absl::StatusOr<std::shared_ptr<const OpDef>> def = registry.Get(op);
-    if (!def.ok()) return def.status();
+    OFS_ASSIGN_OR_RETURN(std::shared_ptr<const OpDef> def, registry.Get(op));
     // `op` may be an alias; show the op it names under its canonical name.
-    names.push_back((*def)->type_name());
+    names.push_back((def)->type_name());
   }
   for (const std::string& name : names) {
     oneflow::OpDefProto* proto = list.add_op();
@@ -182,7 +181,7 @@ absl::StatusOr<std::string> RunOps(const std::string& op, const std::string& for
   }
   const std::string text = op.empty() ? CatalogText(list, registry, has_kernel)
                                        : OneOpText(op, list.op(0), registry, kr, has_kernel);
-  return Render(*fmt, list, text);
+  return Render(fmt, list, text);
 }
 
 }  // namespace oneflow_sbp::cli

@@ -7,6 +7,7 @@
 #include "io/proto_convert.h"
 #include "oneflow_sbp/values/quoted_input.h"
 #include "oneflow_sbp/values/shape.h"
+#include "oneflow_sbp/values/status_macros.h"
 #include "proto/sbp_tool.pb.h"
 #include "io/message_decode.h"
 #include "cli/cli_format.h"
@@ -65,70 +66,65 @@ absl::Status FilePositionalValues(const std::vector<std::string>& positional, Pa
 // Each Add* parses one value into `result` and appends its line to `text`.
 
 absl::Status AddSbp(const std::string& value, oneflow::ParsedValues* result, std::string* text) {
-  absl::StatusOr<SbpParallel> sbp = SbpParallel::Parse(value);
-  if (!sbp.ok()) return sbp.status();
-  *result->mutable_sbp() = io::ToProto(*sbp);
-  result->set_sbp_str(sbp->ToString());
-  absl::StrAppend(text, "sbp:       ", sbp->ToString(), "\n");
+  OFS_ASSIGN_OR_RETURN(SbpParallel sbp, SbpParallel::Parse(value));
+  *result->mutable_sbp() = io::ToProto(sbp);
+  result->set_sbp_str(sbp.ToString());
+  absl::StrAppend(text, "sbp:       ", sbp.ToString(), "\n");
   return absl::OkStatus();
 }
 
 absl::Status AddNdSbp(const std::string& value, bool sbp_given, oneflow::ParsedValues* result,
                       std::string* text) {
-  absl::StatusOr<NdSbp> nd = io::DecodeNdSbp(value);
-  if (!nd.ok()) return nd.status();
-  *result->mutable_nd_sbp() = io::ToProto(*nd);
-  result->set_nd_sbp_str(nd->ToString());
-  if (nd->size() == 1 && !sbp_given) {
+  OFS_ASSIGN_OR_RETURN(NdSbp nd, io::DecodeNdSbp(value));
+  *result->mutable_nd_sbp() = io::ToProto(nd);
+  result->set_nd_sbp_str(nd.ToString());
+  if (nd.size() == 1 && !sbp_given) {
     // A 1-entry nd_sbp is also a plain SBP (1-D placements write S(0)).
-    *result->mutable_sbp() = io::ToProto((*nd)[0]);
-    result->set_sbp_str((*nd)[0].ToString());
-    absl::StrAppend(text, "sbp:       ", (*nd)[0].ToString(), "\n");
+    *result->mutable_sbp() = io::ToProto((nd)[0]);
+    result->set_sbp_str((nd)[0].ToString());
+    absl::StrAppend(text, "sbp:       ", (nd)[0].ToString(), "\n");
   }
-  absl::StrAppend(text, "nd_sbp:    ", nd->ToString(), "   (long form ", nd->ToLongString(), ", ",
-                  nd->size(), nd->size() == 1 ? " mesh axis" : " mesh axes", ")\n");
+  absl::StrAppend(text, "nd_sbp:    ", nd.ToString(), "   (long form ", nd.ToLongString(), ", ",
+                  nd.size(), nd.size() == 1 ? " mesh axis" : " mesh axes", ")\n");
   return absl::OkStatus();
 }
 
 absl::Status AddPlacement(const std::string& value, oneflow::ParsedValues* result,
                           std::string* text) {
-  absl::StatusOr<Placement> p = io::DecodePlacement(value);
-  if (!p.ok()) return p.status();
-  *result->mutable_parallel_conf() = io::ToProto(*p);
-  result->set_placement_str(p->ToString());
+  OFS_ASSIGN_OR_RETURN(Placement p, io::DecodePlacement(value));
+  *result->mutable_parallel_conf() = io::ToProto(p);
+  result->set_placement_str(p.ToString());
   std::string hierarchy;
-  for (int i = 0; i < p->num_axes(); ++i) {
-    absl::StrAppend(&hierarchy, i ? "," : "", p->hierarchy()[i]);
+  for (int i = 0; i < p.num_axes(); ++i) {
+    absl::StrAppend(&hierarchy, i ? "," : "", p.hierarchy()[i]);
   }
-  absl::StrAppend(text, "placement: ", p->ToString(), "   (", p->parallel_num(),
-                  p->parallel_num() == 1 ? " rank" : " ranks", ", hierarchy [", hierarchy, "])\n");
+  absl::StrAppend(text, "placement: ", p.ToString(), "   (", p.parallel_num(),
+                  p.parallel_num() == 1 ? " rank" : " ranks", ", hierarchy [", hierarchy, "])\n");
   return absl::OkStatus();
 }
 
 absl::Status AddShape(const std::string& value, oneflow::ParsedValues* result, std::string* text) {
-  absl::StatusOr<Shape> s = Shape::Parse(value);
-  if (!s.ok()) return s.status();
-  *result->mutable_shape() = io::ToProto(*s);
-  result->set_shape_str(s->ToString());
-  absl::StrAppend(text, "shape:     ", s->ToString(), "   (rank ", s->rank(), ", ", s->elem_cnt(),
+  OFS_ASSIGN_OR_RETURN(Shape s, Shape::Parse(value));
+  *result->mutable_shape() = io::ToProto(s);
+  result->set_shape_str(s.ToString());
+  absl::StrAppend(text, "shape:     ", s.ToString(), "   (rank ", s.rank(), ", ", s.elem_cnt(),
                   " elements)\n");
   return absl::OkStatus();
 }
 
 absl::Status AddDType(const std::string& value, oneflow::ParsedValues* result, std::string* text) {
-  absl::StatusOr<DataType> d = ParseDataType(value);
-  if (!d.ok()) return d.status();
-  result->set_data_type(io::ToProto(*d));
-  result->set_data_type_str(std::string(DataTypeName(*d)));
-  absl::StrAppend(text, "dtype:     ", DataTypeName(*d), "   (", ByteSizeOf(*d), " bytes)\n");
+  OFS_ASSIGN_OR_RETURN(DataType d, ParseDataType(value));
+  result->set_data_type(io::ToProto(d));
+  result->set_data_type_str(std::string(DataTypeName(d)));
+  absl::StrAppend(text, "dtype:     ", DataTypeName(d), "   (", ByteSizeOf(d), " bytes)\n");
   return absl::OkStatus();
 }
 
 }  // namespace
 
 absl::StatusOr<std::string> RunParse(const ParseOptions& options) {
-  absl::StatusOr<OutputFormat> format = ParseOutputFormat(options.format, "text|json|textproto");
-  if (!format.ok()) return format.status();
+  OFS_ASSIGN_OR_RETURN(OutputFormat format, ParseOutputFormat(options.format,
+      "text|json|textproto"));
 
   ParseOptions o = options;
   if (absl::Status s = FilePositionalValues(options.positional, &o); !s.ok()) return s;
@@ -146,8 +142,8 @@ absl::StatusOr<std::string> RunParse(const ParseOptions& options) {
   if (s.ok() && o.placement) s = AddPlacement(*o.placement, &result, &text);
   if (s.ok() && o.shape) s = AddShape(*o.shape, &result, &text);
   if (s.ok() && o.dtype) s = AddDType(*o.dtype, &result, &text);
-  if (!s.ok()) return s;
-  return Render(*format, result, text);
+  OFS_RETURN_IF_ERROR(s);
+  return Render(format, result, text);
 }
 
 }  // namespace oneflow_sbp::cli

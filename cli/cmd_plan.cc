@@ -13,6 +13,7 @@
 #include "oneflow_sbp/values/shape.h"
 #include "cli/cli_format.h"
 #include "cli/plan_execution.h"
+#include "oneflow_sbp/values/status_macros.h"
 
 namespace oneflow_sbp::cli {
 namespace {
@@ -31,8 +32,7 @@ absl::StatusOr<int64_t> PositiveFlag(absl::string_view flag, const std::string& 
 }  // namespace
 
 absl::StatusOr<std::string> RunPlan(const PlanOptions& o, engine::Engine& engine, bool* execution_ok) {
-  absl::StatusOr<OutputFormat> format = ParseOutputFormat(o.format, "text|json|dot");
-  if (!format.ok()) return format.status();
+  OFS_ASSIGN_OR_RETURN(OutputFormat format, ParseOutputFormat(o.format, "text|json|dot"));
   std::vector<int64_t> mesh;
   if (o.mesh.has_value()) {
     absl::StatusOr<Shape> m = Shape::Parse(*o.mesh);
@@ -44,16 +44,14 @@ absl::StatusOr<std::string> RunPlan(const PlanOptions& o, engine::Engine& engine
   }
   graph::PlanProgramOptions options;
   if (o.memory_cap.has_value()) {
-    absl::StatusOr<int64_t> cap =
-        PositiveFlag("memory_cap", *o.memory_cap, "a positive number of bytes per rank");
-    if (!cap.ok()) return cap.status();
-    options.memory_cap_bytes = *cap;
+    OFS_ASSIGN_OR_RETURN(int64_t cap,  PositiveFlag("memory_cap", *o.memory_cap,
+        "a positive number of bytes per rank"));
+    options.memory_cap_bytes = cap;
   }
   if (o.work_budget.has_value()) {
-    absl::StatusOr<int64_t> budget =
-        PositiveFlag("work_budget", *o.work_budget, "a positive number of planner steps");
-    if (!budget.ok()) return budget.status();
-    options.work_budget = *budget;
+    OFS_ASSIGN_OR_RETURN(int64_t budget,  PositiveFlag("work_budget", *o.work_budget,
+        "a positive number of planner steps"));
+    options.work_budget = budget;
   }
   if (o.collectives_only && o.execute) {
     // Execution boxes through the engine's cheapest plans, exchanges
@@ -63,41 +61,37 @@ absl::StatusOr<std::string> RunPlan(const PlanOptions& o, engine::Engine& engine
         "engine's cheapest plans, which may use them: run --execute without --collectives_only");
   }
   options.collectives_only = o.collectives_only;
-  absl::StatusOr<oneflow::ProgramProto> parsed = io::ProgramProtoFromJson(o.program);
-  if (!parsed.ok()) return parsed.status();
-  absl::StatusOr<graph::Program> program = io::ProgramFromProto(*parsed, engine.registry(), mesh);
-  if (!program.ok()) return program.status();
+  OFS_ASSIGN_OR_RETURN(oneflow::ProgramProto parsed, io::ProgramProtoFromJson(o.program));
+  OFS_ASSIGN_OR_RETURN(graph::Program program, io::ProgramFromProto(parsed, engine.registry(),
+      mesh));
   std::optional<graph::TrainingStepInfo> step;
-  if (o.training || parsed->training()) {
-    absl::StatusOr<graph::TrainingStepInfo> expanded =
-        eager::ExpandTrainingStep(engine, *program, {});
-    if (!expanded.ok()) return expanded.status();
-    step = *std::move(expanded);
+  if (o.training || parsed.training()) {
+    OFS_ASSIGN_OR_RETURN(graph::TrainingStepInfo expanded,  eager::ExpandTrainingStep(engine,
+        program, {}));
+    step = std::move(expanded);
     program = step->program;
   }
-  absl::StatusOr<graph::ProgramPlan> plan = graph::PlanProgram(*program, engine, options);
-  if (!plan.ok()) return plan.status();
-  if (*format == OutputFormat::kDot) {
+  OFS_ASSIGN_OR_RETURN(graph::ProgramPlan plan, graph::PlanProgram(program, engine, options));
+  if (format == OutputFormat::kDot) {
     if (o.execute) {
       return absl::InvalidArgumentError("--execute reports in text or json, not dot");
     }
-    return graph::ProgramPlanToDot(*program, *plan);
+    return graph::ProgramPlanToDot(program, plan);
   }
-  oneflow::ProgramPlanProto proto = io::ProgramPlanToProto(*program, *plan);
-  std::string text = graph::ProgramPlanToText(*program, *plan);
+  oneflow::ProgramPlanProto proto = io::ProgramPlanToProto(program, plan);
+  std::string text = graph::ProgramPlanToText(program, plan);
   if (step.has_value()) {
-    absl::StrAppend(&text, graph::TrainingPlanToText(*step, *plan));
-    *proto.mutable_training() = io::TrainingPlanToProto(*step, *plan);
+    absl::StrAppend(&text, graph::TrainingPlanToText(*step, plan));
+    *proto.mutable_training() = io::TrainingPlanToProto(*step, plan);
   }
   if (o.execute) {
-    absl::StatusOr<oneflow::PlanExecutionProto> e =
-        ExecuteProgramPlan(*program, *plan, engine, o.seed, step ? &*step : nullptr);
-    if (!e.ok()) return e.status();
-    if (execution_ok != nullptr) *execution_ok = e->ok();
-    absl::StrAppend(&text, PlanExecutionText(*e));
-    *proto.mutable_execution() = *std::move(e);
+    OFS_ASSIGN_OR_RETURN(oneflow::PlanExecutionProto e,  ExecuteProgramPlan(program, plan, engine,
+        o.seed, step ? &*step : nullptr));
+    if (execution_ok != nullptr) *execution_ok = e.ok();
+    absl::StrAppend(&text, PlanExecutionText(e));
+    *proto.mutable_execution() = std::move(e);
   }
-  return Render(*format, proto, text);
+  return Render(format, proto, text);
 }
 
 }  // namespace oneflow_sbp::cli

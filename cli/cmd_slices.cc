@@ -8,6 +8,7 @@
 #include "oneflow_sbp/values/data_type.h"
 #include "io/proto_convert.h"
 #include "oneflow_sbp/values/shape.h"
+#include "oneflow_sbp/values/status_macros.h"
 #include "oneflow_sbp/values/tensor_slice_view.h"
 #include "io/message_decode.h"
 #include "cli/cli_format.h"
@@ -25,52 +26,44 @@ absl::Status Required(const std::string& value, absl::string_view flag,
 }  // namespace
 
 absl::StatusOr<std::string> RunSlices(const SlicesOptions& options) {
-  absl::StatusOr<OutputFormat> format =
-      ParseOutputFormat(options.format, "text|json|textproto");
-  if (!format.ok()) return format.status();
+  OFS_ASSIGN_OR_RETURN(OutputFormat format,  ParseOutputFormat(options.format,
+      "text|json|textproto"));
   for (absl::Status s : {Required(options.shape, "shape", "10,6"),
                          Required(options.placement, "placement", "'cpu:0-3 [2,2]'"),
                          Required(options.nd_sbp, "nd_sbp", "'(S(0),S(1))'")}) {
-    if (!s.ok()) return s;
+    OFS_RETURN_IF_ERROR(s);
   }
-  absl::StatusOr<Shape> shape = Shape::Parse(options.shape);
-  if (!shape.ok()) return shape.status();
-  absl::StatusOr<DataType> dtype = ParseDataType(options.dtype);
-  if (!dtype.ok()) return dtype.status();
-  absl::StatusOr<Placement> placement = io::DecodePlacement(options.placement);
-  if (!placement.ok()) return placement.status();
-  absl::StatusOr<NdSbp> nd_sbp = io::DecodeNdSbp(options.nd_sbp);
-  if (!nd_sbp.ok()) return nd_sbp.status();
-  absl::StatusOr<int64_t> bytes = CheckedByteSize(*shape, ByteSizeOf(*dtype));
-  if (!bytes.ok()) return bytes.status();
-  absl::StatusOr<std::vector<TensorSlice>> slices =
-      AllRankSlices(*shape, *nd_sbp, *placement);
-  if (!slices.ok()) return slices.status();
+  OFS_ASSIGN_OR_RETURN(Shape shape, Shape::Parse(options.shape));
+  OFS_ASSIGN_OR_RETURN(DataType dtype, ParseDataType(options.dtype));
+  OFS_ASSIGN_OR_RETURN(Placement placement, io::DecodePlacement(options.placement));
+  OFS_ASSIGN_OR_RETURN(NdSbp nd_sbp, io::DecodeNdSbp(options.nd_sbp));
+  OFS_ASSIGN_OR_RETURN(int64_t bytes, CheckedByteSize(shape, ByteSizeOf(dtype)));
+  OFS_ASSIGN_OR_RETURN(std::vector<TensorSlice> slices,  AllRankSlices(shape, nd_sbp, placement));
 
   std::string text = absl::StrCat(
-      DataTypeName(*dtype), shape->ToString(), " (", *bytes, " bytes) as ",
-      nd_sbp->ToString(), " on ", placement->ToString(), "\n");
-  if (nd_sbp->any_partial()) {
+      DataTypeName(dtype), shape.ToString(), " (", bytes, " bytes) as ",
+      nd_sbp.ToString(), " on ", placement.ToString(), "\n");
+  if (nd_sbp.any_partial()) {
     absl::StrAppend(&text,
                     "partial: every rank holds an addend of its range; the "
                     "logical value is their ",
-                    PartialKindName(*nd_sbp->partial_kind()), "\n");
+                    PartialKindName(*nd_sbp.partial_kind()), "\n");
   }
   const std::string header = absl::StrFormat("%-11s %-5s %-8s %-24s %8s %10s\n",
                                              "parallel_id", "rank", "coord",
                                              "slice", "elems", "bytes");
   absl::StrAppend(&text, header);
-  for (int64_t id = 0; id < placement->parallel_num(); ++id) {
-    const TensorSlice& s = (*slices)[id];
+  for (int64_t id = 0; id < placement.parallel_num(); ++id) {
+    const TensorSlice& s = (slices)[id];
     const std::string coord =
-        absl::StrCat("(", absl::StrJoin(placement->CoordinateOf(id), ","), ")");
+        absl::StrCat("(", absl::StrJoin(placement.CoordinateOf(id), ","), ")");
     absl::StrAppend(
         &text, absl::StrFormat("%-11d %-5d %-8s %-24s %8d %10d%s\n", id,
-                               placement->RankOf(id), coord, s.ToString(),
-                               s.elem_cnt(), s.elem_cnt() * ByteSizeOf(*dtype),
+                               placement.RankOf(id), coord, s.ToString(),
+                               s.elem_cnt(), s.elem_cnt() * ByteSizeOf(dtype),
                                s.elem_cnt() == 0 ? "  (empty)" : ""));
   }
-  return Render(*format, io::ToProto(*shape, *dtype, *nd_sbp, *placement, *slices), text);
+  return Render(format, io::ToProto(shape, dtype, nd_sbp, placement, slices), text);
 }
 
 }  // namespace oneflow_sbp::cli

@@ -4,6 +4,7 @@
 #include "cli/cmd_infer.h"
 #include "cli/cmd_parse.h"
 #include "cli/cmd_slices.h"
+#include "oneflow_sbp/values/status_macros.h"
 
 namespace oneflow_sbp::cli {
 namespace {
@@ -28,7 +29,7 @@ absl::StatusOr<std::string> RunTour(engine::Engine& engine) {
     o.positional = {"(S(0),B)", "cuda:0-7 [2,4]"};
     absl::Status s = Step(&out, "1. Layouts: an nd_sbp has one SBP per mesh axis",
                           "parse '(S(0),B)' 'cuda:0-7 [2,4]'", RunParse(o));
-    if (!s.ok()) return s;
+    OFS_RETURN_IF_ERROR(s);
   }
   {
     SlicesOptions o;
@@ -40,7 +41,7 @@ absl::StatusOr<std::string> RunTour(engine::Engine& engine) {
                           "slices --shape=11,6 --placement='cpu:0-5 [2,3]' "
                           "--nd_sbp='(S(0),S(0))'",
                           RunSlices(o));
-    if (!s.ok()) return s;
+    OFS_RETURN_IF_ERROR(s);
   }
   {
     InferOptions o;
@@ -51,7 +52,7 @@ absl::StatusOr<std::string> RunTour(engine::Engine& engine) {
                           "infer --op=matmul --placement='cpu:0-3 [2,2]' "
                           "--input='f32[64,32]:(S(0),B)' --input='f32[32,48]:(B,S(1))'",
                           RunInfer(o, engine));
-    if (!s.ok()) return s;
+    OFS_RETURN_IF_ERROR(s);
   }
   {
     InferOptions o;
@@ -64,7 +65,7 @@ absl::StatusOr<std::string> RunTour(engine::Engine& engine) {
                           "infer --op=relu --placement='cpu:0-5 [2,3]' "
                           "--input='f32[2,12]:(P,P)' --format=table",
                           RunInfer(o, engine));
-    if (!s.ok()) return s;
+    OFS_RETURN_IF_ERROR(s);
   }
   absl::StrAppend(&out, "More: sbp help, sbp ops, sbp infer ... --explain\n");
   return out;

@@ -12,6 +12,7 @@
 #include "oneflow_sbp/values/quoted_input.h"
 #include "kernels/verify/verifier.h"
 #include "cli/cli_format.h"
+#include "oneflow_sbp/values/status_macros.h"
 
 namespace oneflow_sbp::cli {
 namespace {
@@ -73,8 +74,7 @@ std::string ReportToJson(const kernels::VerifyReport& r) {
 
 absl::StatusOr<std::string> RunVerify(const VerifyCmdOptions& o, const OpRegistry& registry,
                                       int* exit_code) {
-  absl::StatusOr<OutputFormat> format = ParseOutputFormat(o.format, "text|json");
-  if (!format.ok()) return format.status();
+  OFS_ASSIGN_OR_RETURN(OutputFormat format, ParseOutputFormat(o.format, "text|json"));
   kernels::VerifyOptions options;
   options.seed = o.seed;
   options.kernels = o.kernels;
@@ -108,9 +108,9 @@ absl::StatusOr<std::string> RunVerify(const VerifyCmdOptions& o, const OpRegistr
         " backend; build it with `bazel build --config=cuda //cli:sbp` (",
         report.status().message(), ")"));
   }
-  if (!report.ok()) return report.status();
+  OFS_RETURN_IF_ERROR(report.status());
   if (exit_code != nullptr && !report->ok()) *exit_code = 1;
-  return *format == OutputFormat::kJson ? ReportToJson(*report)
+  return format == OutputFormat::kJson ? ReportToJson(*report)
                                         : kernels::VerifyReportToText(*report);
 }
 

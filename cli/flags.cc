@@ -211,7 +211,9 @@ absl::Status FlagValues::Set(const FlagSpec& spec, absl::string_view text) {
   return absl::OkStatus();
 }
 
-bool FlagValues::given(absl::string_view name) const { return values_.contains(name); }
+bool FlagValues::given(absl::string_view name) const {
+  return values_.find(name) != values_.end();
+}
 
 std::optional<FlagValue> FlagValues::Value(absl::string_view name, FlagType type) const {
   const FlagSpec* spec = FindFlag(name);

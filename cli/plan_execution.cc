@@ -12,6 +12,7 @@
 #include "comm/inprocess_world.h"
 #include "eager/program_runner.h"
 #include "oneflow_sbp/storage/tensor_difference.h"
+#include "oneflow_sbp/values/status_macros.h"
 
 namespace oneflow_sbp::cli {
 namespace {
@@ -35,22 +36,21 @@ absl::StatusOr<RunTotals> RunOnRanks(const graph::Program& program,
   absl::StatusOr<std::vector<absl::Status>> ran =
       comm::RunRanks(world, [&](comm::Communicator& comm) -> absl::Status {
         eager::EagerContext ctx(engine, comm);
-        absl::StatusOr<eager::ProgramRunResult> r =
-            eager::RunProgram(ctx, program, assignment, mode, options);
-        if (!r.ok()) return r.status();
+        OFS_ASSIGN_OR_RETURN(eager::ProgramRunResult r,  eager::RunProgram(ctx, program,
+            assignment, mode, options));
         std::lock_guard<std::mutex> lock(mu);
-        totals.bytes_received += r->traffic.bytes_received;
-        if (comm.rank() == ranks[0]) totals.rank0 = *std::move(r);
+        totals.bytes_received += r.traffic.bytes_received;
+        if (comm.rank() == ranks[0]) totals.rank0 = std::move(r);
         return absl::OkStatus();
       });
   totals.wall_s = absl::ToDoubleSeconds(absl::Now() - start);
-  if (!ran.ok()) return ran.status();
+  OFS_RETURN_IF_ERROR(ran.status());
   // The first failing rank's own error, not a peer's "aborted" echo.
   for (const absl::Status& s : *ran) {
     if (!s.ok() && s.code() != absl::StatusCode::kAborted) return s;
   }
   for (const absl::Status& s : *ran) {
-    if (!s.ok()) return s;
+    OFS_RETURN_IF_ERROR(s);
   }
   return totals;
 }
@@ -80,12 +80,10 @@ absl::StatusOr<oneflow::PlanExecutionProto> ExecuteProgramPlan(
       if (p.state.size() == 2) options.nonnegative.push_back(p.state[1]);
     }
   }
-  absl::StatusOr<RunTotals> planned = RunOnRanks(
-      program, plan.chosen, eager::ProgramRunMode::kFollowPlan, engine, options);
-  if (!planned.ok()) return planned.status();
-  absl::StatusOr<RunTotals> greedy = RunOnRanks(
-      program, plan.greedy, eager::ProgramRunMode::kEagerInference, engine, options);
-  if (!greedy.ok()) return greedy.status();
+  OFS_ASSIGN_OR_RETURN(RunTotals planned, RunOnRanks( program, plan.chosen,
+      eager::ProgramRunMode::kFollowPlan, engine, options));
+  OFS_ASSIGN_OR_RETURN(RunTotals greedy, RunOnRanks( program, plan.greedy,
+      eager::ProgramRunMode::kEagerInference, engine, options));
 
   oneflow::PlanExecutionProto e;
   e.set_ranks(static_cast<int>(program.placement().parallel_num()));
@@ -98,17 +96,17 @@ absl::StatusOr<oneflow::PlanExecutionProto> ExecuteProgramPlan(
     p->set_wall_s(t.wall_s);
     p->set_ops_as_predicted(as_predicted);
   };
-  fill(*planned, plan.costs.comm_bytes,
-       OpsAsPredicted(planned->rank0.signatures, plan.chosen.op_signatures), e.mutable_plan());
-  fill(*greedy, plan.greedy_costs.comm_bytes,
-       OpsAsPredicted(greedy->rank0.signatures, plan.greedy.op_signatures), e.mutable_greedy());
-  e.set_outputs(static_cast<int>(planned->rank0.outputs.size()));
+  fill(planned, plan.costs.comm_bytes,
+       OpsAsPredicted(planned.rank0.signatures, plan.chosen.op_signatures), e.mutable_plan());
+  fill(greedy, plan.greedy_costs.comm_bytes,
+       OpsAsPredicted(greedy.rank0.signatures, plan.greedy.op_signatures), e.mutable_greedy());
+  e.set_outputs(static_cast<int>(planned.rank0.outputs.size()));
   e.set_max_output_diff(
-      MaxRelativeDifference(planned->rank0.outputs, greedy->rank0.outputs, /*scale_floor=*/1));
+      MaxRelativeDifference(planned.rank0.outputs, greedy.rank0.outputs, /*scale_floor=*/1));
   if (step != nullptr) {
     e.set_step_tensors(static_cast<int>(options.gather.size()));
-    e.set_max_step_tensor_diff(MaxRelativeDifference(planned->rank0.gathered,
-                                                     greedy->rank0.gathered, /*scale_floor=*/1));
+    e.set_max_step_tensor_diff(MaxRelativeDifference(planned.rank0.gathered,
+                                                     greedy.rank0.gathered, /*scale_floor=*/1));
   }
 
   std::vector<std::string> problems;

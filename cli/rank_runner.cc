@@ -14,6 +14,7 @@
 #include "comm/job_auth.h"
 #include "comm/launcher.h"
 #include "oneflow_sbp/values/quoted_input.h"
+#include "oneflow_sbp/values/status_macros.h"
 
 namespace oneflow_sbp::cli {
 namespace {
@@ -58,13 +59,12 @@ absl::StatusOr<std::string> RunOnRanks(
   }
   absl::Duration timeout = options.timeout;
   if (timeout <= absl::ZeroDuration()) {
-    absl::StatusOr<absl::Duration> from_env =
-        comm::SecondsFromEnvironment("OFS_TIMEOUT", absl::Seconds(60));
-    if (!from_env.ok()) return from_env.status();
-    if (*from_env <= absl::ZeroDuration()) {
+    OFS_ASSIGN_OR_RETURN(absl::Duration from_env,  comm::SecondsFromEnvironment("OFS_TIMEOUT",
+        absl::Seconds(60)));
+    if (from_env <= absl::ZeroDuration()) {
       return absl::InvalidArgumentError("OFS_TIMEOUT must be above 0 seconds");
     }
-    timeout = *from_env;
+    timeout = from_env;
   }
   if (backend == Backend::kGloo && options.device != DeviceType::kCpu) {
     return absl::UnimplementedError(absl::StrCat(
@@ -78,44 +78,39 @@ absl::StatusOr<std::string> RunOnRanks(
     absl::StatusOr<std::vector<absl::Status>> ran = comm::RunRanks(
         nproc,
         [&](comm::Communicator& world) -> absl::Status {
-          absl::StatusOr<std::string> out = fn(world);
-          if (!out.ok()) return out.status();
-          if (world.rank() == 0) text = *std::move(out);
+          OFS_ASSIGN_OR_RETURN(std::string out, fn(world));
+          if (world.rank() == 0) text = std::move(out);
           return absl::OkStatus();
         },
         io);
-    if (!ran.ok()) return ran.status();
+    OFS_RETURN_IF_ERROR(ran.status());
     // The first failure caused the others (they report kAborted).
     for (const absl::Status& s : *ran) {
       if (!s.ok() && s.code() != absl::StatusCode::kAborted) return s;
     }
     for (const absl::Status& s : *ran) {
-      if (!s.ok()) return s;
+      OFS_RETURN_IF_ERROR(s);
     }
     return text;
   }
   if (IsRankProcess()) {
-    absl::StatusOr<std::unique_ptr<comm::Communicator>> world =
-        comm::ConnectFromEnvironment(timeout);
-    if (!world.ok()) return world.status();
-    if ((*world)->size() != nproc) {
-      return absl::InvalidArgumentError(absl::StrCat("WORLD_SIZE ", (*world)->size(),
+    OFS_ASSIGN_OR_RETURN(std::unique_ptr<comm::Communicator> world,
+         comm::ConnectFromEnvironment(timeout));
+    if ((world)->size() != nproc) {
+      return absl::InvalidArgumentError(absl::StrCat("WORLD_SIZE ", (world)->size(),
                                                      " but --nproc=", nproc));
     }
-    absl::StatusOr<std::string> out = fn(**world);
-    if (!out.ok()) return out.status();
-    return (*world)->rank() == 0 ? *std::move(out) : std::string();
+    OFS_ASSIGN_OR_RETURN(std::string out, fn(*world));
+    return (world)->rank() == 0 ? std::move(out) : std::string();
   }
-  absl::StatusOr<std::vector<std::string>> argv = OwnCommandLine();
-  if (!argv.ok()) return argv.status();
+  OFS_ASSIGN_OR_RETURN(std::vector<std::string> argv, OwnCommandLine());
   comm::LaunchOptions lo;
   lo.nproc = nproc;
   lo.timeout = timeout + absl::Seconds(30);
   lo.failure_grace = absl::Seconds(2);
   // The ranks use this process's timeout, whatever it came from.
   lo.env = {{"OFS_TIMEOUT", absl::StrCat(absl::ToDoubleSeconds(timeout))}};
-  absl::StatusOr<comm::LaunchResult> launched = comm::Launch(lo, *argv);
-  if (!launched.ok()) return launched.status();
+  OFS_ASSIGN_OR_RETURN(comm::LaunchResult launched, comm::Launch(lo, argv));
   return std::string();
 }
 

@@ -226,7 +226,7 @@ std::optional<std::string> ExportTimeouts(const CommandLine& cl) {
        false},
   };
   for (const auto& t : timeouts) {
-    if (!cl.given.contains(t.flag)) continue;
+    if (!cl.flags.given(t.flag)) continue;
     if (!(t.value >= 0) || (t.positive && t.value == 0) || t.value > 1e9) {
       return absl::StrCat("--", t.flag, "=", t.value, ": seconds, ",
                           t.positive ? "above 0" : "0 (off) or more");

@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "oneflow_sbp/values/status_macros.h"
 
 namespace oneflow_sbp::comm {
 
@@ -49,13 +50,13 @@ absl::Status BufferOps::DeviceReduce(ReduceOp op, DataType dtype, const void* in
   const int64_t bytes = count * ByteSizeOf(dtype);
   std::vector<char> acc(static_cast<size_t>(bytes));
   absl::Status s = ops_->Copy(acc.data(), inout, bytes, CopyDirection::kDeviceToHost);
-  if (!s.ok()) return s;
+  OFS_RETURN_IF_ERROR(s);
   if (in == inout) {
     ReduceInto(op, dtype, acc.data(), acc.data(), count);
   } else {
     std::vector<char> addend(static_cast<size_t>(bytes));
     s = ops_->Copy(addend.data(), in, bytes, CopyDirection::kDeviceToHost);
-    if (!s.ok()) return s;
+    OFS_RETURN_IF_ERROR(s);
     ReduceInto(op, dtype, addend.data(), acc.data(), count);
   }
   return ops_->Copy(inout, acc.data(), bytes, CopyDirection::kHostToDevice);
@@ -66,11 +67,10 @@ absl::Status BufferOps::DeviceReduceTo(ReduceOp op, DataType dtype, const void* 
   if (out == a) return DeviceReduce(op, dtype, b, out, count);
   // Through a scratch copy of `a`, so that `out` may also be `b`.
   const int64_t bytes = count * ByteSizeOf(dtype);
-  absl::StatusOr<Staging> tmp = Allocate(bytes);
-  if (!tmp.ok()) return tmp.status();
-  absl::Status s = Copy(tmp->data(), a, bytes);
-  if (s.ok()) s = DeviceReduce(op, dtype, b, tmp->data(), count);
-  if (s.ok()) s = Copy(out, tmp->data(), bytes);
+  OFS_ASSIGN_OR_RETURN(Staging tmp, Allocate(bytes));
+  absl::Status s = Copy(tmp.data(), a, bytes);
+  if (s.ok()) s = DeviceReduce(op, dtype, b, tmp.data(), count);
+  if (s.ok()) s = Copy(out, tmp.data(), bytes);
   return s;
 }
 
@@ -80,10 +80,9 @@ absl::StatusOr<BufferOps::Staging> BufferOps::Allocate(int64_t bytes) const {
     s.host_.reset(new char[static_cast<size_t>(bytes)]);
     return s;
   }
-  absl::StatusOr<void*> p = ops_->Allocate(bytes);
-  if (!p.ok()) return p.status();
+  OFS_ASSIGN_OR_RETURN(void* p, ops_->Allocate(bytes));
   s.ops_ = ops_;
-  s.device_ = *p;
+  s.device_ = p;
   s.bytes_ = bytes;
   return s;
 }

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "absl/container/inlined_vector.h"
+#include "oneflow_sbp/values/status_macros.h"
 #include "oneflow_sbp/values/tensor_slice_view.h"
 
 namespace oneflow_sbp::comm {
@@ -89,7 +90,7 @@ absl::Status RingAllGatherInPlace(const GroupCall& call, char* buf,
     const int in = Mod(k - s - 1, n);
     absl::Status status = SendRecvStep(call, first_step + s, Mod(k + 1, n), buf + off[out],
                                        sizes[out], Mod(k - 1, n), buf + off[in], sizes[in]);
-    if (!status.ok()) return status;
+    OFS_RETURN_IF_ERROR(status);
   }
   return absl::OkStatus();
 }
@@ -131,10 +132,9 @@ absl::Status RingReduceScatterImpl(const GroupCall& call, const char* send,
       return absl::OkStatus();
     }
     // Device copies may not overlap: go through a staging buffer.
-    absl::StatusOr<BufferOps::Staging> tmp = mem.Allocate(sizes[0]);
-    if (!tmp.ok()) return tmp.status();
-    absl::Status status = mem.Copy(tmp->data(), send, sizes[0]);
-    if (status.ok()) status = mem.Copy(out, tmp->data(), sizes[0]);
+    OFS_ASSIGN_OR_RETURN(BufferOps::Staging tmp, mem.Allocate(sizes[0]));
+    absl::Status status = mem.Copy(tmp.data(), send, sizes[0]);
+    if (status.ok()) status = mem.Copy(out, tmp.data(), sizes[0]);
     return status;
   }
   const bool host = mem.host();
@@ -170,9 +170,8 @@ absl::Status RingReduceScatterImpl(const GroupCall& call, const char* send,
   char* bufs[2] = {nullptr, nullptr};
   if (staged_steps > 0) {
     const int slots = consecutive || work != nullptr ? 2 : 1;
-    absl::StatusOr<BufferOps::Staging> st = mem.Allocate(slots * max_chunk);
-    if (!st.ok()) return st.status();
-    staging = *std::move(st);
+    OFS_ASSIGN_OR_RETURN(BufferOps::Staging st, mem.Allocate(slots * max_chunk));
+    staging = std::move(st);
     bufs[0] = staging.data();
     bufs[1] = staging.data() + (slots - 1) * max_chunk;
   }
@@ -208,7 +207,7 @@ absl::Status RingReduceScatterImpl(const GroupCall& call, const char* send,
                       : mem.Reduce(op, dtype, addend, target, counts[in]);
       }
     }
-    if (!status.ok()) return status;
+    OFS_RETURN_IF_ERROR(status);
     partial = target;
   }
   if (partial != out) return mem.Copy(out, partial, sizes[k]);
@@ -245,7 +244,7 @@ absl::Status RingAllGatherV(const GroupCall& call, const void* send, void* recv,
   const int64_t own = chunk_bytes[call.me];
   // send is recv's own place or does not overlap it (Communicator checks).
   absl::Status status = call.buffers.Copy(out + off[call.me], send, own);
-  if (!status.ok()) return status;
+  OFS_RETURN_IF_ERROR(status);
   return RingAllGatherInPlace(call, out, chunk_bytes, /*first_step=*/0);
 }
 
@@ -272,7 +271,7 @@ absl::Status RingAllReduce(const GroupCall& call, const void* send, void* recv, 
   // place): the all-gather overwrites those places anyway, so no staging.
   absl::Status status = RingReduceScatterImpl(call, static_cast<const char*>(send), counts, dtype,
                                               op, out + off[call.me], /*first_step=*/0, out);
-  if (!status.ok()) return status;
+  OFS_RETURN_IF_ERROR(status);
   // The reduce-scatter used steps 0 .. n-2.
   return RingAllGatherInPlace(call, out, sizes, /*first_step=*/n - 1);
 }
@@ -287,7 +286,7 @@ absl::Status PairwiseAllToAllV(const GroupCall& call, const void* send,
   const std::vector<int64_t> soff = Offsets(send_bytes);
   const std::vector<int64_t> roff = Offsets(recv_bytes);
   absl::Status copied = call.buffers.Copy(out + roff[k], in + soff[k], send_bytes[k]);
-  if (!copied.ok()) return copied;
+  OFS_RETURN_IF_ERROR(copied);
   // Message s goes to k + s and comes from k - s (tagged s on both sides),
   // and all of them are posted at once: every link carries its message at
   // the same time, where n - 1 steps in lockstep would each wait for the
@@ -325,7 +324,7 @@ absl::Status ChainBroadcast(const GroupCall& call, void* buffer, int64_t bytes, 
     if (d != n - 1 && fwd >= 0 && fwd < segments) sends.push_back(segment(Mod(call.me + 1, n), fwd));
     if (d != 0 && t < segments) recvs.push_back(segment(Mod(call.me - 1, n), t));
     absl::Status status = Post(call, sends, recvs);
-    if (!status.ok()) return status;
+    OFS_RETURN_IF_ERROR(status);
   }
   return absl::OkStatus();
 }
@@ -339,7 +338,7 @@ absl::Status DisseminationBarrier(const GroupCall& call) {
   for (int dist = 1; dist < n; dist *= 2, ++round) {
     absl::Status status = SendRecvStep(call, round, Mod(call.me + dist, n), &token_out, 1,
                                        Mod(call.me - dist, n), &token_in, 1, Memory::kHost);
-    if (!status.ok()) return status;
+    OFS_RETURN_IF_ERROR(status);
   }
   return absl::OkStatus();
 }

@@ -17,6 +17,7 @@
 #include "comm/buffer_ops.h"
 #include "comm/transport.h"
 #include "oneflow_sbp/storage/device_ops.h"
+#include "oneflow_sbp/values/status_macros.h"
 
 namespace oneflow_sbp::comm {
 namespace {
@@ -236,7 +237,7 @@ absl::Status InProcessWorld::State::Exchange(int rank, absl::Span<const P2POp> o
   absl::Status mismatch;
   {
     absl::MutexLock lock(&mu_);
-    if (!aborted_.ok()) return aborted_;
+    OFS_RETURN_IF_ERROR(aborted_);
     for (size_t i = 0; i < ops.size(); ++i) {
       mine[i].op = &ops[i];
       Pending* match = MatchOrPost(rank, &mine[i]);
@@ -283,9 +284,9 @@ absl::Status InProcessWorld::State::Exchange(int rank, absl::Span<const P2POp> o
     }
   }
   mu_.Await(absl::Condition(&ExchangeWait::NoneCopying, &wait));
-  if (!mismatch.ok()) return mismatch;
-  if (!copied.ok()) return copied;
-  if (!aborted_.ok()) return aborted_;
+  OFS_RETURN_IF_ERROR(mismatch);
+  OFS_RETURN_IF_ERROR(copied);
+  OFS_RETURN_IF_ERROR(aborted_);
   absl::Status timeout = DeadlineError(rank, pending);
   AbortLocked(timeout);
   return timeout;
@@ -346,10 +347,9 @@ absl::StatusOr<std::shared_ptr<InProcessWorld>> InProcessWorld::Create(
         absl::StrCat("in-process world: default_timeout ",
                      absl::FormatDuration(options.default_timeout), " must be positive"));
   }
-  absl::StatusOr<BufferOps> buffers = BuffersOf(options);
-  if (!buffers.ok()) return buffers.status();
+  OFS_ASSIGN_OR_RETURN(BufferOps buffers, BuffersOf(options));
   return std::shared_ptr<InProcessWorld>(
-      new InProcessWorld(std::make_shared<State>(size, *buffers), options));
+      new InProcessWorld(std::make_shared<State>(size, buffers), options));
 }
 
 int InProcessWorld::size() const { return state_->size(); }
@@ -373,13 +373,11 @@ absl::Status InProcessWorld::health() const { return state_->health(); }
 absl::StatusOr<std::vector<absl::Status>> RunRanks(
     int n, const std::function<absl::Status(Communicator&)>& fn,
     const InProcessOptions& options) {
-  absl::StatusOr<std::shared_ptr<InProcessWorld>> world = InProcessWorld::Create(n, options);
-  if (!world.ok()) return world.status();
+  OFS_ASSIGN_OR_RETURN(std::shared_ptr<InProcessWorld> world, InProcessWorld::Create(n, options));
   std::vector<std::unique_ptr<Communicator>> comms;
   for (int r = 0; r < n; ++r) {
-    absl::StatusOr<std::unique_ptr<Communicator>> c = (*world)->Connect(r);
-    if (!c.ok()) return c.status();
-    comms.push_back(*std::move(c));
+    OFS_ASSIGN_OR_RETURN(std::unique_ptr<Communicator> c, (world)->Connect(r));
+    comms.push_back(std::move(c));
   }
   std::vector<absl::Status> results(n);
   std::vector<std::thread> threads;
@@ -404,7 +402,7 @@ absl::StatusOr<std::vector<absl::Status>> RunRanks(
         if (!status.ok()) {
           // A rank that failed because the world was already aborted does
           // not replace the first reason (Abort keeps the first).
-          (*world)->Abort(absl::Status(status.code(),
+          (world)->Abort(absl::Status(status.code(),
                                        absl::StrCat("rank ", r, " failed: ", status.message())));
         }
         results[r] = std::move(status);
@@ -417,9 +415,9 @@ absl::StatusOr<std::vector<absl::Status>> RunRanks(
           "out of memory starting the thread of rank ", r, " of ", n));
     }
   }
-  if (!start_error.ok()) (*world)->Abort(start_error);
+  if (!start_error.ok()) (world)->Abort(start_error);
   for (std::thread& t : threads) t.join();
-  if (!start_error.ok()) return start_error;
+  OFS_RETURN_IF_ERROR(start_error);
   return results;
 }
 

@@ -6,6 +6,7 @@
 #include <openssl/rand.h>
 
 #include "absl/strings/escaping.h"
+#include "oneflow_sbp/values/status_macros.h"
 
 namespace oneflow_sbp::comm {
 
@@ -19,9 +20,8 @@ absl::StatusOr<std::string> RandomBytes(size_t bytes) {
 }
 
 absl::StatusOr<std::string> NewJobSecret() {
-  absl::StatusOr<std::string> raw = RandomBytes(32);
-  if (!raw.ok()) return raw.status();
-  return absl::BytesToHexString(*raw);
+  OFS_ASSIGN_OR_RETURN(std::string raw, RandomBytes(32));
+  return absl::BytesToHexString(raw);
 }
 
 std::string Hmac(absl::string_view key, absl::string_view message) {

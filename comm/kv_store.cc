@@ -15,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "comm/job_auth.h"
+#include "oneflow_sbp/values/status_macros.h"
 
 namespace oneflow_sbp::comm {
 namespace {
@@ -77,8 +78,7 @@ absl::StatusOr<std::unique_ptr<KvStoreServer>> KvStoreServer::Start(
                                         "pick another --master_port)")
                          : ""));
   }
-  absl::StatusOr<int> bound = net::LocalPort(*listener);
-  if (!bound.ok()) return bound.status();
+  OFS_ASSIGN_OR_RETURN(int bound, net::LocalPort(*listener));
   const int stop_fd = eventfd(0, EFD_CLOEXEC);
   const int joined_fd = eventfd(0, EFD_CLOEXEC);
   if (stop_fd < 0 || joined_fd < 0) {
@@ -87,7 +87,7 @@ absl::StatusOr<std::unique_ptr<KvStoreServer>> KvStoreServer::Start(
     return absl::InternalError("rendezvous store: eventfd failed");
   }
   std::unique_ptr<KvStoreServer> server(
-      new KvStoreServer(*std::move(listener), *bound, stop_fd, joined_fd, options));
+      new KvStoreServer(*std::move(listener), bound, stop_fd, joined_fd, options));
   server->acceptor_ = std::thread([s = server.get()] { s->AcceptLoop(); });
   return server;
 }
@@ -353,10 +353,9 @@ absl::StatusOr<std::pair<net::Socket, store::Session>> Handshake(const std::stri
                                                                 int rank, absl::Time deadline,
                                                                 bool* retry) {
   *retry = false;
-  absl::StatusOr<net::Socket> s = net::Connect(host, port, deadline);
-  if (!s.ok()) return s.status();
+  OFS_ASSIGN_OR_RETURN(net::Socket s, net::Connect(host, port, deadline));
   char greeting[store::kGreetingBytes];
-  if (absl::Status st = net::ReadAll(*s, greeting, 1, deadline); !st.ok()) {
+  if (absl::Status st = net::ReadAll(s, greeting, 1, deadline); !st.ok()) {
     *retry = st.code() == absl::StatusCode::kUnavailable;
     return st;
   }
@@ -364,7 +363,7 @@ absl::StatusOr<std::pair<net::Socket, store::Session>> Handshake(const std::stri
     *retry = true;
     return absl::UnavailableError("the store is busy (too many connections)");
   }
-  if (absl::Status st = net::ReadAll(*s, greeting + 1, sizeof(greeting) - 1, deadline); !st.ok()) {
+  if (absl::Status st = net::ReadAll(s, greeting + 1, sizeof(greeting) - 1, deadline); !st.ok()) {
     *retry = st.code() == absl::StatusCode::kUnavailable;
     return st;
   }
@@ -374,32 +373,31 @@ absl::StatusOr<std::pair<net::Socket, store::Session>> Handshake(const std::stri
   store::Session session;
   session.secret = secret;
   session.server_nonce.assign(greeting + 1 + sizeof(store::kMagic), kNonceBytes);
-  absl::StatusOr<std::string> nonce = RandomBytes(kNonceBytes);
-  if (!nonce.ok()) return nonce.status();
-  session.client_nonce = *nonce;
+  OFS_ASSIGN_OR_RETURN(std::string nonce, RandomBytes(kNonceBytes));
+  session.client_nonce = nonce;
   session.rank = static_cast<uint32_t>(rank);
   std::string hello = session.client_nonce;
   PutU32(hello, session.rank);
   hello += store::HelloTag(session);
-  if (absl::Status st = net::WriteAll(*s, hello.data(), hello.size(), deadline); !st.ok()) {
+  if (absl::Status st = net::WriteAll(s, hello.data(), hello.size(), deadline); !st.ok()) {
     return st;
   }
   uint8_t code = 0;
-  if (absl::Status st = net::ReadAll(*s, &code, 1, deadline); !st.ok()) return st;
+  if (absl::Status st = net::ReadAll(s, &code, 1, deadline); !st.ok()) return st;
   if (code != 0) {
     std::string message;
-    if (absl::Status st = ReadString(*s, &message, kMaxRefusalBytes, deadline, -1); !st.ok()) {
+    if (absl::Status st = ReadString(s, &message, kMaxRefusalBytes, deadline, -1); !st.ok()) {
       return st;
     }
     return absl::Status(static_cast<absl::StatusCode>(code), message);
   }
   char tag[kTagBytes];
-  if (absl::Status st = net::ReadAll(*s, tag, sizeof(tag), deadline); !st.ok()) return st;
+  if (absl::Status st = net::ReadAll(s, tag, sizeof(tag), deadline); !st.ok()) return st;
   if (!TagsEqual(absl::string_view(tag, sizeof(tag)), store::WelcomeTag(session))) {
     return absl::PermissionDeniedError(
         "the store answered with another job secret: another job serves this port");
   }
-  return std::make_pair(*std::move(s), std::move(session));
+  return std::make_pair(std::move(s), std::move(session));
 }
 
 }  // namespace

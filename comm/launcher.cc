@@ -29,6 +29,7 @@
 #include "comm/job_auth.h"
 #include "comm/net.h"
 #include "oneflow_sbp/values/quoted_input.h"
+#include "oneflow_sbp/values/status_macros.h"
 
 extern char** environ;
 
@@ -396,7 +397,7 @@ absl::StatusOr<int> SpawnRank(const LaunchOptions& options, const std::string& p
       output.streams.push_back(std::make_unique<PrefixedStream>(rank, to, &output.write_mu));
       if (absl::Status s = output.streams.back()->Open(); !s.ok()) open_error = s;
     }
-    if (!open_error.ok()) return open_error;
+    OFS_RETURN_IF_ERROR(open_error);
     out = output.streams[output.streams.size() - 2].get();
     err = output.streams.back().get();
   }
@@ -462,14 +463,11 @@ absl::Status LaunchFailure(const std::vector<RankExit>& ranks, int first_failure
 absl::StatusOr<LaunchResult> Launch(const LaunchOptions& options,
                                     absl::Span<const std::string> argv) {
   if (absl::Status s = CheckOptions(options, argv); !s.ok()) return s;
-  absl::StatusOr<std::string> path = ResolveCommand(argv[0]);
-  if (!path.ok()) return path.status();
+  OFS_ASSIGN_OR_RETURN(std::string path, ResolveCommand(argv[0]));
   LaunchResult result;
-  absl::StatusOr<std::string> secret = JobSecret(options);
-  if (!secret.ok()) return secret.status();
-  absl::StatusOr<int> port = MasterPort(options);
-  if (!port.ok()) return port.status();
-  result.master_port = *port;
+  OFS_ASSIGN_OR_RETURN(std::string secret, JobSecret(options));
+  OFS_ASSIGN_OR_RETURN(int port, MasterPort(options));
+  result.master_port = port;
   const absl::Time deadline = absl::Now() + options.timeout;
 
   std::vector<std::string> args(argv.begin(), argv.end());
@@ -479,7 +477,7 @@ absl::StatusOr<LaunchResult> Launch(const LaunchOptions& options,
   absl::Status spawn_error;
   RankOutput output;
   for (int local = 0; local < options.nproc; ++local) {
-    absl::StatusOr<int> pid = SpawnRank(options, *path, cargs, result.master_port, local, *secret,
+    absl::StatusOr<int> pid = SpawnRank(options, path, cargs, result.master_port, local, secret,
                                          output);
     if (!pid.ok()) {
       spawn_error = pid.status();
@@ -516,7 +514,7 @@ absl::StatusOr<LaunchResult> Launch(const LaunchOptions& options,
   output.streams.clear();  // joins the copying threads once they have drained
   result.ranks = children.exits();
 
-  if (!spawn_error.ok()) return spawn_error;
+  OFS_RETURN_IF_ERROR(spawn_error);
   if (ended.failed) return LaunchFailure(result.ranks, children.first_failure());
   if (ended.timed_out) {
     return absl::DeadlineExceededError(absl::StrCat("launch timed out after ",
@@ -536,11 +534,10 @@ absl::StatusOr<std::unique_ptr<Communicator>> ConnectFromEnvironment(absl::Durat
     return std::string(v);
   };
   auto number = [&](const char* name) -> absl::StatusOr<int> {
-    absl::StatusOr<std::string> v = var(name);
-    if (!v.ok()) return v.status();
+    OFS_ASSIGN_OR_RETURN(std::string v, var(name));
     int n = 0;
-    if (!absl::SimpleAtoi(*v, &n)) {
-      return absl::InvalidArgumentError(absl::StrCat(name, "=", QuotedInput(*v), " is not a number"));
+    if (!absl::SimpleAtoi(v, &n)) {
+      return absl::InvalidArgumentError(absl::StrCat(name, "=", QuotedInput(v), " is not a number"));
     }
     return n;
   };
@@ -552,27 +549,21 @@ absl::StatusOr<std::unique_ptr<Communicator>> ConnectFromEnvironment(absl::Durat
         " holds the job secret; sbp launch sets it, a rank started by hand needs the same value "
         "in every rank)"));
   }
-  absl::StatusOr<absl::Duration> call_timeout = SecondsFromEnvironment("OFS_TIMEOUT", timeout);
-  if (!call_timeout.ok()) return call_timeout.status();
-  absl::StatusOr<absl::Duration> heartbeat =
-      SecondsFromEnvironment("OFS_HEARTBEAT_TIMEOUT", o.heartbeat_timeout);
-  if (!heartbeat.ok()) return heartbeat.status();
-  absl::StatusOr<int> rank = number("RANK");
-  if (!rank.ok()) return rank.status();
-  absl::StatusOr<int> size = number("WORLD_SIZE");
-  if (!size.ok()) return size.status();
-  absl::StatusOr<std::string> addr = var("MASTER_ADDR");
-  if (!addr.ok()) return addr.status();
-  absl::StatusOr<int> port = number("MASTER_PORT");
-  if (!port.ok()) return port.status();
-  o.rank = *rank;
-  o.size = *size;
-  o.master_addr = *addr;
-  o.master_port = *port;
-  o.connect_timeout = *call_timeout;
-  o.default_timeout = *call_timeout;
+  OFS_ASSIGN_OR_RETURN(absl::Duration call_timeout, SecondsFromEnvironment("OFS_TIMEOUT", timeout));
+  OFS_ASSIGN_OR_RETURN(absl::Duration heartbeat,  SecondsFromEnvironment("OFS_HEARTBEAT_TIMEOUT",
+      o.heartbeat_timeout));
+  OFS_ASSIGN_OR_RETURN(int rank, number("RANK"));
+  OFS_ASSIGN_OR_RETURN(int size, number("WORLD_SIZE"));
+  OFS_ASSIGN_OR_RETURN(std::string addr, var("MASTER_ADDR"));
+  OFS_ASSIGN_OR_RETURN(int port, number("MASTER_PORT"));
+  o.rank = rank;
+  o.size = size;
+  o.master_addr = addr;
+  o.master_port = port;
+  o.connect_timeout = call_timeout;
+  o.default_timeout = call_timeout;
   o.job_secret = *secret;
-  o.heartbeat_timeout = *heartbeat;
+  o.heartbeat_timeout = heartbeat;
   return ConnectGloo(o);
 }
 

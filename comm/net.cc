@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "oneflow_sbp/values/status_macros.h"
 
 namespace oneflow_sbp::comm::net {
 namespace {
@@ -96,10 +97,9 @@ void Socket::reset() {
 }
 
 absl::StatusOr<Socket> Listen(const std::string& host, int port, int backlog) {
-  absl::StatusOr<AddrInfo> info = Resolve(host, port, /*passive=*/true);
-  if (!info.ok()) return info.status();
+  OFS_ASSIGN_OR_RETURN(AddrInfo info, Resolve(host, port, /*passive=*/true));
   absl::Status last = absl::UnavailableError(absl::StrCat("no address for ", Addr(host, port)));
-  for (addrinfo* a = info->get(); a != nullptr; a = a->ai_next) {
+  for (addrinfo* a = info.get(); a != nullptr; a = a->ai_next) {
     Socket s(::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol));
     if (!s.valid()) {
       last = Errno(absl::StatusCode::kUnavailable, "socket for", Addr(host, port));
@@ -123,9 +123,8 @@ absl::StatusOr<Socket> Listen(const std::string& host, int port, int backlog) {
 absl::StatusOr<Socket> Connect(const std::string& host, int port, absl::Time deadline) {
   absl::Status last = absl::DeadlineExceededError("no attempt made");
   for (;;) {
-    absl::StatusOr<AddrInfo> info = Resolve(host, port, /*passive=*/false);
-    if (!info.ok()) return info.status();
-    for (addrinfo* a = info->get(); a != nullptr; a = a->ai_next) {
+    OFS_ASSIGN_OR_RETURN(AddrInfo info, Resolve(host, port, /*passive=*/false));
+    for (addrinfo* a = info.get(); a != nullptr; a = a->ai_next) {
       Socket s(::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK,
                         a->ai_protocol));
       if (!s.valid()) continue;
@@ -163,7 +162,7 @@ absl::StatusOr<Socket> Connect(const std::string& host, int port, absl::Time dea
 absl::StatusOr<Socket> Accept(const Socket& listener, int cancel_fd, absl::Time deadline) {
   for (;;) {
     absl::Status w = WaitFd(listener.fd(), POLLIN, cancel_fd, deadline, "accept a connection");
-    if (!w.ok()) return w;
+    OFS_RETURN_IF_ERROR(w);
     Socket s(::accept4(listener.fd(), nullptr, nullptr, SOCK_CLOEXEC));
     if (s.valid()) {
       const int on = 1;
@@ -185,7 +184,7 @@ absl::Status TransferAll(const Socket& s, char* p, size_t n, short events, absl:
                          int cancel_fd, absl::string_view what, Io io) {
   while (n > 0) {
     absl::Status w = WaitFd(s.fd(), events, cancel_fd, deadline, what);
-    if (!w.ok()) return w;
+    OFS_RETURN_IF_ERROR(w);
     const ssize_t rc = io(s.fd(), p, n);
     if (rc == 0 && events == POLLIN) return absl::UnavailableError("connection closed by peer");
     if (rc < 0) {
@@ -237,9 +236,8 @@ absl::StatusOr<std::string> LocalAddress(const Socket& s) {
 }
 
 absl::StatusOr<int> PickFreePort(const std::string& host) {
-  absl::StatusOr<Socket> s = Listen(host, 0, 1);
-  if (!s.ok()) return s.status();
-  return LocalPort(*s);
+  OFS_ASSIGN_OR_RETURN(Socket s, Listen(host, 0, 1));
+  return LocalPort(s);
 }
 
 }  // namespace oneflow_sbp::comm::net

@@ -89,15 +89,13 @@ absl::StatusOr<const EagerContext::PreparedKernel*> Prepare(
   descs.reserve(call->num_blobs());
   for (const GlobalTensor& t : boxed) descs.push_back(t.desc());
   for (const TensorDesc& d : result->output_descs) descs.push_back(d);
-  absl::StatusOr<std::vector<kernels::BlobLayout>> layouts = kernels::MakeBlobLayouts(
-      *call, boxed[0].placement(), parallel_id, descs, result->signature);
-  if (!layouts.ok()) return layouts.status();
-  absl::StatusOr<kernels::KernelFn> fn =
-      ctx.kernels().Find(call->type_name(), boxed[0].placement().device_type());
-  if (!fn.ok()) return fn.status();
+  OFS_ASSIGN_OR_RETURN(std::vector<kernels::BlobLayout> layouts, kernels::MakeBlobLayouts( *call,
+      boxed[0].placement(), parallel_id, descs, result->signature));
+  OFS_ASSIGN_OR_RETURN(kernels::KernelFn fn,  ctx.kernels().Find(call->type_name(),
+      boxed[0].placement().device_type()));
   if (prepared.size() >= EagerContext::kMaxPreparedKernels) prepared.clear();
   auto [pos, fresh] = prepared.try_emplace(
-      result.get(), EagerContext::PreparedKernel{result, *std::move(layouts), *std::move(fn)});
+      result.get(), EagerContext::PreparedKernel{result, std::move(layouts), std::move(fn)});
   return &pos->second;
 }
 
@@ -107,28 +105,25 @@ absl::StatusOr<std::vector<LocalTensor>> Compute(EagerContext& ctx,
                                                  const std::shared_ptr<const InferResult>& result,
                                                  int64_t parallel_id,
                                                  const std::vector<GlobalTensor>& boxed) {
-  absl::StatusOr<const EagerContext::PreparedKernel*> prep =
-      Prepare(ctx, call, result, parallel_id, boxed);
-  if (!prep.ok()) return prep.status();
+  OFS_ASSIGN_OR_RETURN(const EagerContext::PreparedKernel* prep,  Prepare(ctx, call, result,
+      parallel_id, boxed));
   const absl::Span<const kernels::BlobLayout> outs =
-      absl::MakeConstSpan((*prep)->layouts).subspan(call->num_inputs());
+      absl::MakeConstSpan((prep)->layouts).subspan(call->num_inputs());
   // Outputs live where the placement's kernels run: a cuda kernel writing
   // into host memory is an illegal access (the first GPU run of the demo).
-  absl::StatusOr<std::vector<LocalTensor>> outputs =
-      kernels::AllocateLocalOutputs(outs, boxed[0].placement().device_type());
-  if (!outputs.ok()) return outputs.status();
+  OFS_ASSIGN_OR_RETURN(std::vector<LocalTensor> outputs,  kernels::AllocateLocalOutputs(outs,
+      boxed[0].placement().device_type()));
   std::vector<LocalTensor> inputs;
   inputs.reserve(boxed.size());
   for (const GlobalTensor& t : boxed) inputs.push_back(t.local());
-  absl::StatusOr<kernels::KernelContext> kctx = kernels::KernelContext::MakeWithLayouts(
-      call, boxed[0].placement(), parallel_id, (*prep)->layouts, std::move(inputs), *outputs);
-  if (!kctx.ok()) return kctx.status();
+  OFS_ASSIGN_OR_RETURN(kernels::KernelContext kctx, kernels::KernelContext::MakeWithLayouts( call,
+      boxed[0].placement(), parallel_id, (prep)->layouts, std::move(inputs), outputs));
   // Kernels of layouts that need collectives (vocabulary-parallel
   // cross-entropy) reach the other ranks through the world.
-  absl::Status s = kctx->SetWorld(&ctx.world());
-  if (s.ok()) s = (*prep)->fn(*kctx);
-  if (s.ok()) s = kctx->status();
-  if (!s.ok()) return s;
+  absl::Status s = kctx.SetWorld(&ctx.world());
+  if (s.ok()) s = (prep)->fn(kctx);
+  if (s.ok()) s = kctx.status();
+  OFS_RETURN_IF_ERROR(s);
   return outputs;
 }
 
@@ -164,11 +159,9 @@ absl::Duration Lap(absl::Time* mark) {
 absl::StatusOr<std::shared_ptr<const InferResult>> InferFor(
     EagerContext& ctx, const std::shared_ptr<const OpCall>& call,
     absl::Span<const GlobalTensor> inputs, const NdSbpSignature* required) {
-  absl::StatusOr<InferRequest> request = MakeRequest(ctx, call, inputs, required);
-  if (!request.ok()) return request.status();
-  absl::StatusOr<std::shared_ptr<const InferResult>> result = ctx.engine().Infer(*request);
-  if (!result.ok()) return result.status();
-  const NdSbpSignature& sig = (*result)->signature;
+  OFS_ASSIGN_OR_RETURN(InferRequest request, MakeRequest(ctx, call, inputs, required));
+  OFS_ASSIGN_OR_RETURN(std::shared_ptr<const InferResult> result, ctx.engine().Infer(request));
+  const NdSbpSignature& sig = (result)->signature;
   if (required != nullptr && !(sig == *required)) {
     return absl::FailedPreconditionError(absl::StrCat(
         call->type_name(), ": the plan requires ", SignatureToString(*call, *required),
@@ -229,10 +222,10 @@ absl::StatusOr<std::vector<GlobalTensor>> ApplyInternal(
     EagerContext& ctx, const std::shared_ptr<const OpCall>& call,
     absl::Span<const GlobalTensor> inputs, const NdSbpSignature* required) {
   absl::Status s = CheckInputs(*call, inputs);
-  if (!s.ok()) return s;
+  OFS_RETURN_IF_ERROR(s);
   if (required != nullptr) {
     s = CheckRequired(*call, inputs, *required);
-    if (!s.ok()) return s;
+    OFS_RETURN_IF_ERROR(s);
   }
   const bool tracing = ctx.options().trace;
   OpEvent event;
@@ -240,16 +233,14 @@ absl::StatusOr<std::vector<GlobalTensor>> ApplyInternal(
   if (tracing) event.start = mark = absl::Now();
 
   // infer
-  absl::StatusOr<std::shared_ptr<const InferResult>> result =
-      InferFor(ctx, call, inputs, required);
-  if (!result.ok()) return result.status();
-  const NdSbpSignature& sig = (*result)->signature;
+  OFS_ASSIGN_OR_RETURN(std::shared_ptr<const InferResult> result,  InferFor(ctx, call, inputs,
+      required));
+  const NdSbpSignature& sig = (result)->signature;
   if (tracing) event.infer = Lap(&mark);
 
   // box
-  absl::StatusOr<std::vector<GlobalTensor>> boxed =
-      BoxInputs(ctx, *call, inputs, sig, tracing ? &event.boxing_steps : nullptr);
-  if (!boxed.ok()) return boxed.status();
+  OFS_ASSIGN_OR_RETURN(std::vector<GlobalTensor> boxed,  BoxInputs(ctx, *call, inputs, sig,
+      tracing ? &event.boxing_steps : nullptr));
   if (tracing) event.boxing = Lap(&mark);
 
   // compute
@@ -258,13 +249,13 @@ absl::StatusOr<std::vector<GlobalTensor>> ApplyInternal(
   absl::StatusOr<int64_t> parallel_id = placement.ParallelIdOf(ctx.rank());
   if (parallel_id.ok()) {
     absl::StatusOr<std::vector<LocalTensor>> computed =
-        Compute(ctx, call, *result, *parallel_id, *boxed);
+        Compute(ctx, call, result, *parallel_id, boxed);
     if (!computed.ok()) return Annotated(*call, computed.status());
     locals = *std::move(computed);
   }
 
   // wrap
-  std::vector<GlobalTensor> outputs = WrapOutputs(*call, **result, placement, std::move(locals));
+  std::vector<GlobalTensor> outputs = WrapOutputs(*call, *result, placement, std::move(locals));
   RecordCall(ctx, call, inputs, outputs);
   if (tracing) {
     event.kernel = Lap(&mark);
@@ -294,20 +285,18 @@ absl::StatusOr<std::vector<GlobalTensor>> ApplyWithSignature(
 absl::StatusOr<std::vector<GlobalTensor>> Apply(EagerContext& ctx, absl::string_view op,
                                                 absl::Span<const GlobalTensor> inputs,
                                                 const AttrMap& attrs) {
-  absl::StatusOr<std::shared_ptr<const OpCall>> call =
-      ctx.Call(op, static_cast<int>(inputs.size()), attrs);
-  if (!call.ok()) return call.status();
-  return Apply(ctx, *call, inputs);
+  OFS_ASSIGN_OR_RETURN(std::shared_ptr<const OpCall> call,  ctx.Call(op,
+      static_cast<int>(inputs.size()), attrs));
+  return Apply(ctx, call, inputs);
 }
 
 absl::StatusOr<GlobalTensor> Apply1(EagerContext& ctx, absl::string_view op,
                                     absl::Span<const GlobalTensor> inputs, const AttrMap& attrs) {
-  absl::StatusOr<std::vector<GlobalTensor>> out = Apply(ctx, op, inputs, attrs);
-  if (!out.ok()) return out.status();
-  if (out->empty()) {
+  OFS_ASSIGN_OR_RETURN(std::vector<GlobalTensor> out, Apply(ctx, op, inputs, attrs));
+  if (out.empty()) {
     return absl::InvalidArgumentError(absl::StrCat(op, " has no outputs; use Apply"));
   }
-  return std::move(out->front());
+  return std::move(out.front());
 }
 
 AttrMap Attrs(std::initializer_list<std::pair<const char*, AttrValue>> attrs) {

@@ -12,6 +12,7 @@
 #include "eager/apply.h"
 #include "eager/tensor_layout.h"
 #include "oneflow_sbp/values/quoted_input.h"
+#include "oneflow_sbp/values/status_macros.h"
 
 namespace oneflow_sbp::eager {
 namespace {
@@ -34,9 +35,8 @@ class GradMap {
   absl::Status Add(const GlobalTensor& t, GlobalTensor g) {
     auto [it, fresh] = grads_.try_emplace(t.id(), g);
     if (fresh) return absl::OkStatus();
-    absl::StatusOr<GlobalTensor> sum = Apply1(ctx_, "add_n", {it->second, g});
-    if (!sum.ok()) return sum.status();
-    it->second = *std::move(sum);
+    OFS_ASSIGN_OR_RETURN(GlobalTensor sum, Apply1(ctx_, "add_n", {it->second, g}));
+    it->second = std::move(sum);
     return absl::OkStatus();
   }
   GlobalTensor Get(const GlobalTensor& t) const { return Get(t.id()); }
@@ -118,7 +118,7 @@ absl::Status RunNode(EagerContext& ctx, const TapeNode& node, GradMap& grads) {
   for (size_t i = 0; i < node.inputs.size() && i < in_grads->size(); ++i) {
     if (!(*in_grads)[i].defined() || !node.inputs[i].requires_grad()) continue;
     absl::Status s = grads.Add(node.inputs[i], (*in_grads)[i]);
-    if (!s.ok()) return s;
+    OFS_RETURN_IF_ERROR(s);
   }
   return absl::OkStatus();
 }
@@ -180,19 +180,18 @@ absl::Status Backward(EagerContext& ctx, const GlobalTensor& loss, const GlobalT
           "backward: the loss ", loss.ToString(), " has ", loss.shape().elem_cnt(),
           " elements; give its gradient explicitly"));
     }
-    absl::StatusOr<GlobalTensor> ones =
-        Apply1(ctx, "fill", {Detach(loss)}, Attrs({{"value", AttrValue(1.0)}}));
-    if (!ones.ok()) return ones.status();
-    seed = *std::move(ones);
+    OFS_ASSIGN_OR_RETURN(GlobalTensor ones,  Apply1(ctx, "fill", {Detach(loss)}, Attrs({{"value",
+        AttrValue(1.0)}})));
+    seed = std::move(ones);
   }
   GradMap grads(ctx);
   absl::Status s = grads.Add(loss, seed);
-  if (!s.ok()) return s;
+  OFS_RETURN_IF_ERROR(s);
   std::vector<GlobalTensor> leaves;
   absl::flat_hash_set<const void*> leaf_ids;
   for (const std::shared_ptr<TapeNode>& node : ReachableNodes(loss)) {
     s = RunNode(ctx, *node, grads);
-    if (!s.ok()) return s;
+    OFS_RETURN_IF_ERROR(s);
     for (const GlobalTensor& in : node->inputs) {
       if (in.requires_grad() && !in.autograd().grad_fn && leaf_ids.insert(in.id()).second) {
         leaves.push_back(in);
@@ -203,15 +202,14 @@ absl::Status Backward(EagerContext& ctx, const GlobalTensor& loss, const GlobalT
   for (const GlobalTensor& leaf : leaves) {
     GlobalTensor g = grads.Get(leaf);
     if (!g.defined()) continue;
-    absl::StatusOr<GlobalTensor> placed = Redistribute(ctx, g, leaf.placement(), leaf.nd_sbp());
-    if (!placed.ok()) return placed.status();
+    OFS_ASSIGN_OR_RETURN(GlobalTensor placed, Redistribute(ctx, g, leaf.placement(),
+        leaf.nd_sbp()));
     AutogradMeta& meta = leaf.autograd();
     if (meta.grad.defined()) {
-      absl::StatusOr<GlobalTensor> sum = Apply1(ctx, "add_n", {meta.grad, *placed});
-      if (!sum.ok()) return sum.status();
-      meta.grad = *std::move(sum);
+      OFS_ASSIGN_OR_RETURN(GlobalTensor sum, Apply1(ctx, "add_n", {meta.grad, placed}));
+      meta.grad = std::move(sum);
     } else {
-      meta.grad = Detach(*placed);
+      meta.grad = Detach(placed);
     }
   }
   return absl::OkStatus();

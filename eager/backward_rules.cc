@@ -68,14 +68,12 @@ Grads MatmulGrad(BackwardContext& c, absl::string_view op) {
   };
   std::vector<GlobalTensor> grads(c.num_inputs());
   if (c.needs_input_grad(0)) {
-    absl::StatusOr<GlobalTensor> da = !ta ? mm(dy, b, false, !tb) : mm(b, dy, tb, true);
-    if (!da.ok()) return da.status();
-    grads[0] = *da;
+    OFS_ASSIGN_OR_RETURN(GlobalTensor da, !ta ? mm(dy, b, false, !tb) : mm(b, dy, tb, true));
+    grads[0] = da;
   }
   if (c.needs_input_grad(1)) {
-    absl::StatusOr<GlobalTensor> db = !tb ? mm(a, dy, !ta, false) : mm(dy, a, true, ta);
-    if (!db.ok()) return db.status();
-    grads[1] = *db;
+    OFS_ASSIGN_OR_RETURN(GlobalTensor db, !tb ? mm(a, dy, !ta, false) : mm(dy, a, true, ta));
+    grads[1] = db;
   }
   return grads;
 }

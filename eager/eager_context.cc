@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "eager/backward_rules.h"
+#include "oneflow_sbp/values/status_macros.h"
 
 namespace oneflow_sbp::eager {
 
@@ -34,10 +35,9 @@ absl::StatusOr<std::shared_ptr<const OpCall>> EagerContext::Call(absl::string_vi
   std::string key = absl::StrCat(op, "/", num_inputs, "/", attrs.ToString());
   auto it = calls_.find(key);
   if (it != calls_.end()) return it->second;
-  absl::StatusOr<std::shared_ptr<const OpCall>> call = engine_.MakeCall(op, num_inputs, attrs);
-  if (!call.ok()) return call.status();
-  calls_.emplace(std::move(key), *call);
-  return *call;
+  OFS_ASSIGN_OR_RETURN(std::shared_ptr<const OpCall> call, engine_.MakeCall(op, num_inputs, attrs));
+  calls_.emplace(std::move(key), call);
+  return call;
 }
 
 }  // namespace oneflow_sbp::eager

@@ -271,8 +271,8 @@ absl::StatusOr<graph::TrainingStepInfo> ExpandTrainingStep(engine::Engine& engin
         ctx.set_recorder(nullptr);
         return absl::OkStatus();
       });
-  if (!ranks.ok()) return ranks.status();
-  if (!run.ok()) return run;
+  OFS_RETURN_IF_ERROR(ranks.status());
+  OFS_RETURN_IF_ERROR(run);
   return BuildStep(engine, forward, rec, recording);
 }
 

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "oneflow_sbp/values/status_macros.h"
 #include "runtime/executor.h"
 #include "runtime/region_copy.h"
 #include "oneflow_sbp/values/nd_sbp_validation.h"
@@ -30,7 +31,7 @@ absl::StatusOr<GlobalTensor> ToGlobal(EagerContext& ctx, const LocalTensor& loca
                                       const Shape& shape, const Placement& placement,
                                       const NdSbp& nd_sbp) {
   absl::Status s = ValidateNdSbp(nd_sbp, shape, placement.hierarchy());
-  if (!s.ok()) return s;
+  OFS_RETURN_IF_ERROR(s);
   const int64_t id = ParallelIdOf(placement, ctx.rank());
   if (id < 0) {
     const DataType dtype = local.defined() ? local.dtype() : DataType::kFloat32;
@@ -58,19 +59,18 @@ absl::StatusOr<GlobalTensor> Redistribute(EagerContext& ctx, const GlobalTensor&
                                           const std::string& blob,
                                           std::vector<BoxingEvent>* events) {
   if (t.placement() == placement && t.nd_sbp() == nd_sbp) return t;
-  absl::StatusOr<std::shared_ptr<const boxing::BoxingPlan>> plan = ctx.engine().Plan(
-      boxing::PlanRequest{t.shape(), t.dtype(), t.placement(), t.nd_sbp(), placement, nd_sbp});
-  if (!plan.ok()) return plan.status();
+  OFS_ASSIGN_OR_RETURN(std::shared_ptr<const boxing::BoxingPlan> plan,
+      ctx.engine().Plan( boxing::PlanRequest{t.shape(), t.dtype(), t.placement(), t.nd_sbp(),
+      placement, nd_sbp}));
   runtime::ExecutionReport report;
   absl::Time start = absl::Now();
-  absl::StatusOr<LocalTensor> out = runtime::ExecutePlan(**plan, t.local(), ctx.world(),
-                                                        &report, ctx.call_options());
-  if (!out.ok()) return out.status();
+  OFS_ASSIGN_OR_RETURN(LocalTensor out, runtime::ExecutePlan(*plan, t.local(), ctx.world(),
+      &report, ctx.call_options()));
   if (events != nullptr) {
     for (size_t k = 0; k < report.steps.size(); ++k) {
       const runtime::StepReport& r = report.steps[k];
-      const comm::Traffic planned = runtime::PlannedTraffic(**plan, static_cast<int>(k), ctx.rank());
-      const boxing::BoxingStep& step = (*plan)->steps[k];
+      const comm::Traffic planned = runtime::PlannedTraffic(*plan, static_cast<int>(k), ctx.rank());
+      const boxing::BoxingStep& step = (plan)->steps[k];
       std::string what(boxing::StepKindName(r.kind));
       if (step.kind != boxing::StepKind::kPointToPoint) {
         absl::StrAppend(&what, " ", step.from.ToString(), "->", step.to.ToString());
@@ -81,7 +81,7 @@ absl::StatusOr<GlobalTensor> Redistribute(EagerContext& ctx, const GlobalTensor&
       start += absl::Seconds(r.seconds);
     }
   }
-  return GlobalTensor::SameValue(t, placement, nd_sbp, *std::move(out));
+  return GlobalTensor::SameValue(t, placement, nd_sbp, std::move(out));
 }
 
 absl::StatusOr<GlobalTensor> Redistribute(EagerContext& ctx, const GlobalTensor& t,
@@ -100,38 +100,34 @@ absl::StatusOr<GlobalTensor> Redistribute(EagerContext& ctx, const GlobalTensor&
 
 absl::StatusOr<GlobalTensor> FromFull(EagerContext& ctx, const LocalTensor& full,
                                       const Placement& placement, const NdSbp& nd_sbp) {
-  absl::StatusOr<Shape> shape = Shape::Make(full.dims());
-  if (!shape.ok()) return shape.status();
-  absl::Status s = ValidateNdSbp(nd_sbp, *shape, placement.hierarchy());
-  if (!s.ok()) return s;
-  const TensorDesc desc{*shape, full.dtype()};
+  OFS_ASSIGN_OR_RETURN(Shape shape, Shape::Make(full.dims()));
+  absl::Status s = ValidateNdSbp(nd_sbp, shape, placement.hierarchy());
+  OFS_RETURN_IF_ERROR(s);
+  const TensorDesc desc{shape, full.dtype()};
   const int64_t id = ParallelIdOf(placement, ctx.rank());
   if (id < 0) return GlobalTensor(desc, placement, nd_sbp, LocalTensor());
   const MeshCoord coord = placement.CoordinateOf(id);
-  const TensorSlice slice = SliceAt(*shape, nd_sbp, placement.hierarchy(), coord);
+  const TensorSlice slice = SliceAt(shape, nd_sbp, placement.hierarchy(), coord);
   bool keeps = true;  // the P groups' coordinate-0 rank keeps the value
   for (int i = 0; i < nd_sbp.size(); ++i) keeps = keeps && (!nd_sbp[i].is_partial_sum() || coord[i] == 0);
-  absl::StatusOr<LocalTensor> local = LocalTensor::Zeros(full.dtype(), DimsOf(slice));
-  if (!local.ok()) return local.status();
+  OFS_ASSIGN_OR_RETURN(LocalTensor local, LocalTensor::Zeros(full.dtype(), DimsOf(slice)));
   if (keeps) {
-    s = runtime::CopyRegion(full, TensorSlice(*shape), slice, &*local, slice,
+    s = runtime::CopyRegion(full, TensorSlice(shape), slice, &local, slice,
                            runtime::RegionOp::kCopy);
-    if (!s.ok()) return s;
+    OFS_RETURN_IF_ERROR(s);
   }
   if (placement.device_type() != DeviceType::kCpu) {
-    local = local->CopyTo(placement.device_type());
-    if (!local.ok()) return local.status();
+    OFS_ASSIGN_OR_RETURN(local, local.CopyTo(placement.device_type()));
   }
-  return GlobalTensor(desc, placement, nd_sbp, *std::move(local));
+  return GlobalTensor(desc, placement, nd_sbp, std::move(local));
 }
 
 absl::StatusOr<LocalTensor> ToFull(EagerContext& ctx, const GlobalTensor& t) {
   NdSbp all_b;
   for (int i = 0; i < t.placement().num_axes(); ++i) all_b.push_back(SbpParallel::Broadcast());
-  absl::StatusOr<GlobalTensor> b = Redistribute(ctx, t, t.placement(), all_b);
-  if (!b.ok()) return b.status();
-  if (!b->local().defined() || b->local().device() == DeviceType::kCpu) return b->local();
-  return b->local().CopyTo(DeviceType::kCpu);
+  OFS_ASSIGN_OR_RETURN(GlobalTensor b, Redistribute(ctx, t, t.placement(), all_b));
+  if (!b.local().defined() || b.local().device() == DeviceType::kCpu) return b.local();
+  return b.local().CopyTo(DeviceType::kCpu);
 }
 
 }  // namespace oneflow_sbp::eager

@@ -8,6 +8,7 @@
 #include "boxing/planned_cost_model.h"
 #include "oneflow_sbp/inference/oneflow_selection.h"
 #include "oneflow_sbp/inference/planned_selection.h"
+#include "oneflow_sbp/values/status_macros.h"
 #include "ops/builtin_ops.h"
 #include "oneflow_sbp/values/quoted_input.h"
 
@@ -30,10 +31,10 @@ absl::Status ValidateCalibration(const boxing::Calibration& c) {
   };
   for (int i = 0; i < c.num_axes(); ++i) {
     absl::Status s = check(c.axis(i), absl::StrCat("mesh axis ", i));
-    if (!s.ok()) return s;
+    OFS_RETURN_IF_ERROR(s);
   }
   absl::Status s = check(c.p2p(), "p2p links");
-  if (!s.ok()) return s;
+  OFS_RETURN_IF_ERROR(s);
   if (!(c.compute_flops_per_s() > 0) || !(c.memory_bytes_per_s() > 0)) {
     return absl::InvalidArgumentError(absl::StrCat(
         "engine: calibration has compute rate ", c.compute_flops_per_s(),
@@ -54,25 +55,24 @@ std::shared_ptr<const OpRegistry> Engine::Options::Borrow(const OpRegistry& regi
 }
 
 absl::StatusOr<std::unique_ptr<Engine>> Engine::Create(Options options) {
-  absl::StatusOr<std::unique_ptr<InferCache>> cache = InferCache::Create(options.infer_cache);
-  if (!cache.ok()) return cache.status();
+  OFS_ASSIGN_OR_RETURN(std::unique_ptr<InferCache> cache, InferCache::Create(options.infer_cache));
   if (options.plan_cache_capacity == 0) {
     return absl::InvalidArgumentError("engine: plan_cache_capacity must be at least 1");
   }
   absl::Status s = ValidateCalibration(options.calibration);
-  if (!s.ok()) return s;
+  OFS_RETURN_IF_ERROR(s);
   std::shared_ptr<const OpRegistry> registry =
       options.registry ? std::move(options.registry) : Options::Borrow(ops::BuiltinOpRegistry());
   auto planner = std::make_shared<boxing::BoxingPlanner>(
       std::move(options.calibration), options.plan_cache_capacity, options.plan_cache_max_bytes);
-  std::unique_ptr<Engine> engine(new Engine(std::move(registry), *std::move(cache), planner));
+  std::unique_ptr<Engine> engine(new Engine(std::move(registry), std::move(cache), planner));
   s = engine->RegisterCostPolicy(PolicyName::OneFlow().str(), OneFlow1D(), OneFlowNd());
   if (s.ok()) {
     auto planned = std::make_shared<const PlannedSelection>(
         std::make_shared<const boxing::PlannedCostModel>(planner));
     s = engine->RegisterCostPolicy(PolicyName::Planned().str(), planned, planned);
   }
-  if (!s.ok()) return s;
+  OFS_RETURN_IF_ERROR(s);
   return engine;
 }
 
@@ -82,11 +82,10 @@ absl::StatusOr<std::shared_ptr<const OpCall>> Engine::MakeCall(absl::string_view
                                                                int num_inputs,
                                                                const AttrMap& attrs) const {
   // `op` may be an alias naming attributes its own way (OpRegistry::ResolveCall).
-  absl::StatusOr<ResolvedCall> resolved = registry_->ResolveCall(op, attrs);
-  if (!resolved.ok()) return resolved.status();
-  absl::StatusOr<std::vector<int>> counts = OpCall::DeduceInputCounts(*resolved->def, num_inputs);
-  if (!counts.ok()) return counts.status();
-  return OpCall::Make(std::move(resolved->def), *std::move(counts), resolved->attrs);
+  OFS_ASSIGN_OR_RETURN(ResolvedCall resolved, registry_->ResolveCall(op, attrs));
+  OFS_ASSIGN_OR_RETURN(std::vector<int> counts, OpCall::DeduceInputCounts(*resolved.def,
+      num_inputs));
+  return OpCall::Make(std::move(resolved.def), std::move(counts), resolved.attrs);
 }
 
 Engine::Engine(std::shared_ptr<const OpRegistry> registry, std::unique_ptr<InferCache> cache,

@@ -12,6 +12,7 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "oneflow_sbp/values/status_macros.h"
 
 #include "graph/cost_graph.h"
 
@@ -115,10 +116,9 @@ absl::StatusOr<BoxingPrice> BoxingPrices::Price(const TensorDesc& desc, const Nd
   auto it = prices_.find(key);
   if (it != prices_.end()) return it->second;
   absl::Status charged = Charge({key}, /*count=*/false);
-  if (!charged.ok()) return charged;
-  absl::StatusOr<BoxingPrice> price = Compute(desc, from, to);
-  if (!price.ok()) return price.status();
-  prices_.emplace(std::move(key), *price);
+  OFS_RETURN_IF_ERROR(charged);
+  OFS_ASSIGN_OR_RETURN(BoxingPrice price, Compute(desc, from, to));
+  prices_.emplace(std::move(key), price);
   return price;
 }
 
@@ -191,11 +191,10 @@ absl::StatusOr<double> BoxingPrices::Time(const TensorDesc& desc, const NdSbp& f
   auto it = times_.find(key);
   if (it != times_.end()) return it->second;
   absl::Status charged = Charge({key}, /*count=*/true);
-  if (!charged.ok()) return charged;
-  absl::StatusOr<BoxingPrice> price = Compute(key.desc, key.from, key.to);
-  if (!price.ok()) return price.status();
-  times_.emplace(std::move(key), price->time_s);
-  return price->time_s;
+  OFS_RETURN_IF_ERROR(charged);
+  OFS_ASSIGN_OR_RETURN(BoxingPrice price, Compute(key.desc, key.from, key.to));
+  times_.emplace(std::move(key), price.time_s);
+  return price.time_s;
 }
 
 absl::Status BoxingPrices::Prefetch(const std::vector<Request>& requests, int threads) {
@@ -209,7 +208,7 @@ absl::Status BoxingPrices::Prefetch(const std::vector<Request>& requests, int th
     todo.push_back(std::move(key));
   }
   absl::Status charged = Charge(todo, /*count=*/true);
-  if (!charged.ok()) return charged;
+  OFS_RETURN_IF_ERROR(charged);
   std::vector<std::optional<absl::StatusOr<BoxingPrice>>> results(todo.size());
   std::atomic<size_t> next{0};
   auto work = [&]() {

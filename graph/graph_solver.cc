@@ -5,6 +5,7 @@
 #include <random>
 
 #include "absl/strings/str_cat.h"
+#include "oneflow_sbp/values/status_macros.h"
 
 namespace oneflow_sbp::graph {
 namespace {
@@ -323,7 +324,7 @@ int BlockDescend(const CostGraph& g, const std::vector<std::vector<Neighbour>>& 
 absl::StatusOr<Solution> SolveCostGraph(const CostGraph& graph, const SolverOptions& options,
                                         absl::Span<const std::vector<int>> starts) {
   absl::Status s = CheckCosts(graph);
-  if (!s.ok()) return s;
+  OFS_RETURN_IF_ERROR(s);
   for (size_t i = 0; i < starts.size(); ++i) {
     if (static_cast<int>(starts[i].size()) != graph.num_nodes()) {
       return absl::InvalidArgumentError(absl::StrCat("solver: start ", i, " has ",

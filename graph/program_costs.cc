@@ -110,19 +110,17 @@ absl::StatusOr<ProgramCosts> EvaluateAssignment(const Program& program, const As
     }
     for (int b = 0; b < op.call->num_inputs(); ++b) {
       const int t = op.inputs[b];
-      absl::StatusOr<BoxingPrice> price =
-          ReadPrice(prices, *op.call, b, descs[b], layouts[t], sig[b]);
-      if (!price.ok()) return price.status();
-      add_edge(BoxingEdge{t, static_cast<int>(i), b, layouts[t], sig[b], *std::move(price)});
+      OFS_ASSIGN_OR_RETURN(BoxingPrice price,  ReadPrice(prices, *op.call, b, descs[b],
+          layouts[t], sig[b]));
+      add_edge(BoxingEdge{t, static_cast<int>(i), b, layouts[t], sig[b], std::move(price)});
     }
     // What the kernel itself communicates under `sig` (not a read: no edge).
     for (const BoxingPrices::Request& r : KernelCollectives(*op.call, descs, sig)) {
-      absl::StatusOr<BoxingPrice> price = prices.Price(r.desc, r.from, r.to);
-      if (!price.ok()) return price.status();
-      costs.comm_time_s += price->time_s;
-      costs.comm_bytes += price->bytes;
-      costs.kernel_comm_time_s += price->time_s;
-      costs.kernel_comm_bytes += price->bytes;
+      OFS_ASSIGN_OR_RETURN(BoxingPrice price, prices.Price(r.desc, r.from, r.to));
+      costs.comm_time_s += price.time_s;
+      costs.comm_bytes += price.bytes;
+      costs.kernel_comm_time_s += price.time_s;
+      costs.kernel_comm_bytes += price.bytes;
     }
     costs.op_work.push_back(EstimateOpWork(*op.call, descs, sig, hierarchy, calibration));
     costs.compute_time_s += costs.op_work.back().time_s;
@@ -130,9 +128,9 @@ absl::StatusOr<ProgramCosts> EvaluateAssignment(const Program& program, const As
   for (const ProgramOutput& out : program.outputs()) {
     const NdSbp& from = layouts[out.tensor];
     const NdSbp to = OutputTarget(out, from);
-    absl::StatusOr<BoxingPrice> price = prices.Price(program.tensors()[out.tensor].desc, from, to);
-    if (!price.ok()) return price.status();
-    add_edge(BoxingEdge{out.tensor, -1, -1, from, to, *std::move(price)});
+    OFS_ASSIGN_OR_RETURN(BoxingPrice price, prices.Price(program.tensors()[out.tensor].desc, from,
+        to));
+    add_edge(BoxingEdge{out.tensor, -1, -1, from, to, std::move(price)});
   }
   for (size_t t = 0; t < program.tensors().size(); ++t) {
     costs.peak_memory_bytes += LocalBytes(program.tensors()[t].desc, layouts[t], hierarchy);

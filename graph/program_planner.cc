@@ -9,6 +9,7 @@
 #include "graph/boxing_prices.h"
 #include "graph/greedy.h"
 #include "graph/selection_problem.h"
+#include "oneflow_sbp/values/status_macros.h"
 
 namespace oneflow_sbp::graph {
 namespace {
@@ -79,7 +80,7 @@ class CapSearch {
   absl::StatusOr<Solution> Run(double* lambda_used, int* solves) {
     absl::Status s = Search();
     *solves = solves_ - 1;  // the unpriced one is not a priced solve
-    if (!s.ok()) return s;
+    OFS_RETURN_IF_ERROR(s);
     if (!best_.has_value()) {
       return absl::ResourceExhaustedError(absl::StrCat(
           "memory cap ", cap_, " bytes per rank: the least memory any choice found needs is ",
@@ -94,12 +95,11 @@ class CapSearch {
 
   absl::Status Search() {
     // 1. Memory unpriced.
-    absl::StatusOr<Point> first = Attempt(0, {});
-    if (!first.ok()) return first.status();
-    if (Fits(*first)) return absl::OkStatus();
+    OFS_ASSIGN_OR_RETURN(Point first, Attempt(0, {}));
+    if (Fits(first)) return absl::OkStatus();
     // 2. A price at which the choice fits: from the unpriced choice's time
     // per byte of its peak, doubling. `lo` does not fit, `hi` does.
-    Point lo = *std::move(first);
+    Point lo = std::move(first);
     double lambda = (lo.time < kInfeasible ? std::max(lo.time, 1e-9) : 1.0) /
                     static_cast<double>(std::max<int64_t>(lo.peak, 1));
     // Gives up (no choice fits) after kPatience doublings in a row that
@@ -108,13 +108,12 @@ class CapSearch {
     for (int i = 0, idle = 0; i < kMaxDoublings && idle < kPatience && !hi.has_value();
          ++i, lambda *= 2) {
       const int64_t least = least_peak_;
-      absl::StatusOr<Point> x = Attempt(lambda, {&lo});
-      if (!x.ok()) return x.status();
+      OFS_ASSIGN_OR_RETURN(Point x, Attempt(lambda, {&lo}));
       idle = least_peak_ < least ? 0 : idle + 1;
-      if (Fits(*x)) {
-        hi = *std::move(x);
+      if (Fits(x)) {
+        hi = std::move(x);
       } else {
-        lo = *std::move(x);
+        lo = std::move(x);
       }
     }
     if (!hi.has_value()) return absl::OkStatus();
@@ -131,22 +130,20 @@ class CapSearch {
     for (int i = 0; i < kMaxNarrowings && hi->time > lo.time && !closed(); ++i) {
       double mid = (hi->time - lo.time) / static_cast<double>(lo.peak - hi->peak);
       if (!(mid > lo.lambda && mid < hi->lambda)) mid = 0.5 * (lo.lambda + hi->lambda);
-      absl::StatusOr<Point> x = Attempt(mid, {&lo, &*hi});
-      if (!x.ok()) return x.status();
-      const bool seen = (x->time == lo.time && x->peak == lo.peak) ||
-                        (x->time == hi->time && x->peak == hi->peak);
+      OFS_ASSIGN_OR_RETURN(Point x, Attempt(mid, {&lo, &*hi}));
+      const bool seen = (x.time == lo.time && x.peak == lo.peak) ||
+                        (x.time == hi->time && x.peak == hi->peak);
       if (seen) break;
-      narrow(*std::move(x));
+      narrow(std::move(x));
     }
     // 4. Local search is not exact, so choices off the hull (which may fit
     // with less time) show up near the breakpoint: bisect the bracket
     // while that keeps improving the best fitting choice.
     for (int i = 0, idle = 0; i < kMaxBisections && idle < kPatience && !closed(); ++i) {
       const double before = best_->objective;
-      absl::StatusOr<Point> x = Attempt(0.5 * (lo.lambda + hi->lambda), {&lo, &*hi});
-      if (!x.ok()) return x.status();
+      OFS_ASSIGN_OR_RETURN(Point x, Attempt(0.5 * (lo.lambda + hi->lambda), {&lo, &*hi}));
       idle = best_->objective < before ? 0 : idle + 1;
-      narrow(*std::move(x));
+      narrow(std::move(x));
     }
     return absl::OkStatus();
   }
@@ -166,7 +163,7 @@ class CapSearch {
       priced.AddScaled(p_.memory, lambda);
       s = SolveCostGraph(priced, options_, starts);
     }
-    if (!s.ok()) return s.status();
+    OFS_RETURN_IF_ERROR(s.status());
     for (const std::vector<int>& end : s->ends) Weigh(end, lambda, s->stats);
     return Weigh(s->choice, lambda, s->stats);
   }
@@ -215,18 +212,16 @@ absl::StatusOr<ProgramPlan> PlanProgram(const Program& program, engine::Engine& 
         absl::StrCat("work budget ", options.work_budget, " steps; it must be > 0"));
   }
   ProgramPlan plan;
-  absl::StatusOr<Assignment> greedy = GreedyAssignment(program, engine, options.greedy_policy);
-  if (!greedy.ok()) return greedy.status();
-  plan.greedy = *std::move(greedy);
+  OFS_ASSIGN_OR_RETURN(Assignment greedy, GreedyAssignment(program, engine, options.greedy_policy));
+  plan.greedy = std::move(greedy);
 
   BoxingPrices prices(engine, program.placement(), options.work_budget,
                       options.collectives_only);
   int threads = options.pricing_threads;
   if (threads <= 0) threads = std::min(8, std::max(1, static_cast<int>(std::thread::hardware_concurrency())));
-  absl::StatusOr<SelectionProblem> problem =
-      BuildSelectionProblem(program, prices, plan.greedy.op_signatures, threads);
-  if (!problem.ok()) return problem.status();
-  const SelectionProblem& p = *problem;
+  OFS_ASSIGN_OR_RETURN(SelectionProblem problem,  BuildSelectionProblem(program, prices,
+      plan.greedy.op_signatures, threads));
+  const SelectionProblem& p = problem;
   plan.boxing_plans = static_cast<int64_t>(prices.num_time_plans());
   for (int v = 0; v < p.graph.num_nodes(); ++v) plan.num_candidates.push_back(p.graph.num_candidates(v));
   absl::StatusOr<std::vector<int>> greedy_choice = p.ToChoice(program, plan.greedy);
@@ -237,26 +232,21 @@ absl::StatusOr<ProgramPlan> PlanProgram(const Program& program, engine::Engine& 
   }
   const std::vector<std::vector<int>> starts = {*greedy_choice, AllBroadcastLike(p)};
 
-  absl::StatusOr<Solution> sol =
-      options.memory_cap_bytes.has_value()
-          ? CapSearch(p, *options.memory_cap_bytes, options.solver, starts)
-                .Run(&plan.memory_price_s_per_byte, &plan.priced_solves)
-          : SolveCostGraph(p.graph, options.solver, starts);
-  if (!sol.ok()) return sol.status();
-  if (!(sol->objective < kInfeasible)) {
+  OFS_ASSIGN_OR_RETURN(Solution sol,  options.memory_cap_bytes.has_value() ? CapSearch(p,
+      *options.memory_cap_bytes, options.solver, starts) .Run(&plan.memory_price_s_per_byte,
+      &plan.priced_solves) : SolveCostGraph(p.graph, options.solver, starts));
+  if (!(sol.objective < kInfeasible)) {
     return absl::UnimplementedError(
         "no choice of signatures can be carried out: every one needs a boxing the planner has "
         "no path for, or boxes a mutable input");
   }
-  plan.stats = sol->stats;
-  PreferLowerSecondary(p.graph, p.memory, &sol->choice);
-  plan.chosen = p.ToAssignment(sol->choice);
-  absl::StatusOr<ProgramCosts> costs = EvaluateAssignment(program, plan.chosen, prices);
-  if (!costs.ok()) return costs.status();
-  plan.costs = *std::move(costs);
-  absl::StatusOr<ProgramCosts> greedy_costs = EvaluateAssignment(program, plan.greedy, prices);
-  if (!greedy_costs.ok()) return greedy_costs.status();
-  plan.greedy_costs = *std::move(greedy_costs);
+  plan.stats = sol.stats;
+  PreferLowerSecondary(p.graph, p.memory, &sol.choice);
+  plan.chosen = p.ToAssignment(sol.choice);
+  OFS_ASSIGN_OR_RETURN(ProgramCosts costs, EvaluateAssignment(program, plan.chosen, prices));
+  plan.costs = std::move(costs);
+  OFS_ASSIGN_OR_RETURN(ProgramCosts greedy_costs, EvaluateAssignment(program, plan.greedy, prices));
+  plan.greedy_costs = std::move(greedy_costs);
   plan.boxing_work = prices.work_spent();
   plan.boxing_plans_without_exchanges = prices.pairs_without_exchanges();
   plan.seconds =

@@ -10,6 +10,7 @@
 #include "graph/compute_model.h"
 #include "graph/kernel_collectives.h"
 #include "oneflow_sbp/inference/policy_name.h"
+#include "oneflow_sbp/values/status_macros.h"
 
 namespace oneflow_sbp::graph {
 namespace {
@@ -28,10 +29,9 @@ absl::StatusOr<std::vector<NdSbpSignature>> OpCandidates(const Program& program,
   for (int t : op.inputs) req.inputs.emplace_back(program.tensors()[t].desc, all_b);
   absl::StatusOr<PreparedRequest> p = PrepareRequest(req);
   if (!p.ok()) return Named(op, p.status());
-  absl::StatusOr<engine::Engine::PolicyPtr> policy =
-      engine.SelectionPolicyFor(PolicyName::Planned(), program.placement());
-  if (!policy.ok()) return policy.status();
-  const StageRules& rules = (*policy)->rules();
+  OFS_ASSIGN_OR_RETURN(engine::Engine::PolicyPtr policy,
+       engine.SelectionPolicyFor(PolicyName::Planned(), program.placement()));
+  const StageRules& rules = (policy)->rules();
   absl::StatusOr<std::vector<NdSbpSignature>> all = ExpandCandidates(req, *p, rules.source);
   if (!all.ok()) return Named(op, all.status());
   std::vector<int> survivors = AllIds(*all);
@@ -136,7 +136,7 @@ absl::StatusOr<std::vector<double>> PriceTable(const TableKey& k, BoxingPrices& 
       status = t.status();
     }
   });
-  if (!status.ok()) return status;
+  OFS_RETURN_IF_ERROR(status);
   return table;
 }
 
@@ -215,12 +215,11 @@ absl::StatusOr<std::vector<std::vector<double>>> PriceTables(const std::vector<T
     });
   }
   absl::Status priced = prices.Prefetch(requests, threads);
-  if (!priced.ok()) return priced;
+  OFS_RETURN_IF_ERROR(priced);
   std::vector<std::vector<double>> tables;
   for (const TableKey& k : keys) {
-    absl::StatusOr<std::vector<double>> table = PriceTable(k, prices);
-    if (!table.ok()) return table.status();
-    tables.push_back(*std::move(table));
+    OFS_ASSIGN_OR_RETURN(std::vector<double> table, PriceTable(k, prices));
+    tables.push_back(std::move(table));
   }
   return tables;
 }
@@ -280,10 +279,9 @@ void AddUseCosts(const Program& program, const std::vector<int>& free_node,
 absl::Status AddBoxingCosts(const Program& program, const std::vector<int>& free_node,
                             BoxingPrices& prices, int threads, SelectionProblem& p) {
   const BoxingUses boxing = ListBoxingUses(program, free_node, p);
-  absl::StatusOr<std::vector<std::vector<double>>> tables =
-      PriceTables(boxing.keys, prices, threads);
-  if (!tables.ok()) return tables.status();
-  AddUseCosts(program, free_node, boxing, *tables, p.graph, p.constant_time_s);
+  OFS_ASSIGN_OR_RETURN(std::vector<std::vector<double>> tables,  PriceTables(boxing.keys, prices,
+      threads));
+  AddUseCosts(program, free_node, boxing, tables, p.graph, p.constant_time_s);
   std::vector<std::vector<double>> copies;
   for (const TableKey& k : boxing.keys) {
     copies.push_back(CopyTable(k, program.placement().hierarchy()));
@@ -352,27 +350,26 @@ absl::StatusOr<SelectionProblem> BuildSelectionProblem(
   // Nodes: ops with their compute time, then free tensors.
   for (int i = 0; i < p.num_ops; ++i) {
     const ProgramOp& op = program.ops()[i];
-    absl::StatusOr<std::vector<NdSbpSignature>> cands = OpCandidates(program, op, prices.engine());
-    if (!cands.ok()) return cands.status();
-    p.stage_candidates.push_back(static_cast<int>(cands->size()));
+    OFS_ASSIGN_OR_RETURN(std::vector<NdSbpSignature> cands, OpCandidates(program, op,
+        prices.engine()));
+    p.stage_candidates.push_back(static_cast<int>(cands.size()));
     if (!required.empty()) {
       bool present = false;
-      for (const NdSbpSignature& s : *cands) present = present || s == required[i];
-      if (!present) cands->push_back(required[i]);
+      for (const NdSbpSignature& s : cands) present = present || s == required[i];
+      if (!present) cands.push_back(required[i]);
     }
     std::vector<TensorDesc> descs;
     for (int t : op.inputs) descs.push_back(program.tensors()[t].desc);
     for (int t : op.outputs) descs.push_back(program.tensors()[t].desc);
     std::vector<double> unary;
     std::vector<double> memory;
-    for (const NdSbpSignature& sig : *cands) {
+    for (const NdSbpSignature& sig : cands) {
       double time = EstimateOpWork(*op.call, descs, sig, hierarchy, calibration).time_s;
       // The kernel's own collectives under this candidate (kernel_collectives.h),
       // as EvaluateAssignment counts them.
       for (const BoxingPrices::Request& r : KernelCollectives(*op.call, descs, sig)) {
-        absl::StatusOr<double> t = prices.Time(r.desc, r.from, r.to);
-        if (!t.ok()) return t.status();
-        time += *t;
+        OFS_ASSIGN_OR_RETURN(double t, prices.Time(r.desc, r.from, r.to));
+        time += t;
       }
       unary.push_back(time);
       int64_t bytes = 0;
@@ -383,7 +380,7 @@ absl::StatusOr<SelectionProblem> BuildSelectionProblem(
     }
     p.graph.AddNode(std::move(unary));
     p.memory.AddNode(std::move(memory));
-    p.op_candidates.push_back(*std::move(cands));
+    p.op_candidates.push_back(std::move(cands));
   }
   for (int t : p.free_tensors) {
     const TensorDesc& desc = program.tensors()[t].desc;
@@ -405,7 +402,7 @@ absl::StatusOr<SelectionProblem> BuildSelectionProblem(
   }
 
   absl::Status boxing = AddBoxingCosts(program, free_node, prices, threads, p);
-  if (!boxing.ok()) return boxing;
+  OFS_RETURN_IF_ERROR(boxing);
   return p;
 }
 

@@ -8,6 +8,7 @@
 #include "io/proto_io.h"
 #include "oneflow_sbp/values/nd_sbp.h"
 #include "oneflow_sbp/values/quoted_input.h"
+#include "oneflow_sbp/values/status_macros.h"
 
 namespace oneflow_sbp::io {
 namespace {
@@ -33,14 +34,13 @@ absl::StatusOr<boxing::Calibration> CalibrationFromProto(const oneflow::Calibrat
   }
   boxing::Calibration c = boxing::Calibration::Defaults(NdSbp::kMaxAxes);
   for (int i = 0; i < proto.axis_size(); ++i) {
-    absl::StatusOr<boxing::LinkSpec> l = LinkFromProto(proto.axis(i), absl::StrCat("axis ", i));
-    if (!l.ok()) return l.status();
-    c.axis(i) = *l;
+    OFS_ASSIGN_OR_RETURN(boxing::LinkSpec l, LinkFromProto(proto.axis(i), absl::StrCat("axis ",
+        i)));
+    c.axis(i) = l;
   }
   if (proto.has_p2p()) {
-    absl::StatusOr<boxing::LinkSpec> l = LinkFromProto(proto.p2p(), "p2p");
-    if (!l.ok()) return l.status();
-    c.p2p() = *l;
+    OFS_ASSIGN_OR_RETURN(boxing::LinkSpec l, LinkFromProto(proto.p2p(), "p2p"));
+    c.p2p() = l;
   }
   if (proto.has_compute_flops_per_s()) c.set_compute_flops_per_s(proto.compute_flops_per_s());
   if (proto.has_memory_bytes_per_s()) c.set_memory_bytes_per_s(proto.memory_bytes_per_s());

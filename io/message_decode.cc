@@ -7,6 +7,7 @@
 #include "io/proto_convert.h"
 #include "io/proto_io.h"
 #include "oneflow_sbp/values/quoted_input.h"
+#include "oneflow_sbp/values/status_macros.h"
 #include "proto/placement.pb.h"
 #include "proto/sbp_parallel.pb.h"
 
@@ -38,7 +39,7 @@ absl::StatusOr<NdSbp> DecodeNdSbp(absl::string_view text) {
   if (Detect(text, "sbp_parallel") == Encoding::kCompact) return NdSbp::Parse(text);
   oneflow::NdSbp proto;
   absl::Status s = DecodeMessage(text, &proto);
-  if (!s.ok()) return s;
+  OFS_RETURN_IF_ERROR(s);
   absl::StatusOr<NdSbp> nd = FromProto(proto);
   if (nd.ok() && nd->empty()) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -62,7 +63,7 @@ absl::StatusOr<Placement> DecodePlacement(absl::string_view text) {
   }
   oneflow::ParallelConf proto;
   absl::Status s = DecodeMessage(text, &proto);
-  if (!s.ok()) return s;
+  OFS_RETURN_IF_ERROR(s);
   return FromProto(proto);
 }
 

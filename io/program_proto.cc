@@ -12,6 +12,7 @@
 #include "io/proto_io.h"
 #include "oneflow_sbp/values/quoted_input.h"
 #include "oneflow_sbp/rule_api/sbp_signature.h"
+#include "oneflow_sbp/values/status_macros.h"
 
 namespace oneflow_sbp::io {
 namespace {
@@ -117,9 +118,8 @@ absl::StatusOr<Placement> ProgramPlacement(const oneflow::ProgramProto& proto,
 absl::StatusOr<graph::Program> ProgramFromProto(const oneflow::ProgramProto& proto,
                                                 const OpRegistry& registry,
                                                 absl::Span<const int64_t> mesh) {
-  absl::StatusOr<Placement> placement = ProgramPlacement(proto, mesh);
-  if (!placement.ok()) return placement.status();
-  graph::ProgramBuilder b(registry, *placement);
+  OFS_ASSIGN_OR_RETURN(Placement placement, ProgramPlacement(proto, mesh));
+  graph::ProgramBuilder b(registry, placement);
   for (int i = 0; i < proto.tensors_size(); ++i) {
     const oneflow::ProgramTensorProto& t = proto.tensors(i);
     if (t.name().empty()) return Bad(absl::StrCat("tensors[", i, "]"), "has no \"name\"");
@@ -137,7 +137,7 @@ absl::StatusOr<graph::Program> ProgramFromProto(const oneflow::ProgramProto& pro
     } else {
       s = b.AddParameter(t.name(), desc);
     }
-    if (!s.ok()) return s;
+    OFS_RETURN_IF_ERROR(s);
   }
   for (int i = 0; i < proto.ops_size(); ++i) {
     const oneflow::ProgramOpProto& op = proto.ops(i);
@@ -178,7 +178,7 @@ absl::StatusOr<graph::Program> ProgramFromProto(const oneflow::ProgramProto& pro
       nd = *parsed;
     }
     absl::Status s = b.MarkOutput(o.name(), nd);
-    if (!s.ok()) return s;
+    OFS_RETURN_IF_ERROR(s);
   }
   return std::move(b).Build();
 }
@@ -192,9 +192,8 @@ absl::StatusOr<oneflow::ProgramProto> ProgramProtoFromJson(absl::string_view jso
 
 absl::StatusOr<graph::Program> ProgramFromJson(absl::string_view json, const OpRegistry& registry,
                                                absl::Span<const int64_t> mesh) {
-  absl::StatusOr<oneflow::ProgramProto> proto = ProgramProtoFromJson(json);
-  if (!proto.ok()) return proto.status();
-  return ProgramFromProto(*proto, registry, mesh);
+  OFS_ASSIGN_OR_RETURN(oneflow::ProgramProto proto, ProgramProtoFromJson(json));
+  return ProgramFromProto(proto, registry, mesh);
 }
 
 namespace {

@@ -6,6 +6,7 @@
 #include "absl/strings/strip.h"
 #include "oneflow_sbp/values/check.h"
 #include "oneflow_sbp/values/quoted_input.h"
+#include "oneflow_sbp/values/status_macros.h"
 
 namespace oneflow_sbp::io {
 
@@ -163,11 +164,11 @@ absl::StatusOr<Placement> FromProto(const oneflow::ParallelConf& proto) {
     }
     int64_t head = 0;
     absl::Status s = ParseNonNegative(parts[0], entry, &head);
-    if (!s.ok()) return s;
+    OFS_RETURN_IF_ERROR(s);
     if (global_rank) {
       int64_t dev = 0;
       s = ParseNonNegative(parts[1], entry, &dev);
-      if (!s.ok()) return s;
+      OFS_RETURN_IF_ERROR(s);
       ranks.push_back(head);
       continue;
     }
@@ -184,11 +185,11 @@ absl::StatusOr<Placement> FromProto(const oneflow::ParallelConf& proto) {
     }
     int64_t lo = 0;
     s = ParseNonNegative(ends[0], entry, &lo);
-    if (!s.ok()) return s;
+    OFS_RETURN_IF_ERROR(s);
     int64_t hi = lo;
     if (ends.size() == 2) {
       s = ParseNonNegative(ends[1], entry, &hi);
-      if (!s.ok()) return s;
+      OFS_RETURN_IF_ERROR(s);
     }
     if (hi < lo || hi - lo >= Placement::kMaxParallelNum) {
       return absl::InvalidArgumentError(absl::StrCat(

@@ -6,6 +6,7 @@
 #include "comm/communicator.h"
 #include "oneflow_sbp/values/attr_value.h"
 #include "oneflow_sbp/values/quoted_input.h"
+#include "oneflow_sbp/values/status_macros.h"
 
 namespace oneflow_sbp::kernels {
 
@@ -41,9 +42,9 @@ absl::StatusOr<std::vector<LocalTensor>> AllocateLocalOutputs(
     absl::Span<const BlobLayout> output_layouts, DeviceType device) {
   std::vector<LocalTensor> outputs;
   for (const BlobLayout& l : output_layouts) {
-    absl::StatusOr<LocalTensor> t = LocalTensor::Empty(l.logical.dtype, l.local_dims(), device);
-    if (!t.ok()) return t.status();
-    outputs.push_back(*std::move(t));
+    OFS_ASSIGN_OR_RETURN(LocalTensor t, LocalTensor::Empty(l.logical.dtype, l.local_dims(),
+        device));
+    outputs.push_back(std::move(t));
   }
   return outputs;
 }
@@ -66,10 +67,9 @@ absl::StatusOr<KernelContext> KernelContext::Make(std::shared_ptr<const OpCall> 
                                                   std::vector<LocalTensor> inputs,
                                                   std::vector<LocalTensor> outputs) {
   if (call == nullptr) return absl::InvalidArgumentError("KernelContext::Make: no op call");
-  absl::StatusOr<std::vector<BlobLayout>> layouts =
-      MakeBlobLayouts(*call, placement, parallel_id, logical_descs, signature);
-  if (!layouts.ok()) return layouts.status();
-  return MakeWithLayouts(std::move(call), placement, parallel_id, *std::move(layouts),
+  OFS_ASSIGN_OR_RETURN(std::vector<BlobLayout> layouts,  MakeBlobLayouts(*call, placement,
+      parallel_id, logical_descs, signature));
+  return MakeWithLayouts(std::move(call), placement, parallel_id, std::move(layouts),
                          std::move(inputs), std::move(outputs));
 }
 

@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "oneflow_sbp/values/check.h"
 #include "oneflow_sbp/values/quoted_input.h"
+#include "oneflow_sbp/values/status_macros.h"
 
 namespace oneflow_sbp::kernels {
 
@@ -61,16 +62,15 @@ absl::Status RegisterKernels(KernelRegistry& registry, DeviceType device,
                              absl::Span<const KernelDef> defs) {
   for (const KernelDef& d : defs) {
     absl::Status s = registry.Register(d.op, device, d.fn, d.dtypes);
-    if (!s.ok()) return s;
+    OFS_RETURN_IF_ERROR(s);
   }
   return absl::OkStatus();
 }
 
 absl::Status RunKernel(KernelContext& ctx, const KernelRegistry& registry) {
-  absl::StatusOr<KernelFn> fn = registry.Find(ctx.op_type(), ctx.device_type());
-  if (!fn.ok()) return fn.status();
-  absl::Status s = (*fn)(ctx);
-  if (!s.ok()) return s;
+  OFS_ASSIGN_OR_RETURN(KernelFn fn, registry.Find(ctx.op_type(), ctx.device_type()));
+  absl::Status s = (fn)(ctx);
+  OFS_RETURN_IF_ERROR(s);
   return ctx.status();
 }
 

@@ -102,9 +102,9 @@ absl::StatusOr<BertConfig> ReadBertConfig(const std::string& model_dir) {
   c.max_seq_length = std::min<int64_t>(512, c.max_position);
   if (absl::StatusOr<pb::Struct> st = ReadJson(absl::StrCat(model_dir, "/sentence_bert_config.json"));
       st.ok()) {
-    absl::StatusOr<int64_t> m = PositiveInt(*st, "max_seq_length", model_dir + "/sentence_bert_config.json");
-    if (!m.ok()) return m.status();
-    c.max_seq_length = std::min(*m, c.max_position);
+    OFS_ASSIGN_OR_RETURN(int64_t m, PositiveInt(*st, "max_seq_length",
+        model_dir + "/sentence_bert_config.json"));
+    c.max_seq_length = std::min(m, c.max_position);
   }
   return c;
 }

@@ -18,6 +18,7 @@
 #include "absl/strings/str_cat.h"
 #include "oneflow_sbp/values/data_type.h"
 #include "oneflow_sbp/rule_api/sbp_context.h"
+#include "oneflow_sbp/values/status_macros.h"
 #include "ops/extended_partials.h"
 #include "ops/op_util.h"
 
@@ -34,10 +35,9 @@ absl::Status BroadcastShape(ShapeContext& ctx, bool boolean_result) {
   const TensorDesc& x = ctx.input("x");
   const TensorDesc& y = ctx.input("y");
   absl::Status s = CheckSameDtype(x, "x_0", y, "y_0");
-  if (!s.ok()) return s;
-  absl::StatusOr<Shape> z = BroadcastShapes(x.shape, "x_0", y.shape, "y_0");
-  if (!z.ok()) return z.status();
-  ctx.set_output("z", 0, TensorDesc{*z, boolean_result ? DataType::kBool : x.dtype});
+  OFS_RETURN_IF_ERROR(s);
+  OFS_ASSIGN_OR_RETURN(Shape z, BroadcastShapes(x.shape, "x_0", y.shape, "y_0"));
+  ctx.set_output("z", 0, TensorDesc{z, boolean_result ? DataType::kBool : x.dtype});
   return absl::OkStatus();
 }
 

@@ -27,7 +27,7 @@ absl::Status RegisterBuiltinOps(OpRegistry* registry) {
                       RegisterConcatSliceOps, RegisterAttentionOps, RegisterOptimizerOps,
                       RegisterEncoderOps}) {
     absl::Status s = family(registry);
-    if (!s.ok()) return s;
+    OFS_RETURN_IF_ERROR(s);
   }
   // Names users type for our ops, OneFlow's and PyTorch's, from the records
   // (ops/records/*.toml; Paddle's names are the Paddle front's). Each names

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "oneflow_sbp/values/quoted_input.h"
+#include "oneflow_sbp/values/status_macros.h"
 #include "ops/op_util.h"
 
 namespace oneflow_sbp::ops {
@@ -46,12 +47,12 @@ absl::StatusOr<EinsumSpec> ParseEinsum(absl::string_view text) {
       return absl::InvalidArgumentError(absl::StrCat("equation ", QuotedInput(text), " has an empty operand"));
     }
     absl::Status s = CheckLetters(text, operand, "operand");
-    if (!s.ok()) return s;
+    OFS_RETURN_IF_ERROR(s);
     spec.inputs.emplace_back(operand);
   }
   spec.output = compact.substr(arrow + 2);
   absl::Status s = CheckLetters(text, spec.output, "output");
-  if (!s.ok()) return s;
+  OFS_RETURN_IF_ERROR(s);
   for (char c : spec.output) {
     bool found = false;
     for (const std::string& in : spec.inputs) found = found || in.find(c) != std::string::npos;
@@ -102,16 +103,15 @@ absl::StatusOr<std::map<char, int64_t>> LetterExtents(const EinsumSpec& spec,
 absl::StatusOr<TensorDesc> EinsumOutputDesc(const EinsumSpec& spec,
                                             const std::vector<TensorDesc>& inputs) {
   absl::StatusOr<std::map<char, int64_t>> extents = LetterExtents(spec, inputs);
-  if (!extents.ok()) return extents.status();
+  OFS_RETURN_IF_ERROR(extents.status());
   for (size_t k = 1; k < inputs.size(); ++k) {
     absl::Status s = CheckSameDtype(inputs[0], "operand 0", inputs[k], absl::StrCat("operand ", k));
-    if (!s.ok()) return s;
+    OFS_RETURN_IF_ERROR(s);
   }
   std::vector<int64_t> dims;
   for (char c : spec.output) dims.push_back(extents->at(c));
-  absl::StatusOr<Shape> shape = MakeShape(dims, "einsum output");
-  if (!shape.ok()) return shape.status();
-  return TensorDesc{*shape, inputs[0].dtype};
+  OFS_ASSIGN_OR_RETURN(Shape shape, MakeShape(dims, "einsum output"));
+  return TensorDesc{shape, inputs[0].dtype};
 }
 
 absl::Status EinsumGetSbp(SbpContext& ctx, const EinsumSpec& spec) {
@@ -123,7 +123,7 @@ absl::Status EinsumGetSbp(SbpContext& ctx, const EinsumSpec& spec, const EinsumB
   std::vector<TensorDesc> descs;
   for (const OpArg& a : ins) descs.push_back(ctx.input_desc(a.name, a.index));
   absl::StatusOr<std::map<char, int64_t>> extents = LetterExtents(spec, descs);
-  if (!extents.ok()) return extents.status();
+  OFS_RETURN_IF_ERROR(extents.status());
   std::vector<OpArg> outs = ctx.outputs();
   outs.insert(outs.end(), binding.follow_output.begin(), binding.follow_output.end());
   auto offers = [&](char c) {
@@ -195,9 +195,8 @@ absl::StatusOr<OpDefBuilder> EinsumOp(const std::string& name, absl::string_view
   b.SetShapeFn([s, output_name](ShapeContext& ctx) {
     std::vector<TensorDesc> descs;
     for (const OpArg& a : ctx.op().inputs()) descs.push_back(ctx.input(a.name, a.index));
-    absl::StatusOr<TensorDesc> out = EinsumOutputDesc(s, descs);
-    if (!out.ok()) return out.status();
-    ctx.set_output(output_name, 0, *out);
+    OFS_ASSIGN_OR_RETURN(TensorDesc out, EinsumOutputDesc(s, descs));
+    ctx.set_output(output_name, 0, out);
     return absl::OkStatus();
   });
   b.SetGetSbpFn([s](SbpContext& ctx) { return EinsumGetSbp(ctx, s); });

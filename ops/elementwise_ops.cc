@@ -32,8 +32,9 @@ absl::Status SplitEveryAxis(SbpContext& ctx) { return SplitForEachAxis(ctx); }
 
 absl::Status SplitEveryAxisAndPartial(SbpContext& ctx) {
   OFS_RETURN_IF_ERROR(SplitForEachAxis(ctx));
-  // Only `negative` is built with this rule, and OneFlow's lacks P -> P.
-  ctx.OursFollow();
+  // OneFlow's negative lacks P -> P (SPEC.md §9 #17); its scalar_mul,
+  // scalar_div, identity and copy have it.
+  if (ctx.op_type() == "negative") ctx.OursFollow();
   ctx.NewBuilder().PartialSum(ctx.inputs()).PartialSum(ctx.outputs()).Build();
   return absl::OkStatus();
 }

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "oneflow_sbp/rule_api/sbp_context.h"
+#include "oneflow_sbp/values/status_macros.h"
 #include "ops/op_util.h"
 
 namespace oneflow_sbp::ops {
@@ -84,10 +85,9 @@ GetSbpFn ReduceExtremumPartials(PartialKind kind) {
     const OpArg in{"input_tensor", 0}, out{"output_tensor", 0};
     const int rank = ctx.input_desc("input_tensor").shape.rank();
     if (rank > 0) {
-      absl::StatusOr<std::vector<int>> axes =
-          NormalizeAxes(ctx.Attr<std::vector<int64_t>>("axis"), rank, "attribute axis");
-      if (!axes.ok()) return axes.status();
-      for (int i : *axes) ctx.NewBuilder().Split(in, i).Partial(out, kind).Build();
+      OFS_ASSIGN_OR_RETURN(std::vector<int> axes,
+           NormalizeAxes(ctx.Attr<std::vector<int64_t>>("axis"), rank, "attribute axis"));
+      for (int i : axes) ctx.NewBuilder().Split(in, i).Partial(out, kind).Build();
     }
     ctx.NewBuilder().Partial(in, kind).Partial(out, kind).Build();
     return absl::OkStatus();

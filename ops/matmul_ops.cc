@@ -24,6 +24,7 @@
 #include "oneflow_sbp/values/check.h"
 #include "oneflow_sbp/values/quoted_input.h"
 #include "oneflow_sbp/rule_api/sbp_context.h"
+#include "oneflow_sbp/values/status_macros.h"
 #include "ops/einsum_rule.h"
 #include "ops/op_util.h"
 
@@ -85,7 +86,7 @@ absl::Status SetMatmulOutput(ShapeContext& ctx, const std::vector<int64_t>& batc
   const TensorDesc& a = ctx.input("a");
   const TensorDesc& b = ctx.input("b");
   absl::Status s = CheckSameDtype(a, "a_0", b, "b_0");
-  if (!s.ok()) return s;
+  OFS_RETURN_IF_ERROR(s);
   const bool ta = ctx.Attr<bool>("transpose_a");
   const bool tb = ctx.Attr<bool>("transpose_b");
   const int ra = a.shape.rank();
@@ -102,9 +103,8 @@ absl::Status SetMatmulOutput(ShapeContext& ctx, const std::vector<int64_t>& batc
   std::vector<int64_t> dims = batch;
   dims.push_back(m);
   dims.push_back(n);
-  absl::StatusOr<Shape> out = MakeShape(dims, "out_0");
-  if (!out.ok()) return out.status();
-  const TensorDesc out_desc{*out, a.dtype};
+  OFS_ASSIGN_OR_RETURN(Shape out, MakeShape(dims, "out_0"));
+  const TensorDesc out_desc{out, a.dtype};
   if (ctx.has_input("_add_to_output") && ctx.input("_add_to_output") != out_desc) {
     return absl::InvalidArgumentError(absl::StrCat(
         "_add_to_output_0 is ", ctx.input("_add_to_output").ToString(),
@@ -117,7 +117,7 @@ absl::Status SetMatmulOutput(ShapeContext& ctx, const std::vector<int64_t>& batc
 absl::Status MatmulShape(ShapeContext& ctx) {
   for (const char* arg : {"a", "b"}) {
     absl::Status s = CheckRank(ctx.input(arg), absl::StrCat(arg, "_0"), 2);
-    if (!s.ok()) return s;
+    OFS_RETURN_IF_ERROR(s);
   }
   return SetMatmulOutput(ctx, {});
 }
@@ -130,7 +130,7 @@ absl::Status BatchMatmulShape(ShapeContext& ctx) {
   const TensorDesc& a = ctx.input("a");
   const TensorDesc& b = ctx.input("b");
   absl::Status s = CheckRank(a, "a_0", 3, /*at_least=*/true);
-  if (!s.ok()) return s;
+  OFS_RETURN_IF_ERROR(s);
   if (a.shape.rank() != b.shape.rank()) {
     return absl::InvalidArgumentError(absl::StrCat(
         "a_0 ", a.ToString(), " and b_0 ", b.ToString(),
@@ -173,7 +173,7 @@ absl::Status BroadcastMatmulShape(ShapeContext& ctx) {
   const TensorDesc& b = ctx.input("b");
   for (const auto& [d, name] : {std::pair{&a, "a_0"}, std::pair{&b, "b_0"}}) {
     absl::Status s = CheckRank(*d, name, 2, /*at_least=*/true);
-    if (!s.ok()) return s;
+    OFS_RETURN_IF_ERROR(s);
   }
   const BatchLayout l = LayoutOf(a.shape, b.shape);
   std::vector<int64_t> batch;
@@ -251,18 +251,17 @@ OpDefBuilder Einsum() {
     return ParseEinsum(equation);
   };
   b.SetShapeFn([spec_of](ShapeContext& ctx) -> absl::Status {
-    absl::StatusOr<EinsumSpec> spec = spec_of(ctx.Attr<std::string>("equation"));
-    if (!spec.ok()) return spec.status();
+    OFS_ASSIGN_OR_RETURN(EinsumSpec spec, spec_of(ctx.Attr<std::string>("equation")));
     const int n = ctx.input_count("in");
-    if (n != static_cast<int>(spec->inputs.size())) {
+    if (n != static_cast<int>(spec.inputs.size())) {
       return absl::InvalidArgumentError(absl::StrCat(
           "einsum: equation ", QuotedInput(ctx.Attr<std::string>("equation")), " has ",
-          spec->inputs.size(),
+          spec.inputs.size(),
           " operands; the call has ", n, " inputs"));
     }
     std::vector<TensorDesc> descs;
     for (int i = 0; i < n; ++i) descs.push_back(ctx.input("in", i));
-    absl::StatusOr<TensorDesc> out = EinsumOutputDesc(*spec, descs);
+    absl::StatusOr<TensorDesc> out = EinsumOutputDesc(spec, descs);
     if (!out.ok()) {
       return absl::InvalidArgumentError(absl::StrCat(
           "einsum: equation ", QuotedInput(ctx.Attr<std::string>("equation")), ": ",
@@ -272,9 +271,8 @@ OpDefBuilder Einsum() {
     return absl::OkStatus();
   });
   b.SetGetSbpFn([spec_of](SbpContext& ctx) -> absl::Status {
-    absl::StatusOr<EinsumSpec> spec = spec_of(ctx.Attr<std::string>("equation"));
-    if (!spec.ok()) return spec.status();
-    return EinsumGetSbp(ctx, *spec);
+    OFS_ASSIGN_OR_RETURN(EinsumSpec spec, spec_of(ctx.Attr<std::string>("equation")));
+    return EinsumGetSbp(ctx, spec);
   });
   return b;
 }

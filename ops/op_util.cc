@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "oneflow_sbp/values/status_macros.h"
 
 namespace oneflow_sbp::ops {
 
@@ -20,13 +21,12 @@ absl::StatusOr<std::vector<int>> NormalizeAxes(const std::vector<int64_t>& axes,
                                                int rank, absl::string_view what) {
   std::vector<int> out;
   for (int64_t a : axes) {
-    absl::StatusOr<int> n = NormalizeAxis(a, rank, what);
-    if (!n.ok()) return n.status();
-    if (std::find(out.begin(), out.end(), *n) != out.end()) {
+    OFS_ASSIGN_OR_RETURN(int n, NormalizeAxis(a, rank, what));
+    if (std::find(out.begin(), out.end(), n) != out.end()) {
       return absl::InvalidArgumentError(absl::StrCat(
-          what, " [", absl::StrJoin(axes, ","), "] names axis ", *n, " twice"));
+          what, " [", absl::StrJoin(axes, ","), "] names axis ", n, " twice"));
     }
-    out.push_back(*n);
+    out.push_back(n);
   }
   std::sort(out.begin(), out.end());
   return out;
@@ -123,7 +123,7 @@ absl::StatusOr<Shape> MakeShape(const std::vector<int64_t>& dims, absl::string_v
 absl::Status RegisterAll(OpRegistry* registry, const std::vector<OpDefBuilder>& builders) {
   for (const OpDefBuilder& b : builders) {
     absl::Status s = registry->Register(b);
-    if (!s.ok()) return s;
+    OFS_RETURN_IF_ERROR(s);
   }
   return absl::OkStatus();
 }

@@ -17,6 +17,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "oneflow_sbp/rule_api/sbp_context.h"
+#include "oneflow_sbp/values/status_macros.h"
 #include "ops/extended_partials.h"
 #include "ops/op_util.h"
 
@@ -32,21 +33,19 @@ absl::StatusOr<std::vector<int>> ReducedAxes(const std::vector<int64_t>& axis, i
 
 absl::Status ReduceShape(ShapeContext& ctx) {
   const TensorDesc& in = ctx.input("input_tensor");
-  absl::StatusOr<std::vector<int>> axes =
-      ReducedAxes(ctx.Attr<std::vector<int64_t>>("axis"), in.shape.rank());
-  if (!axes.ok()) return axes.status();
+  OFS_ASSIGN_OR_RETURN(std::vector<int> axes,  ReducedAxes(ctx.Attr<std::vector<int64_t>>("axis"),
+      in.shape.rank()));
   const bool keepdims = ctx.Attr<bool>("keepdims");
   std::vector<int64_t> dims;
   size_t next = 0;
   for (int i = 0; i < in.shape.rank(); ++i) {
-    const bool reduced = next < axes->size() && (*axes)[next] == i;
+    const bool reduced = next < axes.size() && (axes)[next] == i;
     if (reduced) ++next;
     if (!reduced) dims.push_back(in.shape.dim(i));
     else if (keepdims) dims.push_back(1);
   }
-  absl::StatusOr<Shape> out = MakeShape(dims, "output_tensor_0");
-  if (!out.ok()) return out.status();
-  ctx.set_output("output_tensor", 0, TensorDesc{*out, in.dtype});
+  OFS_ASSIGN_OR_RETURN(Shape out, MakeShape(dims, "output_tensor_0"));
+  ctx.set_output("output_tensor", 0, TensorDesc{out, in.dtype});
   return absl::OkStatus();
 }
 
@@ -64,14 +63,13 @@ absl::Status ReduceGetSbp(SbpContext& ctx, Partial partial) {
     ctx.NewBuilder().PartialSum(kIn).PartialSum(kOut).Build();
     return absl::OkStatus();
   }
-  absl::StatusOr<std::vector<int>> axes =
-      ReducedAxes(ctx.Attr<std::vector<int64_t>>("axis"), rank);
-  if (!axes.ok()) return axes.status();
+  OFS_ASSIGN_OR_RETURN(std::vector<int> axes,  ReducedAxes(ctx.Attr<std::vector<int64_t>>("axis"),
+      rank));
   const bool keepdims = ctx.Attr<bool>("keepdims");
   int reduced_before = 0;
   size_t next = 0;
   for (int i = 0; i < rank; ++i) {
-    const bool reduced = next < axes->size() && (*axes)[next] == i;
+    const bool reduced = next < axes.size() && (axes)[next] == i;
     if (reduced) {
       ++next;
       ++reduced_before;
@@ -84,7 +82,7 @@ absl::Status ReduceGetSbp(SbpContext& ctx, Partial partial) {
   // Ours: with no dim reduced a sum is the identity, which is linear;
   // OneFlow only emits P -> P next to reduced dims.
   if (partial == Partial::kSum) ctx.OursFollow();
-  if (partial == Partial::kSum && axes->empty()) {
+  if (partial == Partial::kSum && axes.empty()) {
     ctx.NewBuilder().PartialSum(kIn).PartialSum(kOut).Build();
   }
   return absl::OkStatus();

@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "oneflow_sbp/rule_api/sbp_context.h"
+#include "oneflow_sbp/values/status_macros.h"
 #include "ops/op_util.h"
 #include "ops/reshape_rule.h"
 
@@ -51,73 +52,66 @@ absl::StatusOr<Shape> ResolveShape(const Shape& in, const std::vector<int64_t>& 
     }
     dims[infer] = in.elem_cnt() / known;
   }
-  absl::StatusOr<Shape> out = MakeShape(dims, "attribute shape");
-  if (!out.ok()) return out.status();
-  if (out->elem_cnt() != in.elem_cnt()) {
+  OFS_ASSIGN_OR_RETURN(Shape out, MakeShape(dims, "attribute shape"));
+  if (out.elem_cnt() != in.elem_cnt()) {
     return absl::InvalidArgumentError(absl::StrCat(
         "cannot reshape in_0 ", in.ToString(), " (", in.elem_cnt(), " elements) to ",
-        out->ToString(), " (", out->elem_cnt(), " elements)"));
+        out.ToString(), " (", out.elem_cnt(), " elements)"));
   }
   return out;
 }
 
 absl::Status ReshapeShape(ShapeContext& ctx) {
   const TensorDesc& in = ctx.input("in");
-  absl::StatusOr<Shape> out = ResolveShape(in.shape, ctx.Attr<std::vector<int64_t>>("shape"));
-  if (!out.ok()) return out.status();
-  ctx.set_output("out", 0, TensorDesc{*out, in.dtype});
+  OFS_ASSIGN_OR_RETURN(Shape out, ResolveShape(in.shape, ctx.Attr<std::vector<int64_t>>("shape")));
+  ctx.set_output("out", 0, TensorDesc{out, in.dtype});
   return absl::OkStatus();
 }
 
 absl::Status FlattenShape(ShapeContext& ctx) {
   const TensorDesc& in = ctx.input("in");
   const int rank = std::max(in.shape.rank(), 1);
-  absl::StatusOr<int> start = NormalizeAxis(ctx.Attr<int64_t>("start_dim"), rank,
-                                            "attribute start_dim");
-  if (!start.ok()) return start.status();
-  absl::StatusOr<int> end = NormalizeAxis(ctx.Attr<int64_t>("end_dim"), rank,
-                                          "attribute end_dim");
-  if (!end.ok()) return end.status();
-  if (*start > *end) {
+  OFS_ASSIGN_OR_RETURN(int start, NormalizeAxis(ctx.Attr<int64_t>("start_dim"), rank,
+      "attribute start_dim"));
+  OFS_ASSIGN_OR_RETURN(int end, NormalizeAxis(ctx.Attr<int64_t>("end_dim"), rank,
+      "attribute end_dim"));
+  if (start > end) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "attribute start_dim ", *start, " is after end_dim ", *end));
+        "attribute start_dim ", start, " is after end_dim ", end));
   }
   std::vector<int64_t> dims;
   int64_t merged = 1;
   for (int i = 0; i < in.shape.rank(); ++i) {
-    if (i < *start || i > *end) {
+    if (i < start || i > end) {
       dims.push_back(in.shape.dim(i));
     } else {
       merged *= in.shape.dim(i);
-      if (i == *end) dims.push_back(merged);
+      if (i == end) dims.push_back(merged);
     }
   }
   if (in.shape.rank() == 0) dims.push_back(1);
-  absl::StatusOr<Shape> out = MakeShape(dims, "out_0");
-  if (!out.ok()) return out.status();
-  ctx.set_output("out", 0, TensorDesc{*out, in.dtype});
+  OFS_ASSIGN_OR_RETURN(Shape out, MakeShape(dims, "out_0"));
+  ctx.set_output("out", 0, TensorDesc{out, in.dtype});
   return absl::OkStatus();
 }
 
 absl::Status ExpandDimsShape(ShapeContext& ctx) {
   const TensorDesc& in = ctx.input("in");
-  absl::StatusOr<int> axis =
-      NormalizeAxis(ctx.Attr<int64_t>("axis"), in.shape.rank() + 1, "attribute axis");
-  if (!axis.ok()) return axis.status();
+  OFS_ASSIGN_OR_RETURN(int axis,  NormalizeAxis(ctx.Attr<int64_t>("axis"), in.shape.rank() + 1,
+      "attribute axis"));
   std::vector<int64_t> dims(in.shape.dims().begin(), in.shape.dims().end());
-  dims.insert(dims.begin() + *axis, 1);
-  absl::StatusOr<Shape> out = MakeShape(dims, "out_0");
-  if (!out.ok()) return out.status();
-  ctx.set_output("out", 0, TensorDesc{*out, in.dtype});
+  dims.insert(dims.begin() + axis, 1);
+  OFS_ASSIGN_OR_RETURN(Shape out, MakeShape(dims, "out_0"));
+  ctx.set_output("out", 0, TensorDesc{out, in.dtype});
   return absl::OkStatus();
 }
 
 absl::Status ExpandDimsGetSbp(SbpContext& ctx) {
   const int rank = ctx.input_desc("in").shape.rank();
-  absl::StatusOr<int> axis = NormalizeAxis(ctx.Attr<int64_t>("axis"), rank + 1, "attribute axis");
-  if (!axis.ok()) return axis.status();
+  OFS_ASSIGN_OR_RETURN(int axis, NormalizeAxis(ctx.Attr<int64_t>("axis"), rank + 1,
+      "attribute axis"));
   for (int i = 0; i < rank; ++i) {
-    ctx.NewBuilder().Split(kIn, i).Split(kOut, i < *axis ? i : i + 1).Build();
+    ctx.NewBuilder().Split(kIn, i).Split(kOut, i < axis ? i : i + 1).Build();
   }
   ctx.NewBuilder().PartialSum(kIn).PartialSum(kOut).Build();
   return absl::OkStatus();
@@ -125,9 +119,8 @@ absl::Status ExpandDimsGetSbp(SbpContext& ctx) {
 
 // Squeezed axes: the listed ones (each must have extent 1).
 absl::StatusOr<std::vector<int>> SqueezedAxes(const Shape& in, const std::vector<int64_t>& axes) {
-  absl::StatusOr<std::vector<int>> norm = NormalizeAxes(axes, in.rank(), "attribute axes");
-  if (!norm.ok()) return norm.status();
-  for (int a : *norm) {
+  OFS_ASSIGN_OR_RETURN(std::vector<int> norm, NormalizeAxes(axes, in.rank(), "attribute axes"));
+  for (int a : norm) {
     // NormalizeAxis lets axis 0 through on a scalar (reductions take it);
     // a scalar has no dim to squeeze (found by fuzz/infer_fuzzer).
     if (a >= in.rank()) {
@@ -146,26 +139,24 @@ absl::StatusOr<std::vector<int>> SqueezedAxes(const Shape& in, const std::vector
 
 absl::Status SqueezeShape(ShapeContext& ctx) {
   const TensorDesc& in = ctx.input("in");
-  absl::StatusOr<std::vector<int>> axes =
-      SqueezedAxes(in.shape, ctx.Attr<std::vector<int64_t>>("axes"));
-  if (!axes.ok()) return axes.status();
+  OFS_ASSIGN_OR_RETURN(std::vector<int> axes,  SqueezedAxes(in.shape,
+      ctx.Attr<std::vector<int64_t>>("axes")));
   std::vector<int64_t> dims;
   for (int i = 0; i < in.shape.rank(); ++i) {
-    if (std::find(axes->begin(), axes->end(), i) == axes->end()) dims.push_back(in.shape.dim(i));
+    if (std::find(axes.begin(), axes.end(), i) == axes.end()) dims.push_back(in.shape.dim(i));
   }
-  absl::StatusOr<Shape> out = MakeShape(dims, "out_0");
-  if (!out.ok()) return out.status();
-  ctx.set_output("out", 0, TensorDesc{*out, in.dtype});
+  OFS_ASSIGN_OR_RETURN(Shape out, MakeShape(dims, "out_0"));
+  ctx.set_output("out", 0, TensorDesc{out, in.dtype});
   return absl::OkStatus();
 }
 
 absl::Status SqueezeGetSbp(SbpContext& ctx) {
   const Shape& in = ctx.input_desc("in").shape;
-  absl::StatusOr<std::vector<int>> axes = SqueezedAxes(in, ctx.Attr<std::vector<int64_t>>("axes"));
-  if (!axes.ok()) return axes.status();
+  OFS_ASSIGN_OR_RETURN(std::vector<int> axes, SqueezedAxes(in,
+      ctx.Attr<std::vector<int64_t>>("axes")));
   int k = 0;
   for (int i = 0; i < in.rank(); ++i) {
-    if (std::find(axes->begin(), axes->end(), i) != axes->end()) continue;
+    if (std::find(axes.begin(), axes.end(), i) != axes.end()) continue;
     ctx.NewBuilder().Split(kIn, i).Split(kOut, k++).Build();
   }
   // Ours: squeezing is linear.

@@ -9,6 +9,7 @@
 #include "absl/strings/str_join.h"
 #include "oneflow_sbp/values/data_type.h"
 #include "oneflow_sbp/rule_api/sbp_context.h"
+#include "oneflow_sbp/values/status_macros.h"
 #include "ops/op_util.h"
 #include "ops/slice_params.h"
 
@@ -17,24 +18,21 @@ namespace {
 
 absl::Status TransposeShape(ShapeContext& ctx) {
   const TensorDesc& in = ctx.input("input");
-  absl::StatusOr<std::vector<int>> perm =
-      ResolvePermutation(ctx.Attr<std::vector<int64_t>>("perm"), in.shape.rank());
-  if (!perm.ok()) return perm.status();
+  OFS_ASSIGN_OR_RETURN(std::vector<int> perm,
+       ResolvePermutation(ctx.Attr<std::vector<int64_t>>("perm"), in.shape.rank()));
   std::vector<int64_t> dims;
-  for (int p : *perm) dims.push_back(in.shape.dim(p));
-  absl::StatusOr<Shape> out = MakeShape(dims, "output_0");
-  if (!out.ok()) return out.status();
-  ctx.set_output("output", 0, TensorDesc{*out, in.dtype});
+  for (int p : perm) dims.push_back(in.shape.dim(p));
+  OFS_ASSIGN_OR_RETURN(Shape out, MakeShape(dims, "output_0"));
+  ctx.set_output("output", 0, TensorDesc{out, in.dtype});
   return absl::OkStatus();
 }
 
 absl::Status TransposeGetSbp(SbpContext& ctx) {
   const int rank = ctx.input_desc("input").shape.rank();
-  absl::StatusOr<std::vector<int>> perm =
-      ResolvePermutation(ctx.Attr<std::vector<int64_t>>("perm"), rank);
-  if (!perm.ok()) return perm.status();
+  OFS_ASSIGN_OR_RETURN(std::vector<int> perm,
+       ResolvePermutation(ctx.Attr<std::vector<int64_t>>("perm"), rank));
   for (int i = 0; i < rank; ++i) {
-    ctx.NewBuilder().Split(OpArg{"input", 0}, (*perm)[i]).Split(OpArg{"output", 0}, i).Build();
+    ctx.NewBuilder().Split(OpArg{"input", 0}, (perm)[i]).Split(OpArg{"output", 0}, i).Build();
   }
   ctx.NewBuilder().PartialSum(ctx.inputs()).PartialSum(ctx.outputs()).Build();
   return absl::OkStatus();
@@ -54,9 +52,8 @@ absl::Status ArgwhereShape(ShapeContext& ctx) {
     return absl::InvalidArgumentError(absl::StrCat(
         "attribute dtype must be i32 or i64, got ", ctx.Attr<std::string>("dtype")));
   }
-  absl::StatusOr<Shape> out = MakeShape({in.shape.elem_cnt(), in.shape.rank()}, "output_0");
-  if (!out.ok()) return out.status();
-  ctx.set_output("output", 0, TensorDesc{*out, *dtype});
+  OFS_ASSIGN_OR_RETURN(Shape out, MakeShape({in.shape.elem_cnt(), in.shape.rank()}, "output_0"));
+  ctx.set_output("output", 0, TensorDesc{out, *dtype});
   ctx.set_output("output_size", 0, TensorDesc{Shape{1}, *dtype});
   return absl::OkStatus();
 }

@@ -89,14 +89,13 @@ absl::StatusOr<std::vector<int>> ResolvePermutation(const std::vector<int64_t>& 
   std::vector<int> out;
   std::vector<bool> seen(rank, false);
   for (int64_t p : perm) {
-    absl::StatusOr<int> a = NormalizeAxis(p, rank, "attribute perm entry");
-    if (!a.ok()) return a.status();
-    if (seen[*a]) {
+    OFS_ASSIGN_OR_RETURN(int a, NormalizeAxis(p, rank, "attribute perm entry"));
+    if (seen[a]) {
       return absl::InvalidArgumentError(absl::StrCat(
           "attribute perm [", absl::StrJoin(perm, ","), "] is not a permutation"));
     }
-    seen[*a] = true;
-    out.push_back(*a);
+    seen[a] = true;
+    out.push_back(a);
   }
   return out;
 }

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "oneflow_sbp/values/status_macros.h"
 #include "runtime/region_copy.h"
 #include "runtime/step_lowering.h"
 
@@ -85,12 +86,12 @@ absl::StatusOr<LocalTensor> PackAll(const LocalTensor& shard, const TensorSlice&
   int64_t total = 0;
   for (const TensorSlice* r : regions) total += r->elem_cnt();
   absl::StatusOr<LocalTensor> buf = LocalTensor::Empty(shard.dtype(), {total}, shard.device());
-  if (!buf.ok()) return buf;
+  OFS_RETURN_IF_ERROR(buf.status());
   char* at = static_cast<char*>(buf->raw_data());
   const int64_t es = ByteSizeOf(shard.dtype());
   for (const TensorSlice* r : regions) {
     absl::Status s = PackRegion(shard, slice, *r, at);
-    if (!s.ok()) return s;
+    OFS_RETURN_IF_ERROR(s);
     at += r->elem_cnt() * es;
   }
   return buf;
@@ -102,7 +103,7 @@ absl::Status UnpackAll(const LocalTensor& buf, const std::vector<const TensorSli
   const int64_t es = ByteSizeOf(buf.dtype());
   for (const TensorSlice* r : regions) {
     absl::Status s = UnpackRegion(at, *r, shard, slice, op);
-    if (!s.ok()) return s;
+    OFS_RETURN_IF_ERROR(s);
     at += r->elem_cnt() * es;
   }
   return absl::OkStatus();
@@ -185,7 +186,7 @@ class BandTraffic {
 
 absl::StatusOr<LocalTensor> AllGather(const StepRun& r) {
   absl::StatusOr<LocalTensor> out = Alloc(r.dtype, r.rs.out, false, r.in.device());
-  if (!out.ok()) return out;
+  OFS_RETURN_IF_ERROR(out.status());
   const std::vector<int64_t> counts = Counts(r.rs.chunks);
   const TensorSlice& mine = r.rs.chunks[r.rs.position];
   if (Concatenates(r.rs.out, r.rs.chunks)) {
@@ -194,7 +195,7 @@ absl::StatusOr<LocalTensor> AllGather(const StepRun& r) {
     char* place = static_cast<char*>(out->raw_data()) + before * ByteSizeOf(r.dtype);
     absl::Status s = PackRegion(r.in, r.rs.in, mine, place);
     if (s.ok()) s = r.group.AllGatherV(place, out->raw_data(), counts, r.dtype, r.options);
-    if (!s.ok()) return s;
+    OFS_RETURN_IF_ERROR(s);
     return out;
   }
   const int64_t bands = BandCount(r.rs.chunks, ByteSizeOf(r.dtype));
@@ -205,22 +206,21 @@ absl::StatusOr<LocalTensor> AllGather(const StepRun& r) {
     int64_t total = 0;
     for (int64_t c : band_counts) total += c;
     absl::StatusOr<LocalTensor> gathered = LocalTensor::Empty(r.dtype, {total}, r.in.device());
-    if (!gathered.ok()) return gathered;
+    OFS_RETURN_IF_ERROR(gathered.status());
     const std::vector<TensorSlice> own = {pieces[r.rs.position]};
-    absl::StatusOr<LocalTensor> sent = PackAll(r.in, r.rs.in, NonEmpty(own));
-    if (!sent.ok()) return sent.status();
-    absl::Status s = r.group.AllGatherV(sent->raw_data(), gathered->raw_data(), band_counts,
+    OFS_ASSIGN_OR_RETURN(LocalTensor sent, PackAll(r.in, r.rs.in, NonEmpty(own)));
+    absl::Status s = r.group.AllGatherV(sent.raw_data(), gathered->raw_data(), band_counts,
                                         r.dtype, traffic.options());
     traffic.Add();
     if (s.ok()) s = UnpackAll(*gathered, NonEmpty(pieces), &*out, r.rs.out, RegionOp::kCopy);
-    if (!s.ok()) return s;
+    OFS_RETURN_IF_ERROR(s);
   }
   return out;
 }
 
 absl::StatusOr<LocalTensor> ReduceScatter(const StepRun& r) {
   absl::StatusOr<LocalTensor> out = Alloc(r.dtype, r.rs.out, false, r.in.device());
-  if (!out.ok()) return out;
+  OFS_RETURN_IF_ERROR(out.status());
   const int64_t bands = BandCount(r.rs.chunks, ByteSizeOf(r.dtype));
   if (bands == 1) {
     const std::vector<int64_t> counts = Counts(r.rs.chunks);
@@ -229,30 +229,30 @@ absl::StatusOr<LocalTensor> ReduceScatter(const StepRun& r) {
       std::vector<const TensorSlice*> regions;
       for (const TensorSlice& c : r.rs.chunks) regions.push_back(&c);
       absl::StatusOr<LocalTensor> packed = PackAll(r.in, r.rs.in, regions);
-      if (!packed.ok()) return packed;
+      OFS_RETURN_IF_ERROR(packed.status());
       send = *std::move(packed);
     }
     absl::Status s =
         r.group.ReduceScatterV(send.raw_data(), out->raw_data(), counts, r.dtype, r.options);
-    if (!s.ok()) return s;
+    OFS_RETURN_IF_ERROR(s);
     return out;
   }
   BandTraffic traffic(r.options);
   for (int64_t band = 0; band < bands; ++band) {
     const std::vector<TensorSlice> pieces = BandPieces(r.rs.chunks, bands, band);
     absl::StatusOr<LocalTensor> packed = PackAll(r.in, r.rs.in, NonEmpty(pieces));
-    if (!packed.ok()) return packed;
+    OFS_RETURN_IF_ERROR(packed.status());
     const TensorSlice& mine = pieces[r.rs.position];
     absl::StatusOr<LocalTensor> reduced =
         LocalTensor::Empty(r.dtype, {mine.elem_cnt()}, r.in.device());
-    if (!reduced.ok()) return reduced;
+    OFS_RETURN_IF_ERROR(reduced.status());
     absl::Status s = r.group.ReduceScatterV(packed->raw_data(), reduced->raw_data(),
                                             Counts(pieces), r.dtype, traffic.options());
     traffic.Add();
     if (s.ok() && mine.elem_cnt() > 0) {
       s = UnpackRegion(reduced->raw_data(), mine, &*out, r.rs.out, RegionOp::kCopy);
     }
-    if (!s.ok()) return s;
+    OFS_RETURN_IF_ERROR(s);
   }
   return out;
 }
@@ -280,14 +280,14 @@ absl::StatusOr<LocalTensor> BandedExchange(const StepRun& r, int64_t band_rows) 
     for (const TensorSlice& region : rs.local) covered += region.elem_cnt();
     absl::StatusOr<LocalTensor> o =
         Alloc(r.dtype, rs.out, rs.sum || covered != rs.out.elem_cnt(), r.in.device());
-    if (!o.ok()) return o;
+    OFS_RETURN_IF_ERROR(o.status());
     out = *std::move(o);
   }
   const RegionOp op = rs.sum ? RegionOp::kAdd : RegionOp::kCopy;
   if (rs.holds_output) {
     for (const TensorSlice& region : rs.local) {
       absl::Status s = CopyRegion(r.in, rs.in, region, &out, rs.out, op);
-      if (!s.ok()) return s;
+      OFS_RETURN_IF_ERROR(s);
     }
   }
   BandTraffic traffic(r.options);
@@ -330,7 +330,7 @@ absl::StatusOr<LocalTensor> BandedExchange(const StepRun& r, int64_t band_rows) 
     } else {
       absl::StatusOr<LocalTensor> p =
           PackAll(r.in, rs.in, rs.holds_input ? send_ptrs : std::vector<const TensorSlice*>{});
-      if (!p.ok()) return p;
+      OFS_RETURN_IF_ERROR(p.status());
       packed = *std::move(p);
       send = packed.raw_data();
     }
@@ -345,16 +345,16 @@ absl::StatusOr<LocalTensor> BandedExchange(const StepRun& r, int64_t band_rows) 
     if (recv_at) {
       recv = static_cast<char*>(out.raw_data()) + *recv_at * es;
     } else {
-      absl::StatusOr<LocalTensor> buf = LocalTensor::Empty(r.dtype, {total_recv}, r.in.device());
-      if (!buf.ok()) return buf.status();
-      received = *std::move(buf);
+      OFS_ASSIGN_OR_RETURN(LocalTensor buf, LocalTensor::Empty(r.dtype, {total_recv},
+          r.in.device()));
+      received = std::move(buf);
       recv = received.raw_data();
     }
     absl::Status s = r.group.AllToAllV(send, send_counts, recv, recv_counts, r.dtype,
                                        traffic.options());
     traffic.Add();
     if (s.ok() && rs.holds_output && !recv_at) s = UnpackAll(received, recv_ptrs, &out, rs.out, op);
-    if (!s.ok()) return s;
+    OFS_RETURN_IF_ERROR(s);
   }
   if (!rs.holds_output) return LocalTensor();
   return out;
@@ -380,16 +380,15 @@ absl::StatusOr<LocalTensor> Exchange(const StepRun& r) {
     recv_counts.push_back(rc);
     total_recv += rc;
   }
-  absl::StatusOr<LocalTensor> empty = LocalTensor::Empty(r.dtype, {0}, r.in.device());
-  if (!empty.ok()) return empty.status();
-  LocalTensor packed = *std::move(empty);
+  OFS_ASSIGN_OR_RETURN(LocalTensor empty, LocalTensor::Empty(r.dtype, {0}, r.in.device()));
+  LocalTensor packed = std::move(empty);
   const void* send = packed.raw_data();
   if (rs.holds_input && !sends.empty()) {
     if (std::optional<int64_t> at = ConsecutiveRuns(rs.in, sends)) {
       send = static_cast<const char*>(r.in.raw_data()) + *at * es;
     } else {
       absl::StatusOr<LocalTensor> p = PackAll(r.in, rs.in, sends);
-      if (!p.ok()) return p;
+      OFS_RETURN_IF_ERROR(p.status());
       packed = *std::move(p);
       send = packed.raw_data();
     }
@@ -404,7 +403,7 @@ absl::StatusOr<LocalTensor> Exchange(const StepRun& r) {
     for (const TensorSlice& region : rs.local) covered += region.elem_cnt();
     absl::StatusOr<LocalTensor> o =
         Alloc(r.dtype, rs.out, rs.sum || covered != rs.out.elem_cnt(), r.in.device());
-    if (!o.ok()) return o;
+    OFS_RETURN_IF_ERROR(o.status());
     out = *std::move(o);
     if (!rs.sum) direct = ConsecutiveRuns(rs.out, recvs);
   }
@@ -414,22 +413,22 @@ absl::StatusOr<LocalTensor> Exchange(const StepRun& r) {
     recv = static_cast<char*>(out.raw_data()) + *direct * es;
   } else {
     absl::StatusOr<LocalTensor> buf = LocalTensor::Empty(r.dtype, {total_recv}, r.in.device());
-    if (!buf.ok()) return buf;
+    OFS_RETURN_IF_ERROR(buf.status());
     received = *std::move(buf);
     recv = received.raw_data();
   }
   absl::Status s =
       r.group.AllToAllV(send, send_counts, recv, recv_counts, r.dtype, r.options);
-  if (!s.ok()) return s;
+  OFS_RETURN_IF_ERROR(s);
   if (!rs.holds_output) return LocalTensor();
   const RegionOp op = rs.sum ? RegionOp::kAdd : RegionOp::kCopy;
   for (const TensorSlice& region : rs.local) {
     s = CopyRegion(r.in, rs.in, region, &out, rs.out, op);
-    if (!s.ok()) return s;
+    OFS_RETURN_IF_ERROR(s);
   }
   if (!direct) {
     s = UnpackAll(received, recvs, &out, rs.out, op);
-    if (!s.ok()) return s;
+    OFS_RETURN_IF_ERROR(s);
   }
   return out;
 }
@@ -439,9 +438,9 @@ absl::StatusOr<LocalTensor> LocalStep(const StepRun& r) {
   switch (rs.kind) {
     case boxing::StepKind::kLocalSlice: {
       absl::StatusOr<LocalTensor> out = Alloc(r.dtype, rs.out, false, r.in.device());
-      if (!out.ok()) return out;
+      OFS_RETURN_IF_ERROR(out.status());
       absl::Status s = CopyRegion(r.in, rs.in, rs.out, &*out, rs.out, RegionOp::kCopy);
-      if (!s.ok()) return s;
+      OFS_RETURN_IF_ERROR(s);
       return out;
     }
     case boxing::StepKind::kLocalPartial:
@@ -449,9 +448,9 @@ absl::StatusOr<LocalTensor> LocalStep(const StepRun& r) {
       return Alloc(r.dtype, rs.out, true, r.in.device());
     default: {  // kLocalScatter: the shard placed into zeros
       absl::StatusOr<LocalTensor> out = Alloc(r.dtype, rs.out, true, r.in.device());
-      if (!out.ok()) return out;
+      OFS_RETURN_IF_ERROR(out.status());
       absl::Status s = CopyRegion(r.in, rs.in, rs.in, &*out, rs.out, RegionOp::kCopy);
-      if (!s.ok()) return s;
+      OFS_RETURN_IF_ERROR(s);
       return out;
     }
   }
@@ -463,10 +462,10 @@ absl::StatusOr<LocalTensor> RunStep(const StepRun& r) {
     case boxing::StepKind::kReduceScatter: return ReduceScatter(r);
     case boxing::StepKind::kAllReduce: {
       absl::StatusOr<LocalTensor> out = Alloc(r.dtype, r.rs.out, false, r.in.device());
-      if (!out.ok()) return out;
+      OFS_RETURN_IF_ERROR(out.status());
       absl::Status s = r.group.AllReduce(r.in.raw_data(), out->raw_data(), r.in.elem_cnt(),
                                          r.dtype, r.options);
-      if (!s.ok()) return s;
+      OFS_RETURN_IF_ERROR(s);
       return out;
     }
     case boxing::StepKind::kAllToAll:
@@ -519,29 +518,27 @@ absl::StatusOr<LocalTensor> ExecutePlan(const boxing::BoxingPlan& plan, LocalTen
     return LocalTensor();
   }
   absl::Status s = CheckShard(plan, local, me);
-  if (!s.ok()) return s;
+  OFS_RETURN_IF_ERROR(s);
   const absl::Time start = absl::Now();
   // The only reference when the caller moved its shard in: each step's
   // input is freed as soon as the next step's output replaces it.
   LocalTensor cur = std::move(local);
   for (int k = 0; k < static_cast<int>(plan.steps.size()); ++k) {
     const absl::Time step_start = absl::Now();
-    absl::StatusOr<RankStep> rs = LowerStep(plan, k, me);
-    if (!rs.ok()) return rs.status();
+    OFS_ASSIGN_OR_RETURN(RankStep rs, LowerStep(plan, k, me));
     StepReport step_report;
-    step_report.kind = rs->kind;
-    if (rs->active) {
-      std::vector<int> members(rs->group.begin(), rs->group.end());
-      absl::StatusOr<std::shared_ptr<comm::Communicator>> group = world.SubGroup(members);
-      if (!group.ok()) return group.status();
+    step_report.kind = rs.kind;
+    if (rs.active) {
+      std::vector<int> members(rs.group.begin(), rs.group.end());
+      OFS_ASSIGN_OR_RETURN(std::shared_ptr<comm::Communicator> group, world.SubGroup(members));
       comm::CallOptions call = options;
       call.traffic = &step_report.traffic;
       // Reductions combine partials by their kind: P sums, P(max) maxes.
       const boxing::BoxingStep& step = plan.steps[k];
       if (step.from.is_partial()) call.reduce_op = ReduceOpOf(step.from.partial_kind());
-      absl::StatusOr<LocalTensor> next = RunStep(StepRun{*rs, cur, **group, plan.dtype, call, plan.shape});
-      if (!next.ok()) return next.status();
-      cur = *std::move(next);
+      OFS_ASSIGN_OR_RETURN(LocalTensor next, RunStep(StepRun{rs, cur, *group, plan.dtype, call,
+          plan.shape}));
+      cur = std::move(next);
     }
     step_report.seconds = absl::ToDoubleSeconds(absl::Now() - step_start);
     if (report != nullptr) report->steps.push_back(step_report);

@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "oneflow_sbp/storage/device_ops.h"
 #include "oneflow_sbp/storage/element_type.h"
+#include "oneflow_sbp/values/status_macros.h"
 
 namespace oneflow_sbp::runtime {
 namespace {
@@ -103,8 +104,7 @@ void ForEachRunPair(const TensorSlice& a, const TensorSlice& b, const TensorSlic
 absl::Status DeviceBox(DeviceType device, DataType dtype, const TensorSlice& region,
                        const TensorSlice* a, const void* src, const TensorSlice* b, void* dst,
                        bool add) {
-  absl::StatusOr<DeviceOps*> ops = GetDeviceOps(device);
-  if (!ops.ok()) return ops.status();
+  OFS_ASSIGN_OR_RETURN(DeviceOps* ops, GetDeviceOps(device));
   const int rank = region.rank();
   if (rank > StridedBox::kMaxRank) {
     return absl::UnimplementedError(absl::StrCat("device region copy of rank ", rank, " (max ",
@@ -128,7 +128,7 @@ absl::Status DeviceBox(DeviceType device, DataType dtype, const TensorSlice& reg
   for (int d = 0; d < rank; ++d) box.ext[d] = region.range(d).size();
   const int64_t so = layout(a, box.src_stride);
   const int64_t dof = layout(b, box.dst_stride);
-  return (*ops)->CopyBox(dtype, box, static_cast<const char*>(src) + so * es,
+  return (ops)->CopyBox(dtype, box, static_cast<const char*>(src) + so * es,
                          static_cast<char*>(dst) + dof * es, add);
 }
 
@@ -174,7 +174,7 @@ absl::Status CheckRegion(const LocalTensor& shard, const TensorSlice& slice,
 absl::Status PackRegion(const LocalTensor& shard, const TensorSlice& slice,
                         const TensorSlice& region, void* out) {
   absl::Status s = CheckRegion(shard, slice, region);
-  if (!s.ok()) return s;
+  OFS_RETURN_IF_ERROR(s);
   if (shard.device() != DeviceType::kCpu) {
     return DeviceBox(shard.device(), shard.dtype(), region, &slice, shard.raw_data(), nullptr,
                      out, false);
@@ -191,7 +191,7 @@ absl::Status PackRegion(const LocalTensor& shard, const TensorSlice& slice,
 absl::Status UnpackRegion(const void* in, const TensorSlice& region, LocalTensor* shard,
                           const TensorSlice& slice, RegionOp op) {
   absl::Status s = CheckRegion(*shard, slice, region);
-  if (!s.ok()) return s;
+  OFS_RETURN_IF_ERROR(s);
   if (shard->device() != DeviceType::kCpu) {
     return DeviceBox(shard->device(), shard->dtype(), region, nullptr, in, &slice,
                      shard->raw_data(), op == RegionOp::kAdd);
@@ -215,7 +215,7 @@ absl::Status CopyRegion(const LocalTensor& from, const TensorSlice& from_slice,
                         RegionOp op) {
   absl::Status s = CheckRegion(from, from_slice, region);
   if (s.ok()) s = CheckRegion(*to, to_slice, region);
-  if (!s.ok()) return s;
+  OFS_RETURN_IF_ERROR(s);
   if (from.dtype() != to->dtype()) {
     return absl::InvalidArgumentError(absl::StrCat("region copy from ",
                                                    DataTypeName(from.dtype()), " to ",

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "oneflow_sbp/storage/device_ops.h"
+#include "oneflow_sbp/values/status_macros.h"
 
 namespace oneflow_sbp::kernels {
 namespace {
@@ -187,8 +188,7 @@ absl::Status DeviceBoxCopy(const Interval& iv, const LocalTensor* src, int64_t s
                                             ", destination on ",
                                             DeviceTypeName(dst.device())));
   }
-  absl::StatusOr<DeviceOps*> ops = GetDeviceOps(dst.device());
-  if (!ops.ok()) return ops.status();
+  OFS_ASSIGN_OR_RETURN(DeviceOps* ops, GetDeviceOps(dst.device()));
   StridedBox box;
   box.rank = k;
   for (int d = 0; d < k; ++d) {
@@ -202,12 +202,11 @@ absl::Status DeviceBoxCopy(const Interval& iv, const LocalTensor* src, int64_t s
   if (src != nullptr) {
     from = static_cast<const char*>(src->raw_data()) + src_base * esize;
   } else {
-    absl::StatusOr<LocalTensor> z = LocalTensor::Zeros(dst.dtype(), {1}, dst.device());
-    if (!z.ok()) return z.status();
-    zero = *std::move(z);
+    OFS_ASSIGN_OR_RETURN(LocalTensor z, LocalTensor::Zeros(dst.dtype(), {1}, dst.device()));
+    zero = std::move(z);
     from = static_cast<const char*>(zero.raw_data());
   }
-  return (*ops)->CopyBox(dst.dtype(), box, from,
+  return (ops)->CopyBox(dst.dtype(), box, from,
                          static_cast<char*>(dst.raw_data()) + dst_base * esize, false);
 }
 
@@ -218,10 +217,10 @@ absl::StatusOr<BoxCopyCount> BoxCopy(const BoxCopyPlan& plan, const LocalTensor*
                                      const TensorSlice& dst_slice) {
   const int k = static_cast<int>(plan.box.size());
   absl::Status s = CheckMaps(plan.dst, dst_slice, dst, k, "destination");
-  if (!s.ok()) return s;
+  OFS_RETURN_IF_ERROR(s);
   if (src != nullptr) {
     s = CheckMaps(plan.src, src_slice, *src, k, "source");
-    if (!s.ok()) return s;
+    OFS_RETURN_IF_ERROR(s);
     if (src->dtype() != dst.dtype()) {
       return absl::InternalError(absl::StrCat("BoxCopy: source ", DataTypeName(src->dtype()),
                                               " into destination ",
@@ -254,7 +253,7 @@ absl::StatusOr<BoxCopyCount> BoxCopy(const BoxCopyPlan& plan, const LocalTensor*
   if (dst.device() != DeviceType::kCpu) {
     absl::Status moved =
         DeviceBoxCopy(copied, src, src_base, src_steps, dst, dst_base, dst_steps);
-    if (!moved.ok()) return moved;
+    OFS_RETURN_IF_ERROR(moved);
     return count;
   }
 

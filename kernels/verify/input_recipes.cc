@@ -7,6 +7,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "oneflow_sbp/values/attr_value.h"
+#include "oneflow_sbp/values/status_macros.h"
 #include "oneflow_sbp/values/tensor_desc.h"
 #include "oneflow_sbp/values/quoted_input.h"
 #include "kernels/verify/random_tensor.h"
@@ -111,29 +112,25 @@ absl::StatusOr<std::shared_ptr<const OpCall>> MakeCallFromStrings(
       return absl::InvalidArgumentError(
           absl::StrCat(def->type_name(), ": unknown attr ", name));
     }
-    absl::StatusOr<AttrValue> v = ParseAttrValue(decl->type, a.substr(eq + 1));
-    if (!v.ok()) return v.status();
-    map.Set(name, *v);
+    OFS_ASSIGN_OR_RETURN(AttrValue v, ParseAttrValue(decl->type, a.substr(eq + 1)));
+    map.Set(name, v);
   }
-  absl::StatusOr<std::vector<int>> counts = OpCall::DeduceInputCounts(*def, num_inputs);
-  if (!counts.ok()) return counts.status();
-  return OpCall::Make(std::move(def), *counts, map);
+  OFS_ASSIGN_OR_RETURN(std::vector<int> counts, OpCall::DeduceInputCounts(*def, num_inputs));
+  return OpCall::Make(std::move(def), counts, map);
 }
 
 absl::StatusOr<OpInputs> MakeOpInputs(std::shared_ptr<const OpDef> def,
                                       const InputRecipe& recipe, uint64_t seed) {
   const std::string op = def->type_name();
   OpInputs out;
-  absl::StatusOr<std::shared_ptr<const OpCall>> call =
-      MakeCallFromStrings(std::move(def), static_cast<int>(recipe.inputs.size()), recipe.attrs);
-  if (!call.ok()) return call.status();
-  out.call = *std::move(call);
+  OFS_ASSIGN_OR_RETURN(std::shared_ptr<const OpCall> call,  MakeCallFromStrings(std::move(def),
+      static_cast<int>(recipe.inputs.size()), recipe.attrs));
+  out.call = std::move(call);
   std::vector<TensorDesc> descs;
   for (size_t i = 0; i < recipe.inputs.size(); ++i) {
-    absl::StatusOr<LocalTensor> t = MakeInput(op, recipe.inputs[i], Mix(seed, op, i));
-    if (!t.ok()) return t.status();
-    descs.push_back(TensorDesc{*Shape::Make(t->dims()), t->dtype()});
-    out.inputs.push_back(*std::move(t));
+    OFS_ASSIGN_OR_RETURN(LocalTensor t, MakeInput(op, recipe.inputs[i], Mix(seed, op, i)));
+    descs.push_back(TensorDesc{*Shape::Make(t.dims()), t.dtype()});
+    out.inputs.push_back(std::move(t));
   }
   absl::StatusOr<std::vector<TensorDesc>> outs = out.call->InferOutputDescs(descs);
   if (!outs.ok()) {

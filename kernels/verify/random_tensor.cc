@@ -1,4 +1,5 @@
 #include "kernels/verify/random_tensor.h"
+#include "oneflow_sbp/values/status_macros.h"
 
 #include <random>
 #include <utility>
@@ -9,9 +10,8 @@ namespace {
 template <typename Gen>
 absl::StatusOr<LocalTensor> Generate(DataType dtype, const std::vector<int64_t>& dims,
                                      Gen&& gen) {
-  absl::StatusOr<LocalTensor> t = LocalTensor::Empty(dtype, dims);
-  if (!t.ok()) return t.status();
-  for (int64_t i = 0; i < t->elem_cnt(); ++i) t->SetDouble(i, gen());
+  OFS_ASSIGN_OR_RETURN(LocalTensor t, LocalTensor::Empty(dtype, dims));
+  for (int64_t i = 0; i < t.elem_cnt(); ++i) t.SetDouble(i, gen());
   return t;
 }
 
@@ -38,16 +38,15 @@ absl::StatusOr<LocalTensor> BoolValues(const std::vector<int64_t>& dims, uint64_
 
 absl::StatusOr<LocalTensor> MaskValues(DataType dtype, const std::vector<int64_t>& dims,
                                        uint64_t seed) {
-  absl::StatusOr<LocalTensor> t = IntValues(dtype, dims, seed, 0, 1);
-  if (!t.ok()) return t.status();
+  OFS_ASSIGN_OR_RETURN(LocalTensor t, IntValues(dtype, dims, seed, 0, 1));
   std::mt19937_64 rng(seed * 104729);
   const int64_t n = dims.back();
-  for (int64_t row = 0; n > 0 && row < t->elem_cnt() / n; ++row) {
+  for (int64_t row = 0; n > 0 && row < t.elem_cnt() / n; ++row) {
     int64_t kept = 0;
-    for (int64_t j = 0; j < n; ++j) kept += t->GetDouble(row * n + j) != 0;
+    for (int64_t j = 0; j < n; ++j) kept += t.GetDouble(row * n + j) != 0;
     const int64_t at = row * n + static_cast<int64_t>(rng() % n);
-    if (kept == 0) t->SetDouble(at, 1);
-    if (kept == n && n > 1) t->SetDouble(at, 0);
+    if (kept == 0) t.SetDouble(at, 1);
+    if (kept == n && n > 1) t.SetDouble(at, 0);
   }
   return t;
 }

@@ -14,6 +14,7 @@
 #include "oneflow_sbp/values/placement.h"
 #include "oneflow_sbp/rule_api/sbp_signature.h"
 #include "oneflow_sbp/inference/signature_inference.h"
+#include "oneflow_sbp/values/status_macros.h"
 #include "oneflow_sbp/values/tensor_desc.h"
 #include "oneflow_sbp/values/quoted_input.h"
 
@@ -43,29 +44,25 @@ absl::StatusOr<std::vector<NdSbpSignature>> NdCandidates(std::shared_ptr<const O
         InferInput(d, NdSbp::Repeat(SbpParallel::Broadcast(), placement.num_axes())));
   }
   req.explain = true;
-  absl::StatusOr<InferResult> r = InferSignature(req);
-  if (!r.ok()) return r.status();
+  OFS_ASSIGN_OR_RETURN(InferResult r, InferSignature(req));
   std::vector<NdSbpSignature> out;
   std::set<std::string> seen;
-  for (const CandidateRecord& c : r->candidates) {
+  for (const CandidateRecord& c : r.candidates) {
     if (c.status != CandidateStatus::kChosen && c.status != CandidateStatus::kRanked) continue;
     if (!seen.insert(SignatureToString(*req.op, c.signature)).second) continue;
     out.push_back(c.signature);
   }
   if (!req.op->def().extended_sbp_fn()) return out;
-  absl::StatusOr<PreparedRequest> p = PrepareRequest(req);
-  if (!p.ok()) return p.status();
-  absl::StatusOr<std::vector<NdSbpSignature>> all = ExpandCandidates(
-      req, *p, CandidateSource{/*deduplicate=*/true, /*run_nd_hook=*/true,
-                               /*extended_partials=*/true});
-  if (!all.ok()) return all.status();
-  for (const NdSbpSignature& sig : *all) {
+  OFS_ASSIGN_OR_RETURN(PreparedRequest p, PrepareRequest(req));
+  OFS_ASSIGN_OR_RETURN(std::vector<NdSbpSignature> all, ExpandCandidates( req, p,
+      CandidateSource{/*deduplicate=*/true, /*run_nd_hook=*/true, /*extended_partials=*/true}));
+  for (const NdSbpSignature& sig : all) {
     bool extended = false;
     bool splittable = true;
     for (int b = 0; b < static_cast<int>(sig.size()); ++b) {
       extended = extended || (sig[b].any_partial() && !sig[b].any_partial_sum());
-      const TensorDesc& d = b < req.op->num_inputs() ? p->input_descs[b]
-                                                     : p->output_descs[b - req.op->num_inputs()];
+      const TensorDesc& d = b < req.op->num_inputs() ? p.input_descs[b]
+                                                     : p.output_descs[b - req.op->num_inputs()];
       splittable = splittable && IsSplittable(d.shape, sig[b], placement.hierarchy());
     }
     if (!extended || !splittable) continue;

@@ -13,6 +13,7 @@
 #include "kernels/shard_harness.h"
 #include "kernels/verify/input_recipes.h"
 #include "oneflow_sbp/values/quoted_input.h"
+#include "oneflow_sbp/values/status_macros.h"
 
 namespace oneflow_sbp::kernels {
 namespace {
@@ -77,11 +78,10 @@ absl::Status CheckDevice(DeviceType device) {
 // per candidate.
 absl::Status ProbeDeviceKernel(const OpInputs& in, const HarnessOptions& harness) {
   const std::vector<int64_t> rank0 = {0};
-  absl::StatusOr<Placement> one = Placement::Make(harness.device, rank0);
-  if (!one.ok()) return one.status();
+  OFS_ASSIGN_OR_RETURN(Placement one, Placement::Make(harness.device, rank0));
   const NdSbpSignature all_b(in.call->num_blobs(), NdSbp{SbpParallel::Broadcast()});
   absl::StatusOr<std::vector<LocalTensor>> r =
-      RunSharded(in.call, in.inputs, *one, all_b, harness);
+      RunSharded(in.call, in.inputs, one, all_b, harness);
   return r.ok() || r.status().code() != absl::StatusCode::kUnimplemented ? absl::OkStatus()
                                                                          : r.status();
 }
@@ -176,7 +176,7 @@ absl::StatusOr<VerifyReport> RunVerify(const OpRegistry& registry, const VerifyO
             [](const auto& a, const auto& b) { return a->type_name() < b->type_name(); });
 
   absl::Status device_ok = CheckDevice(options.device);
-  if (!device_ok.ok()) return device_ok;
+  OFS_RETURN_IF_ERROR(device_ok);
   const DeviceType device = options.device;
   SweepOptions sweep;
   sweep.harness.device = device;
@@ -195,7 +195,7 @@ absl::StatusOr<VerifyReport> RunVerify(const OpRegistry& registry, const VerifyO
                                  " per op)");
   } else {
     absl::Status s = CheckMesh(options.mesh);
-    if (!s.ok()) return s;
+    OFS_RETURN_IF_ERROR(s);
     sweep.placements_1d.clear();
     sweep.placements_nd.clear();
     (options.mesh.size() == 1 ? sweep.placements_1d : sweep.placements_nd)

@@ -10,6 +10,7 @@
 #include "oneflow_sbp/inference/candidate_list.h"
 #include "oneflow_sbp/rule_api/nd_candidate_context.h"
 #include "oneflow_sbp/values/nd_sbp_validation.h"
+#include "oneflow_sbp/values/status_macros.h"
 
 namespace oneflow_sbp {
 namespace {
@@ -50,21 +51,19 @@ absl::StatusOr<std::vector<SbpSignature>> ExtentList(const InferRequest& req,
                                                      const PreparedRequest& p, int64_t extent,
                                                      const CandidateSource& source) {
   const bool deduplicate = source.deduplicate;
-  absl::StatusOr<std::vector<SbpSignature>> l =
-      GetSbpCandidates(*p.call, p.input_descs, p.output_descs, extent,
-                       req.placement.parallel_num(), req.placement.device_type(),
-                       source.extended_partials);
-  if (!l.ok()) return l.status();
+  OFS_ASSIGN_OR_RETURN(std::vector<SbpSignature> l,  GetSbpCandidates(*p.call, p.input_descs,
+      p.output_descs, extent, req.placement.parallel_num(), req.placement.device_type(),
+      source.extended_partials));
   // The engine always appends all-B last, even if the rule emitted it.
-  l->push_back(SbpSignature(p.call->num_blobs(), SbpParallel::Broadcast()));
+  l.push_back(SbpSignature(p.call->num_blobs(), SbpParallel::Broadcast()));
   if (deduplicate) {
     std::vector<SbpSignature> unique;
-    for (SbpSignature& sig : *l) {
+    for (SbpSignature& sig : l) {
       if (std::find(unique.begin(), unique.end(), sig) == unique.end()) {
         unique.push_back(std::move(sig));
       }
     }
-    *l = std::move(unique);
+    l = std::move(unique);
   }
   return l;
 }
@@ -136,12 +135,11 @@ absl::StatusOr<PreparedRequest> PrepareRequest(const InferRequest& req) {
     }
     p.input_descs.push_back(in.desc());
   }
-  absl::StatusOr<std::vector<TensorDesc>> outs = call.InferOutputDescs(p.input_descs);
-  if (!outs.ok()) return outs.status();
-  p.output_descs = *std::move(outs);
+  OFS_ASSIGN_OR_RETURN(std::vector<TensorDesc> outs, call.InferOutputDescs(p.input_descs));
+  p.output_descs = std::move(outs);
   if (!req.constraints.empty()) {
     absl::Status s = ValidateConstraints(req, p);
-    if (!s.ok()) return s;
+    OFS_RETURN_IF_ERROR(s);
   }
   return p;
 }
@@ -156,9 +154,8 @@ absl::StatusOr<std::vector<NdSbpSignature>> ExpandCandidates(const InferRequest&
     if (std::any_of(lists.begin(), lists.end(), [&](const auto& e) { return e.first == extent; })) {
       continue;
     }
-    absl::StatusOr<std::vector<SbpSignature>> l = ExtentList(req, p, extent, source);
-    if (!l.ok()) return l.status();
-    lists.emplace_back(extent, *std::move(l));
+    OFS_ASSIGN_OR_RETURN(std::vector<SbpSignature> l, ExtentList(req, p, extent, source));
+    lists.emplace_back(extent, std::move(l));
   }
   std::vector<const std::vector<SbpSignature>*> per_axis;
   int64_t total = 1;
@@ -176,7 +173,7 @@ absl::StatusOr<std::vector<NdSbpSignature>> ExpandCandidates(const InferRequest&
   // Refused before the product is built: an explanation of this many
   // candidates would not be read, and the product alone can take 100 MB.
   absl::Status explainable = CheckExplainable(req, total);
-  if (!explainable.ok()) return explainable;
+  OFS_RETURN_IF_ERROR(explainable);
   std::vector<NdSbpSignature> list = DirectProduct(call.num_blobs(), per_axis, total);
   if (source.run_nd_hook && call.def().nd_candidate_hook()) {
     NdCandidateContext ctx(call, p.input_descs, p.output_descs, h, &list);

@@ -10,6 +10,7 @@
 #include "absl/synchronization/mutex.h"
 #include "oneflow_sbp/values/check.h"
 #include "oneflow_sbp/inference/signature_inference.h"
+#include "oneflow_sbp/values/status_macros.h"
 
 namespace oneflow_sbp {
 
@@ -312,23 +313,21 @@ std::shared_ptr<InferCache::Entry> InferCache::InsertHashed(const InferRequest& 
 
 absl::StatusOr<std::shared_ptr<InferCache::Entry>> InferCache::InferAndInsert(
     const InferRequest& request, const PolicyPtr& policy, size_t hash) {
-  absl::StatusOr<InferResult> result = InferSignature(request, *policy);
-  if (!result.ok()) return result.status();
-  if (result->used_broadcast_fallback) {
+  OFS_ASSIGN_OR_RETURN(InferResult result, InferSignature(request, *policy));
+  if (result.used_broadcast_fallback) {
     fallback_inferences_.fetch_add(1, std::memory_order_relaxed);
   }
-  return InsertHashed(request, policy, hash, *std::move(result));
+  return InsertHashed(request, policy, hash, std::move(result));
 }
 
 absl::StatusOr<std::shared_ptr<const InferResult>> InferCache::GetOrInfer(
     const InferRequest& request, const PolicyPtr& policy) {
   std::shared_ptr<const InferResult> hit = Lookup(request, policy);
   if (hit != nullptr) return hit;
-  absl::StatusOr<std::shared_ptr<Entry>> entry =
-      InferAndInsert(request, policy, HashOf(InferKeyHash(request), *policy));
-  if (!entry.ok()) return entry.status();
-  const InferResult* value = &(*entry)->value;
-  return std::shared_ptr<const InferResult>(*std::move(entry), value);
+  OFS_ASSIGN_OR_RETURN(std::shared_ptr<Entry> entry,  InferAndInsert(request, policy,
+      HashOf(InferKeyHash(request), *policy)));
+  const InferResult* value = &(entry)->value;
+  return std::shared_ptr<const InferResult>(std::move(entry), value);
 }
 
 absl::StatusOr<std::shared_ptr<const InferResult>> InferCache::GetOrInfer(
@@ -337,10 +336,9 @@ absl::StatusOr<std::shared_ptr<const InferResult>> InferCache::GetOrInfer(
   if (tl_front_owners_gone) return GetOrInfer(key.request(), policy);
   // The borrowed answer sits in this thread's front slot, which owns the
   // entry: share that ownership.
-  absl::StatusOr<const InferResult*> borrowed = GetOrInferBorrowed(key, policy);
-  if (!borrowed.ok()) return borrowed.status();
+  OFS_ASSIGN_OR_RETURN(const InferResult* borrowed, GetOrInferBorrowed(key, policy));
   return std::shared_ptr<const InferResult>(FrontOwnerFor(HashOf(key.hash(), *policy)),
-                                            *borrowed);
+                                            borrowed);
 }
 
 absl::StatusOr<const InferResult*> InferCache::GetOrInferBorrowed(const InferRequest& request,
@@ -364,11 +362,10 @@ absl::StatusOr<const InferResult*> InferCache::GetOrInferBorrowedHashed(
   // The epoch is read before inferring: a Clear() meanwhile leaves the slot
   // stale (never answered again), not wrongly current.
   const uint64_t epoch = epoch_.load(std::memory_order_acquire);
-  absl::StatusOr<std::shared_ptr<Entry>> entry = InferAndInsert(request, policy, hash);
-  if (!entry.ok()) return entry.status();
-  const InferResult* value = &(*entry)->value;
+  OFS_ASSIGN_OR_RETURN(std::shared_ptr<Entry> entry, InferAndInsert(request, policy, hash));
+  const InferResult* value = &(entry)->value;
   // The slot's reference is what keeps the borrowed value alive.
-  FillSlot(hash, key_id, id_, epoch, *std::move(entry));
+  FillSlot(hash, key_id, id_, epoch, std::move(entry));
   return value;
 }
 

@@ -8,6 +8,7 @@
 #include "absl/strings/str_join.h"
 #include "oneflow_sbp/inference/copy_cost.h"
 #include "oneflow_sbp/values/hierarchy_reduction.h"
+#include "oneflow_sbp/values/status_macros.h"
 
 namespace oneflow_sbp {
 namespace {
@@ -189,9 +190,8 @@ absl::StatusOr<NdEvaluation> EvaluateNd(const SelectionInput& in, const NdSbpSig
       e.cost = CopyCost::Unsupported();
       break;
     }
-    absl::StatusOr<CopyCost> c = memo.Cost(b, sig[b]);
-    if (!c.ok()) return c.status();
-    e.cost += *c;
+    OFS_ASSIGN_OR_RETURN(CopyCost c, memo.Cost(b, sig[b]));
+    e.cost += c;
   }
   return e;
 }
@@ -314,15 +314,14 @@ absl::StatusOr<int> OneFlowNdSelection::Choose(const SelectionInput& in,
   int best = -1;
   double best_cost = kMaxValidCost;
   for (size_t k = 0; k < in.survivors.size() && (chosen < 0 || explain.enabled()); ++k) {
-    absl::StatusOr<NdEvaluation> e = EvaluateNd(in, in.all[in.survivors[k]], memo);
-    if (!e.ok()) return e.status();
-    evals.push_back(*e);
+    OFS_ASSIGN_OR_RETURN(NdEvaluation e, EvaluateNd(in, in.all[in.survivors[k]], memo));
+    evals.push_back(e);
     if (chosen >= 0) continue;  // explain mode: costs only
-    if (e->all_equal && e->priority_sum == 0) {
+    if (e.all_equal && e.priority_sum == 0) {
       chosen = static_cast<int>(k);
-    } else if (e->cost.supported() && CheaperBeyondTolerance(e->cost.value(), best_cost)) {
+    } else if (e.cost.supported() && CheaperBeyondTolerance(e.cost.value(), best_cost)) {
       best = static_cast<int>(k);
-      best_cost = e->cost.value();
+      best_cost = e.cost.value();
     }
   }
   if (chosen < 0) chosen = best;

@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "oneflow_sbp/inference/copy_cost.h"
 #include "oneflow_sbp/inference/oneflow_selection.h"
+#include "oneflow_sbp/values/status_macros.h"
 
 namespace oneflow_sbp {
 namespace {
@@ -136,9 +137,8 @@ absl::StatusOr<std::vector<PlannedSelection::PlannedCost>> PlannedSelection::Cos
       }
       auto [it, fresh] = memo[b].try_emplace({sig[b].packed(), already_partial}, CopyCost());
       if (fresh) {
-        absl::StatusOr<CopyCost> c = InputCost(in, b, sig[b], already_partial);
-        if (!c.ok()) return c.status();
-        it->second = *c;
+        OFS_ASSIGN_OR_RETURN(CopyCost c, InputCost(in, b, sig[b], already_partial));
+        it->second = c;
       }
       costs[i].cost += it->second;
     }
@@ -150,10 +150,9 @@ absl::StatusOr<std::vector<PlannedSelection::PlannedCost>> PlannedSelection::Cos
 // mismatches, list order.
 absl::StatusOr<int> PlannedSelection::Choose(const SelectionInput& in,
                                              ExplainRecorder& explain) const {
-  absl::StatusOr<std::vector<PlannedCost>> costs = CostSurvivors(in);
-  if (!costs.ok()) return costs.status();
+  OFS_ASSIGN_OR_RETURN(std::vector<PlannedCost> costs, CostSurvivors(in));
   std::optional<double> min_cost;
-  for (const PlannedCost& c : *costs) {
+  for (const PlannedCost& c : costs) {
     if (c.cost.supported()) min_cost = std::min(min_cost.value_or(c.cost.value()), c.cost.value());
   }
   if (!min_cost) {
@@ -164,18 +163,18 @@ absl::StatusOr<int> PlannedSelection::Choose(const SelectionInput& in,
   auto tied = [&](const PlannedCost& c) {
     return c.cost.supported() && TiesOrBeats(c.cost.value(), *min_cost);
   };
-  std::vector<int> order(costs->size());
+  std::vector<int> order(costs.size());
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
-    const PlannedCost& ca = (*costs)[a];
-    const PlannedCost& cb = (*costs)[b];
+    const PlannedCost& ca = (costs)[a];
+    const PlannedCost& cb = (costs)[b];
     if (tied(ca) != tied(cb)) return tied(ca);
     if (!tied(ca) && ca.cost != cb.cost) return ca.cost.ValueOrFltMax() < cb.cost.ValueOrFltMax();
     return ca.mismatched < cb.mismatched;
   });
   if (!explain.enabled()) return order[0];
   for (size_t r = 0; r < order.size(); ++r) {
-    const PlannedCost& c = (*costs)[order[r]];
+    const PlannedCost& c = (costs)[order[r]];
     const int id = in.survivors[order[r]];
     CandidateRecord& rec = explain.record(id);
     rec.copy_cost = c.cost;

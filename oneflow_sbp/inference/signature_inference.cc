@@ -4,6 +4,7 @@
 #include "oneflow_sbp/inference/candidate_stages.h"
 #include "oneflow_sbp/inference/explain_recorder.h"
 #include "oneflow_sbp/inference/oneflow_selection.h"
+#include "oneflow_sbp/values/status_macros.h"
 
 namespace oneflow_sbp {
 
@@ -35,30 +36,27 @@ absl::Status CheckOutputConstraints(const InferRequest& request, const PreparedR
 
 absl::StatusOr<InferResult> InferSignature(const InferRequest& request,
                                            const SelectionPolicy& policy) {
-  absl::StatusOr<PreparedRequest> p = PrepareRequest(request);
-  if (!p.ok()) return p.status();
+  OFS_ASSIGN_OR_RETURN(PreparedRequest p, PrepareRequest(request));
   const StageRules& rules = policy.rules();
-  absl::Status outputs_ok = CheckOutputConstraints(request, *p, rules.filters);
-  if (!outputs_ok.ok()) return outputs_ok;
-  absl::StatusOr<std::vector<NdSbpSignature>> all = ExpandCandidates(request, *p, rules.source);
-  if (!all.ok()) return all.status();
-  absl::Status explainable = CheckExplainable(request, static_cast<int64_t>(all->size()));
-  if (!explainable.ok()) return explainable;
+  absl::Status outputs_ok = CheckOutputConstraints(request, p, rules.filters);
+  OFS_RETURN_IF_ERROR(outputs_ok);
+  OFS_ASSIGN_OR_RETURN(std::vector<NdSbpSignature> all, ExpandCandidates(request, p, rules.source));
+  absl::Status explainable = CheckExplainable(request, static_cast<int64_t>(all.size()));
+  OFS_RETURN_IF_ERROR(explainable);
 
-  ExplainRecorder explain(request.explain, *all);
-  std::vector<int> survivors = AllIds(*all);
-  FilterByShape(request, *p, *all, rules.filters, &survivors, explain);
-  FilterByConstraints(*p, *all, rules.filters, &survivors, explain);
-  const SelectionInput in{request, *p, *all, survivors};
+  ExplainRecorder explain(request.explain, all);
+  std::vector<int> survivors = AllIds(all);
+  FilterByShape(request, p, all, rules.filters, &survivors, explain);
+  FilterByConstraints(p, all, rules.filters, &survivors, explain);
+  const SelectionInput in{request, p, all, survivors};
   if (survivors.empty()) return policy.EmptyAfterFiltering(in);
 
-  absl::StatusOr<int> chosen = policy.Choose(in, explain);
-  if (!chosen.ok()) return chosen.status();
+  OFS_ASSIGN_OR_RETURN(int chosen, policy.Choose(in, explain));
   InferResult result;
-  result.signature = (*all)[survivors[*chosen]];
-  result.output_descs = std::move(p->output_descs);
-  result.used_broadcast_fallback = p->call->def().uses_broadcast_fallback();
-  result.num_candidates = static_cast<int>(all->size());
+  result.signature = (all)[survivors[chosen]];
+  result.output_descs = std::move(p.output_descs);
+  result.used_broadcast_fallback = p.call->def().uses_broadcast_fallback();
+  result.num_candidates = static_cast<int>(all.size());
   result.candidates = explain.Take();
   return result;
 }

@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "oneflow_sbp/values/quoted_input.h"
 #include "absl/strings/str_join.h"
+#include "oneflow_sbp/values/status_macros.h"
 
 namespace oneflow_sbp {
 
@@ -151,19 +152,17 @@ absl::StatusOr<std::shared_ptr<const OpCall>> OpCall::Make(
         "the op and suggest close names)");
   }
   absl::Status s = CheckInputCounts(*def, input_counts);
-  if (!s.ok()) return s;
+  OFS_RETURN_IF_ERROR(s);
   auto call = std::shared_ptr<OpCall>(new OpCall());
   call->def_ = def;
   call->input_counts_ = std::move(input_counts);
 
-  absl::StatusOr<AttrMap> resolved = ResolveAttrs(*def, attrs);
-  if (!resolved.ok()) return resolved.status();
-  call->attrs_ = *std::move(resolved);
+  OFS_ASSIGN_OR_RETURN(AttrMap resolved, ResolveAttrs(*def, attrs));
+  call->attrs_ = std::move(resolved);
 
-  absl::StatusOr<std::vector<int>> output_counts =
-      OutputCounts(*def, call->attrs_, call->input_counts_);
-  if (!output_counts.ok()) return output_counts.status();
-  call->output_counts_ = *std::move(output_counts);
+  OFS_ASSIGN_OR_RETURN(std::vector<int> output_counts,  OutputCounts(*def, call->attrs_,
+      call->input_counts_));
+  call->output_counts_ = std::move(output_counts);
 
   for (int is_input = 1; is_input >= 0; --is_input) {
     const std::vector<ArgDef>& args = is_input ? def->inputs() : def->outputs();

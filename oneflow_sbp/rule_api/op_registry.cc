@@ -10,6 +10,7 @@
 #include "oneflow_sbp/values/quoted_input.h"
 #include "absl/strings/str_join.h"
 #include "oneflow_sbp/values/check.h"
+#include "oneflow_sbp/values/status_macros.h"
 
 namespace oneflow_sbp {
 
@@ -35,9 +36,8 @@ absl::Status OpRegistry::Register(OpDef def) {
 }
 
 absl::Status OpRegistry::Register(const OpDefBuilder& builder) {
-  absl::StatusOr<OpDef> def = builder.Build();
-  if (!def.ok()) return def.status();
-  return Register(*std::move(def));
+  OFS_ASSIGN_OR_RETURN(OpDef def, builder.Build());
+  return Register(std::move(def));
 }
 
 std::shared_ptr<const OpDef> OpRegistry::Find(absl::string_view type_name) const {
@@ -187,12 +187,11 @@ std::string OpRegistry::OpAttrName(absl::string_view name, absl::string_view att
 
 absl::StatusOr<ResolvedCall> OpRegistry::ResolveCall(absl::string_view name,
                                                      const AttrMap& attrs) const {
-  absl::StatusOr<std::shared_ptr<const OpDef>> def = Get(name);
-  if (!def.ok()) return def.status();
+  OFS_ASSIGN_OR_RETURN(std::shared_ptr<const OpDef> def, Get(name));
   // An op's own name: OpCall::Make checks the attributes.
-  if ((*def)->type_name() == name) return ResolvedCall{*std::move(def), attrs};
+  if ((def)->type_name() == name) return ResolvedCall{std::move(def), attrs};
   const std::vector<AliasAttr> renamed = RenamedAttrsOf(name);
-  const OpDef& op = **def;
+  const OpDef& op = *def;
   const std::string who =
       absl::StrCat(UnquotedInput(name), " (alias of ", op.type_name(), ")");
   // The alias's names: the op's, each renamed one replaced.
@@ -202,7 +201,7 @@ absl::StatusOr<ResolvedCall> OpRegistry::ResolveCall(absl::string_view name,
     }
     return op_name;
   };
-  ResolvedCall out{*def, AttrMap()};
+  ResolvedCall out{def, AttrMap()};
   for (const auto& [attr, value] : attrs.entries()) {
     const std::string op_name = OpAttrName(name, attr);
     const AttrDef* decl = op.FindAttr(op_name);

@@ -12,6 +12,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/synchronization/mutex.h"
 #include "oneflow_sbp/storage/device_ops.h"
+#include "oneflow_sbp/values/status_macros.h"
 
 namespace oneflow_sbp {
 
@@ -172,12 +173,10 @@ absl::StatusOr<std::shared_ptr<Storage>> Storage::Allocate(DeviceType device,
   if (device != DeviceType::kCpu) {
     // Other devices allocate through their backend (which caches on its
     // own); the CPU path below stays as it was.
-    absl::StatusOr<DeviceOps*> ops = GetDeviceOps(device);
-    if (!ops.ok()) return ops.status();
+    OFS_ASSIGN_OR_RETURN(DeviceOps* ops, GetDeviceOps(device));
     const int64_t bytes = std::max<int64_t>(kAlignment, byte_size);
-    absl::StatusOr<void*> p = (*ops)->Allocate(bytes);
-    if (!p.ok()) return p.status();
-    return Own(device, *p, byte_size, bytes);
+    OFS_ASSIGN_OR_RETURN(void* p, (ops)->Allocate(bytes));
+    return Own(device, p, byte_size, bytes);
   }
   // aligned_alloc wants a multiple of the alignment.
   const int64_t padded = std::max<int64_t>(
@@ -235,16 +234,14 @@ void Storage::ReleaseCache() { SharedCache().Release(); }
 
 absl::StatusOr<LocalTensor> LocalTensor::Empty(DataType dtype, absl::Span<const int64_t> dims,
                                                DeviceType device) {
-  absl::StatusOr<int64_t> n = CheckedElemCount(dims);
-  if (!n.ok()) return n.status();
-  absl::StatusOr<std::shared_ptr<Storage>> storage =
-      Storage::Allocate(device, *n * ByteSizeOf(dtype));
-  if (!storage.ok()) return storage.status();
+  OFS_ASSIGN_OR_RETURN(int64_t n, CheckedElemCount(dims));
+  OFS_ASSIGN_OR_RETURN(std::shared_ptr<Storage> storage,  Storage::Allocate(device,
+      n * ByteSizeOf(dtype)));
   LocalTensor t;
   t.dtype_ = dtype;
   t.dims_.assign(dims.begin(), dims.end());
-  t.elem_cnt_ = *n;
-  t.storage_ = *std::move(storage);
+  t.elem_cnt_ = n;
+  t.storage_ = std::move(storage);
   return t;
 }
 
@@ -258,7 +255,7 @@ absl::StatusOr<LocalTensor> LocalTensor::Zeros(DataType dtype, absl::Span<const 
 absl::StatusOr<LocalTensor> LocalTensor::Full(DataType dtype, absl::Span<const int64_t> dims,
                                               double value) {
   absl::StatusOr<LocalTensor> t = Empty(dtype, dims);
-  if (!t.ok()) return t;
+  OFS_RETURN_IF_ERROR(t.status());
   VisitDataType(dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T v = ConvertElement<T>(value);
@@ -272,7 +269,7 @@ absl::StatusOr<LocalTensor> LocalTensor::FromDoubles(DataType dtype,
                                                      absl::Span<const int64_t> dims,
                                                      absl::Span<const double> values) {
   absl::StatusOr<LocalTensor> t = Empty(dtype, dims);
-  if (!t.ok()) return t;
+  OFS_RETURN_IF_ERROR(t.status());
   if (static_cast<int64_t>(values.size()) != t->elem_cnt()) {
     return absl::InvalidArgumentError(
         absl::StrCat("LocalTensor::FromDoubles: ", values.size(), " values for ",
@@ -299,11 +296,10 @@ LocalTensor LocalTensor::Clone() const {
 
 absl::StatusOr<LocalTensor> LocalTensor::CopyTo(DeviceType target) const {
   if (!defined()) return absl::InvalidArgumentError("CopyTo of an undefined LocalTensor");
-  absl::StatusOr<LocalTensor> t = Empty(dtype_, dims_, target);
-  if (!t.ok()) return t.status();
+  OFS_ASSIGN_OR_RETURN(LocalTensor t, Empty(dtype_, dims_, target));
   const DeviceType from = device();
   if (from == DeviceType::kCpu && target == DeviceType::kCpu) {
-    std::memcpy(t->raw_data(), raw_data(), static_cast<size_t>(byte_size()));
+    std::memcpy(t.raw_data(), raw_data(), static_cast<size_t>(byte_size()));
     return t;
   }
   if (from != DeviceType::kCpu && target != DeviceType::kCpu && from != target) {
@@ -311,13 +307,12 @@ absl::StatusOr<LocalTensor> LocalTensor::CopyTo(DeviceType target) const {
                                                  DeviceTypeName(target)));
   }
   const DeviceType dev = from == DeviceType::kCpu ? target : from;
-  absl::StatusOr<DeviceOps*> ops = GetDeviceOps(dev);
-  if (!ops.ok()) return ops.status();
+  OFS_ASSIGN_OR_RETURN(DeviceOps* ops, GetDeviceOps(dev));
   const CopyDirection dir = from == target            ? CopyDirection::kSameDevice
                             : from == DeviceType::kCpu ? CopyDirection::kHostToDevice
                                                        : CopyDirection::kDeviceToHost;
-  absl::Status s = (*ops)->Copy(t->raw_data(), raw_data(), byte_size(), dir);
-  if (!s.ok()) return s;
+  absl::Status s = (ops)->Copy(t.raw_data(), raw_data(), byte_size(), dir);
+  OFS_RETURN_IF_ERROR(s);
   return t;
 }
 

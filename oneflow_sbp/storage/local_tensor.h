@@ -42,6 +42,7 @@
 #include "oneflow_sbp/values/data_type.h"
 #include "oneflow_sbp/storage/element_type.h"
 #include "oneflow_sbp/values/placement.h"
+#include "oneflow_sbp/values/status_macros.h"
 
 namespace oneflow_sbp {
 
@@ -201,15 +202,14 @@ inline bool ExactlyEqual(const LocalTensor& a, const LocalTensor& b) {
 template <typename T>
 absl::StatusOr<LocalTensor> LocalTensor::FromValues(absl::Span<const int64_t> dims,
                                                     const std::vector<T>& values) {
-  absl::StatusOr<LocalTensor> t = Empty(kDataTypeOf<T>, dims);
-  if (!t.ok()) return t.status();
-  if (static_cast<int64_t>(values.size()) != t->elem_cnt()) {
+  OFS_ASSIGN_OR_RETURN(LocalTensor t, Empty(kDataTypeOf<T>, dims));
+  if (static_cast<int64_t>(values.size()) != t.elem_cnt()) {
     return absl::InvalidArgumentError(
         std::string("LocalTensor::FromValues: ") + std::to_string(values.size()) +
-        " values for dims " + DimsToString(dims) + " (" + std::to_string(t->elem_cnt()) +
+        " values for dims " + DimsToString(dims) + " (" + std::to_string(t.elem_cnt()) +
         " elements)");
   }
-  T* out = t->template data<T>();
+  T* out = t.template data<T>();
   for (size_t i = 0; i < values.size(); ++i) out[i] = values[i];
   return t;
 }

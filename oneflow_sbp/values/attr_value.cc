@@ -10,6 +10,7 @@
 #include "absl/strings/strip.h"
 #include "oneflow_sbp/values/check.h"
 #include "oneflow_sbp/values/quoted_input.h"
+#include "oneflow_sbp/values/status_macros.h"
 
 namespace oneflow_sbp {
 
@@ -149,40 +150,34 @@ absl::StatusOr<const AttrValue*> Typed(const AttrMap& m, absl::string_view name,
 
 template <>
 absl::StatusOr<int64_t> AttrMap::Get<int64_t>(absl::string_view name) const {
-  absl::StatusOr<const AttrValue*> v = Typed(*this, name, AttrType::kInt);
-  if (!v.ok()) return v.status();
-  return (*v)->i();
+  OFS_ASSIGN_OR_RETURN(const AttrValue* v, Typed(*this, name, AttrType::kInt));
+  return (v)->i();
 }
 template <>
 absl::StatusOr<int> AttrMap::Get<int>(absl::string_view name) const {
-  absl::StatusOr<int64_t> v = Get<int64_t>(name);
-  if (!v.ok()) return v.status();
-  return static_cast<int>(*v);
+  OFS_ASSIGN_OR_RETURN(int64_t v, Get<int64_t>(name));
+  return static_cast<int>(v);
 }
 template <>
 absl::StatusOr<double> AttrMap::Get<double>(absl::string_view name) const {
-  absl::StatusOr<const AttrValue*> v = Typed(*this, name, AttrType::kFloat);
-  if (!v.ok()) return v.status();
-  return (*v)->f();
+  OFS_ASSIGN_OR_RETURN(const AttrValue* v, Typed(*this, name, AttrType::kFloat));
+  return (v)->f();
 }
 template <>
 absl::StatusOr<bool> AttrMap::Get<bool>(absl::string_view name) const {
-  absl::StatusOr<const AttrValue*> v = Typed(*this, name, AttrType::kBool);
-  if (!v.ok()) return v.status();
-  return (*v)->b();
+  OFS_ASSIGN_OR_RETURN(const AttrValue* v, Typed(*this, name, AttrType::kBool));
+  return (v)->b();
 }
 template <>
 absl::StatusOr<std::string> AttrMap::Get<std::string>(absl::string_view name) const {
-  absl::StatusOr<const AttrValue*> v = Typed(*this, name, AttrType::kString);
-  if (!v.ok()) return v.status();
-  return (*v)->s();
+  OFS_ASSIGN_OR_RETURN(const AttrValue* v, Typed(*this, name, AttrType::kString));
+  return (v)->s();
 }
 template <>
 absl::StatusOr<std::vector<int64_t>> AttrMap::Get<std::vector<int64_t>>(
     absl::string_view name) const {
-  absl::StatusOr<const AttrValue*> v = Typed(*this, name, AttrType::kInts);
-  if (!v.ok()) return v.status();
-  return (*v)->ints();
+  OFS_ASSIGN_OR_RETURN(const AttrValue* v, Typed(*this, name, AttrType::kInts));
+  return (v)->ints();
 }
 
 }  // namespace oneflow_sbp

@@ -14,6 +14,7 @@
 #include "absl/strings/strip.h"
 #include "oneflow_sbp/values/check.h"
 #include "oneflow_sbp/values/quoted_input.h"
+#include "oneflow_sbp/values/status_macros.h"
 
 namespace oneflow_sbp {
 
@@ -178,11 +179,11 @@ absl::StatusOr<std::vector<int64_t>> ParseRankList(absl::string_view text,
     int64_t lo = 0;
     int64_t hi = 0;
     absl::Status s = ParsePlacementInt(text, ends[0], &lo);
-    if (!s.ok()) return s;
+    OFS_RETURN_IF_ERROR(s);
     hi = lo;
     if (ends.size() == 2) {
       s = ParsePlacementInt(text, ends[1], &hi);
-      if (!s.ok()) return s;
+      OFS_RETURN_IF_ERROR(s);
       if (hi < lo) {
         return absl::InvalidArgumentError(absl::StrCat(
             "malformed placement ", QuotedInput(text), ": rank range ", QuotedInput(item),
@@ -212,7 +213,7 @@ absl::StatusOr<std::vector<int64_t>> ParseHierarchy(absl::string_view text,
   for (absl::string_view item : items) {
     int64_t h = 0;
     absl::Status s = ParsePlacementInt(text, item, &h);
-    if (!s.ok()) return s;
+    OFS_RETURN_IF_ERROR(s);
     hierarchy.push_back(h);
   }
   return hierarchy;
@@ -237,17 +238,14 @@ absl::StatusOr<Placement> Placement::Parse(absl::string_view text) {
     return absl::InvalidArgumentError(absl::StrCat(
         "malformed placement ", QuotedInput(text), ": ", type.status().message()));
   }
-  absl::StatusOr<PlacementBody> parts = SplitPlacementBody(text, body.substr(colon + 1));
-  if (!parts.ok()) return parts.status();
-  absl::StatusOr<std::vector<int64_t>> ranks = ParseRankList(text, parts->rank_text);
-  if (!ranks.ok()) return ranks.status();
+  OFS_ASSIGN_OR_RETURN(PlacementBody parts, SplitPlacementBody(text, body.substr(colon + 1)));
+  OFS_ASSIGN_OR_RETURN(std::vector<int64_t> ranks, ParseRankList(text, parts.rank_text));
   std::vector<int64_t> hierarchy;
-  if (parts->hierarchy_text.has_value()) {
-    absl::StatusOr<std::vector<int64_t>> parsed = ParseHierarchy(text, *parts->hierarchy_text);
-    if (!parsed.ok()) return parsed.status();
-    hierarchy = *std::move(parsed);
+  if (parts.hierarchy_text.has_value()) {
+    OFS_ASSIGN_OR_RETURN(std::vector<int64_t> parsed, ParseHierarchy(text, *parts.hierarchy_text));
+    hierarchy = std::move(parsed);
   }
-  absl::StatusOr<Placement> placement = Make(*type, *ranks, hierarchy);
+  absl::StatusOr<Placement> placement = Make(*type, ranks, hierarchy);
   if (!placement.ok()) {
     return absl::InvalidArgumentError(absl::StrCat(
         "bad placement ", QuotedInput(text), ": ", placement.status().message()));

@@ -3,6 +3,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "oneflow_sbp/values/quoted_input.h"
+#include "oneflow_sbp/values/status_macros.h"
 
 namespace oneflow_sbp {
 
@@ -17,13 +18,10 @@ absl::StatusOr<TensorDesc> TensorDesc::Parse(absl::string_view text) {
     return absl::InvalidArgumentError(absl::StrCat(
         "malformed tensor ", QuotedInput(text), ": expected <dtype>[<dims>], e.g. f32[64,32]"));
   }
-  absl::StatusOr<DataType> dtype = ParseDataType(t.substr(0, bracket));
-  if (!dtype.ok()) return dtype.status();
-  absl::StatusOr<Shape> shape = Shape::Parse(t.substr(bracket));
-  if (!shape.ok()) return shape.status();
-  absl::StatusOr<int64_t> bytes = CheckedByteSize(*shape, ByteSizeOf(*dtype));
-  if (!bytes.ok()) return bytes.status();
-  return TensorDesc{*std::move(shape), *dtype};
+  OFS_ASSIGN_OR_RETURN(DataType dtype, ParseDataType(t.substr(0, bracket)));
+  OFS_ASSIGN_OR_RETURN(Shape shape, Shape::Parse(t.substr(bracket)));
+  OFS_ASSIGN_OR_RETURN(int64_t bytes, CheckedByteSize(shape, ByteSizeOf(dtype)));
+  return TensorDesc{std::move(shape), dtype};
 }
 
 }  // namespace oneflow_sbp

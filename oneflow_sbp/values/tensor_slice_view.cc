@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "oneflow_sbp/values/check.h"
+#include "oneflow_sbp/values/status_macros.h"
 
 namespace oneflow_sbp {
 
@@ -69,7 +70,7 @@ absl::StatusOr<TensorSlice> RankSlice(const Shape& shape, const NdSbp& nd_sbp,
                                       const Placement& placement,
                                       int64_t parallel_id) {
   absl::Status valid = ValidateNdSbp(nd_sbp, shape, placement.hierarchy());
-  if (!valid.ok()) return valid;
+  OFS_RETURN_IF_ERROR(valid);
   if (parallel_id < 0 || parallel_id >= placement.parallel_num()) {
     return absl::InvalidArgumentError(absl::StrCat(
         "parallel_id ", parallel_id, " is outside placement ",
@@ -84,7 +85,7 @@ absl::StatusOr<std::vector<TensorSlice>> AllRankSlices(const Shape& shape,
                                                        const NdSbp& nd_sbp,
                                                        const Placement& placement) {
   absl::Status valid = ValidateNdSbp(nd_sbp, shape, placement.hierarchy());
-  if (!valid.ok()) return valid;
+  OFS_RETURN_IF_ERROR(valid);
   std::vector<TensorSlice> slices;
   slices.reserve(placement.parallel_num());
   for (int64_t id = 0; id < placement.parallel_num(); ++id) {

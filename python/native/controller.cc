@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "comm/launcher.h"
 #include "oneflow_sbp/values/quoted_input.h"
+#include "oneflow_sbp/values/status_macros.h"
 
 namespace oneflow_sbp::python {
 
@@ -60,20 +61,19 @@ absl::StatusOr<std::unique_ptr<Controller>> Controller::Embedded(engine::Engine&
   std::unique_ptr<Controller> c(new Controller(engine, options, false, world_size));
   for (int r = 0; r < world_size; ++r) c->local_ranks_.push_back(r);
   absl::Status s = c->StartEmbedded();
-  if (!s.ok()) return s;
+  OFS_RETURN_IF_ERROR(s);
   return c;
 }
 
 absl::StatusOr<std::unique_ptr<Controller>> Controller::Launched(engine::Engine& engine,
                                                                  eager::EagerOptions options) {
-  absl::StatusOr<std::unique_ptr<comm::Communicator>> world =
-      comm::ConnectFromEnvironment(options.timeout);
-  if (!world.ok()) return world.status();
-  const int size = (*world)->size();
+  OFS_ASSIGN_OR_RETURN(std::unique_ptr<comm::Communicator> world,
+       comm::ConnectFromEnvironment(options.timeout));
+  const int size = (world)->size();
   std::unique_ptr<Controller> c(new Controller(engine, options, true, size));
-  c->local_ranks_.push_back((*world)->rank());
+  c->local_ranks_.push_back((world)->rank());
   auto rt = std::make_unique<RankThread>();
-  rt->comm = std::move(*world);
+  rt->comm = std::move(world);
   rt->ctx = std::make_unique<eager::EagerContext>(engine, *rt->comm, options);
   rt->thread = std::thread(&Controller::RankLoop, rt.get());
   c->threads_.push_back(std::move(rt));
@@ -83,16 +83,14 @@ absl::StatusOr<std::unique_ptr<Controller>> Controller::Launched(engine::Engine&
 absl::Status Controller::StartEmbedded() {
   comm::InProcessOptions wo;
   wo.default_timeout = options_.timeout;
-  absl::StatusOr<std::shared_ptr<comm::InProcessWorld>> world =
-      comm::InProcessWorld::Create(world_size_, wo);
-  if (!world.ok()) return world.status();
-  world_ = *world;
+  OFS_ASSIGN_OR_RETURN(std::shared_ptr<comm::InProcessWorld> world,
+       comm::InProcessWorld::Create(world_size_, wo));
+  world_ = world;
   for (int r = 0; r < world_size_; ++r) {
     auto rt = std::make_unique<RankThread>();
     rt->local_index = r;
-    absl::StatusOr<std::unique_ptr<comm::Communicator>> comm = world_->Connect(r);
-    if (!comm.ok()) return comm.status();
-    rt->comm = std::move(*comm);
+    OFS_ASSIGN_OR_RETURN(std::unique_ptr<comm::Communicator> comm, world_->Connect(r));
+    rt->comm = std::move(comm);
     rt->ctx = std::make_unique<eager::EagerContext>(engine_, *rt->comm, options_);
     rt->thread = std::thread(&Controller::RankLoop, rt.get());
     threads_.push_back(std::move(rt));
@@ -238,7 +236,7 @@ absl::Status Controller::Run(const Step& step, const std::function<bool()>& inte
   }
   if (threads_.empty()) {
     absl::Status s = StartEmbedded();
-    if (!s.ok()) return s;
+    OFS_RETURN_IF_ERROR(s);
   }
   auto batch = std::make_shared<Batch>();
   batch->step = step;

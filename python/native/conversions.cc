@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "oneflow_sbp/values/quoted_input.h"
+#include "oneflow_sbp/values/status_macros.h"
 #include "python/native/host_array.h"
 
 namespace oneflow_sbp::python {
@@ -92,12 +93,10 @@ absl::StatusOr<DataType> DataTypeOfNumpy(const py::dtype& dtype) {
 
 absl::StatusOr<LocalTensor> LocalFromNumpy(const py::array& array, std::optional<DataType> dtype) {
   py::object keep;
-  absl::StatusOr<HostArray> h = HostArrayOf(array, dtype, &keep);
-  if (!h.ok()) return h.status();
-  if (h->converted.defined()) return h->converted;
-  absl::StatusOr<LocalTensor> t = LocalTensor::Empty(h->dtype, h->dims);
-  if (!t.ok()) return t.status();
-  if (t->byte_size() > 0) std::memcpy(t->raw_data(), h->data, t->byte_size());
+  OFS_ASSIGN_OR_RETURN(HostArray h, HostArrayOf(array, dtype, &keep));
+  if (h.converted.defined()) return h.converted;
+  OFS_ASSIGN_OR_RETURN(LocalTensor t, LocalTensor::Empty(h.dtype, h.dims));
+  if (t.byte_size() > 0) std::memcpy(t.raw_data(), h.data, t.byte_size());
   return t;
 }
 
@@ -216,9 +215,8 @@ absl::StatusOr<AttrValue> AttrFromPython(const std::string& name, const py::hand
   if (PyUnicode_CheckExact(o)) return AttrValue(value.cast<std::string>());
   if (py::isinstance(value, NumpyType("bool_"))) return AttrValue(value.cast<bool>());
   if (IsIntLike(value)) {
-    absl::StatusOr<int64_t> i = IntFromPython(name, value);
-    if (!i.ok()) return i.status();
-    return AttrValue(*i);
+    OFS_ASSIGN_OR_RETURN(int64_t i, IntFromPython(name, value));
+    return AttrValue(i);
   }
   if (PyFloat_Check(o) || py::isinstance(value, NumpyType("floating"))) {
     return AttrValue(value.cast<double>());
@@ -234,9 +232,8 @@ absl::StatusOr<AttrValue> AttrFromPython(const std::string& name, const py::hand
     }
     for (py::handle e : it) {
       if (!IsIntLike(e)) return AttrTypeError(name, value);
-      absl::StatusOr<int64_t> i = IntFromPython(name, e);
-      if (!i.ok()) return i.status();
-      ints.push_back(*i);
+      OFS_ASSIGN_OR_RETURN(int64_t i, IntFromPython(name, e));
+      ints.push_back(i);
     }
     return AttrValue(std::move(ints));
   }
@@ -247,9 +244,8 @@ absl::StatusOr<AttrMap> AttrsFromPython(const py::dict& attrs) {
   AttrMap map;
   for (auto [k, v] : attrs) {
     const std::string name = py::str(k);
-    absl::StatusOr<AttrValue> value = AttrFromPython(name, v);
-    if (!value.ok()) return value.status();
-    map.Set(name, *std::move(value));
+    OFS_ASSIGN_OR_RETURN(AttrValue value, AttrFromPython(name, v));
+    map.Set(name, std::move(value));
   }
   return map;
 }

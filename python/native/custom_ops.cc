@@ -50,12 +50,10 @@ absl::StatusOr<TensorDesc> DescFromPython(const std::string& op, const std::stri
     py::tuple t = item.cast<py::tuple>();
     if (t.size() != 2) throw py::cast_error();
     TensorDesc d;
-    absl::StatusOr<Shape> shape = ShapeFromPython(t[0]);
-    if (!shape.ok()) return shape.status();
-    d.shape = *shape;
-    absl::StatusOr<DataType> dt = DataTypeFromName(py::str(t[1]));
-    if (!dt.ok()) return dt.status();
-    d.dtype = *dt;
+    OFS_ASSIGN_OR_RETURN(Shape shape, ShapeFromPython(t[0]));
+    d.shape = shape;
+    OFS_ASSIGN_OR_RETURN(DataType dt, DataTypeFromName(py::str(t[1])));
+    d.dtype = dt;
     return d;
   } catch (const py::cast_error&) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -82,9 +80,8 @@ ShapeFn PythonShapeFn(const std::string& name, const std::vector<std::string>& i
                                                        outputs.size()));
       }
       for (size_t o = 0; o < outputs.size(); ++o) {
-        absl::StatusOr<TensorDesc> d = DescFromPython(name, outputs[o], l[o]);
-        if (!d.ok()) return d.status();
-        ctx.set_output(outputs[o], 0, *d);
+        OFS_ASSIGN_OR_RETURN(TensorDesc d, DescFromPython(name, outputs[o], l[o]));
+        ctx.set_output(outputs[o], 0, d);
       }
       return absl::OkStatus();
     } catch (py::error_already_set& e) {
@@ -193,9 +190,8 @@ absl::Status RegisterPythonOp(const std::string& name, const std::vector<std::st
   for (const std::string& in : inputs) b.Input(in);
   for (const std::string& out : outputs) b.Output(out);
   for (auto [k, v] : attrs) {
-    absl::StatusOr<AttrValue> value = AttrFromPython(py::str(k), v);
-    if (!value.ok()) return value.status();
-    b.Attr(py::str(k), *value);
+    OFS_ASSIGN_OR_RETURN(AttrValue value, AttrFromPython(py::str(k), v));
+    b.Attr(py::str(k), value);
   }
   b.SetShapeFn(PythonShapeFn(name, inputs, outputs, shape_fn));
   b.SetGetSbpFn(PythonSbpFn(name, inputs, outputs, sbp_fn));

@@ -4,6 +4,7 @@
 #include <utility>
 #include <vector>
 
+#include "oneflow_sbp/values/status_macros.h"
 #include "oneflow_sbp/values/tensor_slice_view.h"
 #include "python/native/conversions.h"
 
@@ -55,15 +56,14 @@ absl::StatusOr<HostArray> HostArrayOf(const py::array& array, std::optional<Data
   if (!a.dtype().attr("isnative").cast<bool>()) {
     a = a.attr("astype")(a.dtype().attr("newbyteorder")("="));
   }
-  absl::StatusOr<DataType> own = DataTypeOfNumpy(a.dtype());
-  if (!own.ok()) return own.status();
+  OFS_ASSIGN_OR_RETURN(DataType own, DataTypeOfNumpy(a.dtype()));
   HostArray h;
-  h.dtype = dtype.value_or(*own);
+  h.dtype = dtype.value_or(own);
   h.dims.assign(a.shape(), a.shape() + a.ndim());
   // C-contiguous in the array's own type; no copy for the usual array.
   py::array c = py::array::ensure(a, py::array::c_style);
   if (!c) return absl::InvalidArgumentError("could not read the array as a C-ordered buffer");
-  if (h.dtype == *own) {
+  if (h.dtype == own) {
     h.data = c.data();
     *keep = std::move(c);
     return h;
@@ -72,10 +72,9 @@ absl::StatusOr<HostArray> HostArrayOf(const py::array& array, std::optional<Data
   py::array d = py::module_::import("numpy").attr("ascontiguousarray")(c, "float64");
   int64_t n = 1;
   for (int64_t x : h.dims) n *= x;
-  absl::StatusOr<LocalTensor> t = LocalTensor::FromDoubles(
-      h.dtype, h.dims, absl::MakeConstSpan(static_cast<const double*>(d.data()), n));
-  if (!t.ok()) return t.status();
-  h.converted = *std::move(t);
+  OFS_ASSIGN_OR_RETURN(LocalTensor t, LocalTensor::FromDoubles( h.dtype, h.dims,
+      absl::MakeConstSpan(static_cast<const double*>(d.data()), n)));
+  h.converted = std::move(t);
   h.data = h.converted.raw_data();
   return h;
 }
@@ -93,14 +92,13 @@ absl::StatusOr<LocalTensor> ShardOf(const HostArray& full, const Shape& shape,
   for (int i = 0; i < nd_sbp.size(); ++i) {
     keeps = keeps && (!nd_sbp[i].is_partial_sum() || coord[i] == 0);
   }
-  absl::StatusOr<LocalTensor> local =
-      keeps ? LocalTensor::Empty(full.dtype, dims) : LocalTensor::Zeros(full.dtype, dims);
-  if (!local.ok()) return local.status();
+  OFS_ASSIGN_OR_RETURN(LocalTensor local,  keeps ? LocalTensor::Empty(full.dtype,
+      dims) : LocalTensor::Zeros(full.dtype, dims));
   if (keeps) {
     CopySlice(static_cast<const char*>(full.data), full.dims, slice, ByteSizeOf(full.dtype),
-              static_cast<char*>(local->raw_data()));
+              static_cast<char*>(local.raw_data()));
   }
-  if (placement.device_type() != DeviceType::kCpu) return local->CopyTo(placement.device_type());
+  if (placement.device_type() != DeviceType::kCpu) return local.CopyTo(placement.device_type());
   return local;
 }
 

@@ -11,6 +11,7 @@
 #include "checkpoint/safetensors.h"
 #include "checkpoint/sharded_load.h"
 #include "oneflow_sbp/values/quoted_input.h"
+#include "oneflow_sbp/values/status_macros.h"
 #include "python/native/bindings.h"
 #include "python/native/conversions.h"
 #include "python/native/gil_release.h"
@@ -58,9 +59,9 @@ py::dict LoadSafetensors(std::shared_ptr<Session> s, const std::string& path,
           }
         }
       }
-      absl::StatusOr<GlobalTensor> t = checkpoint::LoadGlobal(ctx, *file, wanted[k], p, layout);
-      if (!t.ok()) return t.status();
-      (*out)[k][i] = *std::move(t);
+      OFS_ASSIGN_OR_RETURN(GlobalTensor t, checkpoint::LoadGlobal(ctx, *file, wanted[k], p,
+          layout));
+      (*out)[k][i] = std::move(t);
     }
     return absl::OkStatus();
   });
@@ -104,9 +105,8 @@ py::dict LoadCheckpoint(std::shared_ptr<Session> s, const std::string& source,
   const int n = s->num_local();
   auto out = std::make_shared<std::vector<std::vector<GlobalTensor>>>(n);
   s->Run([source, ts, out](EagerContext& ctx, int i) -> absl::Status {
-    absl::StatusOr<std::vector<GlobalTensor>> r = checkpoint::LoadCheckpoint(ctx, source, ts);
-    if (!r.ok()) return r.status();
-    (*out)[i] = *std::move(r);
+    OFS_ASSIGN_OR_RETURN(std::vector<GlobalTensor> r, checkpoint::LoadCheckpoint(ctx, source, ts));
+    (*out)[i] = std::move(r);
     return absl::OkStatus();
   });
   py::dict d;

@@ -14,6 +14,7 @@
 #include "eager/autograd.h"
 #include "eager/tensor_layout.h"
 #include "oneflow_sbp/values/nd_sbp_validation.h"
+#include "oneflow_sbp/values/status_macros.h"
 #include "python/native/bindings.h"
 #include "python/native/controller.h"
 #include "python/native/conversions.h"
@@ -50,11 +51,9 @@ Tensor FromFull(std::shared_ptr<Session> s, const py::array& array, const std::s
   auto out = std::make_shared<std::vector<GlobalTensor>>(s->num_local());
   try {
     s->Run([full, shape, p, nd, requires_grad, out](EagerContext& ctx, int i) -> absl::Status {
-      absl::StatusOr<LocalTensor> local = ShardOf(*full, shape, p, nd, ctx.rank());
-      if (!local.ok()) return local.status();
-      absl::StatusOr<GlobalTensor> t = eager::ToGlobal(ctx, *local, shape, p, nd);
-      if (!t.ok()) return t.status();
-      (*out)[i] = *std::move(t);
+      OFS_ASSIGN_OR_RETURN(LocalTensor local, ShardOf(*full, shape, p, nd, ctx.rank()));
+      OFS_ASSIGN_OR_RETURN(GlobalTensor t, eager::ToGlobal(ctx, local, shape, p, nd));
+      (*out)[i] = std::move(t);
       if (requires_grad) (*out)[i].set_requires_grad(true);
       return absl::OkStatus();
     });
@@ -121,9 +120,8 @@ Tensor FromLocal(std::shared_ptr<Session> s, const py::list& arrays, const std::
         return absl::OkStatus();
       }
     }
-    absl::StatusOr<GlobalTensor> t = eager::ToGlobal(ctx, locals[i], logical, p, nd);
-    if (!t.ok()) return t.status();
-    (*out)[i] = *std::move(t);
+    OFS_ASSIGN_OR_RETURN(GlobalTensor t, eager::ToGlobal(ctx, locals[i], logical, p, nd));
+    (*out)[i] = std::move(t);
     if (requires_grad) (*out)[i].set_requires_grad(true);
     return absl::OkStatus();
   });
@@ -155,9 +153,8 @@ py::list Apply(std::shared_ptr<Session> s, const std::string& op, const std::vec
   st->in = PerRankInputs(s, tensors);
   st->out.resize(n);
   s->Run([call, st](EagerContext& ctx, int i) -> absl::Status {
-    absl::StatusOr<std::vector<GlobalTensor>> r = eager::Apply(ctx, call, st->in[i]);
-    if (!r.ok()) return r.status();
-    st->out[i] = *std::move(r);
+    OFS_ASSIGN_OR_RETURN(std::vector<GlobalTensor> r, eager::Apply(ctx, call, st->in[i]));
+    st->out[i] = std::move(r);
     return absl::OkStatus();
   });
   py::list result;
@@ -188,9 +185,8 @@ py::array ToNumpy(const Tensor& t) {
   for (int i = 0; i < n; ++i) ranks[i] = t.At(i);
   auto fulls = std::make_shared<std::vector<LocalTensor>>(n);
   s->Run([ranks, fulls](EagerContext& ctx, int i) -> absl::Status {
-    absl::StatusOr<LocalTensor> f = eager::ToFull(ctx, ranks[i]);
-    if (!f.ok()) return f.status();
-    (*fulls)[i] = *std::move(f);
+    OFS_ASSIGN_OR_RETURN(LocalTensor f, eager::ToFull(ctx, ranks[i]));
+    (*fulls)[i] = std::move(f);
     return absl::OkStatus();
   });
   for (int i = 0; i < n; ++i) {
@@ -216,9 +212,8 @@ Tensor Redistribute(const Tensor& t, const std::string& placement, const std::st
   for (int i = 0; i < n; ++i) in[i] = t.At(i);
   auto out = std::make_shared<std::vector<GlobalTensor>>(n);
   s->Run([in, p, nd, out](EagerContext& ctx, int i) -> absl::Status {
-    absl::StatusOr<GlobalTensor> r = eager::Redistribute(ctx, in[i], p, nd);
-    if (!r.ok()) return r.status();
-    (*out)[i] = *std::move(r);
+    OFS_ASSIGN_OR_RETURN(GlobalTensor r, eager::Redistribute(ctx, in[i], p, nd));
+    (*out)[i] = std::move(r);
     return absl::OkStatus();
   });
   return s->Wrap(std::move(*out));

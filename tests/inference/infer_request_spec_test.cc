@@ -50,7 +50,7 @@ TEST(InferRequestSpec, NamedInputsAliasesAndReplacedParts) {
   EXPECT_EQ(req->inputs[0].desc().ToString(), "f32[8,4]");  // blob order, not given order
   EXPECT_FALSE(req->op->attrs().Get<bool>("transpose_b").value());
   ASSERT_EQ(req->constraints.size(), 3u);
-  EXPECT_EQ(req->constraints[2]->ToString(), "S(0)");
+  EXPECT_EQ(req->constraints[2]->ToString(), "(S(0))");
   EXPECT_EQ(req->cost.policy.str(), "planned");
   // An alias with its own attribute name.
   InferRequestSpec unsqueeze;

@@ -15,6 +15,7 @@
 #include "absl/time/clock.h"
 #include "benchmark/benchmark.h"
 #include "comm/inprocess_world.h"
+#include "oneflow_sbp/values/status_macros.h"
 #include "runtime/executor.h"
 #include "boxing/planner.h"
 #include "kernels/shard_harness.h"
@@ -31,7 +32,7 @@ double TimeOnRanks(int n, const std::function<absl::Status(comm::Communicator&)>
   std::vector<double> seconds(n, 0);
   absl::StatusOr<std::vector<absl::Status>> ran = comm::RunRanks(n, [&](comm::Communicator& w) {
     absl::Status s = w.Barrier();
-    if (!s.ok()) return s;
+    OFS_RETURN_IF_ERROR(s);
     const absl::Time start = absl::Now();
     s = op(w);
     seconds[w.rank()] = absl::ToDoubleSeconds(absl::Now() - start);
@@ -189,7 +190,7 @@ void BM_ExecutePlanOverhead1KiB(benchmark::State& state) {
     const double t = TimeOnRanks(kRanks, [&](comm::Communicator& w) {
       for (int64_t i = 0; i < iters; ++i) {
         absl::Status s = runtime::ExecutePlan(*plan, (*shards)[w.rank()], w).status();
-        if (!s.ok()) return s;
+        OFS_RETURN_IF_ERROR(s);
       }
       return absl::OkStatus();
     });

@@ -12,6 +12,7 @@
 #include "eager/apply.h"
 #include "eager/tensor_layout.h"
 #include "engine/engine.h"
+#include "oneflow_sbp/values/status_macros.h"
 #include "ops/builtin_ops.h"
 #include "kernels/kernel_context.h"
 #include "kernels/kernel_registry.h"
@@ -42,15 +43,13 @@ void BM_ApplyCacheHit(benchmark::State& state) {
         comm::RunRanks(ranks, [&](comm::Communicator& world) -> absl::Status {
           eager::EagerContext ctx(TheEngine(), world);
           LocalTensor full = *LocalTensor::Full(DataType::kFloat32, {8, 8}, 1.0);
-          absl::StatusOr<eager::GlobalTensor> x = eager::FromFull(ctx, full, p, nd);
-          if (!x.ok()) return x.status();
-          absl::StatusOr<std::shared_ptr<const OpCall>> call = ctx.Call("relu", 1, AttrMap());
-          if (!call.ok()) return call.status();
-          const std::vector<eager::GlobalTensor> in = {*x};
-          if (!eager::Apply(ctx, *call, in).ok()) return absl::InternalError("apply");
+          OFS_ASSIGN_OR_RETURN(eager::GlobalTensor x, eager::FromFull(ctx, full, p, nd));
+          OFS_ASSIGN_OR_RETURN(std::shared_ptr<const OpCall> call, ctx.Call("relu", 1, AttrMap()));
+          const std::vector<eager::GlobalTensor> in = {x};
+          if (!eager::Apply(ctx, call, in).ok()) return absl::InternalError("apply");
           const absl::Time start = absl::Now();
           for (int64_t i = 0; i < iters; ++i) {
-            absl::StatusOr<std::vector<eager::GlobalTensor>> y = eager::Apply(ctx, *call, in);
+            absl::StatusOr<std::vector<eager::GlobalTensor>> y = eager::Apply(ctx, call, in);
             benchmark::DoNotOptimize(y);
           }
           seconds[world.rank()] = absl::ToDoubleSeconds(absl::Now() - start);

@@ -31,6 +31,7 @@
 #include "checkpoint/safetensors.h"
 #include "checkpoint/sharded_load.h"
 #include "comm/inprocess_world.h"
+#include "oneflow_sbp/values/status_macros.h"
 
 namespace oneflow_sbp {
 namespace {
@@ -113,11 +114,11 @@ void BM_LoadGlobal(benchmark::State& state) {
     absl::StatusOr<std::vector<absl::Status>> ran = comm::RunRanks(n, [&](comm::Communicator& w) {
       eager::EagerContext ctx(Eng(), w);
       absl::Status s = w.Barrier();
-      if (!s.ok()) return s;
+      OFS_RETURN_IF_ERROR(s);
       const absl::Time start = absl::Now();
       absl::StatusOr<eager::GlobalTensor> t = checkpoint::LoadGlobal(ctx, **f, kName, *placement, *nd_sbp);
       seconds[w.rank()] = absl::ToDoubleSeconds(absl::Now() - start);
-      if (!t.ok()) return t.status();
+      OFS_RETURN_IF_ERROR(t.status());
       // A rank that reads holds exactly the bytes it read; on a P axis the
       // ranks off coordinate 0 hold zeros and read nothing.
       const MeshCoord coord = placement->CoordinateOf(*placement->ParallelIdOf(w.rank()));

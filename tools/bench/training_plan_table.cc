@@ -38,6 +38,7 @@
 #include "graph/program_planner.h"
 #include "graph/training_step_info.h"
 #include "io/program_proto.h"
+#include "oneflow_sbp/values/status_macros.h"
 #include "ops/builtin_ops.h"
 #include "tools/bench/plan_engine.h"
 
@@ -85,7 +86,7 @@ std::vector<Source> TableSources(const std::string& testdata, engine::Engine& en
                                return r;
                              }(),
                              mesh);
-                         if (!p.ok()) return p.status();
+                         OFS_RETURN_IF_ERROR(p.status());
                          GptConfig c;
                          c.layers = layers;
                          return GptProgram(ops::BuiltinOpRegistry(), *p, c);
