@@ -214,13 +214,13 @@ std::string NdNote(int k, int chosen, const std::vector<NdEvaluation>& evals) {
   const bool chosen_matches = c.cost.supported() && c.cost.value() == 0 && c.mismatched == 0;
   if (k == chosen) {
     return chosen_matches ? "keeps every input as produced (first such candidate)"
-                          : "least copy cost (earliest within 1e-7)";
+                          : "least copy cost (the latest of equal costs)";
   }
   const CopyCost cost = evals[k].cost;
   if (!cost.supported()) return "an input may not be boxed";
   if (chosen_matches) return "needs boxing; a candidate keeping every input exists";
-  if (k > chosen && !CheaperBeyondTolerance(cost.value(), c.cost.value())) {
-    return "not cheaper than an earlier candidate";
+  if (k < chosen && cost.value() == c.cost.value()) {
+    return "ties a later candidate, which OneFlow keeps";
   }
   return absl::StrCat("copy cost ", cost.value(), " > ", c.cost.value());
 }
@@ -301,9 +301,11 @@ absl::Status OneFlowNdSelection::EmptyAfterFiltering(const SelectionInput& in) c
   return EmptySignatureListError(in);
 }
 
-// OneFlow's default rule (SBP_INFER_RULE_TAG = 1). A candidate whose inputs
-// all match wins at once; otherwise a later candidate must beat the RUNNING
-// best by more than the tolerance. With explain, every candidate is costed
+// OneFlow's default rule (SBP_INFER_RULE_TAG = 1), as released in 0.9.0
+// (operator.cpp, GreedilyFindMinCopyCostNdSbp). A candidate whose inputs
+// all match wins at once; otherwise the least cost wins, and of equal
+// costs the latest in the final list (`<=`, no tolerance). Real OneFlow
+// 0.9.0 confirms it (tests/testdata/oneflow_oracle_golden.txt). With explain, every candidate is costed
 // (the choice is the same).
 absl::StatusOr<int> OneFlowNdSelection::Choose(const SelectionInput& in,
                                                ExplainRecorder& explain) const {
@@ -319,7 +321,9 @@ absl::StatusOr<int> OneFlowNdSelection::Choose(const SelectionInput& in,
     if (chosen >= 0) continue;  // explain mode: costs only
     if (e.all_equal && e.priority_sum == 0) {
       chosen = static_cast<int>(k);
-    } else if (e.cost.supported() && CheaperBeyondTolerance(e.cost.value(), best_cost)) {
+    } else if (e.cost.supported() && e.cost.value() <= best_cost) {
+      // OneFlow 0.9.0's `total_copy_cost <= min_copy_cost`, exactly: of
+      // equal costs the LATEST candidate in the final list wins.
       best = static_cast<int>(k);
       best_cost = e.cost.value();
     }

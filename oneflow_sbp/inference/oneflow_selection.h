@@ -12,10 +12,11 @@
 //   OneFlowNdSelection: the product is filtered by swap-with-last removal,
 //     inputs only; output constraints are ignored. The FIRST candidate
 //     whose inputs all match their producers wins at once; otherwise the
-//     least eager N-D copy cost wins, where a later candidate must beat the
-//     RUNNING best by more than kCostTieTolerance, so ties and near-ties go
-//     to the earliest candidate in the final (reordered) list. OneFlow's
-//     mismatch-count tie rule is dead code there, so it is not applied.
+//     least eager N-D copy cost wins, and of equal costs the LATEST in the
+//     final (reordered) list: OneFlow 0.9.0 keeps a candidate whose cost is
+//     <= the running best, with no tolerance (checked against the released
+//     engine, tests/testdata/oneflow_oracle_golden.txt). The source our
+//     SPEC.md was written from kept the earliest within 1e-7 instead.
 #ifndef ONEFLOW_SBP_INFERENCE_ONEFLOW_SELECTION_H_
 #define ONEFLOW_SBP_INFERENCE_ONEFLOW_SELECTION_H_
 

@@ -36,11 +36,6 @@ namespace oneflow_sbp {
 // kFloatDeviationMinus/Plus are 1 -/+ this, exactly.
 inline constexpr double kCostTieTolerance = 1e-7;
 
-// True if `cost` beats `reference` by more than the tolerance (OneFlow's
-// `cost < best * kFloatDeviationMinus`).
-inline bool CheaperBeyondTolerance(double cost, double reference) {
-  return cost < reference * (1.0 - kCostTieTolerance);
-}
 // True if `cost` is within the tolerance of `reference` or below it.
 inline bool TiesOrBeats(double cost, double reference) {
   return cost <= reference * (1.0 + kCostTieTolerance);

@@ -134,11 +134,15 @@ TEST(InferNd, FirstAllMatchingCandidateWins) {
             "a_0:(S(0),B) b_0:(B,S(0)) -> out_0:(S(0),S(1))");
 }
 
-TEST(InferNd, TiesGoToTheEarliestCandidate) {
+TEST(InferNd, TiesGoToTheLatestCandidateAsInOneFlow090) {
   // relu on [2,2] from (P,P), f32[8,8] (T = 256): (S0,S0) and (S1,S1) both
-  // reduce to [4]: P -> S (3T = 768), the minimum; (S0,S0) comes first.
+  // reduce to [4]: P -> S (3T = 768), the minimum; (S1,S1) comes later and
+  // wins, as real OneFlow 0.9.0 chooses (its `<=`; the earliest under the
+  // source SPEC.md was written from). Likewise (S(0),P) -> (S(0),S(1)).
   EXPECT_EQ(InferToString({"relu", "cpu:0-3 [2,2]", {"f32[8,8]:(P,P)"}}),
-            "x_0:(S(0),S(0)) -> y_0:(S(0),S(0))");
+            "x_0:(S(1),S(1)) -> y_0:(S(1),S(1))");
+  EXPECT_EQ(InferToString({"relu", "cpu:0-3 [2,2]", {"f32[8,12]:(S(0),P)"}}),
+            "x_0:(S(0),S(1)) -> y_0:(S(0),S(1))");
 }
 
 TEST(InferNd, ThreeAxisMesh) {
