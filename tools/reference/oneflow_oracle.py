@@ -22,7 +22,7 @@ in a venv outside the repository:
   done
   cat OUT.4 OUT.8 > tests/testdata/oneflow_oracle_golden.txt
 
-Each world size runs every mesh of that many ranks ([4] and [2,2] on 4, [8]
+Each world size runs its meshes ([4] and [2,2] on 4; [8], [2,4], [4,2]
 and [2,2,2] on 8). Partial inputs are made as OneFlow users make them,
 broadcast zeros converted with to_global (OneFlow's random ops refuse P).
 Each op is called through the OneFlow function that runs the user op of
@@ -88,7 +88,7 @@ def meshes(world):
     if world == 4:
         return [[4], [2, 2]]
     if world == 8:
-        return [[8], [2, 2, 2]]
+        return [[8], [2, 4], [4, 2], [2, 2, 2]]
     raise SystemExit("run on 4 or 8 processes")
 
 
