@@ -9,9 +9,9 @@ PlannedCostModel::PlannedCostModel(std::shared_ptr<BoxingPlanner> planner)
 absl::StatusOr<double> PlannedCostModel::Cost(const Shape& shape, DataType dtype,
                                               const Placement& placement, const NdSbp& from,
                                               const NdSbp& to) const {
-  OFS_ASSIGN_OR_RETURN(std::shared_ptr<const BoxingPlan> plan,  planner_->Plan(PlanRequest{shape,
+  OFS_ASSIGN_OR_RETURN(std::shared_ptr<const BoxingPlan> plan, planner_->Plan(PlanRequest{shape,
       dtype, placement, from, placement, to}));
-  return (plan)->time_s() * kReferenceBandwidth;
+  return plan->time_s() * kReferenceBandwidth;
 }
 
 int64_t PlannedCostModel::WorkEstimate(const Shape& shape, DataType dtype,

@@ -200,8 +200,8 @@ absl::StatusOr<CheckpointIndex> ParseIndex(const std::string& json, const std::s
   };
   OFS_ASSIGN_OR_RETURN(const io::JsonValue* format, member(*root, "format",
       io::JsonValue::kString, ""));
-  if ((format)->string != kFormat) {
-    return bad(absl::StrCat("field 'format' is ", QuotedInput((format)->string), "; must be \"",
+  if (format->string != kFormat) {
+    return bad(absl::StrCat("field 'format' is ", QuotedInput(format->string), "; must be \"",
                             kFormat, "\""));
   }
   CheckpointIndex index;
@@ -214,7 +214,7 @@ absl::StatusOr<CheckpointIndex> ParseIndex(const std::string& json, const std::s
   if (root->Find("metadata") != nullptr) {
     OFS_ASSIGN_OR_RETURN(const io::JsonValue* meta, member(*root, "metadata",
         io::JsonValue::kObject, ""));
-    for (const auto& [k, val] : (meta)->object) {
+    for (const auto& [k, val] : meta->object) {
       if (val.kind != io::JsonValue::kString) {
         return bad(absl::StrCat("field 'metadata': ", QuotedInput(k), " must be a string"));
       }
@@ -223,7 +223,7 @@ absl::StatusOr<CheckpointIndex> ParseIndex(const std::string& json, const std::s
   }
   OFS_ASSIGN_OR_RETURN(const io::JsonValue* tensors, member(*root, "tensors",
       io::JsonValue::kObject, ""));
-  for (const auto& [name, tv] : (tensors)->object) {
+  for (const auto& [name, tv] : tensors->object) {
     const std::string where = absl::StrCat("tensor ", QuotedInput(name));
     const std::string in = where + ": ";
     if (tv.kind != io::JsonValue::kObject) return bad(where + " must be an object");
@@ -231,13 +231,13 @@ absl::StatusOr<CheckpointIndex> ParseIndex(const std::string& json, const std::s
     t.name = name;
     OFS_ASSIGN_OR_RETURN(const io::JsonValue* dtype, member(tv, "dtype", io::JsonValue::kString,
         in));
-    absl::StatusOr<DataType> dt = ParseDataType((dtype)->string);
+    absl::StatusOr<DataType> dt = ParseDataType(dtype->string);
     if (!dt.ok()) return bad(absl::StrCat(in, dt.status().message()));
     t.desc.dtype = *dt;
     std::vector<int64_t> dims;
     OFS_ASSIGN_OR_RETURN(const io::JsonValue* shape, member(tv, "shape", io::JsonValue::kArray,
         in));
-    for (const io::JsonValue& d : (shape)->array) {
+    for (const io::JsonValue& d : shape->array) {
       absl::StatusOr<int64_t> x = JsonInt(d, in + "field 'shape' entry");
       if (!x.ok()) return bad(std::string(x.status().message()));
       dims.push_back(*x);
@@ -248,11 +248,11 @@ absl::StatusOr<CheckpointIndex> ParseIndex(const std::string& json, const std::s
     for (auto [key, out] : {std::pair{"nd_sbp", &t.nd_sbp}, std::pair{"placement", &t.placement}}) {
       if (tv.Find(key) == nullptr) continue;
       OFS_ASSIGN_OR_RETURN(const io::JsonValue* text, member(tv, key, io::JsonValue::kString, in));
-      *out = (text)->string;
+      *out = text->string;
     }
     OFS_ASSIGN_OR_RETURN(const io::JsonValue* pieces, member(tv, "pieces", io::JsonValue::kArray,
         in));
-    for (const io::JsonValue& pv : (pieces)->array) {
+    for (const io::JsonValue& pv : pieces->array) {
       if (pv.kind != io::JsonValue::kObject) return bad(in + "a piece must be an object");
       CheckpointPiece p;
       const io::JsonValue* file = pv.Find("file");
@@ -369,10 +369,10 @@ absl::StatusOr<CheckpointIndex> ReadCheckpointIndex(const std::string& source) {
     OFS_ASSIGN_OR_RETURN(std::unique_ptr<SafetensorsFile> f, SafetensorsFile::Open(source));
     CheckpointIndex index;
     index.source = source;
-    index.metadata = (f)->metadata();
+    index.metadata = f->metadata();
     const size_t slash = source.rfind('/');
     const std::string file = slash == std::string::npos ? source : source.substr(slash + 1);
-    for (const SafetensorsEntry& e : (f)->entries()) {
+    for (const SafetensorsEntry& e : f->entries()) {
       if (!e.data_type) continue;  // I16: listed by the reader, not loadable
       absl::StatusOr<Shape> shape = Shape::Make(e.shape);
       if (!shape.ok()) continue;  // zero-size: the engine has no such shape

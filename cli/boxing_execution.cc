@@ -139,10 +139,10 @@ absl::Status HostAllGatherV(comm::Communicator& world, DeviceType device, const 
       device));
   OFS_ASSIGN_OR_RETURN(LocalTensor drecv, LocalTensor::Empty(dtype, {total}, device));
   OFS_ASSIGN_OR_RETURN(DeviceOps* ops, GetDeviceOps(device));
-  absl::Status s = (ops)->Copy(dsend.raw_data(), send, counts[world.rank()] * es,
+  absl::Status s = ops->Copy(dsend.raw_data(), send, counts[world.rank()] * es,
                                 CopyDirection::kHostToDevice);
   if (s.ok()) s = world.AllGatherV(dsend.raw_data(), drecv.raw_data(), counts, dtype);
-  if (s.ok()) s = (ops)->Copy(recv, drecv.raw_data(), total * es, CopyDirection::kDeviceToHost);
+  if (s.ok()) s = ops->Copy(recv, drecv.raw_data(), total * es, CopyDirection::kDeviceToHost);
   return s;
 }
 

@@ -41,7 +41,7 @@ absl::StatusOr<std::string> RunBoxing(const BoxingOptions& o, engine::Engine& en
 
   const boxing::PlanRequest request{shape, dtype, src_placement, from, dst_placement, to};
   OFS_ASSIGN_OR_RETURN(std::shared_ptr<const boxing::BoxingPlan> plan, engine.Plan(request));
-  OFS_ASSIGN_OR_RETURN(boxing::BoxingPlan naive,  boxing::NaivePerAxisPlan(request,
+  OFS_ASSIGN_OR_RETURN(boxing::BoxingPlan naive, boxing::NaivePerAxisPlan(request,
       engine.calibration()));
   if (format == OutputFormat::kDot) return io::PlanToGraphviz(*plan);
   oneflow::BoxingPlanProto proto = io::PlanToProto(*plan, &naive);
@@ -50,7 +50,7 @@ absl::StatusOr<std::string> RunBoxing(const BoxingOptions& o, engine::Engine& en
     OFS_ASSIGN_OR_RETURN(Backend backend, ParseBackend(*o.execute));
     int world = o.nproc;
     if (world == 0) {
-      for (int64_t r : (plan)->ranks) world = std::max<int>(world, static_cast<int>(r) + 1);
+      for (int64_t r : plan->ranks) world = std::max<int>(world, static_cast<int>(r) + 1);
     }
     // A cuda placement runs on device memory: rank threads sharing the
     // current GPU (the in-process world on a device). The planner already
@@ -64,7 +64,7 @@ absl::StatusOr<std::string> RunBoxing(const BoxingOptions& o, engine::Engine& en
                                                  " memory");
     absl::StatusOr<std::string> ran = RunOnRanks(
         backend, world, [&](comm::Communicator& comm) -> absl::StatusOr<std::string> {
-          OFS_ASSIGN_OR_RETURN(ExecutionSummary summary,  ExecuteAndVerify(*plan, comm, o.seed,
+          OFS_ASSIGN_OR_RETURN(ExecutionSummary summary, ExecuteAndVerify(*plan, comm, o.seed,
               device, o.repeat));
           if (comm.rank() != 0) return std::string();
           if (!summary.verified || !summary.bytes_as_planned) {

@@ -20,8 +20,8 @@ absl::StatusOr<std::string> RunCkpt(const std::vector<std::string>& args) {
     OFS_ASSIGN_OR_RETURN(std::unique_ptr<checkpoint::SafetensorsFile> f,
         checkpoint::SafetensorsFile::Open(args[2]));
     int64_t bytes = 0;
-    for (const checkpoint::SafetensorsEntry& e : (f)->entries()) bytes += e.end - e.begin;
-    return absl::StrCat("wrote ", args[2], ": ", (f)->entries().size(), " tensors, ", bytes,
+    for (const checkpoint::SafetensorsEntry& e : f->entries()) bytes += e.end - e.begin;
+    return absl::StrCat("wrote ", args[2], ": ", f->entries().size(), " tensors, ", bytes,
                         " bytes\n");
   }
   return absl::InvalidArgumentError(

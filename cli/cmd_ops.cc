@@ -172,7 +172,7 @@ absl::StatusOr<std::string> RunOps(const std::string& op, const std::string& for
   } else {
     OFS_ASSIGN_OR_RETURN(std::shared_ptr<const OpDef> def, registry.Get(op));
     // `op` may be an alias; show the op it names under its canonical name.
-    names.push_back((def)->type_name());
+    names.push_back(def->type_name());
   }
   for (const std::string& name : names) {
     oneflow::OpDefProto* proto = list.add_op();

@@ -44,12 +44,12 @@ absl::StatusOr<std::string> RunPlan(const PlanOptions& o, engine::Engine& engine
   }
   graph::PlanProgramOptions options;
   if (o.memory_cap.has_value()) {
-    OFS_ASSIGN_OR_RETURN(int64_t cap,  PositiveFlag("memory_cap", *o.memory_cap,
+    OFS_ASSIGN_OR_RETURN(int64_t cap, PositiveFlag("memory_cap", *o.memory_cap,
         "a positive number of bytes per rank"));
     options.memory_cap_bytes = cap;
   }
   if (o.work_budget.has_value()) {
-    OFS_ASSIGN_OR_RETURN(int64_t budget,  PositiveFlag("work_budget", *o.work_budget,
+    OFS_ASSIGN_OR_RETURN(int64_t budget, PositiveFlag("work_budget", *o.work_budget,
         "a positive number of planner steps"));
     options.work_budget = budget;
   }
@@ -66,7 +66,7 @@ absl::StatusOr<std::string> RunPlan(const PlanOptions& o, engine::Engine& engine
       mesh));
   std::optional<graph::TrainingStepInfo> step;
   if (o.training || parsed.training()) {
-    OFS_ASSIGN_OR_RETURN(graph::TrainingStepInfo expanded,  eager::ExpandTrainingStep(engine,
+    OFS_ASSIGN_OR_RETURN(graph::TrainingStepInfo expanded, eager::ExpandTrainingStep(engine,
         program, {}));
     step = std::move(expanded);
     program = step->program;
@@ -85,7 +85,7 @@ absl::StatusOr<std::string> RunPlan(const PlanOptions& o, engine::Engine& engine
     *proto.mutable_training() = io::TrainingPlanToProto(*step, plan);
   }
   if (o.execute) {
-    OFS_ASSIGN_OR_RETURN(oneflow::PlanExecutionProto e,  ExecuteProgramPlan(program, plan, engine,
+    OFS_ASSIGN_OR_RETURN(oneflow::PlanExecutionProto e, ExecuteProgramPlan(program, plan, engine,
         o.seed, step ? &*step : nullptr));
     if (execution_ok != nullptr) *execution_ok = e.ok();
     absl::StrAppend(&text, PlanExecutionText(e));

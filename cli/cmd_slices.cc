@@ -26,7 +26,7 @@ absl::Status Required(const std::string& value, absl::string_view flag,
 }  // namespace
 
 absl::StatusOr<std::string> RunSlices(const SlicesOptions& options) {
-  OFS_ASSIGN_OR_RETURN(OutputFormat format,  ParseOutputFormat(options.format,
+  OFS_ASSIGN_OR_RETURN(OutputFormat format, ParseOutputFormat(options.format,
       "text|json|textproto"));
   for (absl::Status s : {Required(options.shape, "shape", "10,6"),
                          Required(options.placement, "placement", "'cpu:0-3 [2,2]'"),
@@ -38,7 +38,7 @@ absl::StatusOr<std::string> RunSlices(const SlicesOptions& options) {
   OFS_ASSIGN_OR_RETURN(Placement placement, io::DecodePlacement(options.placement));
   OFS_ASSIGN_OR_RETURN(NdSbp nd_sbp, io::DecodeNdSbp(options.nd_sbp));
   OFS_ASSIGN_OR_RETURN(int64_t bytes, CheckedByteSize(shape, ByteSizeOf(dtype)));
-  OFS_ASSIGN_OR_RETURN(std::vector<TensorSlice> slices,  AllRankSlices(shape, nd_sbp, placement));
+  OFS_ASSIGN_OR_RETURN(std::vector<TensorSlice> slices, AllRankSlices(shape, nd_sbp, placement));
 
   std::string text = absl::StrCat(
       DataTypeName(dtype), shape.ToString(), " (", bytes, " bytes) as ",

@@ -227,20 +227,24 @@ std::optional<FlagValue> FlagValues::Value(absl::string_view name, FlagType type
   return d;
 }
 
+// The value of a flag that always has one (given, or its default).
+template <typename T>
+T FlagValues::Required(absl::string_view name, FlagType type) const {
+  const std::optional<FlagValue> v = Value(name, type);
+  OFS_CHECK(v.has_value()) << "--" << name << " has no default";
+  return std::get<T>(*v);
+}
+
 std::optional<std::string> FlagValues::Text(absl::string_view name) const {
   const std::optional<FlagValue> v = Value(name, FlagType::kText);
   if (!v) return std::nullopt;
   return std::get<std::string>(*v);
 }
 
-std::string FlagValues::String(absl::string_view name) const {
-  return Text(name).value_or("");
-}
+std::string FlagValues::String(absl::string_view name) const { return Text(name).value_or(""); }
 
 bool FlagValues::Bool(absl::string_view name) const {
-  const std::optional<FlagValue> v = Value(name, FlagType::kBool);
-  OFS_CHECK(v.has_value()) << "--" << name << " has no default";
-  return std::get<bool>(*v);
+  return Required<bool>(name, FlagType::kBool);
 }
 
 std::optional<int> FlagValues::OptionalInt(absl::string_view name) const {
@@ -250,27 +254,19 @@ std::optional<int> FlagValues::OptionalInt(absl::string_view name) const {
 }
 
 int FlagValues::Int(absl::string_view name) const {
-  const std::optional<int> v = OptionalInt(name);
-  OFS_CHECK(v.has_value()) << "--" << name << " has no default";
-  return *v;
+  return static_cast<int>(Required<int64_t>(name, FlagType::kInt));
 }
 
 int64_t FlagValues::Int64(absl::string_view name) const {
-  const std::optional<FlagValue> v = Value(name, FlagType::kInt64);
-  OFS_CHECK(v.has_value()) << "--" << name << " has no default";
-  return std::get<int64_t>(*v);
+  return Required<int64_t>(name, FlagType::kInt64);
 }
 
 uint64_t FlagValues::Uint64(absl::string_view name) const {
-  const std::optional<FlagValue> v = Value(name, FlagType::kUint64);
-  OFS_CHECK(v.has_value()) << "--" << name << " has no default";
-  return std::get<uint64_t>(*v);
+  return Required<uint64_t>(name, FlagType::kUint64);
 }
 
 double FlagValues::Double(absl::string_view name) const {
-  const std::optional<FlagValue> v = Value(name, FlagType::kDouble);
-  OFS_CHECK(v.has_value()) << "--" << name << " has no default";
-  return std::get<double>(*v);
+  return Required<double>(name, FlagType::kDouble);
 }
 
 }  // namespace oneflow_sbp::cli

@@ -70,6 +70,8 @@ class FlagValues {
 
  private:
   std::optional<FlagValue> Value(absl::string_view name, FlagType type) const;
+  template <typename T>
+  T Required(absl::string_view name, FlagType type) const;
 
   std::map<std::string, FlagValue, std::less<>> values_;
 };

@@ -36,7 +36,7 @@ absl::StatusOr<RunTotals> RunOnRanks(const graph::Program& program,
   absl::StatusOr<std::vector<absl::Status>> ran =
       comm::RunRanks(world, [&](comm::Communicator& comm) -> absl::Status {
         eager::EagerContext ctx(engine, comm);
-        OFS_ASSIGN_OR_RETURN(eager::ProgramRunResult r,  eager::RunProgram(ctx, program,
+        OFS_ASSIGN_OR_RETURN(eager::ProgramRunResult r, eager::RunProgram(ctx, program,
             assignment, mode, options));
         std::lock_guard<std::mutex> lock(mu);
         totals.bytes_received += r.traffic.bytes_received;

@@ -59,7 +59,7 @@ absl::StatusOr<std::string> RunOnRanks(
   }
   absl::Duration timeout = options.timeout;
   if (timeout <= absl::ZeroDuration()) {
-    OFS_ASSIGN_OR_RETURN(absl::Duration from_env,  comm::SecondsFromEnvironment("OFS_TIMEOUT",
+    OFS_ASSIGN_OR_RETURN(absl::Duration from_env, comm::SecondsFromEnvironment("OFS_TIMEOUT",
         absl::Seconds(60)));
     if (from_env <= absl::ZeroDuration()) {
       return absl::InvalidArgumentError("OFS_TIMEOUT must be above 0 seconds");
@@ -96,12 +96,12 @@ absl::StatusOr<std::string> RunOnRanks(
   if (IsRankProcess()) {
     OFS_ASSIGN_OR_RETURN(std::unique_ptr<comm::Communicator> world,
          comm::ConnectFromEnvironment(timeout));
-    if ((world)->size() != nproc) {
-      return absl::InvalidArgumentError(absl::StrCat("WORLD_SIZE ", (world)->size(),
+    if (world->size() != nproc) {
+      return absl::InvalidArgumentError(absl::StrCat("WORLD_SIZE ", world->size(),
                                                      " but --nproc=", nproc));
     }
     OFS_ASSIGN_OR_RETURN(std::string out, fn(*world));
-    return (world)->rank() == 0 ? std::move(out) : std::string();
+    return world->rank() == 0 ? std::move(out) : std::string();
   }
   OFS_ASSIGN_OR_RETURN(std::vector<std::string> argv, OwnCommandLine());
   comm::LaunchOptions lo;

@@ -376,7 +376,7 @@ absl::StatusOr<std::vector<absl::Status>> RunRanks(
   OFS_ASSIGN_OR_RETURN(std::shared_ptr<InProcessWorld> world, InProcessWorld::Create(n, options));
   std::vector<std::unique_ptr<Communicator>> comms;
   for (int r = 0; r < n; ++r) {
-    OFS_ASSIGN_OR_RETURN(std::unique_ptr<Communicator> c, (world)->Connect(r));
+    OFS_ASSIGN_OR_RETURN(std::unique_ptr<Communicator> c, world->Connect(r));
     comms.push_back(std::move(c));
   }
   std::vector<absl::Status> results(n);
@@ -402,7 +402,7 @@ absl::StatusOr<std::vector<absl::Status>> RunRanks(
         if (!status.ok()) {
           // A rank that failed because the world was already aborted does
           // not replace the first reason (Abort keeps the first).
-          (world)->Abort(absl::Status(status.code(),
+          world->Abort(absl::Status(status.code(),
                                        absl::StrCat("rank ", r, " failed: ", status.message())));
         }
         results[r] = std::move(status);
@@ -415,7 +415,7 @@ absl::StatusOr<std::vector<absl::Status>> RunRanks(
           "out of memory starting the thread of rank ", r, " of ", n));
     }
   }
-  if (!start_error.ok()) (world)->Abort(start_error);
+  if (!start_error.ok()) world->Abort(start_error);
   for (std::thread& t : threads) t.join();
   OFS_RETURN_IF_ERROR(start_error);
   return results;

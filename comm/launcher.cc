@@ -550,7 +550,7 @@ absl::StatusOr<std::unique_ptr<Communicator>> ConnectFromEnvironment(absl::Durat
         "in every rank)"));
   }
   OFS_ASSIGN_OR_RETURN(absl::Duration call_timeout, SecondsFromEnvironment("OFS_TIMEOUT", timeout));
-  OFS_ASSIGN_OR_RETURN(absl::Duration heartbeat,  SecondsFromEnvironment("OFS_HEARTBEAT_TIMEOUT",
+  OFS_ASSIGN_OR_RETURN(absl::Duration heartbeat, SecondsFromEnvironment("OFS_HEARTBEAT_TIMEOUT",
       o.heartbeat_timeout));
   OFS_ASSIGN_OR_RETURN(int rank, number("RANK"));
   OFS_ASSIGN_OR_RETURN(int size, number("WORLD_SIZE"));

@@ -91,7 +91,7 @@ absl::StatusOr<const EagerContext::PreparedKernel*> Prepare(
   for (const TensorDesc& d : result->output_descs) descs.push_back(d);
   OFS_ASSIGN_OR_RETURN(std::vector<kernels::BlobLayout> layouts, kernels::MakeBlobLayouts( *call,
       boxed[0].placement(), parallel_id, descs, result->signature));
-  OFS_ASSIGN_OR_RETURN(kernels::KernelFn fn,  ctx.kernels().Find(call->type_name(),
+  OFS_ASSIGN_OR_RETURN(kernels::KernelFn fn, ctx.kernels().Find(call->type_name(),
       boxed[0].placement().device_type()));
   if (prepared.size() >= EagerContext::kMaxPreparedKernels) prepared.clear();
   auto [pos, fresh] = prepared.try_emplace(
@@ -105,23 +105,23 @@ absl::StatusOr<std::vector<LocalTensor>> Compute(EagerContext& ctx,
                                                  const std::shared_ptr<const InferResult>& result,
                                                  int64_t parallel_id,
                                                  const std::vector<GlobalTensor>& boxed) {
-  OFS_ASSIGN_OR_RETURN(const EagerContext::PreparedKernel* prep,  Prepare(ctx, call, result,
+  OFS_ASSIGN_OR_RETURN(const EagerContext::PreparedKernel* prep, Prepare(ctx, call, result,
       parallel_id, boxed));
   const absl::Span<const kernels::BlobLayout> outs =
-      absl::MakeConstSpan((prep)->layouts).subspan(call->num_inputs());
+      absl::MakeConstSpan(prep->layouts).subspan(call->num_inputs());
   // Outputs live where the placement's kernels run: a cuda kernel writing
   // into host memory is an illegal access (the first GPU run of the demo).
-  OFS_ASSIGN_OR_RETURN(std::vector<LocalTensor> outputs,  kernels::AllocateLocalOutputs(outs,
+  OFS_ASSIGN_OR_RETURN(std::vector<LocalTensor> outputs, kernels::AllocateLocalOutputs(outs,
       boxed[0].placement().device_type()));
   std::vector<LocalTensor> inputs;
   inputs.reserve(boxed.size());
   for (const GlobalTensor& t : boxed) inputs.push_back(t.local());
   OFS_ASSIGN_OR_RETURN(kernels::KernelContext kctx, kernels::KernelContext::MakeWithLayouts( call,
-      boxed[0].placement(), parallel_id, (prep)->layouts, std::move(inputs), outputs));
+      boxed[0].placement(), parallel_id, prep->layouts, std::move(inputs), outputs));
   // Kernels of layouts that need collectives (vocabulary-parallel
   // cross-entropy) reach the other ranks through the world.
   absl::Status s = kctx.SetWorld(&ctx.world());
-  if (s.ok()) s = (prep)->fn(kctx);
+  if (s.ok()) s = prep->fn(kctx);
   if (s.ok()) s = kctx.status();
   OFS_RETURN_IF_ERROR(s);
   return outputs;
@@ -161,7 +161,7 @@ absl::StatusOr<std::shared_ptr<const InferResult>> InferFor(
     absl::Span<const GlobalTensor> inputs, const NdSbpSignature* required) {
   OFS_ASSIGN_OR_RETURN(InferRequest request, MakeRequest(ctx, call, inputs, required));
   OFS_ASSIGN_OR_RETURN(std::shared_ptr<const InferResult> result, ctx.engine().Infer(request));
-  const NdSbpSignature& sig = (result)->signature;
+  const NdSbpSignature& sig = result->signature;
   if (required != nullptr && !(sig == *required)) {
     return absl::FailedPreconditionError(absl::StrCat(
         call->type_name(), ": the plan requires ", SignatureToString(*call, *required),
@@ -233,13 +233,13 @@ absl::StatusOr<std::vector<GlobalTensor>> ApplyInternal(
   if (tracing) event.start = mark = absl::Now();
 
   // infer
-  OFS_ASSIGN_OR_RETURN(std::shared_ptr<const InferResult> result,  InferFor(ctx, call, inputs,
+  OFS_ASSIGN_OR_RETURN(std::shared_ptr<const InferResult> result, InferFor(ctx, call, inputs,
       required));
-  const NdSbpSignature& sig = (result)->signature;
+  const NdSbpSignature& sig = result->signature;
   if (tracing) event.infer = Lap(&mark);
 
   // box
-  OFS_ASSIGN_OR_RETURN(std::vector<GlobalTensor> boxed,  BoxInputs(ctx, *call, inputs, sig,
+  OFS_ASSIGN_OR_RETURN(std::vector<GlobalTensor> boxed, BoxInputs(ctx, *call, inputs, sig,
       tracing ? &event.boxing_steps : nullptr));
   if (tracing) event.boxing = Lap(&mark);
 
@@ -285,7 +285,7 @@ absl::StatusOr<std::vector<GlobalTensor>> ApplyWithSignature(
 absl::StatusOr<std::vector<GlobalTensor>> Apply(EagerContext& ctx, absl::string_view op,
                                                 absl::Span<const GlobalTensor> inputs,
                                                 const AttrMap& attrs) {
-  OFS_ASSIGN_OR_RETURN(std::shared_ptr<const OpCall> call,  ctx.Call(op,
+  OFS_ASSIGN_OR_RETURN(std::shared_ptr<const OpCall> call, ctx.Call(op,
       static_cast<int>(inputs.size()), attrs));
   return Apply(ctx, call, inputs);
 }

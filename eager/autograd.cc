@@ -180,7 +180,7 @@ absl::Status Backward(EagerContext& ctx, const GlobalTensor& loss, const GlobalT
           "backward: the loss ", loss.ToString(), " has ", loss.shape().elem_cnt(),
           " elements; give its gradient explicitly"));
     }
-    OFS_ASSIGN_OR_RETURN(GlobalTensor ones,  Apply1(ctx, "fill", {Detach(loss)}, Attrs({{"value",
+    OFS_ASSIGN_OR_RETURN(GlobalTensor ones, Apply1(ctx, "fill", {Detach(loss)}, Attrs({{"value",
         AttrValue(1.0)}})));
     seed = std::move(ones);
   }

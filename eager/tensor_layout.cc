@@ -70,7 +70,7 @@ absl::StatusOr<GlobalTensor> Redistribute(EagerContext& ctx, const GlobalTensor&
     for (size_t k = 0; k < report.steps.size(); ++k) {
       const runtime::StepReport& r = report.steps[k];
       const comm::Traffic planned = runtime::PlannedTraffic(*plan, static_cast<int>(k), ctx.rank());
-      const boxing::BoxingStep& step = (plan)->steps[k];
+      const boxing::BoxingStep& step = plan->steps[k];
       std::string what(boxing::StepKindName(r.kind));
       if (step.kind != boxing::StepKind::kPointToPoint) {
         absl::StrAppend(&what, " ", step.from.ToString(), "->", step.to.ToString());

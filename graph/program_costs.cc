@@ -110,7 +110,7 @@ absl::StatusOr<ProgramCosts> EvaluateAssignment(const Program& program, const As
     }
     for (int b = 0; b < op.call->num_inputs(); ++b) {
       const int t = op.inputs[b];
-      OFS_ASSIGN_OR_RETURN(BoxingPrice price,  ReadPrice(prices, *op.call, b, descs[b],
+      OFS_ASSIGN_OR_RETURN(BoxingPrice price, ReadPrice(prices, *op.call, b, descs[b],
           layouts[t], sig[b]));
       add_edge(BoxingEdge{t, static_cast<int>(i), b, layouts[t], sig[b], std::move(price)});
     }

@@ -219,7 +219,7 @@ absl::StatusOr<ProgramPlan> PlanProgram(const Program& program, engine::Engine& 
                       options.collectives_only);
   int threads = options.pricing_threads;
   if (threads <= 0) threads = std::min(8, std::max(1, static_cast<int>(std::thread::hardware_concurrency())));
-  OFS_ASSIGN_OR_RETURN(SelectionProblem problem,  BuildSelectionProblem(program, prices,
+  OFS_ASSIGN_OR_RETURN(SelectionProblem problem, BuildSelectionProblem(program, prices,
       plan.greedy.op_signatures, threads));
   const SelectionProblem& p = problem;
   plan.boxing_plans = static_cast<int64_t>(prices.num_time_plans());
@@ -232,7 +232,7 @@ absl::StatusOr<ProgramPlan> PlanProgram(const Program& program, engine::Engine& 
   }
   const std::vector<std::vector<int>> starts = {*greedy_choice, AllBroadcastLike(p)};
 
-  OFS_ASSIGN_OR_RETURN(Solution sol,  options.memory_cap_bytes.has_value() ? CapSearch(p,
+  OFS_ASSIGN_OR_RETURN(Solution sol, options.memory_cap_bytes.has_value() ? CapSearch(p,
       *options.memory_cap_bytes, options.solver, starts) .Run(&plan.memory_price_s_per_byte,
       &plan.priced_solves) : SolveCostGraph(p.graph, options.solver, starts));
   if (!(sol.objective < kInfeasible)) {

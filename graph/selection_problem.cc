@@ -31,7 +31,7 @@ absl::StatusOr<std::vector<NdSbpSignature>> OpCandidates(const Program& program,
   if (!p.ok()) return Named(op, p.status());
   OFS_ASSIGN_OR_RETURN(engine::Engine::PolicyPtr policy,
        engine.SelectionPolicyFor(PolicyName::Planned(), program.placement()));
-  const StageRules& rules = (policy)->rules();
+  const StageRules& rules = policy->rules();
   absl::StatusOr<std::vector<NdSbpSignature>> all = ExpandCandidates(req, *p, rules.source);
   if (!all.ok()) return Named(op, all.status());
   std::vector<int> survivors = AllIds(*all);
@@ -279,7 +279,7 @@ void AddUseCosts(const Program& program, const std::vector<int>& free_node,
 absl::Status AddBoxingCosts(const Program& program, const std::vector<int>& free_node,
                             BoxingPrices& prices, int threads, SelectionProblem& p) {
   const BoxingUses boxing = ListBoxingUses(program, free_node, p);
-  OFS_ASSIGN_OR_RETURN(std::vector<std::vector<double>> tables,  PriceTables(boxing.keys, prices,
+  OFS_ASSIGN_OR_RETURN(std::vector<std::vector<double>> tables, PriceTables(boxing.keys, prices,
       threads));
   AddUseCosts(program, free_node, boxing, tables, p.graph, p.constant_time_s);
   std::vector<std::vector<double>> copies;

@@ -67,7 +67,7 @@ absl::StatusOr<KernelContext> KernelContext::Make(std::shared_ptr<const OpCall> 
                                                   std::vector<LocalTensor> inputs,
                                                   std::vector<LocalTensor> outputs) {
   if (call == nullptr) return absl::InvalidArgumentError("KernelContext::Make: no op call");
-  OFS_ASSIGN_OR_RETURN(std::vector<BlobLayout> layouts,  MakeBlobLayouts(*call, placement,
+  OFS_ASSIGN_OR_RETURN(std::vector<BlobLayout> layouts, MakeBlobLayouts(*call, placement,
       parallel_id, logical_descs, signature));
   return MakeWithLayouts(std::move(call), placement, parallel_id, std::move(layouts),
                          std::move(inputs), std::move(outputs));

@@ -32,25 +32,36 @@ absl::Status SplitEveryAxis(SbpContext& ctx) { return SplitForEachAxis(ctx); }
 
 absl::Status SplitEveryAxisAndPartial(SbpContext& ctx) {
   OFS_RETURN_IF_ERROR(SplitForEachAxis(ctx));
-  // OneFlow's negative lacks P -> P (SPEC.md §9 #17); its scalar_mul,
-  // scalar_div, identity and copy have it.
-  if (ctx.op_type() == "negative") ctx.OursFollow();
   ctx.NewBuilder().PartialSum(ctx.inputs()).PartialSum(ctx.outputs()).Build();
   return absl::OkStatus();
 }
 
+// negative's rule: OneFlow's lacks the P -> P (SPEC.md §9 #17), which
+// scalar_mul, scalar_div, identity and copy have.
+absl::Status SplitEveryAxisThenOursPartial(SbpContext& ctx) {
+  OFS_RETURN_IF_ERROR(SplitForEachAxis(ctx));
+  ctx.OursFollow();
+  ctx.NewBuilder().PartialSum(ctx.inputs()).PartialSum(ctx.outputs()).Build();
+  return absl::OkStatus();
+}
+
+// Whether a unary op passes partial sums through, and whose rule says so.
+enum class PartialSums { kNone, kOneFlows, kOurs };
+
 OpDefBuilder Unary(const std::string& name, const std::string& in,
-                   const std::string& out, bool linear) {
+                   const std::string& out, PartialSums partials) {
   OpDefBuilder b(name);
   b.Input(in).Output(out).SetShapeFn(SameAsInput).SetGetSbpFn(
-      linear ? SplitEveryAxisAndPartial : SplitEveryAxis);
+      partials == PartialSums::kNone       ? SplitEveryAxis
+      : partials == PartialSums::kOneFlows ? SplitEveryAxisAndPartial
+                                           : SplitEveryAxisThenOursPartial);
   return b;
 }
 
 // OneFlow's scalar ops carry both operand kinds and flags saying which one
 // is meant.
 OpDefBuilder Scalar(const std::string& name, bool linear) {
-  OpDefBuilder b = Unary(name, "in", "out", linear);
+  OpDefBuilder b = Unary(name, "in", "out", linear ? PartialSums::kOneFlows : PartialSums::kNone);
   b.Attr("has_int_operand", AttrValue(false))
       .Attr("has_float_operand", AttrValue(true))
       .Attr("int_operand", AttrValue(int64_t{0}))
@@ -114,12 +125,12 @@ absl::Status RegisterElementwiseOps(OpRegistry* registry) {
   for (const char* name : {"relu", "tanh", "sigmoid", "exp", "log", "sqrt", "rsqrt",
                            "square", "abs", "reciprocal", "sin", "cos", "erf",
                            "floor", "ceil", "round", "sign", "logical_not"}) {
-    ops.push_back(Unary(name, "x", "y", /*linear=*/false));
+    ops.push_back(Unary(name, "x", "y", PartialSums::kNone));
   }
-  ops.push_back(Unary("negative", "x", "y", /*linear=*/true));
+  ops.push_back(Unary("negative", "x", "y", PartialSums::kOurs));
   // ... and these in -> out.
   for (const char* name : {"gelu", "fast_gelu", "silu", "mish", "softplus"}) {
-    ops.push_back(Unary(name, "in", "out", /*linear=*/false));
+    ops.push_back(Unary(name, "in", "out", PartialSums::kNone));
   }
   for (const char* name : {"scalar_add", "scalar_pow", "scalar_floordiv", "scalar_fmod"}) {
     ops.push_back(Scalar(name, /*linear=*/false));
@@ -127,8 +138,8 @@ absl::Status RegisterElementwiseOps(OpRegistry* registry) {
   for (const char* name : {"scalar_mul", "scalar_div"}) {
     ops.push_back(Scalar(name, /*linear=*/true));
   }
-  ops.push_back(Unary("identity", "in", "out", /*linear=*/true));
-  ops.push_back(Unary("copy", "in", "out", /*linear=*/true));
+  ops.push_back(Unary("identity", "in", "out", PartialSums::kOneFlows));
+  ops.push_back(Unary("copy", "in", "out", PartialSums::kOneFlows));
   for (OpDefBuilder& op : ops) {
     const std::string& name = op.type_name();
     if (Nondecreasing(name)) op.SetExtendedSbpFn(MonotoneUnaryPartials(/*nondecreasing=*/true));

@@ -65,15 +65,19 @@ absl::Status SoftmaxGradGetSbp(SbpContext& ctx) {
   return absl::OkStatus();
 }
 
-// relu_grad, gelu_grad, silu_grad: dx = dy * f'(saved), elementwise.
-absl::Status ElementwiseGradGetSbp(SbpContext& ctx) {
+// relu_grad, gelu_grad, silu_grad: dx = dy * f'(saved), elementwise. dx
+// is linear in dy for a fixed saved tensor, so a whole saved tensor and
+// partial dy give partial dx: OneFlow emits that for gelu_grad, and
+// relu_grad and silu_grad lack it (`partial_is_ours`).
+absl::Status ElementwiseGradSbp(SbpContext& ctx, bool partial_is_ours) {
   OFS_RETURN_IF_ERROR(SplitForEachAxis(ctx));
-  // dx is linear in dy for a fixed saved tensor, so a whole saved tensor
-  // and partial dy give partial dx. OneFlow emits this for gelu_grad;
-  // relu_grad and silu_grad lack it (ours).
-  if (ctx.op_type() != "gelu_grad") ctx.OursFollow();
+  if (partial_is_ours) ctx.OursFollow();
   ctx.NewBuilder().Broadcast(ctx.inputs()[0]).PartialSum(kDy).PartialSum(kDx).Build();
   return absl::OkStatus();
+}
+absl::Status ElementwiseGradGetSbp(SbpContext& ctx) { return ElementwiseGradSbp(ctx, false); }
+absl::Status ElementwiseGradOursPartialGetSbp(SbpContext& ctx) {
+  return ElementwiseGradSbp(ctx, true);
 }
 
 // ---------------------------------------------------------------------------
@@ -361,9 +365,9 @@ absl::Status RegisterNnOps(OpRegistry* registry) {
   std::vector<OpDefBuilder> ops;
   ops.push_back(ActivationGrad("softmax_grad", "y", SoftmaxGradGetSbp));
   ops.push_back(ActivationGrad("log_softmax_grad", "prob", SoftmaxGradGetSbp));
-  ops.push_back(ActivationGrad("relu_grad", "y", ElementwiseGradGetSbp));
+  ops.push_back(ActivationGrad("relu_grad", "y", ElementwiseGradOursPartialGetSbp));
   ops.push_back(ActivationGrad("gelu_grad", "x", ElementwiseGradGetSbp));
-  ops.push_back(ActivationGrad("silu_grad", "x", ElementwiseGradGetSbp));
+  ops.push_back(ActivationGrad("silu_grad", "x", ElementwiseGradOursPartialGetSbp));
   ops.emplace_back("dropout");
   ops.back().Input("in").OptionalInput("_add_to_output").Output("out").Output("mask")
       .Attr("rate", AttrValue(0.5))

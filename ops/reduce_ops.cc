@@ -33,7 +33,7 @@ absl::StatusOr<std::vector<int>> ReducedAxes(const std::vector<int64_t>& axis, i
 
 absl::Status ReduceShape(ShapeContext& ctx) {
   const TensorDesc& in = ctx.input("input_tensor");
-  OFS_ASSIGN_OR_RETURN(std::vector<int> axes,  ReducedAxes(ctx.Attr<std::vector<int64_t>>("axis"),
+  OFS_ASSIGN_OR_RETURN(std::vector<int> axes, ReducedAxes(ctx.Attr<std::vector<int64_t>>("axis"),
       in.shape.rank()));
   const bool keepdims = ctx.Attr<bool>("keepdims");
   std::vector<int64_t> dims;
@@ -63,7 +63,7 @@ absl::Status ReduceGetSbp(SbpContext& ctx, Partial partial) {
     ctx.NewBuilder().PartialSum(kIn).PartialSum(kOut).Build();
     return absl::OkStatus();
   }
-  OFS_ASSIGN_OR_RETURN(std::vector<int> axes,  ReducedAxes(ctx.Attr<std::vector<int64_t>>("axis"),
+  OFS_ASSIGN_OR_RETURN(std::vector<int> axes, ReducedAxes(ctx.Attr<std::vector<int64_t>>("axis"),
       rank));
   const bool keepdims = ctx.Attr<bool>("keepdims");
   int reduced_before = 0;

@@ -97,7 +97,7 @@ absl::Status FlattenShape(ShapeContext& ctx) {
 
 absl::Status ExpandDimsShape(ShapeContext& ctx) {
   const TensorDesc& in = ctx.input("in");
-  OFS_ASSIGN_OR_RETURN(int axis,  NormalizeAxis(ctx.Attr<int64_t>("axis"), in.shape.rank() + 1,
+  OFS_ASSIGN_OR_RETURN(int axis, NormalizeAxis(ctx.Attr<int64_t>("axis"), in.shape.rank() + 1,
       "attribute axis"));
   std::vector<int64_t> dims(in.shape.dims().begin(), in.shape.dims().end());
   dims.insert(dims.begin() + axis, 1);
@@ -139,7 +139,7 @@ absl::StatusOr<std::vector<int>> SqueezedAxes(const Shape& in, const std::vector
 
 absl::Status SqueezeShape(ShapeContext& ctx) {
   const TensorDesc& in = ctx.input("in");
-  OFS_ASSIGN_OR_RETURN(std::vector<int> axes,  SqueezedAxes(in.shape,
+  OFS_ASSIGN_OR_RETURN(std::vector<int> axes, SqueezedAxes(in.shape,
       ctx.Attr<std::vector<int64_t>>("axes")));
   std::vector<int64_t> dims;
   for (int i = 0; i < in.shape.rank(); ++i) {

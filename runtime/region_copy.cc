@@ -128,7 +128,7 @@ absl::Status DeviceBox(DeviceType device, DataType dtype, const TensorSlice& reg
   for (int d = 0; d < rank; ++d) box.ext[d] = region.range(d).size();
   const int64_t so = layout(a, box.src_stride);
   const int64_t dof = layout(b, box.dst_stride);
-  return (ops)->CopyBox(dtype, box, static_cast<const char*>(src) + so * es,
+  return ops->CopyBox(dtype, box, static_cast<const char*>(src) + so * es,
                          static_cast<char*>(dst) + dof * es, add);
 }
 

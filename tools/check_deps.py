@@ -60,7 +60,14 @@ def main():
             pkg = os.path.normpath(root)[0:] if root != '.' else ''
             pkg = '' if pkg == '.' else pkg
             text = open(os.path.join(root, b)).read()
-            variables = {m.group(1): strings(m.group(2)) for m in LIST_VAR.finditer(text)}
+            # List constants of the BUILD file and of the .bzl files it loads.
+            variables = {}
+            for bzl_pkg, bzl in re.findall(r'^load\("//([\w/]*):([\w.]+)"', text, re.M):
+                path = os.path.join(bzl_pkg, bzl)
+                if os.path.isfile(path):
+                    variables.update({m.group(1): strings(m.group(2))
+                                      for m in LIST_VAR.finditer(open(path).read())})
+            variables.update({m.group(1): strings(m.group(2)) for m in LIST_VAR.finditer(text)})
             for m in RULE.finditer(text):
                 if m.group(1) not in KINDS:
                     continue  # macros add dependencies of their own

@@ -182,12 +182,15 @@ def python_problems():
 def main():
     problems = []
     edges = {}
+    homes = {}  # header name -> its paths
     for root, dirs, files in os.walk("."):
         dirs[:] = [d for d in dirs if not d.startswith(SKIP) and not d.startswith(".")]
         for name in files:
             if not SOURCE.search(name):
                 continue
             path = os.path.normpath(os.path.join(root, name))
+            if name.endswith((".h", ".cuh")):
+                homes.setdefault(name, []).append(path)
             folder = os.path.dirname(path)
             src = layer_of(folder)
             if src is None:
@@ -214,12 +217,6 @@ def main():
                                     "folders (move what both need to kernels/common)")
     # No two headers share a name: an include names one file, and so does
     # a reader searching for it.
-    homes = {}
-    for root, dirs, files in os.walk("."):
-        dirs[:] = [d for d in dirs if not d.startswith(SKIP) and not d.startswith(".")]
-        for name in files:
-            if name.endswith((".h", ".cuh")):
-                homes.setdefault(name, []).append(os.path.normpath(os.path.join(root, name)))
     for name, paths in sorted(homes.items()):
         if len(paths) > 1:
             problems.append(f"{' and '.join(sorted(paths))}: two headers named {name}")

@@ -206,7 +206,7 @@ absl::Status DeviceBoxCopy(const Interval& iv, const LocalTensor* src, int64_t s
     zero = std::move(z);
     from = static_cast<const char*>(zero.raw_data());
   }
-  return (ops)->CopyBox(dst.dtype(), box, from,
+  return ops->CopyBox(dst.dtype(), box, from,
                          static_cast<char*>(dst.raw_data()) + dst_base * esize, false);
 }
 

@@ -123,7 +123,7 @@ absl::StatusOr<OpInputs> MakeOpInputs(std::shared_ptr<const OpDef> def,
                                       const InputRecipe& recipe, uint64_t seed) {
   const std::string op = def->type_name();
   OpInputs out;
-  OFS_ASSIGN_OR_RETURN(std::shared_ptr<const OpCall> call,  MakeCallFromStrings(std::move(def),
+  OFS_ASSIGN_OR_RETURN(std::shared_ptr<const OpCall> call, MakeCallFromStrings(std::move(def),
       static_cast<int>(recipe.inputs.size()), recipe.attrs));
   out.call = std::move(call);
   std::vector<TensorDesc> descs;

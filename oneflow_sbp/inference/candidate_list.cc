@@ -34,8 +34,7 @@ bool IsSplittable(const Shape& shape, const NdSbp& nd_sbp,
 absl::StatusOr<std::vector<SbpSignature>> GetSbpCandidates(
     const OpCall& call, absl::Span<const TensorDesc> input_descs,
     absl::Span<const TensorDesc> output_descs, int64_t hierarchy_value,
-    int64_t parallel_num, DeviceType device_type, bool extended_partials,
-    size_t* oneflow_count) {
+    int64_t parallel_num, DeviceType device_type, bool extended_partials) {
   const std::string& op = call.type_name();
   std::vector<SbpSignature> list;
   const bool extended = extended_partials && call.def().extended_sbp_fn();
@@ -45,16 +44,12 @@ absl::StatusOr<std::vector<SbpSignature>> GetSbpCandidates(
     absl::Status s =
         call.def().get_sbp_fn() ? call.def().get_sbp_fn()(ctx) : absl::OkStatus();
     if (s.ok()) s = ctx.status();
-    const size_t oneflows = ctx.oneflow_candidate_count();
     if (s.ok() && extended) s = call.def().extended_sbp_fn()(ctx);
     if (s.ok()) s = ctx.status();
     if (!s.ok()) {
       return absl::Status(s.code(), absl::StrCat(op, ": sbp rule: ", s.message()));
     }
     list = std::move(ctx.candidates());
-    if (oneflow_count != nullptr) *oneflow_count = oneflows;
-  } else if (oneflow_count != nullptr) {
-    *oneflow_count = 0;
   }
   for (size_t k = 0; k < list.size(); ++k) {
     for (int b = 0; b < call.num_blobs(); ++b) {

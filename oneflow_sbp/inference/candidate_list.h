@@ -19,14 +19,11 @@ namespace oneflow_sbp {
 // set; split axes within the blob's rank), WITHOUT the appended all-B
 // signature. Empty for broadcast-fallback ops. This is the list golden
 // tests pin. With `extended_partials`, the op's extended rule
-// (OpDef::extended_sbp_fn: P(max)/P(min) candidates) follows. With
-// `oneflow_count`, how many leading candidates are OneFlow's own list
-// (SbpContext::OursFollow(); extended partials are never OneFlow's).
+// (OpDef::extended_sbp_fn: P(max)/P(min) candidates) follows.
 absl::StatusOr<std::vector<SbpSignature>> GetSbpCandidates(
     const OpCall& call, absl::Span<const TensorDesc> input_descs,
     absl::Span<const TensorDesc> output_descs, int64_t hierarchy_value,
-    int64_t parallel_num, DeviceType device_type, bool extended_partials = false,
-    size_t* oneflow_count = nullptr);
+    int64_t parallel_num, DeviceType device_type, bool extended_partials = false);
 
 // SPEC.md §3 step 4: walk the mesh axes; S(a) on axis i fails if a >= rank
 // or the current extent of dim a is < hierarchy[i], else the extent becomes

@@ -51,7 +51,7 @@ absl::StatusOr<std::vector<SbpSignature>> ExtentList(const InferRequest& req,
                                                      const PreparedRequest& p, int64_t extent,
                                                      const CandidateSource& source) {
   const bool deduplicate = source.deduplicate;
-  OFS_ASSIGN_OR_RETURN(std::vector<SbpSignature> l,  GetSbpCandidates(*p.call, p.input_descs,
+  OFS_ASSIGN_OR_RETURN(std::vector<SbpSignature> l, GetSbpCandidates(*p.call, p.input_descs,
       p.output_descs, extent, req.placement.parallel_num(), req.placement.device_type(),
       source.extended_partials));
   // The engine always appends all-B last, even if the rule emitted it.

@@ -324,9 +324,9 @@ absl::StatusOr<std::shared_ptr<const InferResult>> InferCache::GetOrInfer(
     const InferRequest& request, const PolicyPtr& policy) {
   std::shared_ptr<const InferResult> hit = Lookup(request, policy);
   if (hit != nullptr) return hit;
-  OFS_ASSIGN_OR_RETURN(std::shared_ptr<Entry> entry,  InferAndInsert(request, policy,
+  OFS_ASSIGN_OR_RETURN(std::shared_ptr<Entry> entry, InferAndInsert(request, policy,
       HashOf(InferKeyHash(request), *policy)));
-  const InferResult* value = &(entry)->value;
+  const InferResult* value = &entry->value;
   return std::shared_ptr<const InferResult>(std::move(entry), value);
 }
 
@@ -363,7 +363,7 @@ absl::StatusOr<const InferResult*> InferCache::GetOrInferBorrowedHashed(
   // stale (never answered again), not wrongly current.
   const uint64_t epoch = epoch_.load(std::memory_order_acquire);
   OFS_ASSIGN_OR_RETURN(std::shared_ptr<Entry> entry, InferAndInsert(request, policy, hash));
-  const InferResult* value = &(entry)->value;
+  const InferResult* value = &entry->value;
   // The slot's reference is what keeps the borrowed value alive.
   FillSlot(hash, key_id, id_, epoch, std::move(entry));
   return value;

@@ -14,24 +14,29 @@
 
 namespace oneflow_sbp {
 
-void InferRequestSpec::SetAttr(const std::string& name, absl::StatusOr<AttrValue> value) {
-  for (auto& [n, v] : attrs) {
+namespace {
+
+// Replaces the entry named `name`, or appends one.
+template <typename T>
+void SetByName(std::vector<std::pair<std::string, T>>& entries, const std::string& name,
+               T value) {
+  for (auto& [n, v] : entries) {
     if (n == name) {
       v = std::move(value);
       return;
     }
   }
-  attrs.emplace_back(name, std::move(value));
+  entries.emplace_back(name, std::move(value));
+}
+
+}  // namespace
+
+void InferRequestSpec::SetAttr(const std::string& name, absl::StatusOr<AttrValue> value) {
+  SetByName(attrs, name, std::move(value));
 }
 
 void InferRequestSpec::SetConstraint(const std::string& bn, absl::StatusOr<NdSbp> nd_sbp) {
-  for (auto& [n, v] : constraints) {
-    if (n == bn) {
-      v = std::move(nd_sbp);
-      return;
-    }
-  }
-  constraints.emplace_back(bn, std::move(nd_sbp));
+  SetByName(constraints, bn, std::move(nd_sbp));
 }
 
 absl::StatusOr<InferInput> ParseInferInput(absl::string_view text) {

@@ -160,7 +160,7 @@ absl::StatusOr<std::shared_ptr<const OpCall>> OpCall::Make(
   OFS_ASSIGN_OR_RETURN(AttrMap resolved, ResolveAttrs(*def, attrs));
   call->attrs_ = std::move(resolved);
 
-  OFS_ASSIGN_OR_RETURN(std::vector<int> output_counts,  OutputCounts(*def, call->attrs_,
+  OFS_ASSIGN_OR_RETURN(std::vector<int> output_counts, OutputCounts(*def, call->attrs_,
       call->input_counts_));
   call->output_counts_ = std::move(output_counts);
 

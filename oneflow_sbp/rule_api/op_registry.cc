@@ -189,7 +189,7 @@ absl::StatusOr<ResolvedCall> OpRegistry::ResolveCall(absl::string_view name,
                                                      const AttrMap& attrs) const {
   OFS_ASSIGN_OR_RETURN(std::shared_ptr<const OpDef> def, Get(name));
   // An op's own name: OpCall::Make checks the attributes.
-  if ((def)->type_name() == name) return ResolvedCall{std::move(def), attrs};
+  if (def->type_name() == name) return ResolvedCall{std::move(def), attrs};
   const std::vector<AliasAttr> renamed = RenamedAttrsOf(name);
   const OpDef& op = *def;
   const std::string who =

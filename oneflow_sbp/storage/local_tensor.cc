@@ -175,7 +175,7 @@ absl::StatusOr<std::shared_ptr<Storage>> Storage::Allocate(DeviceType device,
     // own); the CPU path below stays as it was.
     OFS_ASSIGN_OR_RETURN(DeviceOps* ops, GetDeviceOps(device));
     const int64_t bytes = std::max<int64_t>(kAlignment, byte_size);
-    OFS_ASSIGN_OR_RETURN(void* p, (ops)->Allocate(bytes));
+    OFS_ASSIGN_OR_RETURN(void* p, ops->Allocate(bytes));
     return Own(device, p, byte_size, bytes);
   }
   // aligned_alloc wants a multiple of the alignment.
@@ -235,7 +235,7 @@ void Storage::ReleaseCache() { SharedCache().Release(); }
 absl::StatusOr<LocalTensor> LocalTensor::Empty(DataType dtype, absl::Span<const int64_t> dims,
                                                DeviceType device) {
   OFS_ASSIGN_OR_RETURN(int64_t n, CheckedElemCount(dims));
-  OFS_ASSIGN_OR_RETURN(std::shared_ptr<Storage> storage,  Storage::Allocate(device,
+  OFS_ASSIGN_OR_RETURN(std::shared_ptr<Storage> storage, Storage::Allocate(device,
       n * ByteSizeOf(dtype)));
   LocalTensor t;
   t.dtype_ = dtype;
@@ -311,7 +311,7 @@ absl::StatusOr<LocalTensor> LocalTensor::CopyTo(DeviceType target) const {
   const CopyDirection dir = from == target            ? CopyDirection::kSameDevice
                             : from == DeviceType::kCpu ? CopyDirection::kHostToDevice
                                                        : CopyDirection::kDeviceToHost;
-  absl::Status s = (ops)->Copy(t.raw_data(), raw_data(), byte_size(), dir);
+  absl::Status s = ops->Copy(t.raw_data(), raw_data(), byte_size(), dir);
   OFS_RETURN_IF_ERROR(s);
   return t;
 }

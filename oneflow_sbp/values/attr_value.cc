@@ -151,7 +151,7 @@ absl::StatusOr<const AttrValue*> Typed(const AttrMap& m, absl::string_view name,
 template <>
 absl::StatusOr<int64_t> AttrMap::Get<int64_t>(absl::string_view name) const {
   OFS_ASSIGN_OR_RETURN(const AttrValue* v, Typed(*this, name, AttrType::kInt));
-  return (v)->i();
+  return v->i();
 }
 template <>
 absl::StatusOr<int> AttrMap::Get<int>(absl::string_view name) const {
@@ -161,23 +161,23 @@ absl::StatusOr<int> AttrMap::Get<int>(absl::string_view name) const {
 template <>
 absl::StatusOr<double> AttrMap::Get<double>(absl::string_view name) const {
   OFS_ASSIGN_OR_RETURN(const AttrValue* v, Typed(*this, name, AttrType::kFloat));
-  return (v)->f();
+  return v->f();
 }
 template <>
 absl::StatusOr<bool> AttrMap::Get<bool>(absl::string_view name) const {
   OFS_ASSIGN_OR_RETURN(const AttrValue* v, Typed(*this, name, AttrType::kBool));
-  return (v)->b();
+  return v->b();
 }
 template <>
 absl::StatusOr<std::string> AttrMap::Get<std::string>(absl::string_view name) const {
   OFS_ASSIGN_OR_RETURN(const AttrValue* v, Typed(*this, name, AttrType::kString));
-  return (v)->s();
+  return v->s();
 }
 template <>
 absl::StatusOr<std::vector<int64_t>> AttrMap::Get<std::vector<int64_t>>(
     absl::string_view name) const {
   OFS_ASSIGN_OR_RETURN(const AttrValue* v, Typed(*this, name, AttrType::kInts));
-  return (v)->ints();
+  return v->ints();
 }
 
 }  // namespace oneflow_sbp

@@ -69,9 +69,9 @@ absl::StatusOr<std::unique_ptr<Controller>> Controller::Launched(engine::Engine&
                                                                  eager::EagerOptions options) {
   OFS_ASSIGN_OR_RETURN(std::unique_ptr<comm::Communicator> world,
        comm::ConnectFromEnvironment(options.timeout));
-  const int size = (world)->size();
+  const int size = world->size();
   std::unique_ptr<Controller> c(new Controller(engine, options, true, size));
-  c->local_ranks_.push_back((world)->rank());
+  c->local_ranks_.push_back(world->rank());
   auto rt = std::make_unique<RankThread>();
   rt->comm = std::move(world);
   rt->ctx = std::make_unique<eager::EagerContext>(engine, *rt->comm, options);

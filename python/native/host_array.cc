@@ -92,7 +92,7 @@ absl::StatusOr<LocalTensor> ShardOf(const HostArray& full, const Shape& shape,
   for (int i = 0; i < nd_sbp.size(); ++i) {
     keeps = keeps && (!nd_sbp[i].is_partial_sum() || coord[i] == 0);
   }
-  OFS_ASSIGN_OR_RETURN(LocalTensor local,  keeps ? LocalTensor::Empty(full.dtype,
+  OFS_ASSIGN_OR_RETURN(LocalTensor local, keeps ? LocalTensor::Empty(full.dtype,
       dims) : LocalTensor::Zeros(full.dtype, dims));
   if (keeps) {
     CopySlice(static_cast<const char*>(full.data), full.dims, slice, ByteSizeOf(full.dtype),

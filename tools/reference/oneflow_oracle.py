@@ -47,10 +47,6 @@ def sbp_text(sbp):
         return "B"
     if sbp == P:
         return "P"
-    return "S(%d)" % sbp.split_axis if hasattr(sbp, "split_axis") else _split_text(sbp)
-
-
-def _split_text(sbp):
     # oneflow.sbp.split(dim=k) prints as such; its axis is in the text.
     text = str(sbp)
     return "S(%s)" % text[text.index("dim=") + 4:text.index(")")]
