@@ -61,6 +61,11 @@ absl::StatusOr<InferRequest> MakeRequest(EagerContext& ctx,
   }
   req.cost.policy = ctx.options().cost_policy;
   if (required != nullptr) {
+    // A required signature comes from the graph planner, which chooses
+    // among every candidate the engine knows (the `planned` list: OneFlow's,
+    // ours and the extended partials). Look it up in that list whatever the
+    // context's policy: `oneflow` lists OneFlow's candidates alone.
+    req.cost.policy = PolicyName::Planned();
     // Outputs too where the policy's constraint filter checks them (OneFlow's
     // 1-D rules, planned). OneFlow's N-D rules constrain inputs only and the
     // engine refuses an output constraint there, so pin the inputs alone;

@@ -49,6 +49,7 @@
 #include "oneflow_sbp/rule_api/sbp_context.h"
 #include "oneflow_sbp/values/status_macros.h"
 #include "oneflow_sbp/values/tensor_slice_view.h"
+#include "ops/extended_partials.h"
 #include "ops/op_util.h"
 #include "ops/slice_params.h"
 
@@ -159,17 +160,14 @@ absl::Status StackShape(ShapeContext& ctx) {
 absl::Status StackGetSbp(SbpContext& ctx) {
   const int rank = ctx.input_desc("in", 0).shape.rank();
   OFS_ASSIGN_OR_RETURN(const int axis, StackAxis(ctx.op().attrs(), rank));
-  // OneFlow: dims before the new one keep their number.
-  for (int i = 0; i < rank && i < axis; ++i) {
-    ctx.NewBuilder().Split(ctx.inputs(), i).Split(ctx.outputs(), i).Build();
+  // OneFlow: dims before the new one keep their number, dims after it
+  // shift up by one (OneFlow 0.9.0 answers S(2) for stack on axis 1 of
+  // S(1) inputs).
+  for (int i = 0; i < rank; ++i) {
+    ctx.NewBuilder().Split(ctx.inputs(), i).Split(ctx.outputs(), i < axis ? i : i + 1).Build();
   }
   // Stacking is linear: P -> P.
   ctx.NewBuilder().PartialSum(ctx.inputs()).PartialSum(ctx.outputs()).Build();
-  // Ours (OneFlow skips them): dims after the new one shift up by one.
-  ctx.OursFollow();
-  for (int i = axis; i < rank; ++i) {
-    ctx.NewBuilder().Split(ctx.inputs(), i).Split(ctx.outputs(), i + 1).Build();
-  }
   return absl::OkStatus();
 }
 
@@ -555,26 +553,28 @@ absl::Status RegisterConcatSliceOps(OpRegistry* registry) {
       .Attr("axis", AttrValue(int64_t{0}))
       .Attr("max_dim_size", AttrValue(int64_t{0}))
       .Doc("Concatenation along axis (OneFlow's user op \"concat\").")
-      .SetShapeFn(CatShape).SetGetSbpFn(CatGetSbp);
+      .SetShapeFn(CatShape).SetGetSbpFn(CatGetSbp).SetExtendedSbpFn(MovePartials());
   OpDefBuilder stack("stack");
   stack.VariadicInput("in").Output("out")
       .Attr("axis", AttrValue(int64_t{0}))
       .Attr("max_dim_size", AttrValue(int64_t{0}))
-      .SetShapeFn(StackShape).SetGetSbpFn(StackGetSbp);
+      .SetShapeFn(StackShape).SetGetSbpFn(StackGetSbp).SetExtendedSbpFn(MovePartials());
   OpDefBuilder split("split");
   split.Input("x").VariadicOutput("out")
       .Attr("axis", AttrValue(int64_t{0}))
       .RequiredAttr("sizes", AttrType::kInts)
       .Doc("Split into pieces of the given sizes (ours; OneFlow lowers to narrow).")
       .SetOutputArityFn(SplitArity)
-      .SetShapeFn(SplitShape).SetGetSbpFn(SplitGetSbp);
+      .SetShapeFn(SplitShape).SetGetSbpFn(SplitGetSbp).SetExtendedSbpFn(MovePartials());
   OpDefBuilder narrow = NarrowAttrs(OpDefBuilder("narrow"));
-  narrow.Input("in").Output("out").SetShapeFn(NarrowShape).SetGetSbpFn(NarrowGetSbp);
+  narrow.Input("in").Output("out").SetShapeFn(NarrowShape).SetGetSbpFn(NarrowGetSbp)
+      .SetExtendedSbpFn(MovePartials());
   OpDefBuilder narrow_grad = NarrowAttrs(OpDefBuilder("narrow_grad"));
   narrow_grad.Input("dy").Input("like").Output("dx")
       .SetShapeFn(NarrowGradShape).SetGetSbpFn(NarrowGradGetSbp);
   OpDefBuilder slice = SliceAttrs(OpDefBuilder("slice"));
-  slice.Input("x").Output("y").SetShapeFn(SliceShape).SetGetSbpFn(SliceGetSbp);
+  slice.Input("x").Output("y").SetShapeFn(SliceShape).SetGetSbpFn(SliceGetSbp)
+      .SetExtendedSbpFn(MovePartials());
   OpDefBuilder slice_grad = SliceAttrs(OpDefBuilder("slice_grad"));
   slice_grad.Input("dy").Input("like").Output("dx")
       .SetShapeFn(SliceGradShape).SetGetSbpFn(SliceGradGetSbp);
@@ -584,7 +584,7 @@ absl::Status RegisterConcatSliceOps(OpRegistry* registry) {
       .SetNdCandidateHook(SliceUpdateNdHook);
   OpDefBuilder expand("expand");
   expand.Input("in").Output("out").RequiredAttr("expand_shape", AttrType::kInts)
-      .SetShapeFn(ExpandShape).SetGetSbpFn(ExpandGetSbp);
+      .SetShapeFn(ExpandShape).SetGetSbpFn(ExpandGetSbp).SetExtendedSbpFn(MovePartials());
   return RegisterAll(registry, {cat, stack, split, narrow, narrow_grad, slice, slice_grad,
                                 slice_update, expand});
 }

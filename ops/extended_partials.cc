@@ -74,8 +74,34 @@ GetSbpFn ExtremumPartials(PartialKind kind) {
   return [kind](SbpContext& ctx) {
     const OpArg x{"x", 0}, y{"y", 0}, z{"z", 0};
     ctx.NewBuilder().Partial(x, kind).Partial(y, kind).Partial(z, kind).Build();
-    ctx.NewBuilder().Partial(x, kind).Broadcast(y).Partial(z, kind).Build();
-    ctx.NewBuilder().Broadcast(x).Partial(y, kind).Partial(z, kind).Build();
+    // With a B operand either kind passes: the op's own kind trivially,
+    // the other by distributivity (see the header).
+    for (PartialKind k : {kind, Swapped(kind)}) {
+      ctx.NewBuilder().Partial(x, k).Broadcast(y).Partial(z, k).Build();
+      ctx.NewBuilder().Broadcast(x).Partial(y, k).Partial(z, k).Build();
+    }
+    return absl::OkStatus();
+  };
+}
+
+GetSbpFn MovePartials() {
+  return [](SbpContext& ctx) {
+    const std::vector<OpArg> inputs = ctx.inputs();
+    for (PartialKind k : kExtendedKinds) {
+      ctx.NewBuilder().Partial(inputs, k).Partial(ctx.outputs(), k).Build();
+      if (inputs.size() < 2) continue;
+      for (size_t partial = 0; partial < inputs.size(); ++partial) {
+        SbpSignatureBuilder b = ctx.NewBuilder();
+        for (size_t i = 0; i < inputs.size(); ++i) {
+          if (i == partial) {
+            b.Partial(inputs[i], k);
+          } else {
+            b.Broadcast(inputs[i]);
+          }
+        }
+        b.Partial(ctx.outputs(), k).Build();
+      }
+    }
     return absl::OkStatus();
   };
 }

@@ -20,7 +20,14 @@
 // * broadcast_add: max(a_r) + b = max(a_r + b) when b is B: (P(k), B) and
 //   (B, P(k)) -> P(k). broadcast_sub: a - b keeps a's kind and swaps b's.
 // * broadcast_maximum: max of two P(max) (or of P(max) and B) is P(max);
-//   broadcast_minimum likewise with P(min).
+//   broadcast_minimum likewise with P(min). Max distributes over min
+//   (max(b, min_r a_r) = min_r max(b, a_r)), so the maximum of B and P(min)
+//   is P(min), and the minimum of B and P(max) is P(max).
+// * Ops that only move values (transpose, reshape, flatten, squeeze,
+//   expand_dims, expand, narrow, slice, split, cat, stack) keep each kind:
+//   every output element is one input element. A B input is a valid
+//   P(max) and P(min) (the max of equal values is the value), so cat and
+//   stack of P(k) with B are P(k) too.
 #ifndef OPS_EXTENDED_PARTIALS_H_
 #define OPS_EXTENDED_PARTIALS_H_
 
@@ -44,6 +51,10 @@ GetSbpFn AddSubPartials(bool subtract);
 
 // broadcast_maximum (kMax) and broadcast_minimum (kMin).
 GetSbpFn ExtremumPartials(PartialKind kind);
+
+// The value-moving ops above: all inputs P(k) -> all outputs P(k), and,
+// with several inputs, one input P(k) and the others B -> P(k).
+GetSbpFn MovePartials();
 
 // reduce_max (kMax) and reduce_min (kMin), inputs "input_tensor", output
 // "output_tensor", attribute "axis".

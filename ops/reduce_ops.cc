@@ -73,8 +73,10 @@ absl::Status ReduceGetSbp(SbpContext& ctx, Partial partial) {
     if (reduced) {
       ++next;
       ++reduced_before;
-      if (partial != Partial::kNone) ctx.NewBuilder().Split(kIn, i).PartialSum(kOut).Build();
-      if (partial == Partial::kSum) ctx.NewBuilder().PartialSum(kIn).PartialSum(kOut).Build();
+      if (partial == Partial::kSum) {
+        ctx.NewBuilder().Split(kIn, i).PartialSum(kOut).Build();
+        ctx.NewBuilder().PartialSum(kIn).PartialSum(kOut).Build();
+      }
     } else {
       ctx.NewBuilder().Split(kIn, i).Split(kOut, keepdims ? i : i - reduced_before).Build();
     }
@@ -84,6 +86,13 @@ absl::Status ReduceGetSbp(SbpContext& ctx, Partial partial) {
   if (partial == Partial::kSum) ctx.OursFollow();
   if (partial == Partial::kSum && axes.empty()) {
     ctx.NewBuilder().PartialSum(kIn).PartialSum(kOut).Build();
+  }
+  // Ours: OneFlow's reduce_nansum lists the kept dims' splits alone
+  // (OneFlow 0.9.0 answers S(0) for nansum over a split dim 1 of
+  // f32[4,6,8]); each rank's nansum of its slice sums to the answer.
+  if (partial == Partial::kSplitOnly) {
+    ctx.OursFollow();
+    for (int i : axes) ctx.NewBuilder().Split(kIn, i).PartialSum(kOut).Build();
   }
   return absl::OkStatus();
 }

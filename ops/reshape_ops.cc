@@ -14,6 +14,7 @@
 #include "absl/strings/str_join.h"
 #include "oneflow_sbp/rule_api/sbp_context.h"
 #include "oneflow_sbp/values/status_macros.h"
+#include "ops/extended_partials.h"
 #include "ops/op_util.h"
 #include "ops/reshape_rule.h"
 
@@ -170,18 +171,20 @@ absl::Status SqueezeGetSbp(SbpContext& ctx) {
 absl::Status RegisterReshapeOps(OpRegistry* registry) {
   OpDefBuilder reshape("reshape");
   reshape.Input("in").Output("out").RequiredAttr("shape", AttrType::kInts)
-      .SetShapeFn(ReshapeShape).SetGetSbpFn(ReshapeGetSbp).SetNdCandidateHook(ReshapeNdHook);
+      .SetShapeFn(ReshapeShape).SetGetSbpFn(ReshapeGetSbp).SetNdCandidateHook(ReshapeNdHook)
+      .SetExtendedSbpFn(MovePartials());
   OpDefBuilder flatten("flatten");
   flatten.Input("in").Output("out")
       .Attr("start_dim", AttrValue(int64_t{0}))
       .Attr("end_dim", AttrValue(int64_t{-1}))
-      .SetShapeFn(FlattenShape).SetGetSbpFn(ReshapeGetSbp).SetNdCandidateHook(ReshapeNdHook);
+      .SetShapeFn(FlattenShape).SetGetSbpFn(ReshapeGetSbp).SetNdCandidateHook(ReshapeNdHook)
+      .SetExtendedSbpFn(MovePartials());
   OpDefBuilder expand_dims("expand_dims");
   expand_dims.Input("in").Output("out").RequiredAttr("axis", AttrType::kInt)
-      .SetShapeFn(ExpandDimsShape).SetGetSbpFn(ExpandDimsGetSbp);
+      .SetShapeFn(ExpandDimsShape).SetGetSbpFn(ExpandDimsGetSbp).SetExtendedSbpFn(MovePartials());
   OpDefBuilder squeeze("squeeze");
   squeeze.Input("in").Output("out").RequiredAttr("axes", AttrType::kInts)
-      .SetShapeFn(SqueezeShape).SetGetSbpFn(SqueezeGetSbp);
+      .SetShapeFn(SqueezeShape).SetGetSbpFn(SqueezeGetSbp).SetExtendedSbpFn(MovePartials());
   return RegisterAll(registry, {reshape, flatten, expand_dims, squeeze});
 }
 

@@ -10,6 +10,7 @@
 #include "oneflow_sbp/values/data_type.h"
 #include "oneflow_sbp/rule_api/sbp_context.h"
 #include "oneflow_sbp/values/status_macros.h"
+#include "ops/extended_partials.h"
 #include "ops/op_util.h"
 #include "ops/slice_params.h"
 
@@ -63,7 +64,7 @@ absl::Status ArgwhereShape(ShapeContext& ctx) {
 absl::Status RegisterShapeOps(OpRegistry* registry) {
   OpDefBuilder transpose("transpose");
   transpose.Input("input").Output("output").RequiredAttr("perm", AttrType::kInts)
-      .SetShapeFn(TransposeShape).SetGetSbpFn(TransposeGetSbp);
+      .SetShapeFn(TransposeShape).SetGetSbpFn(TransposeGetSbp).SetExtendedSbpFn(MovePartials());
   OpDefBuilder argwhere("argwhere");
   argwhere.Input("input").Output("output").Output("output_size")
       .Attr("dtype", AttrValue("i64"))

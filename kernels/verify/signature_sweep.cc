@@ -55,7 +55,7 @@ absl::StatusOr<std::vector<NdSbpSignature>> NdCandidates(std::shared_ptr<const O
   if (!req.op->def().extended_sbp_fn()) return out;
   OFS_ASSIGN_OR_RETURN(PreparedRequest p, PrepareRequest(req));
   OFS_ASSIGN_OR_RETURN(std::vector<NdSbpSignature> all, ExpandCandidates( req, p,
-      CandidateSource{/*deduplicate=*/true, /*run_nd_hook=*/true, /*extended_partials=*/true}));
+      CandidateSource{/*deduplicate=*/true, /*run_nd_hook=*/true, CandidateSet::kExtended}));
   for (const NdSbpSignature& sig : all) {
     bool extended = false;
     bool splittable = true;
@@ -177,7 +177,7 @@ class Sweeper {
     const int64_t n = placement->parallel_num();
     absl::StatusOr<std::vector<SbpSignature>> list =
         GetSbpCandidates(*call_, in_descs_, out_descs_, n, n, placement->device_type(),
-                         /*extended_partials=*/true);
+                         CandidateSet::kExtended);
     if (!list.ok()) {
       FailOp(absl::StrCat("candidates on ", text, ": ", list.status().message()));
       return;

@@ -34,10 +34,10 @@ bool IsSplittable(const Shape& shape, const NdSbp& nd_sbp,
 absl::StatusOr<std::vector<SbpSignature>> GetSbpCandidates(
     const OpCall& call, absl::Span<const TensorDesc> input_descs,
     absl::Span<const TensorDesc> output_descs, int64_t hierarchy_value,
-    int64_t parallel_num, DeviceType device_type, bool extended_partials) {
+    int64_t parallel_num, DeviceType device_type, CandidateSet set) {
   const std::string& op = call.type_name();
   std::vector<SbpSignature> list;
-  const bool extended = extended_partials && call.def().extended_sbp_fn();
+  const bool extended = set == CandidateSet::kExtended && call.def().extended_sbp_fn();
   if (call.def().get_sbp_fn() || extended) {
     SbpContext ctx(call, input_descs, output_descs, hierarchy_value, parallel_num,
                    device_type);
@@ -49,7 +49,11 @@ absl::StatusOr<std::vector<SbpSignature>> GetSbpCandidates(
     if (!s.ok()) {
       return absl::Status(s.code(), absl::StrCat(op, ": sbp rule: ", s.message()));
     }
+    // The extended rule runs after the rule's own list, so OneFlow's are
+    // still the prefix it marked.
+    const size_t oneflow_count = ctx.oneflow_candidate_count();
     list = std::move(ctx.candidates());
+    if (set == CandidateSet::kOneFlow) list.resize(oneflow_count);
   }
   for (size_t k = 0; k < list.size(); ++k) {
     for (int b = 0; b < call.num_blobs(); ++b) {

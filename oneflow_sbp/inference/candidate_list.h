@@ -15,15 +15,26 @@
 
 namespace oneflow_sbp {
 
-// The rule's 1-D candidate list in emission order, validated (every blob
+// Which of an op's candidates a list holds.
+enum class CandidateSet : uint8_t {
+  // OneFlow's own: the rule's list up to SbpContext::OursFollow(), the
+  // list OneFlow 0.9.0's GetSbp emits (the `oneflow` policy).
+  kOneFlow,
+  // The rule's whole list: OneFlow's, then the ones it lacks (the record's
+  // `ours`: gather's P -> P and the like). What golden tests pin.
+  kRule,
+  // kRule, then the op's extended rule (OpDef::extended_sbp_fn:
+  // P(max)/P(min) candidates; the `planned` policy).
+  kExtended,
+};
+
+// The op's 1-D candidate list in emission order, validated (every blob
 // set; split axes within the blob's rank), WITHOUT the appended all-B
-// signature. Empty for broadcast-fallback ops. This is the list golden
-// tests pin. With `extended_partials`, the op's extended rule
-// (OpDef::extended_sbp_fn: P(max)/P(min) candidates) follows.
+// signature. Empty for broadcast-fallback ops.
 absl::StatusOr<std::vector<SbpSignature>> GetSbpCandidates(
     const OpCall& call, absl::Span<const TensorDesc> input_descs,
     absl::Span<const TensorDesc> output_descs, int64_t hierarchy_value,
-    int64_t parallel_num, DeviceType device_type, bool extended_partials = false);
+    int64_t parallel_num, DeviceType device_type, CandidateSet set = CandidateSet::kRule);
 
 // SPEC.md §3 step 4: walk the mesh axes; S(a) on axis i fails if a >= rank
 // or the current extent of dim a is < hierarchy[i], else the extent becomes

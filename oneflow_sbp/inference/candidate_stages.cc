@@ -53,7 +53,7 @@ absl::StatusOr<std::vector<SbpSignature>> ExtentList(const InferRequest& req,
   const bool deduplicate = source.deduplicate;
   OFS_ASSIGN_OR_RETURN(std::vector<SbpSignature> l, GetSbpCandidates(*p.call, p.input_descs,
       p.output_descs, extent, req.placement.parallel_num(), req.placement.device_type(),
-      source.extended_partials));
+      source.set));
   // The engine always appends all-B last, even if the rule emitted it.
   l.push_back(SbpSignature(p.call->num_blobs(), SbpParallel::Broadcast()));
   if (deduplicate) {
@@ -184,7 +184,7 @@ absl::StatusOr<std::vector<NdSbpSignature>> ExpandCandidates(const InferRequest&
                           absl::StrCat(call.type_name(), ": N-D candidate hook: ", s.message()));
     }
   }
-  if (source.extended_partials) {
+  if (source.set == CandidateSet::kExtended) {
     // The product may pair P(max) on one axis with P on another in one
     // blob: an order-dependent value (ValidateNdSbp refuses it), dropped.
     list.erase(std::remove_if(list.begin(), list.end(),

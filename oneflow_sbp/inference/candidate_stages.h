@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "oneflow_sbp/inference/candidate_list.h"
 #include "oneflow_sbp/inference/explain_recorder.h"
 #include "oneflow_sbp/inference/infer_types.h"
 #include "oneflow_sbp/rule_api/sbp_signature.h"
@@ -57,8 +58,9 @@ struct CandidateSource {
   // Let the op's N-D hook edit the product. OneFlow runs it on N-D meshes
   // only (only reshape-class ops have one).
   bool run_nd_hook = true;
-  // Append each op's extended candidates (P(max)/P(min); OneFlow has none).
-  bool extended_partials = false;
+  // Which of each op's candidates to list: OneFlow's alone, the rule's
+  // whole list, or that and the extended ones (P(max)/P(min)).
+  CandidateSet set = CandidateSet::kRule;
 };
 
 // Per-extent lists (the rule's list with all-B appended; computed once per

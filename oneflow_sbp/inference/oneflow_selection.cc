@@ -254,7 +254,7 @@ void ExplainNd(const SelectionInput& in, int chosen, const std::vector<NdEvaluat
 
 const StageRules& OneFlow1DSelection::rules() const {
   static const StageRules rules{
-      CandidateSource{/*deduplicate=*/false, /*run_nd_hook=*/false},
+      CandidateSource{/*deduplicate=*/false, /*run_nd_hook=*/false, CandidateSet::kOneFlow},
       FilterRules{Removal::kKeepOrder, /*shape_checks_outputs=*/false,
                   /*constraints_check_outputs=*/true, /*per_dim_shape_notes=*/true}};
   return rules;
@@ -291,7 +291,7 @@ absl::StatusOr<int> OneFlow1DSelection::Choose(const SelectionInput& in,
 
 const StageRules& OneFlowNdSelection::rules() const {
   static const StageRules rules{
-      CandidateSource{/*deduplicate=*/false, /*run_nd_hook=*/true},
+      CandidateSource{/*deduplicate=*/false, /*run_nd_hook=*/true, CandidateSet::kOneFlow},
       FilterRules{Removal::kSwapWithLast, /*shape_checks_outputs=*/false,
                   /*constraints_check_outputs=*/false, /*per_dim_shape_notes=*/false}};
   return rules;

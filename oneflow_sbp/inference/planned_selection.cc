@@ -8,6 +8,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "oneflow_sbp/inference/candidate_list.h"
 #include "oneflow_sbp/inference/copy_cost.h"
 #include "oneflow_sbp/inference/oneflow_selection.h"
 #include "oneflow_sbp/values/status_macros.h"
@@ -42,6 +43,13 @@ uint32_t AlreadyPartialAxes(const SelectionInput& in, const NdSbpSignature& sig)
   return mask;
 }
 
+bool HasPartial(const NdSbp& nd) {
+  for (int a = 0; a < nd.size(); ++a) {
+    if (nd[a].is_partial()) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 PlannedSelection::PlannedSelection(std::shared_ptr<const NdCopyCostModel> model)
@@ -49,8 +57,7 @@ PlannedSelection::PlannedSelection(std::shared_ptr<const NdCopyCostModel> model)
 
 const StageRules& PlannedSelection::rules() const {
   static const StageRules rules{
-      CandidateSource{/*deduplicate=*/true, /*run_nd_hook=*/true,
-                      /*extended_partials=*/true},
+      CandidateSource{/*deduplicate=*/true, /*run_nd_hook=*/true, CandidateSet::kExtended},
       FilterRules{Removal::kKeepOrder, /*shape_checks_outputs=*/true,
                   /*constraints_check_outputs=*/true, /*per_dim_shape_notes=*/false}};
   return rules;
@@ -90,9 +97,61 @@ absl::StatusOr<CopyCost> PlannedSelection::InputCost(const SelectionInput& in, i
   for (int a = 0; a < back_to.size(); ++a) {
     if ((already_partial & (1u << a)) && wanted[a].is_partial()) back_to.set(a, wanted[a]);
   }
+  // Keeping P there would put two kinds of partial in one layout
+  // ((P(max),P) is not a value); the reduction is then priced back to the
+  // producer's layout on every axis.
+  if (back_to.mixes_partial_kinds()) back_to = producer;
   absl::StatusOr<double> back = model_->Cost(d.shape, d.dtype, placement, wanted, back_to);
   if (!back.ok()) return named(back.status());
   return cost + CopyCost(*back);
+}
+
+// A partial output must be reduced before anything but a linear op can
+// read it, and until then every rank holds the whole logical tensor. The
+// candidate is charged the cheapest such reduction now: the partial axes
+// turned into B or into one split (whichever fits and costs least), so a
+// candidate that is cheap only because it defers the reduction is not
+// cheaper than one that reduces an input now.
+absl::StatusOr<CopyCost> PlannedSelection::DeferredReductionCost(const SelectionInput& in,
+                                                                 int out,
+                                                                 const NdSbp& layout) const {
+  const TensorDesc& d = in.prepared.output_descs[out];
+  const Placement& placement = in.request.placement;
+  std::optional<double> best;
+  for (int target = -1; target < d.shape.rank(); ++target) {
+    NdSbp reduced = layout;
+    for (int a = 0; a < reduced.size(); ++a) {
+      if (!reduced[a].is_partial()) continue;
+      reduced.set(a, target < 0 ? SbpParallel::Broadcast() : SbpParallel::Split(target));
+    }
+    if (target >= 0 && !IsSplittable(d.shape, reduced, placement.hierarchy())) continue;
+    absl::StatusOr<double> c = model_->Cost(d.shape, d.dtype, placement, layout, reduced);
+    if (!c.ok()) {
+      const OpCall& call = *in.prepared.call;
+      return absl::Status(c.status().code(),
+                          absl::StrCat(call.type_name(), ": ", call.bn(call.num_inputs() + out),
+                                       ": deferred reduction: ", c.status().message()));
+    }
+    best = std::min(best.value_or(*c), *c);
+  }
+  return CopyCost(best.value_or(0.0));
+}
+
+// Bytes one rank holds of the outputs: B and P hold the whole tensor, each
+// split axis divides it (uneven splits rounded up).
+static int64_t OutputBytesPerRank(const SelectionInput& in, const NdSbpSignature& sig) {
+  const OpCall& call = *in.prepared.call;
+  const absl::Span<const int64_t> h = in.request.placement.hierarchy();
+  int64_t total = 0;
+  for (int o = 0; o < call.num_outputs(); ++o) {
+    const NdSbp& nd = sig[call.num_inputs() + o];
+    int64_t bytes = in.prepared.output_descs[o].byte_size();
+    for (int a = 0; a < nd.size(); ++a) {
+      if (nd[a].is_split()) bytes = (bytes + h[a] - 1) / h[a];
+    }
+    total += bytes;
+  }
+  return total;
 }
 
 absl::StatusOr<std::vector<PlannedSelection::PlannedCost>> PlannedSelection::CostSurvivors(
@@ -101,6 +160,7 @@ absl::StatusOr<std::vector<PlannedSelection::PlannedCost>> PlannedSelection::Cos
   // Many candidates ask the same layout of an input: memoise per input.
   std::vector<absl::flat_hash_map<std::pair<uint64_t, uint32_t>, CopyCost>> memo(call.num_inputs());
   std::vector<PlannedCost> costs(in.survivors.size());
+  std::vector<absl::flat_hash_map<uint64_t, CopyCost>> reductions(call.num_outputs());
   // Bound the work before doing any: each distinct conversion is one plan
   // (two when it adds partial sums, which are priced back as well).
   {
@@ -142,6 +202,18 @@ absl::StatusOr<std::vector<PlannedSelection::PlannedCost>> PlannedSelection::Cos
       }
       costs[i].cost += it->second;
     }
+    costs[i].output_bytes_per_rank = OutputBytesPerRank(in, sig);
+    if (!costs[i].cost.supported()) continue;
+    for (int o = 0; o < call.num_outputs(); ++o) {
+      const NdSbp& layout = sig[call.num_inputs() + o];
+      if (!HasPartial(layout)) continue;
+      auto [it, fresh] = reductions[o].try_emplace(layout.packed(), CopyCost());
+      if (fresh) {
+        OFS_ASSIGN_OR_RETURN(CopyCost c, DeferredReductionCost(in, o, layout));
+        it->second = c;
+      }
+      costs[i].cost += it->second;
+    }
   }
   return costs;
 }
@@ -170,7 +242,8 @@ absl::StatusOr<int> PlannedSelection::Choose(const SelectionInput& in,
     const PlannedCost& cb = (costs)[b];
     if (tied(ca) != tied(cb)) return tied(ca);
     if (!tied(ca) && ca.cost != cb.cost) return ca.cost.ValueOrFltMax() < cb.cost.ValueOrFltMax();
-    return ca.mismatched < cb.mismatched;
+    if (ca.mismatched != cb.mismatched) return ca.mismatched < cb.mismatched;
+    return ca.output_bytes_per_rank < cb.output_bytes_per_rank;
   });
   if (!explain.enabled()) return order[0];
   for (size_t r = 0; r < order.size(); ++r) {
@@ -184,7 +257,7 @@ absl::StatusOr<int> PlannedSelection::Choose(const SelectionInput& in,
                  r == 0 ? CandidateStatus::kChosen : CandidateStatus::kRanked,
                  r == 0                ? "least planned cost"
                  : !c.cost.supported() ? "a mutable input would need boxing"
-                 : tied(c)             ? "ties on cost; more boxed inputs or later"
+                 : tied(c)             ? "ties on cost; more boxed inputs, more output memory or later"
                                        : absl::StrCat("cost ", c.cost.value(), " > ", *min_cost));
   }
   return order[0];

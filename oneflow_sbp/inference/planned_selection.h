@@ -10,9 +10,14 @@
 // partial penalty (by default the cost of reducing it back to the
 // producer's layout), except on mesh axes where another input already
 // arrives as P and stays P: the output is partial there anyway, so the
-// conversion adds no reduction (add(B, P) -> P + P is free). Tie order: a candidate within kCostTieTolerance of
-// the minimum ties; ties go to fewer inputs needing boxing, then to the
-// earlier candidate. Order values play no part. A mutable input that would
+// conversion adds no reduction of its own. A partial output is charged its
+// cheapest reduction (to B or a split): it must be reduced before most
+// readers, and a candidate cheaper only because it defers that is not
+// cheaper (add(S(0), P) -> S(0) + S(0) reduce-scatters the P input now;
+// P + P would reduce the output later, and every rank would hold all of
+// it meanwhile). Tie order: a candidate within kCostTieTolerance of the
+// minimum ties; ties go to fewer inputs needing boxing, then to fewer
+// output bytes per rank, then to the earlier candidate. Order values play no part. A mutable input that would
 // need boxing makes the candidate unsupported.
 //
 //   PlannedSelection policy(model);   // model: a boxing planner's prices
@@ -69,7 +74,10 @@ class PlannedSelection : public SelectionPolicy {
   struct PlannedCost {
     CopyCost cost;
     int mismatched = 0;  // inputs the candidate boxes
+    int64_t output_bytes_per_rank = 0;
   };
+  absl::StatusOr<CopyCost> DeferredReductionCost(const SelectionInput& in, int out,
+                                                 const NdSbp& layout) const;
   absl::StatusOr<std::vector<PlannedCost>> CostSurvivors(const SelectionInput& in) const;
   absl::StatusOr<CopyCost> InputCost(const SelectionInput& in, int b, const NdSbp& wanted,
                                      uint32_t already_partial) const;

@@ -47,9 +47,24 @@ TEST(ExtendedPartials, GoldenLists) {
   EXPECT_EQ(ExtendedCandidatesToString("broadcast_sub", {"f32[4,6]", "f32[6]"}),
             "x_0:P(max) y_0:B -> z_0:P(max) | x_0:B y_0:P(max) -> z_0:P(min) | "
             "x_0:P(min) y_0:B -> z_0:P(min) | x_0:B y_0:P(min) -> z_0:P(max)");
+  // With a B operand either kind passes: max(b, min_r a_r) = min_r max(b, a_r).
   EXPECT_EQ(ExtendedCandidatesToString("broadcast_maximum", {"f32[4,6]", "f32[4,6]"}),
             "x_0:P(max) y_0:P(max) -> z_0:P(max) | x_0:P(max) y_0:B -> z_0:P(max) | "
+            "x_0:B y_0:P(max) -> z_0:P(max) | x_0:P(min) y_0:B -> z_0:P(min) | "
+            "x_0:B y_0:P(min) -> z_0:P(min)");
+  EXPECT_EQ(ExtendedCandidatesToString("broadcast_minimum", {"f32[4,6]", "f32[4,6]"}),
+            "x_0:P(min) y_0:P(min) -> z_0:P(min) | x_0:P(min) y_0:B -> z_0:P(min) | "
+            "x_0:B y_0:P(min) -> z_0:P(min) | x_0:P(max) y_0:B -> z_0:P(max) | "
             "x_0:B y_0:P(max) -> z_0:P(max)");
+  // Value-moving ops keep each kind; B joins a P(k) of cat and stack.
+  EXPECT_EQ(ExtendedCandidatesToString("transpose", {"f32[4,6]"}, {"perm=1,0"}),
+            "input_0:P(max) -> output_0:P(max) | input_0:P(min) -> output_0:P(min)");
+  EXPECT_EQ(ExtendedCandidatesToString("cat", {"f32[4,6]", "f32[4,2]"}, {"axis=1"}),
+            "in_0:P(max) in_1:P(max) -> out_0:P(max) | in_0:P(max) in_1:B -> out_0:P(max) | "
+            "in_0:B in_1:P(max) -> out_0:P(max) | in_0:P(min) in_1:P(min) -> out_0:P(min) | "
+            "in_0:P(min) in_1:B -> out_0:P(min) | in_0:B in_1:P(min) -> out_0:P(min)");
+  EXPECT_EQ(ExtendedCandidatesToString("split", {"f32[4,6]"}, {"axis=1", "sizes=2,4"}),
+            "x_0:P(max) -> out_0:P(max) out_1:P(max) | x_0:P(min) -> out_0:P(min) out_1:P(min)");
 }
 
 // Ops that do not commute with max or min offer none; dividing by 0 none.

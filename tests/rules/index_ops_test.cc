@@ -267,10 +267,15 @@ TEST(IndexOpInfer, Gather1DKeepsBothInputsWithPartialOutput) {
 }
 
 TEST(IndexOpInfer, Gather1DPartialTableStaysPartial) {
-  // N = 2. Only our appended in:P indices:B -> out:P keeps both inputs
-  // (-20); without it every candidate boxes the partial table.
+  // N = 2. OneFlow's list has no in:P; its in:S(0) idx:B -> P wins
+  // (OneFlow 0.9.0 answers P too: tests/testdata/oneflow_oracle_golden.txt).
+  // Only our appended in:P indices:B -> out:P keeps both inputs, and only
+  // `planned` offers it.
   EXPECT_EQ(InferToString({"gather", "cpu:0-1", {"f32[8,4]:P", "i64[5]:B"}}),
-            "in_0:P indices_0:B -> out_0:P");
+            "in_0:S(0) indices_0:B -> out_0:P");
+  InferSpec planned{"gather", "cpu:0-1", {"f32[8,4]:P", "i64[5]:B"}};
+  planned.cost = "planned";
+  EXPECT_EQ(InferToString(planned), "in_0:P indices_0:B -> out_0:P");
 }
 
 TEST(IndexOpInfer, Where1DOrderValueBeatsCost) {
@@ -283,10 +288,14 @@ TEST(IndexOpInfer, Where1DOrderValueBeatsCost) {
 }
 
 TEST(IndexOpInfer, Embedding1DColumnParallelKeepsBoth) {
-  // Only our weight:S(1) candidate keeps both inputs (-20); without it
-  // all-B (-10, gathering the table) would win.
+  // Only our weight:S(1) candidate keeps both inputs; OneFlow lacks it, so
+  // under `oneflow` all-B (-10, gathering the table) wins, and `planned`
+  // keeps the column split.
   EXPECT_EQ(InferToString({"embedding", "cpu:0-3", {"f32[16,8]:S(1)", "i64[4,6]:B"}}),
-            "weight_0:S(1) indices_0:B -> out_0:S(2)");
+            "weight_0:B indices_0:B -> out_0:B");
+  InferSpec planned{"embedding", "cpu:0-3", {"f32[16,8]:S(1)", "i64[4,6]:B"}};
+  planned.cost = "planned";
+  EXPECT_EQ(InferToString(planned), "weight_0:S(1) indices_0:B -> out_0:S(2)");
 }
 
 TEST(IndexOpInfer, Embedding2DMeshKeepsBothLayouts) {
@@ -296,9 +305,14 @@ TEST(IndexOpInfer, Embedding2DMeshKeepsBothLayouts) {
   // {0,1,4} and axis 1 = 2; indices (S0,B) needs axis 0 = 0, axis 1 in
   // {2,3,4}: only product (0,2) matches both, and the first all-matching
   // candidate wins (SPEC.md §3).
+  // Under `oneflow` the list lacks w:S1 (ours), so no product keeps both
+  // and axis 1 gathers the table; `planned` keeps both layouts.
   EXPECT_EQ(InferToString({"embedding", "cpu:0-3 [2,2]",
                            {"f32[16,8]:(B,S(1))", "i64[4,6]:(S(0),B)"}}),
-            "weight_0:(B,S(1)) indices_0:(S(0),B) -> out_0:(S(0),S(2))");
+            "weight_0:(B,B) indices_0:(S(0),B) -> out_0:(S(0),B)");
+  InferSpec planned{"embedding", "cpu:0-3 [2,2]", {"f32[16,8]:(B,S(1))", "i64[4,6]:(S(0),B)"}};
+  planned.cost = "planned";
+  EXPECT_EQ(InferToString(planned), "weight_0:(B,S(1)) indices_0:(S(0),B) -> out_0:(S(0),S(2))");
 }
 
 TEST(IndexOpInfer, ReduceSumLike2DMesh) {

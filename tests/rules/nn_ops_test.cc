@@ -339,30 +339,44 @@ TEST(NnOpsInfer, LayerNormOnAColumnSplitTiesToEmissionOrder) {
 }
 
 TEST(NnOpsInfer, Conv2dPicksTheOutChannelSplitForASplitWeight) {
-  // N = 2, in B, weight S(0). Orders: data parallel 0, out-channel -20,
-  // in-channel 0, all-B -10: the out-channel split wins.
+  // N = 2, in B, weight S(0). OneFlow's conv lists data parallel only
+  // (order 0) and all-B (-10): all-B. Our out-channel split (-20) is
+  // offered under `planned`, where it boxes nothing.
   const std::vector<std::string> attrs = {"filters=6", "kernel_size=3,3"};
   EXPECT_EQ(InferToString({"conv2d", "cpu:0-1", {"f32[4,3,8,8]:B", "f32[6,3,3,3]:S(0)"}, attrs}),
-            "in_0:B weight_0:S(0) -> out_0:S(1)");
+            "in_0:B weight_0:B -> out_0:B");
+  InferSpec planned{"conv2d", "cpu:0-1", {"f32[4,3,8,8]:B", "f32[6,3,3,3]:S(0)"}, attrs};
+  planned.cost = "planned";
+  EXPECT_EQ(InferToString(planned), "in_0:B weight_0:S(0) -> out_0:S(1)");
   // With bias B the out-channel split (order -20, cost B->S(0) = 2^31 - 1)
   // ties with all-B (order -20, cost S(0)->B = T(weight) = 648): all-B.
   EXPECT_EQ(InferToString({"conv2d", "cpu:0-1",
                            {"f32[4,3,8,8]:B", "f32[6,3,3,3]:S(0)", "f32[6]:B"}, attrs}),
             "in_0:B weight_0:B bias_0:B -> out_0:B");
-  // bias S(0) too: order -30, unique best.
+  // bias S(0) too: OneFlow's list still gives all-B; `planned` keeps all.
   EXPECT_EQ(InferToString({"conv2d", "cpu:0-1",
                            {"f32[4,3,8,8]:B", "f32[6,3,3,3]:S(0)", "f32[6]:S(0)"}, attrs}),
-            "in_0:B weight_0:S(0) bias_0:S(0) -> out_0:S(1)");
+            "in_0:B weight_0:B bias_0:B -> out_0:B");
+  planned.inputs = {"f32[4,3,8,8]:B", "f32[6,3,3,3]:S(0)", "f32[6]:S(0)"};
+  EXPECT_EQ(InferToString(planned), "in_0:B weight_0:S(0) bias_0:S(0) -> out_0:S(1)");
 }
 
 TEST(NnOpsInfer, PartialGradientsFlowThroughOurAdditions) {
-  // relu_grad, N = 4: y B, dy P. Splits: order 0 (dy P != S) ; ours
-  // y:B dy:P: order -20; all-B: -10.
+  // relu_grad, N = 4: y B, dy P. OneFlow's list: splits (order 0, dy
+  // P != S) and all-B (-10): all-B. Ours y:B dy:P -> P (-20) boxes
+  // nothing, under `planned`.
   EXPECT_EQ(InferToString({"relu_grad", "cpu:0-3", {"f32[8,8]:B", "f32[8,8]:P"}}),
-            "y_0:B dy_0:P -> dx_0:P");
-  // bias_add a:P b:P -> out:P (ours): order -20 beats all-B's 0.
+            "y_0:B dy_0:B -> dx_0:B");
+  InferSpec planned{"relu_grad", "cpu:0-3", {"f32[8,8]:B", "f32[8,8]:P"}};
+  planned.cost = "planned";
+  EXPECT_EQ(InferToString(planned), "y_0:B dy_0:P -> dx_0:P");
+  // bias_add a:P b:P -> out:P is ours too; OneFlow's a:S(0) b:B wins
+  // there (order -10, the earlier of two ties).
   EXPECT_EQ(InferToString({"bias_add", "cpu:0-1", {"f32[4,6]:P", "f32[6]:P"}}),
-            "a_0:P b_0:P -> out_0:P");
+            "a_0:S(0) b_0:B -> out_0:S(0)");
+  planned = InferSpec{"bias_add", "cpu:0-1", {"f32[4,6]:P", "f32[6]:P"}};
+  planned.cost = "planned";
+  EXPECT_EQ(InferToString(planned), "a_0:P b_0:P -> out_0:P");
 }
 
 TEST(NnOpsInfer, ModelParallelCrossEntropyKeepsClassSplitLogits) {
@@ -374,11 +388,16 @@ TEST(NnOpsInfer, ModelParallelCrossEntropyKeepsClassSplitLogits) {
 }
 
 TEST(NnOpsInfer, LayerNormParamGradKeepsAHiddenSplit) {
-  // N = 2, dy and x S(2) (tensor-parallel hidden dim), stats B. Ours
-  // dy,x:S(2) stats:B: order -40; all-B -20; batch splits 0.
-  EXPECT_EQ(InferToString({"layer_norm_param_grad", "cpu:0-1",
-                           {"f32[4,6,8]:S(2)", "f32[4,6,8]:S(2)", "f32[4,6]:B", "f32[4,6]:B"},
-                           {"begin_params_axis=2"}}),
+  // N = 2, dy and x S(2) (tensor-parallel hidden dim), stats B. OneFlow's
+  // list: batch splits (order 0) and all-B (-20): all-B. Ours dy,x:S(2)
+  // stats:B (-40) is `planned`'s.
+  InferSpec spec{"layer_norm_param_grad", "cpu:0-1",
+                 {"f32[4,6,8]:S(2)", "f32[4,6,8]:S(2)", "f32[4,6]:B", "f32[4,6]:B"},
+                 {"begin_params_axis=2"}};
+  EXPECT_EQ(InferToString(spec),
+            "dy_0:B x_0:B mean_0:B inv_variance_0:B -> gamma_diff_0:B beta_diff_0:B");
+  spec.cost = "planned";
+  EXPECT_EQ(InferToString(spec),
             "dy_0:S(2) x_0:S(2) mean_0:B inv_variance_0:B -> "
             "gamma_diff_0:S(0) beta_diff_0:S(0)");
 }

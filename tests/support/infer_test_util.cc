@@ -155,7 +155,7 @@ std::string ExtendedCandidatesToString(const std::string& op,
   absl::StatusOr<std::vector<SbpSignature>> base =
       GetSbpCandidates(*p->call, p->inputs, p->outputs, 2, 2, DeviceType::kCpu);
   absl::StatusOr<std::vector<SbpSignature>> all = GetSbpCandidates(
-      *p->call, p->inputs, p->outputs, 2, 2, DeviceType::kCpu, /*extended_partials=*/true);
+      *p->call, p->inputs, p->outputs, 2, 2, DeviceType::kCpu, CandidateSet::kExtended);
   if (!base.ok() || !all.ok()) {
     return absl::StrCat("error: ", (base.ok() ? all.status() : base.status()).message());
   }
