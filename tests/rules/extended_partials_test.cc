@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <limits>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "eager/apply.h"
@@ -103,6 +104,56 @@ TEST(ExtendedPartials, PlannedKeepsThemWhereTheyAreFree) {
   InferSpec square{"square", "cpu:0-3", {"f32[8,16]:P(max)"}};
   square.cost = "planned";
   EXPECT_THAT(InferToString(square), Not(HasSubstr("P(")));
+}
+
+// Issue 34's cases. Mixed partial kinds across inputs used to fail
+// ("nd_sbp mixes partial kinds") while pricing a back-plan; now they answer.
+TEST(ExtendedPartials, PlannedAnswersMixedPartialKinds) {
+  const std::string mesh = "cpu:0-3 [2,2]";
+  struct Case {
+    std::string op;
+    std::vector<std::string> inputs, attrs;
+    std::string want;
+  };
+  const std::vector<Case> cases = {
+      {"broadcast_add", {"f32[8,12]:(B,P)", "f32[8,12]:(P(max),S(0))"}, {},
+       "x_0:(S(1),S(0)) y_0:(S(1),S(0)) -> z_0:(S(1),S(0))"},
+      {"broadcast_add", {"f32[8,12]:(P,B)", "f32[8,12]:(P(max),P(max))"}, {},
+       "x_0:(S(0),S(0)) y_0:(S(0),S(0)) -> z_0:(S(0),S(0))"},
+      {"broadcast_add", {"f32[8,12]:(P,S(1))", "f32[8,12]:(P(min),P(min))"}, {},
+       "x_0:(S(0),S(0)) y_0:(S(0),S(0)) -> z_0:(S(0),S(0))"},
+      {"broadcast_minimum", {"f32[8,12]:(P(min),S(0))", "f32[8,12]:(S(1),P)"}, {},
+       "x_0:(S(1),S(0)) y_0:(S(1),S(0)) -> z_0:(S(1),S(0))"},
+      {"broadcast_minimum", {"f32[8,12]:(S(0),P(max))", "f32[8,12]:(P(min),S(0))"}, {},
+       "x_0:(S(0),S(0)) y_0:(S(0),S(0)) -> z_0:(S(0),S(0))"},
+      {"cat", {"f32[8,12]:(S(1),P)", "f32[8,12]:(P(min),B)"}, {"axis=1"},
+       "in_0:(S(0),S(0)) in_1:(S(0),S(0)) -> out_0:(S(0),S(0))"},
+  };
+  for (const Case& c : cases) {
+    InferSpec spec{c.op, mesh, c.inputs, c.attrs};
+    spec.cost = "planned";
+    EXPECT_EQ(InferToString(spec), c.want) << c.op << " " << c.inputs[0] << " " << c.inputs[1];
+  }
+}
+
+// Value-moving ops pass P(max)/P(min) through at 0 bytes (DTensor keeps
+// them too), and the maximum of B and P(min) is P(min).
+TEST(ExtendedPartials, PlannedPassesThemThroughValueMovingOps) {
+  InferSpec transpose{"transpose", "cpu:0-3", {"f32[8,12]:P(max)"}, {"perm=1,0"}};
+  transpose.cost = "planned";
+  EXPECT_EQ(InferToString(transpose), "input_0:P(max) -> output_0:P(max)");
+  InferSpec reshape{"reshape", "cpu:0-3", {"f32[8,12]:P(max)"}, {"shape=12,8"}};
+  reshape.cost = "planned";
+  EXPECT_EQ(InferToString(reshape), "in_0:P(max) -> out_0:P(max)");
+  InferSpec nd{"transpose", "cpu:0-3 [2,2]", {"f32[8,12]:(P(min),S(0))"}, {"perm=1,0"}};
+  nd.cost = "planned";
+  EXPECT_EQ(InferToString(nd), "input_0:(P(min),S(0)) -> output_0:(P(min),S(1))");
+  InferSpec maximum{"broadcast_maximum", "cpu:0-3", {"f32[8,12]:B", "f32[8,12]:P(min)"}};
+  maximum.cost = "planned";
+  EXPECT_EQ(InferToString(maximum), "x_0:B y_0:P(min) -> z_0:P(min)");
+  // OneFlow's policy never offers them.
+  InferSpec oneflow{"transpose", "cpu:0-3", {"f32[8,12]:P(max)"}, {"perm=1,0"}};
+  EXPECT_THAT(InferToString(oneflow), Not(HasSubstr("P(")));
 }
 
 // reduce_max over a split dim makes P(max) without moving a byte; relu
