@@ -19,6 +19,7 @@
 #include "cli/cmd_boxing.h"
 #include "cli/cmd_calibrate.h"
 #include "cli/cmd_ckpt.h"
+#include "cli/cmd_import.h"
 #include "cli/cmd_demo.h"
 #include "cli/cmd_embed.h"
 #include "cli/cmd_infer.h"
@@ -233,6 +234,19 @@ absl::StatusOr<std::string> CkptCmd(const Invocation& in) {
     return UsageError("expected `inspect DIR` or `export DIR OUT.safetensors`");
   }
   return oneflow_sbp::cli::RunCkpt(words);
+}
+
+absl::StatusOr<std::string> ImportCmd(const Invocation& in) {
+  if (in.cl.positional.size() != 1) return UsageError("expected one MODEL.onnx");
+  ImportCmdOptions o;
+  o.model = in.cl.positional[0];
+  std::optional<std::string> out = in.cl.flags.Text("out");
+  if (!out) return UsageError("--out=DIR is required (where program.json goes)");
+  o.out = *out;
+  o.placement = in.cl.flags.Text("placement").value_or("cpu:0");
+  o.dims = in.cl.flags.Text("dims").value_or("");
+  o.format = in.format;
+  return oneflow_sbp::cli::RunImport(o, in.engine.registry());
 }
 
 absl::StatusOr<std::string> OpsCmd(const Invocation& in) {

@@ -329,6 +329,26 @@ key, region of the logical tensor, bytes and CRC-32C. `export` verifies
 every piece and writes one file with every tensor whole, which any
 safetensors reader loads. DIR may also be a plain .safetensors file.)help",
      CkptCmd},
+    {"import", "an ONNX model as a program `sbp plan` reads, and its weights",
+     "out placement dims", "text|json", 1,
+     R"help(sbp import MODEL.onnx --out=DIR [--placement=PL] [--dims=NAME=N,...]
+           [--format=text|json]
+
+Reads an ONNX model (opsets 13 to 21) and writes DIR/program.json, the
+program format `sbp plan --program` reads: the graph inputs as tensors
+replicated on --placement (default cpu:0; `sbp plan --mesh` reshapes it),
+the initializers as free tensors named by initializer (the planner chooses
+their layouts), the graph outputs by name; and DIR/weights.safetensors
+with the initializers' values (none for a model saved without weights).
+Each node maps to a catalog op or a short composition (Gemm: matmul, then
+broadcast_add of the bias); docs/IMPORT.md lists them. A node that does
+not map, a truncated file, an opset outside 13..21, a weight file that is
+missing and a symbolic dimension without --dims are errors (exit 1) naming
+the node, op and file.
+
+  $ sbp import mlp.onnx --out=/tmp/mlp
+  $ sbp plan --program=/tmp/mlp/program.json --mesh=2,2)help",
+     ImportCmd},
     {"ops", "list the registered ops, their args and attributes",
      "format",
      "text|json|textproto", 1,

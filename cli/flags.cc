@@ -75,7 +75,9 @@ constexpr FlagSpec kFlags[] = {
      "launch: prefix each line of a rank's output with [rank N]: auto "
      "(when stdout is a terminal), yes or no."},
     {"out", FlagType::kText, nullptr,
-     "calibrate: file to write."},
+     "calibrate: file to write. import: directory to write."},
+    {"dims", FlagType::kText, nullptr,
+     "import: values of the model's symbolic dimensions, batch=8,seq=16."},
     {"seed", FlagType::kUint64, "1",
      "Seed of generated data."},
     {"repeat", FlagType::kInt, nullptr,

@@ -24,6 +24,7 @@ packages=(
   libclang-rt-14-dev  # libFuzzer, ASan and UBSan runtimes for clang-14
   pybind11-dev        # pybind11 2.10: the Python package's native module (python/)
   libicu-dev          # ICU 72: Unicode for the WordPiece tokenizer (io/)
+  libonnx-dev         # ONNX 1.12's onnx.proto: the ONNX importer (importers/)
 )
 
 # The Python package builds against the python3 on PATH (its headers) and

@@ -32,7 +32,7 @@ LAYERS = [
     (8, "engine facade", ["engine"]),
     (9, "eager and graph", ["eager", "graph"]),
     (10, "bridge and checkpoints", ["io", "checkpoint"]),
-    (11, "models", ["models"]),
+    (11, "models and importers", ["models", "importers"]),
     (12, "fronts", ["cli", "python", "tools"]),
     (13, "tests", ["tests", "fuzz", "docs/examples", "tools/bench"]),
 ]
@@ -55,6 +55,7 @@ NAMESPACES = {
     "io": "oneflow_sbp::io",
     "checkpoint": "oneflow_sbp::checkpoint",
     "models": "oneflow_sbp::models",
+    "importers": "oneflow_sbp::importers",
     "cli": "oneflow_sbp::cli",
     "python": "oneflow_sbp::python",
 }

@@ -18,7 +18,7 @@ seconds="${1:-60}"
 shift || true
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
-  targets=(parse_fuzzer request_fuzzer infer_fuzzer planner_fuzzer executor_fuzzer safetensors_fuzzer store_fuzzer program_fuzzer)
+  targets=(parse_fuzzer request_fuzzer infer_fuzzer planner_fuzzer executor_fuzzer safetensors_fuzzer store_fuzzer program_fuzzer onnx_import_fuzzer)
 fi
 work="${FUZZ_WORK:-/tmp/oneflow_sbp_fuzz}"
 mkdir -p "$work/artifacts"
