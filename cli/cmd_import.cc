@@ -108,10 +108,13 @@ absl::StatusOr<std::string> RunImport(const ImportCmdOptions& o, const OpRegistr
                                    ", \"program\": \"", program_path, "\", \"weights\": ");
     absl::StrAppend(&out, m.weights.empty() ? "null" : absl::StrCat("\"", weights_path, "\""),
                     ", \"nodes\": ", nodes, ", \"ops\": ", m.program.ops_size(),
-                    ", \"parameters\": ", m.weights.size() + m.weightless.size(),
+                    ", \"constant_tensors\": ", m.weights.size() + m.weightless.size(),
                     ", \"weight_bytes\": ", weight_bytes, ", \"mapped\": {");
     std::vector<std::string> parts;
     for (const auto& [op, n] : m.mapped) parts.push_back(absl::StrCat("\"", op, "\": ", n));
+    absl::StrAppend(&out, absl::StrJoin(parts, ", "), "}, \"folded\": {");
+    parts.clear();
+    for (const auto& [op, n] : m.folded) parts.push_back(absl::StrCat("\"", op, "\": ", n));
     absl::StrAppend(&out, absl::StrJoin(parts, ", "), "}, \"weightless\": [");
     parts.clear();
     for (const std::string& w : m.weightless) parts.push_back(absl::StrCat("\"", w, "\""));
@@ -121,10 +124,13 @@ absl::StatusOr<std::string> RunImport(const ImportCmdOptions& o, const OpRegistr
   std::string out = absl::StrCat(o.model, ": ONNX opset ", m.opset, ", ", nodes, " nodes -> ",
                                  m.program.ops_size(), " ops\n");
   absl::StrAppend(&out, "  mapped: ", absl::StrJoin(mapped, ", "), "\n");
-  absl::StrAppend(&out, "  parameters: ", m.weights.size() + m.weightless.size(), " (",
-                  weight_bytes, " bytes of weights", m.weightless.empty() ? "" : "; ",
+  absl::StrAppend(&out, "  constant tensors: ", m.weights.size() + m.weightless.size(), " (",
+                  weight_bytes, " bytes", m.weightless.empty() ? "" : "; ",
                   m.weightless.empty() ? "" : absl::StrCat(m.weightless.size(), " without data"),
                   ")\n");
+  std::vector<std::string> folded;
+  for (const auto& [op, n] : m.folded) folded.push_back(absl::StrCat(op, " x", n));
+  if (!folded.empty()) absl::StrAppend(&out, "  folded: ", absl::StrJoin(folded, ", "), "\n");
   absl::StrAppend(&out, "wrote ", program_path);
   if (!m.weights.empty()) absl::StrAppend(&out, " and ", weights_path);
   absl::StrAppend(&out, "\n");

@@ -7,9 +7,10 @@
 //   // m->weights: the initializers' values (none for a weightless model).
 //
 // Each ONNX node maps to one catalog op or a short composition (Gemm ->
-// matmul, then broadcast_add of its bias). Nodes whose inputs are all
-// constants (initializers ONNX marks as such, or folded values) and which
-// only compute on shapes are folded at import. A node the importer cannot
+// matmul, then broadcast_add of its bias; onnx_ops.h). Nodes that only
+// compute on shapes or integer constants are folded at import
+// (onnx_fold.h), and an initializer becomes a program tensor only if an op
+// reads it. A node the importer cannot
 // map is an error naming the op type, the node and the file, unless
 // `fallback_replicate` is set (not yet: refused with that message). A
 // truncated or unparsable file, an opset outside 13..21, a weight stored
@@ -42,10 +43,11 @@ struct ImportOptions {
 
 struct ImportedModel {
   oneflow::ProgramProto program;
-  // Initializer name -> value, in the graph's order; empty values are not
-  // listed (a model saved without its weights imports for planning).
+  // The program's constant tensors by name (initializers, and Constant or
+  // folded values an op reads), in the order ops first read them.
+  // Initializers declared without data are not here (a model saved
+  // without its weights imports for planning) but in `weightless`.
   std::vector<std::pair<std::string, LocalTensor>> weights;
-  // Initializers the graph declares without data.
   std::vector<std::string> weightless;
   // ONNX op type -> how many nodes of it were mapped, and folded.
   std::map<std::string, int> mapped;

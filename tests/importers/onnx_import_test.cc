@@ -53,8 +53,9 @@ TEST(OnnxImport, MlpBecomesAProgramWithItsWeights) {
   absl::StatusOr<ImportedModel> m = Import("mlp.onnx", o);
   ASSERT_TRUE(m.ok()) << m.status();
   EXPECT_EQ(m->opset, 17);
+  // The input first; initializers as ops first read them.
   EXPECT_EQ(TensorsLine(m->program),
-            "W1:f32[16,8] b1:f32[16] W2:f32[16,4] b2:f32[4] x:f32[8,8](B, B)");
+            "x:f32[8,8](B, B) W1:f32[16,8] b1:f32[16] W2:f32[16,4] b2:f32[4]");
   // Gemm(transB) is matmul then broadcast_add of its bias.
   EXPECT_EQ(OpsLine(m->program),
             "matmul(x,W1)->h/matmul broadcast_add(h/matmul,b1)->h relu(h)->a matmul(a,W2)->z "
@@ -85,6 +86,29 @@ TEST(OnnxImport, ReshapeTransposeAndPointwiseOps) {
   ASSERT_EQ(shape.values_size(), 4);
   EXPECT_EQ(shape.values(0).number_value(), 2);
   EXPECT_EQ(shape.values(1).number_value(), 6);
+  EXPECT_TRUE(io::ProgramFromProto(m->program, ops::BuiltinOpRegistry()).ok());
+}
+
+TEST(OnnxImport, ShapeSubgraphsFoldAndStructureOpsMap) {
+  absl::StatusOr<ImportedModel> m = Import("encoder_block.onnx");
+  ASSERT_TRUE(m.ok()) << m.status();
+  // Shape -> Gather -> Unsqueeze -> Concat made the Reshape's target at
+  // import ([4,6,2,4]); Constant nodes and ConstantOfShape folded too.
+  EXPECT_EQ(OpsLine(m->program),
+            "gather(E,ids)->h layer_norm(h,beta,gamma)->n reshape(n)->heads "
+            "reduce_mean(heads)->m squeeze(m)->m3 slice(m3)->m2 cat(m2,m2)->mm "
+            "cast(ones)->mask where(mask,mm,neg)->masked reshape(masked)->flat "
+            "expand_dims(flat)->flat3 expand(flat3)->y");
+  EXPECT_EQ(m->folded.at("Shape"), 1);
+  EXPECT_EQ(m->folded.at("Constant"), 3);
+  EXPECT_EQ(m->folded.at("Concat"), 1);
+  // Folded shape values read by no op leave no tensor; the mask an op
+  // reads is a fixed, replicated tensor, the initializers free ones.
+  EXPECT_EQ(TensorsLine(m->program),
+            "ids:i64[4,6](B) E:f32[32,8] beta:f32[8] gamma:f32[8] ones:i64[4,6,2](B) neg:f32[]");
+  const google::protobuf::ListValue& shape = m->program.ops(2).attrs().at("shape").list_value();
+  ASSERT_EQ(shape.values_size(), 4);
+  EXPECT_EQ(shape.values(3).number_value(), 4);
   EXPECT_TRUE(io::ProgramFromProto(m->program, ops::BuiltinOpRegistry()).ok());
 }
 

@@ -11,6 +11,9 @@ Writes, with seeded random weights:
   mlp_reshape.onnx    MatMul on a rank-3 input, Reshape (0 and -1 entries),
                       Transpose, Gelu (opset 20), Tanh, Div, Sub, Neg,
                       Identity and Dropout
+  encoder_block.onnx  Gather, LayerNormalization, a folded Shape subgraph,
+                      ReduceMean, Squeeze, Slice, Concat, ConstantOfShape,
+                      Cast, Where, Flatten, Unsqueeze, Expand (opset 17)
   mlp_external.onnx   mlp.onnx with its weights in mlp_external.weights
                       (ONNX external data)
   bad_opset.onnx      opset 11
@@ -102,6 +105,53 @@ def main():
         [numpy_helper.from_array(Wq, "Wq"), numpy_helper.from_array(c, "shape"),
          numpy_helper.from_array(np.array(2.0, dtype=np.float32), "two")])
     save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 20)]), "mlp_reshape.onnx")
+
+    # An encoder-like block: an embedding lookup, LayerNormalization, the
+    # shape subgraph exporters write for a reshape (Shape -> Gather ->
+    # Unsqueeze -> Concat, all folded), a mask from ConstantOfShape and
+    # Where, Slice, Concat, ReduceMean, Cast, Expand, Squeeze, Flatten.
+    E, g_, b_ = w(32, 8), (1 + w(8)).astype(np.float32), w(8)
+    nodes = [
+        helper.make_node("Gather", ["E", "ids"], ["h"], name="embed", axis=0),
+        helper.make_node("LayerNormalization", ["h", "gamma", "beta"], ["n"], name="ln", axis=-1,
+                         epsilon=1e-5),
+        helper.make_node("Shape", ["n"], ["shp"], name="shape"),
+        helper.make_node("Constant", [], ["zero"], name="c0",
+                         value=numpy_helper.from_array(np.array(0, dtype=np.int64))),
+        helper.make_node("Gather", ["shp", "zero"], ["batch"], name="batch_dim", axis=0),
+        helper.make_node("Constant", [], ["axes0"], name="c1",
+                         value=numpy_helper.from_array(np.array([0], dtype=np.int64))),
+        helper.make_node("Unsqueeze", ["batch", "axes0"], ["batch1"], name="batch_1d"),
+        helper.make_node("Constant", [], ["rest"], name="c2",
+                         value=numpy_helper.from_array(np.array([-1, 2, 4], dtype=np.int64))),
+        helper.make_node("Concat", ["batch1", "rest"], ["target"], name="target_shape", axis=0),
+        helper.make_node("Reshape", ["n", "target"], ["heads"], name="split_heads"),
+        helper.make_node("ReduceMean", ["heads"], ["m"], name="mean", axes=[3], keepdims=1),
+        helper.make_node("Squeeze", ["m", "axes3"], ["m3"], name="squeeze"),
+        helper.make_node("Slice", ["m3", "s_start", "s_end", "s_axes"], ["m2"], name="slice"),
+        helper.make_node("Concat", ["m2", "m2"], ["mm"], name="concat", axis=2),
+        helper.make_node("ConstantOfShape", ["mask_shape"], ["ones"], name="mask_ones",
+                         value=numpy_helper.from_array(np.array([1], dtype=np.int64))),
+        helper.make_node("Cast", ["ones"], ["mask"], name="mask_bool", to=TensorProto.BOOL),
+        helper.make_node("Where", ["mask", "mm", "neg"], ["masked"], name="where"),
+        helper.make_node("Flatten", ["masked"], ["flat"], name="flatten", axis=1),
+        helper.make_node("Unsqueeze", ["flat", "axes0"], ["flat3"], name="unsqueeze"),
+        helper.make_node("Expand", ["flat3", "expand_to"], ["y"], name="expand"),
+    ]
+    graph = helper.make_graph(
+        nodes, "encoder_block",
+        [helper.make_tensor_value_info("ids", TensorProto.INT64, [4, 6])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [3, 4, 12])],
+        [numpy_helper.from_array(E, "E"), numpy_helper.from_array(g_, "gamma"),
+         numpy_helper.from_array(b_, "beta"),
+         numpy_helper.from_array(np.array([3], dtype=np.int64), "axes3"),
+         numpy_helper.from_array(np.array([0], dtype=np.int64), "s_start"),
+         numpy_helper.from_array(np.array([1], dtype=np.int64), "s_end"),
+         numpy_helper.from_array(np.array([2], dtype=np.int64), "s_axes"),
+         numpy_helper.from_array(np.array([4, 6, 2], dtype=np.int64), "mask_shape"),
+         numpy_helper.from_array(np.array(-1e4, dtype=np.float32), "neg"),
+         numpy_helper.from_array(np.array([3, 1, 1], dtype=np.int64), "expand_to")])
+    save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), "encoder_block.onnx")
 
     old, _ = mlp(opset=11)
     save(old, "bad_opset.onnx")
