@@ -114,31 +114,37 @@ absl::StatusOr<std::optional<Ints>> Evaluate(const onnx::NodeProto& node, std::v
 
 }  // namespace
 
+std::optional<std::string> InlineBytes(const onnx::TensorProto& t, DataType dtype) {
+  auto typed = [](const auto& field, size_t width) {
+    return std::string(reinterpret_cast<const char*>(field.data()), field.size() * width);
+  };
+  if (t.has_raw_data()) return t.raw_data();
+  if (dtype == DataType::kFloat32 && t.float_data_size() > 0) return typed(t.float_data(), 4);
+  if (dtype == DataType::kInt64 && t.int64_data_size() > 0) return typed(t.int64_data(), 8);
+  if (dtype == DataType::kFloat64 && t.double_data_size() > 0) return typed(t.double_data(), 8);
+  if (dtype == DataType::kInt32 && t.int32_data_size() > 0) return typed(t.int32_data(), 4);
+  return std::nullopt;
+}
+
+absl::StatusOr<LocalTensor> TensorFromBytes(const TensorDesc& desc, const std::string& bytes,
+                                            const std::string& what, const std::string& noun) {
+  const int64_t want = desc.byte_size();
+  if (static_cast<int64_t>(bytes.size()) != want) {
+    return absl::InvalidArgumentError(absl::StrCat(what, " ", desc.ToString(), " holds ",
+                                                   bytes.size(), " bytes, not ", want,
+                                                   ": a truncated ", noun));
+  }
+  OFS_ASSIGN_OR_RETURN(LocalTensor tensor, In(what, LocalTensor::Empty(desc.dtype, desc.shape.dims())));
+  if (want > 0) std::memcpy(tensor.raw_data(), bytes.data(), bytes.size());
+  return tensor;
+}
+
 absl::StatusOr<LocalTensor> TensorFromProto(const onnx::TensorProto& t, const std::string& what) {
   OFS_ASSIGN_OR_RETURN(const DataType dtype, In(what, FromOnnxType(t.data_type())));
   std::vector<int64_t> dims(t.dims().begin(), t.dims().end());
   OFS_ASSIGN_OR_RETURN(const Shape shape, In(what, Shape::Make(dims)));
-  const int64_t want = TensorDesc{shape, dtype}.byte_size();
-  std::string bytes;
-  if (t.has_raw_data()) {
-    bytes = t.raw_data();
-  } else if (dtype == DataType::kFloat32) {
-    bytes.assign(reinterpret_cast<const char*>(t.float_data().data()), t.float_data_size() * 4);
-  } else if (dtype == DataType::kInt64) {
-    bytes.assign(reinterpret_cast<const char*>(t.int64_data().data()), t.int64_data_size() * 8);
-  } else if (dtype == DataType::kFloat64) {
-    bytes.assign(reinterpret_cast<const char*>(t.double_data().data()), t.double_data_size() * 8);
-  } else if (dtype == DataType::kInt32) {
-    bytes.assign(reinterpret_cast<const char*>(t.int32_data().data()), t.int32_data_size() * 4);
-  }
-  if (static_cast<int64_t>(bytes.size()) != want) {
-    return absl::InvalidArgumentError(absl::StrCat(what, " ", TensorDesc{shape, dtype}.ToString(),
-                                                   " holds ", bytes.size(), " bytes, not ", want,
-                                                   ": a truncated tensor"));
-  }
-  OFS_ASSIGN_OR_RETURN(LocalTensor tensor, In(what, LocalTensor::Empty(dtype, dims)));
-  if (want > 0) std::memcpy(tensor.raw_data(), bytes.data(), bytes.size());
-  return tensor;
+  return TensorFromBytes(TensorDesc{shape, dtype}, InlineBytes(t, dtype).value_or(""), what,
+                         "tensor");
 }
 
 absl::StatusOr<bool> FoldOnnxNode(OnnxGraph& g, const onnx::NodeProto& node) {

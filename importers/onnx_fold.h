@@ -6,6 +6,9 @@
 #ifndef IMPORTERS_ONNX_FOLD_H_
 #define IMPORTERS_ONNX_FOLD_H_
 
+#include <optional>
+#include <string>
+
 #include "absl/status/statusor.h"
 #include "importers/onnx.pb.h"
 #include "importers/onnx_graph.h"
@@ -15,8 +18,17 @@ namespace oneflow_sbp::importers {
 // Whether the node folded (its outputs are then constants of `g`).
 absl::StatusOr<bool> FoldOnnxNode(OnnxGraph& g, const onnx::NodeProto& node);
 
-// A TensorProto's contents (raw or typed fields; not external data):
-// kInvalidArgument naming `what` if the bytes do not match the shape.
+// A TensorProto's bytes held in the message (raw_data, else the typed
+// field of `dtype`); nullopt if it holds none (external or absent data).
+std::optional<std::string> InlineBytes(const onnx::TensorProto& t, DataType dtype);
+
+// `bytes` as a tensor of `desc`: kInvalidArgument naming `what` ("<what>
+// f32[16,8] holds N bytes, not M: a truncated <noun>") if they do not
+// match. Allocates only once the sizes agree.
+absl::StatusOr<LocalTensor> TensorFromBytes(const TensorDesc& desc, const std::string& bytes,
+                                            const std::string& what, const std::string& noun);
+
+// A TensorProto's contents held in the message (not external data).
 absl::StatusOr<LocalTensor> TensorFromProto(const onnx::TensorProto& t, const std::string& what);
 
 }  // namespace oneflow_sbp::importers

@@ -140,44 +140,22 @@ class Importer {
   absl::Status AddInitializer(const onnx::TensorProto& t) {
     if (t.name().empty()) return absl::InvalidArgumentError(path_ + ": an unnamed initializer");
     const std::string where = absl::StrCat(path_, ": initializer ", t.name());
-    OFS_ASSIGN_OR_RETURN(const DataType dtype_value, In(where, FromOnnxType(t.data_type())));
-    const DataType* dtype = &dtype_value;
-    std::vector<int64_t> dims(t.dims().begin(), t.dims().end());
-    OnnxValue v;
-    v.desc.dtype = *dtype;
-    OFS_ASSIGN_OR_RETURN(v.desc.shape, In(where, Shape::Make(dims)));
-    // Allocated only once the bytes are there: a header may claim any size.
-    const int64_t want = v.desc.byte_size();
-    std::string bytes;
-    bool has_data = true;
+    TensorDesc desc;
+    OFS_ASSIGN_OR_RETURN(desc.dtype, In(where, FromOnnxType(t.data_type())));
+    OFS_ASSIGN_OR_RETURN(desc.shape, In(where, Shape::Make(std::vector<int64_t>(t.dims().begin(), t.dims().end()))));
+    std::optional<std::string> bytes;
     if (t.data_location() == onnx::TensorProto::EXTERNAL) {
       OFS_ASSIGN_OR_RETURN(bytes, In(path_, ReadExternal(t)));
-    } else if (t.has_raw_data()) {
-      bytes = t.raw_data();
-    } else if (t.float_data_size() > 0 && *dtype == DataType::kFloat32) {
-      bytes.assign(reinterpret_cast<const char*>(t.float_data().data()), t.float_data_size() * 4);
-    } else if (t.int64_data_size() > 0 && *dtype == DataType::kInt64) {
-      bytes.assign(reinterpret_cast<const char*>(t.int64_data().data()), t.int64_data_size() * 8);
-    } else if (t.double_data_size() > 0 && *dtype == DataType::kFloat64) {
-      bytes.assign(reinterpret_cast<const char*>(t.double_data().data()), t.double_data_size() * 8);
-    } else if (t.int32_data_size() > 0 && *dtype == DataType::kInt32) {
-      bytes.assign(reinterpret_cast<const char*>(t.int32_data().data()), t.int32_data_size() * 4);
     } else {
-      has_data = want == 0;
+      bytes = InlineBytes(t, desc.dtype);
     }
-    if (has_data && static_cast<int64_t>(bytes.size()) != want) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          path_, ": initializer ", t.name(), " ", v.desc.ToString(), " holds ", bytes.size(),
-          " bytes, not ", want, ": a truncated weight"));
-    }
+    if (!bytes && desc.byte_size() == 0) bytes = "";  // an empty tensor holds all its data
     std::optional<LocalTensor> contents;
-    if (has_data) {
-      OFS_ASSIGN_OR_RETURN(LocalTensor tensor, In(where, LocalTensor::Empty(*dtype, dims)));
-      if (want > 0) std::memcpy(tensor.raw_data(), bytes.data(), bytes.size());
-      contents = tensor;
+    if (bytes) {
+      OFS_ASSIGN_OR_RETURN(contents, TensorFromBytes(desc, *bytes, where, "weight"));
     }
     // A program tensor (and a weight) once an op reads it: onnx_graph.h.
-    graph_.DefineInitializer(t.name(), v.desc, contents);
+    graph_.DefineInitializer(t.name(), desc, contents);
     return absl::OkStatus();
   }
 
@@ -187,8 +165,7 @@ class Importer {
       return absl::InvalidArgumentError(where + " is not a tensor");
     }
     const onnx::TypeProto::Tensor& tt = in.type().tensor_type();
-    OFS_ASSIGN_OR_RETURN(const DataType dtype_value, In(where, FromOnnxType(tt.elem_type())));
-    const DataType* dtype = &dtype_value;
+    OFS_ASSIGN_OR_RETURN(const DataType dtype, In(where, FromOnnxType(tt.elem_type())));
     std::vector<int64_t> dims;
     for (const onnx::TensorShapeProto::Dimension& d : tt.shape().dim()) {
       if (d.has_dim_value()) {
@@ -204,7 +181,7 @@ class Importer {
       dims.push_back(it->second);
     }
     OnnxValue v;
-    v.desc.dtype = *dtype;
+    v.desc.dtype = dtype;
     OFS_ASSIGN_OR_RETURN(v.desc.shape, In(where, Shape::Make(dims)));
     return graph_.DefineInput(in.name(), v.desc);
   }
