@@ -5,6 +5,11 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "checkpoint/safetensors.h"
+#include "graph/training_step_info.h"
+#include "io/dtensor_plan.h"
 #include "eager/expand_training_step.h"
 #include "graph/program_plan_format.h"
 #include "graph/program_planner.h"
@@ -27,6 +32,32 @@ absl::StatusOr<int64_t> PositiveFlag(absl::string_view flag, const std::string& 
         absl::StrCat("--", flag, "=", QuotedInput(value), ": expected ", expected));
   }
   return v;
+}
+
+// Writes --dtensor_plan; the report's line saying so.
+absl::StatusOr<std::string> WriteDtensorPlan(const PlanOptions& o, const graph::Program& program,
+                                             const graph::ProgramPlan& plan) {
+  std::vector<int> weights;
+  for (size_t id = 0; id < program.tensors().size(); ++id) {
+    const graph::ProgramTensor& t = program.tensors()[id];
+    if (t.role == graph::TensorRole::kFree || t.parameter) weights.push_back(static_cast<int>(id));
+  }
+  // A training step's forward is its first ops; an inference program is all forward.
+  const graph::StrategyReport strategy = graph::ClassifyStrategy(
+      program, plan.chosen, weights, static_cast<int>(program.ops().size()));
+  std::vector<std::string> names = io::DefaultMeshDimNames(strategy.per_axis);
+  if (!o.mesh_dim_names.empty()) {
+    names = absl::StrSplit(o.mesh_dim_names, ',');
+    if (static_cast<int>(names.size()) != program.placement().num_axes()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--mesh_dim_names=", QuotedInput(o.mesh_dim_names), ": ", names.size(),
+          " names for a mesh of ", program.placement().num_axes(), " axes"));
+    }
+  }
+  OFS_RETURN_IF_ERROR(checkpoint::WriteFileAtomically(
+      *o.dtensor_plan, io::DtensorPlanJson(program, plan.chosen, names, strategy.name)));
+  return absl::StrCat("wrote ", *o.dtensor_plan, " (DTensor placements on mesh (",
+                      absl::StrJoin(names, ", "), "): ", strategy.name, ")\n");
 }
 
 }  // namespace
@@ -83,6 +114,10 @@ absl::StatusOr<std::string> RunPlan(const PlanOptions& o, engine::Engine& engine
   if (step.has_value()) {
     absl::StrAppend(&text, graph::TrainingPlanToText(*step, plan));
     *proto.mutable_training() = io::TrainingPlanToProto(*step, plan);
+  }
+  if (o.dtensor_plan.has_value()) {
+    OFS_ASSIGN_OR_RETURN(const std::string line, WriteDtensorPlan(o, program, plan));
+    absl::StrAppend(&text, line);
   }
   if (o.execute) {
     OFS_ASSIGN_OR_RETURN(oneflow::PlanExecutionProto e, ExecuteProgramPlan(program, plan, engine,

@@ -34,6 +34,11 @@ struct PlanOptions {
   // predicted bytes and the outputs (plan_execution.h).
   bool execute = false;
   uint64_t seed = 1;
+  // Also write the plan in DTensor's spelling to this file
+  // (io/dtensor_plan.h), its mesh axes named `mesh_dim_names`
+  // ("dp,tp"; empty: named by what the plan does on each axis).
+  std::optional<std::string> dtensor_plan;
+  std::string mesh_dim_names;
 };
 
 // Through `engine`: its registry, planner, calibration (links and compute

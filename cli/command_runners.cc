@@ -20,6 +20,7 @@
 #include "cli/cmd_calibrate.h"
 #include "cli/cmd_ckpt.h"
 #include "cli/cmd_import.h"
+#include "cli/cmd_run.h"
 #include "cli/cmd_demo.h"
 #include "cli/cmd_embed.h"
 #include "cli/cmd_infer.h"
@@ -163,6 +164,8 @@ absl::StatusOr<std::string> PlanCmd(const Invocation& in) {
     o.execute = true;
   }
   o.seed = in.cl.flags.Uint64("seed");
+  o.dtensor_plan = in.cl.flags.Text("dtensor_plan");
+  o.mesh_dim_names = in.cl.flags.Text("mesh_dim_names").value_or("");
   bool execution_ok = true;
   absl::StatusOr<std::string> out = oneflow_sbp::cli::RunPlan(o, in.engine, &execution_ok);
   if (!execution_ok) *in.exit_code = 1;
@@ -247,6 +250,29 @@ absl::StatusOr<std::string> ImportCmd(const Invocation& in) {
   o.dims = in.cl.flags.Text("dims").value_or("");
   o.format = in.format;
   return oneflow_sbp::cli::RunImport(o, in.engine.registry());
+}
+
+absl::StatusOr<std::string> RunCmd(const Invocation& in) {
+  const std::optional<std::string> path = in.cl.flags.Text("program");
+  if (!path.has_value()) return UsageError("--program=DIR/program.json is required");
+  RunModelOptions o;
+  OFS_ASSIGN_OR_RETURN(o.program, ReadFlagFile(*path, "program"));
+  o.weights = in.cl.flags.Text("weights");
+  o.inputs = in.cl.flags.Text("inputs");
+  o.out = in.cl.flags.Text("out");
+  o.placement = in.cl.flags.Text("placement");
+  if (const std::optional<std::string> plan = in.cl.flags.Text("plan")) {
+    OFS_ASSIGN_OR_RETURN(o.plan, ReadFlagFile(*plan, "plan"));
+    o.plan_path = *plan;
+  }
+  o.backend = in.cl.flags.String("backend");
+  o.expect = in.cl.flags.Text("expect");
+  o.rtol = in.cl.flags.Double("rtol");
+  o.format = in.format;
+  bool matched = true;
+  absl::StatusOr<std::string> out = oneflow_sbp::cli::RunModel(o, in.engine, &matched);
+  if (!matched) *in.exit_code = 1;
+  return out;
 }
 
 absl::StatusOr<std::string> OpsCmd(const Invocation& in) {

@@ -39,6 +39,7 @@ absl::StatusOr<std::string> TourCmd(const Invocation& in);
 absl::StatusOr<std::string> EmbedCmd(const Invocation& in);
 absl::StatusOr<std::string> CkptCmd(const Invocation& in);
 absl::StatusOr<std::string> ImportCmd(const Invocation& in);
+absl::StatusOr<std::string> RunCmd(const Invocation& in);
 absl::StatusOr<std::string> OpsCmd(const Invocation& in);
 
 }  // namespace oneflow_sbp::cli

@@ -115,11 +115,12 @@ order) for comparison.)help",
      BoxingCmd},
     {"plan", "choose every op's signature jointly over a whole program",
      "program mesh memory_cap training calibration format execute seed work_budget "
-     "collectives_only",
+     "collectives_only dtensor_plan mesh_dim_names",
      "text|json|dot", 0,
      R"help(sbp plan --program=FILE.json [--mesh=2,2] [--memory_cap=BYTES] [--training]
           [--calibration=FILE] [--format=text|json|dot] [--execute [--seed=N]]
           [--work_budget=STEPS] [--collectives_only]
+          [--dtensor_plan=PLAN.json [--mesh_dim_names=dp,tp]]
 
 Reads a program (a placement, named tensors, ops in order; docs/PLANNING.md)
 and chooses every op's N-D signature and every free tensor's layout jointly,
@@ -349,6 +350,27 @@ the node, op and file.
   $ sbp import mlp.onnx --out=/tmp/mlp
   $ sbp plan --program=/tmp/mlp/program.json --mesh=2,2)help",
      ImportCmd},
+    {"run", "run a program (an imported model) on a mesh with its weights",
+     "program weights inputs out placement plan backend expect rtol timeout", "text", 0,
+     R"help(sbp run --program=DIR/program.json --weights=DIR/weights.safetensors
+        --inputs=IN.safetensors [--out=OUT.safetensors] [--placement=PL]
+        [--plan=PLAN.json] [--backend=threads|gloo] [--expect=REF.safetensors [--rtol=1e-5]]
+
+Runs the program on every rank of --placement (default: the program's),
+its weights read by name from --weights and its inputs (marked tensors the
+weights do not hold) by name or position (input_0, input_1, ...) from
+--inputs; a missing value, or one of another shape or dtype, is an error
+naming the tensor. The ops run as the planner chooses (sbp plan), or, with
+--plan, with the parameters laid out as that DTensor plan says (sbp plan
+--dtensor_plan) and each op choosing as eager inference does. The outputs
+go to --out as output_0, ... and by name; --expect compares them with a
+reference and exits 1 past --rtol.
+
+  $ sbp import tests/testdata/models/mlp.onnx --out=/tmp/mlp
+  $ sbp run --program=/tmp/mlp/program.json --weights=/tmp/mlp/weights.safetensors \
+        --inputs=tests/testdata/models/mlp.io.safetensors --placement='cpu:0-3 [2,2]' \
+        --expect=tests/testdata/models/mlp.io.safetensors)help",
+     RunCmd},
     {"ops", "list the registered ops, their args and attributes",
      "format",
      "text|json|textproto", 1,

@@ -64,7 +64,7 @@ constexpr FlagSpec kFlags[] = {
     {"master_port", FlagType::kInt, "0",
      "launch: rendezvous port (0: pick a free one, one node only)."},
     {"backend", FlagType::kText, "threads",
-     "calibrate, demo: threads or gloo."},
+     "calibrate, demo, run: threads or gloo."},
     {"timeout", FlagType::kDouble, "0",
      "launch, demo, boxing --execute, calibrate: collective timeout in "
      "seconds (OFS_TIMEOUT; default 60)."},
@@ -75,7 +75,27 @@ constexpr FlagSpec kFlags[] = {
      "launch: prefix each line of a rank's output with [rank N]: auto "
      "(when stdout is a terminal), yes or no."},
     {"out", FlagType::kText, nullptr,
-     "calibrate: file to write. import: directory to write."},
+     "calibrate: file to write. import: directory to write. run: "
+     "safetensors file of the outputs (output_0, ... and by name)."},
+    {"weights", FlagType::kText, nullptr,
+     "run: safetensors file of the program's weights by name (sbp import "
+     "writes DIR/weights.safetensors)."},
+    {"inputs", FlagType::kText, nullptr,
+     "run: safetensors file of the program's inputs, by name or as "
+     "input_0, input_1, ..."},
+    {"plan", FlagType::kText, nullptr,
+     "run: a DTensor plan file (sbp plan --dtensor_plan) for the "
+     "parameters' layouts (default: the planner's choice)."},
+    {"expect", FlagType::kText, nullptr,
+     "run: safetensors file of reference outputs (by name or output_N); "
+     "exit 1 when an output is further than --rtol."},
+    {"rtol", FlagType::kDouble, "1e-5",
+     "run: tolerance for --expect, relative to the largest reference value."},
+    {"dtensor_plan", FlagType::kText, nullptr,
+     "plan: also write the plan in DTensor's spelling to this JSON file."},
+    {"mesh_dim_names", FlagType::kText, nullptr,
+     "plan: names of the mesh axes in --dtensor_plan, e.g. dp,tp (default: "
+     "named by what the plan does on each axis)."},
     {"dims", FlagType::kText, nullptr,
      "import: values of the model's symbolic dimensions, batch=8,seq=16."},
     {"seed", FlagType::kUint64, "1",

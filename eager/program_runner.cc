@@ -7,7 +7,9 @@
 #include <utility>
 #include <vector>
 
+#include "absl/algorithm/container.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "eager/apply.h"
 #include "eager/tensor_layout.h"
 #include "graph/greedy.h"
@@ -55,6 +57,18 @@ absl::Status CheckAssignment(const graph::Program& program, const graph::Assignm
   return absl::OkStatus();
 }
 
+// `value` checked against the leaf it is given for.
+absl::StatusOr<LocalTensor> GivenLeaf(const graph::ProgramTensor& t, const LocalTensor& value) {
+  if (value.dtype() != t.desc.dtype ||
+      !std::equal(value.dims().begin(), value.dims().end(), t.desc.shape.dims().begin(),
+                  t.desc.shape.dims().end())) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "tensor ", t.name, ": the given value is ", DataTypeName(value.dtype()), "[",
+        absl::StrJoin(value.dims(), ","), "], the program declares ", t.desc.ToString()));
+  }
+  return value;
+}
+
 absl::Status Labelled(const graph::ProgramOp& op, const absl::Status& s) {
   return absl::Status(s.code(), absl::StrCat(op.label, ": ", s.message()));
 }
@@ -70,10 +84,10 @@ absl::StatusOr<ProgramRunResult> RunProgram(EagerContext& ctx, const graph::Prog
   std::vector<GlobalTensor> values(tensors.size());
 
   // Leaves: no communication (FromFull takes this rank's part).
-  auto leaf = [&](int id) {
-    const bool nonnegative = std::find(options.nonnegative.begin(), options.nonnegative.end(),
-                                       id) != options.nonnegative.end();
-    return LeafValue(tensors[id], options.seed, nonnegative);
+  auto leaf = [&](int id) -> absl::StatusOr<LocalTensor> {
+    auto given = options.given.find(id);
+    if (given != options.given.end()) return GivenLeaf(tensors[id], given->second);
+    return LeafValue(tensors[id], options.seed, absl::c_linear_search(options.nonnegative, id));
   };
   const std::vector<int> free = program.FreeTensors();
   for (size_t k = 0; k < free.size(); ++k) {

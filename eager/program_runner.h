@@ -21,6 +21,7 @@
 #define EAGER_PROGRAM_RUNNER_H_
 
 #include <cstdint>
+#include <map>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -46,6 +47,10 @@ struct ProgramRunOptions {
   // Leaves (tensor ids) seeded with |x| instead: values that must not be
   // negative, such as Adam's second moment in a training step.
   std::vector<int> nonnegative;
+  // Leaves (tensor ids) whose logical value is given, as a model's weights
+  // and inputs are (`sbp run`); each must have the tensor's dtype and
+  // shape. Other leaves are seeded.
+  std::map<int, LocalTensor> given;
   // Tensor ids whose logical values come back in `gathered` after the last
   // op, e.g. a training step's gradients and its parameters as the updates
   // left them. Gathering them is not counted in `traffic`.

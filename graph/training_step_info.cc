@@ -71,27 +71,33 @@ std::string StrategyName(int tensor_parallel, int gathered) {
 }  // namespace
 
 StrategyReport ClassifyStrategy(const TrainingStepInfo& step, const Assignment& a) {
-  const Program& program = step.program;
+  std::vector<int> parameters;
+  for (const TrainingStepInfo::Parameter& p : step.parameters) parameters.push_back(p.tensor);
+  return ClassifyStrategy(step.program, a, parameters, step.num_forward_ops);
+}
+
+StrategyReport ClassifyStrategy(const Program& program, const Assignment& a,
+                                absl::Span<const int> parameters, int num_forward_ops) {
   const std::vector<NdSbp> layouts = TensorLayouts(program, a);
   const int axes = program.placement().num_axes();
   std::vector<int> axis_tp(axes, 0), axis_gathered(axes, 0);
   StrategyReport r;
-  for (const TrainingStepInfo::Parameter& p : step.parameters) {
-    const ProgramTensor& t = program.tensors()[p.tensor];
+  for (int id : parameters) {
+    const ProgramTensor& t = program.tensors()[id];
     if (t.desc.shape.rank() < 2) continue;
     // The first forward read decides how the weight is used (later forward
     // reads of a shared weight are rarer and the update's read is always
     // the stored layout).
     const TensorUse* use = nullptr;
     for (const TensorUse& u : t.uses) {
-      if (u.op < step.num_forward_ops) {
+      if (u.op < num_forward_ops) {
         use = &u;
         break;
       }
     }
     if (use == nullptr) continue;
     ++r.weights;
-    const NdSbp& stored = layouts[p.tensor];
+    const NdSbp& stored = layouts[id];
     const NdSbp& used = a.op_signatures[use->op][use->blob];
     for (int axis = 0; axis < axes; ++axis) {
       if (!stored[axis].is_split()) {

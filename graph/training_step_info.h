@@ -118,6 +118,10 @@ struct StrategyReport {
   int gathered = 0;
 };
 StrategyReport ClassifyStrategy(const TrainingStepInfo& step, const Assignment& a);
+// The same for any program (an inference plan too): `parameters` are the
+// weights' tensor ids, ops before `num_forward_ops` the forward.
+StrategyReport ClassifyStrategy(const Program& program, const Assignment& a,
+                                absl::Span<const int> parameters, int num_forward_ops);
 
 }  // namespace oneflow_sbp::graph
 

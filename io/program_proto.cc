@@ -133,6 +133,12 @@ absl::StatusOr<graph::Program> ProgramFromProto(const oneflow::ProgramProto& pro
     if (t.has_nd_sbp()) {
       absl::StatusOr<NdSbp> nd = NdSbp::Parse(t.nd_sbp());
       if (!nd.ok()) return Bad(where, absl::StrCat("nd_sbp: ", nd.status().message()));
+      // Replicated means replicated on any mesh: an imported model's inputs
+      // (written as B on the import placement) keep meaning that when
+      // --mesh or --placement moves the program to a mesh of more axes.
+      if (nd->all_broadcast() && nd->size() != placement.num_axes()) {
+        *nd = NdSbp::Repeat(SbpParallel::Broadcast(), placement.num_axes());
+      }
       s = b.AddInput(t.name(), desc, *nd, t.parameter());
     } else {
       s = b.AddParameter(t.name(), desc);
